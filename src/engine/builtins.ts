@@ -1,0 +1,49 @@
+import { z } from "zod";
+import type { Engine } from "./engine.ts";
+import type { PubSubBus } from "./trigger-types/subscribe.ts";
+
+const publishInput = z.strictObject({
+  topic: z.string().min(1, "topic must not be empty").max(256),
+  data: z.unknown(),
+});
+
+const functionsListInput = z.strictObject({
+  prefix: z.string().max(256).optional(),
+  include_internal: z.boolean().optional(),
+});
+
+const workersListInput = z.strictObject({});
+
+/** The engine's own functions: publish, engine::functions::list, engine::workers::list. */
+export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
+  const worker = engine.worker("engine", "The function bus: pub/sub and discovery");
+
+  worker.registerFunction(
+    { id: "publish", description: "Publish {data} to every subscriber of {topic}", input: publishInput },
+    async ({ topic, data }) => {
+      await bus.publish(topic, data);
+      return undefined;
+    },
+  );
+
+  worker.registerFunction(
+    { id: "engine::functions::list", description: "List registered functions", input: functionsListInput },
+    ({ prefix, include_internal }) => ({
+      functions: engine.functions
+        .list()
+        .filter((fn) => (prefix ? fn.id.startsWith(prefix) : true))
+        .filter((fn) => include_internal || !(fn.id.startsWith("engine::") || fn.metadata?.internal === true))
+        .map((fn) => ({
+          function_id: fn.id,
+          worker_name: fn.worker,
+          description: fn.description,
+          metadata: fn.metadata,
+        })),
+    }),
+  );
+
+  worker.registerFunction(
+    { id: "engine::workers::list", description: "List connected workers", input: workersListInput },
+    () => ({ workers: engine.listWorkers() }),
+  );
+}

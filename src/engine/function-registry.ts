@@ -1,0 +1,35 @@
+import { badRequest } from "../shared/errors.ts";
+import type { RegisteredFunction } from "./types.ts";
+
+const FUNCTION_ID = /^[A-Za-z0-9_.\-:]+$/;
+
+/** Function id → registration. Re-registering an id replaces it (last writer wins, as in iii). */
+export class FunctionRegistry {
+  private readonly byId = new Map<string, RegisteredFunction>();
+
+  add(fn: RegisteredFunction): RegisteredFunction {
+    if (!fn.id || fn.id.length > 256 || !FUNCTION_ID.test(fn.id)) {
+      throw badRequest(`Invalid function id "${fn.id}": use letters, digits and _ . - : (at most 256)`);
+    }
+    this.byId.set(fn.id, fn);
+    return fn;
+  }
+
+  get(id: string): RegisteredFunction | undefined {
+    return this.byId.get(id);
+  }
+
+  remove(id: string): boolean {
+    return this.byId.delete(id);
+  }
+
+  list(): RegisteredFunction[] {
+    return [...this.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  countByWorker(worker: string): number {
+    let count = 0;
+    for (const fn of this.byId.values()) if (fn.worker === worker) count++;
+    return count;
+  }
+}

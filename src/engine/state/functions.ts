@@ -1,0 +1,77 @@
+import type { Engine } from "../engine.ts";
+import { badRequest } from "../../shared/errors.ts";
+import { decodeCursor, encodeCursor } from "./keys.ts";
+import {
+  stateDeleteInput,
+  stateGetInput,
+  stateListInput,
+  stateSetInput,
+  stateUpdateInput,
+} from "./schema.ts";
+import type { StateStore } from "./types.ts";
+
+/** Registers state::get|set|delete|list|update over one store; every other worker reaches state through them. */
+export function registerStateFunctions(engine: Engine, store: StateStore): void {
+  const worker = engine.worker("state", `Key-value state (${store.kind})`);
+
+  worker.registerFunction(
+    {
+      id: "state::get",
+      description: "Read a value; null when missing. withVersion: {value, version, updatedAt}",
+      input: stateGetInput,
+    },
+    async ({ scope, key, withVersion }) => {
+      const record = await store.get(scope, key);
+      if (!record) return null;
+      return withVersion ? { value: record.value, version: record.version, updatedAt: record.updatedAt } : record.value;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "state::set",
+      description: "Write a value; with expectedVersion only when the stored version matches (0 = absent)",
+      input: stateSetInput,
+    },
+    async ({ scope, key, value, expectedVersion }) => {
+      const { old, record } = await store.set(scope, key, value, expectedVersion);
+      return { old_value: old?.value ?? null, new_value: record.value, version: record.version };
+    },
+  );
+
+  worker.registerFunction(
+    { id: "state::delete", description: "Delete a key; returns the previous value or null", input: stateDeleteInput },
+    async ({ scope, key, expectedVersion }) => (await store.delete(scope, key, expectedVersion))?.value ?? null,
+  );
+
+  worker.registerFunction(
+    {
+      id: "state::list",
+      description: "List records of a scope in key order, filtered by prefix, paginated by cursor",
+      input: stateListInput,
+    },
+    async ({ scope, prefix, limit, cursor }) => {
+      const after = cursor === undefined ? undefined : decodeCursor(cursor);
+      if (after === null) throw badRequest("cursor: not a cursor returned by state::list");
+      const page = await store.list(scope, { prefix, after, limit });
+      return { items: page.items, nextCursor: page.lastKey === null ? null : encodeCursor(page.lastKey) };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "state::update",
+      description: "Apply set/merge/increment/decrement/append/remove ops atomically",
+      input: stateUpdateInput,
+    },
+    async ({ scope, key, ops, expectedVersion }) => {
+      const { old, record, errors } = await store.update(scope, key, ops, expectedVersion);
+      return {
+        old_value: old?.value ?? null,
+        new_value: record.value,
+        version: record.version,
+        ...(errors.length > 0 ? { errors } : {}),
+      };
+    },
+  );
+}

@@ -1,0 +1,45 @@
+import type { UpdateOp, UpdateOpError } from "./update-ops.ts";
+
+export interface StateRecord {
+  key: string;
+  value: unknown;
+  /** 1 on creation, +1 on every write: the compare-and-swap token. */
+  version: number;
+  updatedAt: string;
+}
+
+export interface ListOptions {
+  prefix?: string;
+  /** Return keys strictly greater than this one. */
+  after?: string;
+  limit: number;
+}
+
+export interface ListPage {
+  items: StateRecord[];
+  /** The last key returned when more keys follow, else null. */
+  lastKey: string | null;
+}
+
+export interface WriteResult {
+  old: StateRecord | null;
+  record: StateRecord;
+}
+
+export interface UpdateResult extends WriteResult {
+  errors: UpdateOpError[];
+}
+
+/**
+ * The one storage contract. `expectedVersion` makes a write conditional: it applies only when the
+ * stored version equals it (0 = the key must not exist); otherwise the write fails with a conflict.
+ */
+export interface StateStore {
+  readonly kind: "sqlite" | "postgres";
+  get(scope: string, key: string): Promise<StateRecord | null>;
+  set(scope: string, key: string, value: unknown, expectedVersion?: number): Promise<WriteResult>;
+  delete(scope: string, key: string, expectedVersion?: number): Promise<StateRecord | null>;
+  list(scope: string, options: ListOptions): Promise<ListPage>;
+  update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): Promise<UpdateResult>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,139 @@
+import { z } from "zod";
+
+const FORBIDDEN_SEGMENTS = new Set(["__proto__", "constructor", "prototype"]);
+const MAX_PATH_DEPTH = 32;
+const MAX_SEGMENT_BYTES = 256;
+
+const pathSchema = z.union([z.string(), z.array(z.string()).max(MAX_PATH_DEPTH)]);
+
+export const updateOpSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("set"), path: pathSchema, value: z.unknown() }),
+  z.strictObject({ type: z.literal("merge"), path: pathSchema.optional(), value: z.record(z.string(), z.unknown()) }),
+  z.strictObject({ type: z.literal("increment"), path: pathSchema, by: z.number().finite().default(1) }),
+  z.strictObject({ type: z.literal("decrement"), path: pathSchema, by: z.number().finite().default(1) }),
+  z.strictObject({ type: z.literal("append"), path: pathSchema.optional(), value: z.unknown() }),
+  z.strictObject({ type: z.literal("remove"), path: pathSchema }),
+]);
+
+export type UpdateOp = z.infer<typeof updateOpSchema>;
+export type UpdateOpError = { op_index: number; code: string; message: string };
+
+type Json = Record<string, unknown>;
+
+/** A string path is one top-level key ("" = the root); an array walks nested keys. */
+function segmentsOf(path: string | string[] | undefined): string[] {
+  if (path === undefined || path === "") return [];
+  return typeof path === "string" ? [path] : path;
+}
+
+function checkSegments(segments: string[]): string | null {
+  if (segments.length > MAX_PATH_DEPTH) return `path deeper than ${MAX_PATH_DEPTH}`;
+  for (const segment of segments) {
+    if (FORBIDDEN_SEGMENTS.has(segment)) return `path segment "${segment}" is not allowed`;
+    if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES) return `path segment longer than ${MAX_SEGMENT_BYTES} bytes`;
+  }
+  return null;
+}
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Walks to the parent of the last segment, creating objects on the way; null if a non-object blocks it. */
+function parentOf(root: Json, segments: string[]): Json | null {
+  let node = root;
+  for (const segment of segments.slice(0, -1)) {
+    if (!Object.hasOwn(node, segment) || node[segment] === undefined || node[segment] === null) node[segment] = {};
+    const next = node[segment];
+    if (!isObject(next)) return null;
+    node = next;
+  }
+  return node;
+}
+
+class OpFailure extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+function applyOne(root: unknown, op: UpdateOp): unknown {
+  const segments = segmentsOf(op.path);
+  const problem = checkSegments(segments);
+  if (problem) throw new OpFailure(`${op.type}.path.invalid`, problem);
+  if (segments.length === 0) return applyAtRoot(root, op);
+  if (!isObject(root)) throw new OpFailure(`${op.type}.target_not_object`, "the stored value is not an object");
+  const parent = parentOf(root, segments);
+  if (!parent) throw new OpFailure(`${op.type}.target_not_object`, "a value on the path is not an object");
+  const leaf = segments[segments.length - 1];
+  const current = Object.hasOwn(parent, leaf) ? parent[leaf] : undefined;
+  switch (op.type) {
+    case "set":
+      parent[leaf] = op.value;
+      break;
+    case "merge":
+      if (current !== undefined && !isObject(current)) {
+        throw new OpFailure("merge.target_not_object", `"${leaf}" is not an object`);
+      }
+      parent[leaf] = { ...(current as Json | undefined), ...op.value };
+      break;
+    case "increment":
+    case "decrement": {
+      if (current !== undefined && typeof current !== "number") {
+        throw new OpFailure(`${op.type}.not_number`, `"${leaf}" is not a number`);
+      }
+      const delta = op.type === "increment" ? op.by : -op.by;
+      parent[leaf] = (current ?? 0) + delta;
+      break;
+    }
+    case "append":
+      parent[leaf] = appended(current, op.value);
+      break;
+    case "remove":
+      delete parent[leaf];
+      break;
+  }
+  return root;
+}
+
+function applyAtRoot(root: unknown, op: UpdateOp): unknown {
+  switch (op.type) {
+    case "set":
+      return op.value;
+    case "merge":
+      if (!isObject(root)) throw new OpFailure("merge.target_not_object", "the stored value is not an object");
+      return { ...root, ...op.value };
+    case "append":
+      return appended(root, op.value);
+    default:
+      throw new OpFailure(`${op.type}.path.invalid`, `${op.type} needs a non-empty path`);
+  }
+}
+
+function appended(current: unknown, value: unknown): unknown {
+  if (current === undefined || current === null) return typeof value === "string" ? value : [value];
+  if (Array.isArray(current)) return [...current, value];
+  if (typeof current === "string" && typeof value === "string") return current + value;
+  throw new OpFailure("append.type_mismatch", "append needs an array, or a string and a string value");
+}
+
+/**
+ * Applies ops in order to a copy of `start` (the stored value, `{}` when missing). An op that cannot
+ * apply is skipped and reported; the others still apply, as iii's state::update does.
+ */
+export function applyUpdateOps(start: unknown, ops: UpdateOp[]): { value: unknown; errors: UpdateOpError[] } {
+  let value: unknown = start === undefined ? {} : start;
+  const errors: UpdateOpError[] = [];
+  ops.forEach((op, index) => {
+    try {
+      // Each op works on its own copy, so a failing op leaves no half-made change behind.
+      value = applyOne(structuredClone(value), op);
+    } catch (error) {
+      if (!(error instanceof OpFailure)) throw error;
+      errors.push({ op_index: index, code: error.code, message: error.message });
+    }
+  });
+  return { value, errors };
+}

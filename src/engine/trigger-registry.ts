@@ -1,0 +1,82 @@
+import { AppError, badRequest } from "../shared/errors.ts";
+import type { Logger } from "../shared/logger.ts";
+import type { TriggerRecord, TriggerTypeProvider } from "./types.ts";
+
+/**
+ * Trigger bindings and the types that run them. A binding of a type that is not registered yet is
+ * parked and activated when the type appears, so workers may start in any order.
+ */
+export class TriggerRegistry {
+  private readonly types = new Map<string, TriggerTypeProvider>();
+  private readonly active = new Map<string, TriggerRecord>();
+  private readonly parked = new Map<string, TriggerRecord>();
+
+  private readonly logger: Logger;
+
+  constructor(logger: Logger) {
+    this.logger = logger;
+  }
+
+  addType(provider: TriggerTypeProvider): void {
+    if (this.types.has(provider.id)) throw badRequest(`Trigger type "${provider.id}" is already registered`);
+    this.types.set(provider.id, provider);
+    for (const record of [...this.parked.values()]) {
+      if (record.type !== provider.id) continue;
+      this.parked.delete(record.id);
+      try {
+        this.activate(provider, record);
+      } catch (error) {
+        this.logger.error({ err: error, trigger: record }, "parked trigger refused by its type");
+      }
+    }
+  }
+
+  hasType(id: string): boolean {
+    return this.types.has(id);
+  }
+
+  listTypes(): TriggerTypeProvider[] {
+    return [...this.types.values()];
+  }
+
+  add(record: TriggerRecord): TriggerRecord {
+    if (this.active.has(record.id) || this.parked.has(record.id)) this.remove(record.id);
+    const provider = this.types.get(record.type);
+    if (!provider) {
+      this.logger.warn({ trigger: record }, "trigger type not registered yet; binding parked");
+      this.parked.set(record.id, record);
+      return record;
+    }
+    this.activate(provider, record);
+    return record;
+  }
+
+  remove(id: string): boolean {
+    if (this.parked.delete(id)) return true;
+    const record = this.active.get(id);
+    if (!record) return false;
+    this.active.delete(id);
+    this.types.get(record.type)?.unregister(record);
+    return true;
+  }
+
+  list(): TriggerRecord[] {
+    return [...this.active.values(), ...this.parked.values()];
+  }
+
+  clear(): void {
+    for (const id of [...this.active.keys()]) this.remove(id);
+    this.parked.clear();
+  }
+
+  private activate(provider: TriggerTypeProvider, record: TriggerRecord): void {
+    try {
+      provider.register(record);
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw badRequest(`Trigger for ${record.function_id} refused by type "${record.type}": ${reason}`);
+    }
+    this.active.set(record.id, record);
+  }
+}

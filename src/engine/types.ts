@@ -1,0 +1,88 @@
+import type { z } from "zod";
+
+/** Who is calling: internal calls run as the system; HTTP calls carry the API key's principal. */
+export type Principal =
+  | { kind: "system" }
+  | { kind: "admin"; keyId: string }
+  | { kind: "realm"; keyId: string; realmId: string };
+
+export const systemPrincipal: Principal = { kind: "system" };
+
+export interface InvocationContext {
+  functionId: string;
+  auth: Principal;
+  requestId?: string;
+  metadata?: Record<string, unknown>;
+  /** Aborted when the invocation times out, so long work can stop early. */
+  signal: AbortSignal;
+}
+
+export interface FunctionDefinition<Schema extends z.ZodType = z.ZodType> {
+  id: string;
+  description?: string;
+  input?: Schema;
+  metadata?: Record<string, unknown>;
+}
+
+export type FunctionHandler<Input = unknown, Output = unknown> = (
+  input: Input,
+  ctx: InvocationContext,
+) => Output | Promise<Output>;
+
+export interface RegisteredFunction {
+  id: string;
+  description?: string;
+  input?: z.ZodType;
+  metadata?: Record<string, unknown>;
+  worker: string;
+  handler: FunctionHandler<unknown>;
+}
+
+export type TriggerAction = { type: "void" };
+
+export interface TriggerRequest {
+  function_id: string;
+  payload?: unknown;
+  action?: TriggerAction;
+  timeout_ms?: number;
+  auth?: Principal;
+  requestId?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface TriggerRegistration {
+  id?: string;
+  type: string;
+  function_id: string;
+  config: unknown;
+  metadata?: Record<string, unknown>;
+}
+
+export interface TriggerRecord {
+  id: string;
+  type: string;
+  function_id: string;
+  config: unknown;
+  metadata?: Record<string, unknown>;
+  worker: string;
+}
+
+/** A trigger type decides when its bound functions run (an HTTP route, a cron schedule, a topic). */
+export interface TriggerTypeProvider {
+  id: string;
+  description: string;
+  /** Throws (synchronously) to refuse an invalid configuration. */
+  register(trigger: TriggerRecord): void;
+  unregister(trigger: TriggerRecord): void;
+}
+
+export interface WorkerInfo {
+  name: string;
+  description?: string;
+  runtime: string;
+  isolation: "in-process" | "remote";
+  status: "available";
+  connected_at_ms: number;
+}
+
+export type TriggerFn = (request: TriggerRequest) => Promise<unknown>;

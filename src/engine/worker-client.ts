@@ -1,0 +1,43 @@
+import type { z } from "zod";
+import type { Engine } from "./engine.ts";
+import type {
+  FunctionDefinition,
+  FunctionHandler,
+  TriggerRegistration,
+  TriggerRequest,
+  TriggerTypeProvider,
+} from "./types.ts";
+
+/**
+ * What a worker module sees. The names mirror iii-sdk's client (registerFunction, registerTrigger,
+ * trigger), so the same module reads alike whether it runs in this process or connects remotely.
+ */
+export class WorkerClient {
+  private readonly engine: Engine;
+  readonly name: string;
+
+  constructor(engine: Engine, name: string) {
+    this.engine = engine;
+    this.name = name;
+  }
+
+  registerFunction<Schema extends z.ZodType>(
+    definition: FunctionDefinition<Schema>,
+    handler: FunctionHandler<z.output<Schema>>,
+  ): { id: string } {
+    this.engine.registerFunction(this.name, definition, handler);
+    return { id: definition.id };
+  }
+
+  registerTrigger(registration: TriggerRegistration): { id: string; unregister(): void } {
+    return this.engine.registerTrigger(this.name, registration);
+  }
+
+  registerTriggerType(provider: TriggerTypeProvider): void {
+    this.engine.registerTriggerType(provider);
+  }
+
+  trigger<T = unknown>(request: TriggerRequest): Promise<T> {
+    return this.engine.trigger(request) as Promise<T>;
+  }
+}

@@ -1,0 +1,53 @@
+import type { ZodError } from "zod";
+
+/** Every failure the service reports deliberately is an AppError; its code fixes the HTTP status. */
+export const errorStatus = {
+  validation: 400,
+  unauthorized: 401,
+  budget_exceeded: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+  timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryAfter?: number;
+
+  constructor(code: ErrorCode, message: string, options?: { retryAfter?: number; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.status = errorStatus[code];
+    if (options?.retryAfter !== undefined) this.retryAfter = options.retryAfter;
+  }
+}
+
+export const badRequest = (message: string) => new AppError("validation", message);
+export const unauthorized = (message = "Missing or invalid API key") => new AppError("unauthorized", message);
+export const forbidden = (message: string) => new AppError("forbidden", message);
+export const notFound = (message: string) => new AppError("not_found", message);
+export const conflict = (message: string) => new AppError("conflict", message);
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}
+
+/** One line per problem, each naming the field path, e.g. `steps.0.name: expected string, received number`. */
+export function describeZodError(error: ZodError): string {
+  return error.issues
+    .slice(0, 10)
+    .map((issue) => {
+      const path = issue.path.length > 0 ? issue.path.map(String).join(".") : "(root)";
+      return `${path}: ${issue.message}`;
+    })
+    .join("; ");
+}
