@@ -17,6 +17,8 @@ import {
 import { WorkerClient } from "./worker-client.ts";
 
 export const DEFAULT_TIMEOUT_MS = 300_000;
+/** Longest delay setTimeout honours; a longer one (or Infinity) would fire after 1 ms instead. */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
 
 export type InvocationErrorListener = (functionId: string, error: unknown) => void;
 
@@ -80,20 +82,24 @@ export class Engine {
     this.errorListeners.push(listener);
   }
 
-  /** Calls a function by id. Validates the payload, enforces the timeout, and supports fire-and-forget. */
+  /**
+   * Calls a function by id. Validates the payload, enforces the timeout, and supports fire-and-forget:
+   * a void call resolves undefined at once and only logs its failures (unknown function and invalid
+   * payload included), as iii does.
+   */
   async trigger(request: TriggerRequest): Promise<unknown> {
-    const fn = this.functions.get(request.function_id);
-    if (!fn) throw notFound(`Function ${request.function_id} not found`);
-    const input = parseInput(fn, request.payload);
     if (request.action?.type === "void") {
-      const run = this.invoke(fn, input, request).catch((error) => {
-        this.logger.warn({ err: error, functionId: fn.id }, "fire-and-forget invocation failed");
+      const run = this.call(request).catch((error) => {
+        this.logger.warn(
+          { err: error, functionId: request.function_id },
+          "fire-and-forget invocation failed",
+        );
       });
       this.pendingVoid.add(run);
       run.finally(() => this.pendingVoid.delete(run));
       return undefined;
     }
-    return this.invoke(fn, input, request);
+    return this.call(request);
   }
 
   /** Waits for fire-and-forget invocations still running (used on shutdown). */
@@ -105,8 +111,14 @@ export class Engine {
     this.triggers.clear();
   }
 
+  private async call(request: TriggerRequest): Promise<unknown> {
+    const fn = this.functions.get(request.function_id);
+    if (!fn) throw notFound(`Function ${request.function_id} not found`);
+    return this.invoke(fn, parseInput(fn, request.payload), request);
+  }
+
   private async invoke(fn: RegisteredFunction, input: unknown, request: TriggerRequest): Promise<unknown> {
-    const timeoutMs = request.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = effectiveTimeout(request.timeout_ms);
     const controller = new AbortController();
     const ctx: InvocationContext = {
       functionId: fn.id,
@@ -126,12 +138,23 @@ export class Engine {
     try {
       return await Promise.race([fn.handler(input, ctx), timeout]);
     } catch (error) {
-      for (const listener of this.errorListeners) listener(fn.id, error);
+      for (const listener of this.errorListeners) {
+        try {
+          listener(fn.id, error);
+        } catch (listenerError) {
+          this.logger.error({ err: listenerError, functionId: fn.id }, "invocation error listener failed");
+        }
+      }
       throw error;
     } finally {
       clearTimeout(timer);
     }
   }
+}
+
+function effectiveTimeout(timeoutMs: number | undefined): number {
+  if (timeoutMs === undefined || Number.isNaN(timeoutMs)) return DEFAULT_TIMEOUT_MS;
+  return Math.min(Math.max(timeoutMs, 0), MAX_TIMEOUT_MS);
 }
 
 function parseInput(fn: RegisteredFunction, payload: unknown): unknown {

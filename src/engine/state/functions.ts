@@ -1,5 +1,5 @@
-import type { Engine } from "../engine.ts";
 import { badRequest } from "../../shared/errors.ts";
+import type { Engine } from "../engine.ts";
 import { decodeCursor, encodeCursor } from "./keys.ts";
 import {
   stateDeleteInput,
@@ -23,7 +23,9 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
     async ({ scope, key, withVersion }) => {
       const record = await store.get(scope, key);
       if (!record) return null;
-      return withVersion ? { value: record.value, version: record.version, updatedAt: record.updatedAt } : record.value;
+      return withVersion
+        ? { value: record.value, version: record.version, updatedAt: record.updatedAt }
+        : record.value;
     },
   );
 
@@ -40,8 +42,13 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
   );
 
   worker.registerFunction(
-    { id: "state::delete", description: "Delete a key; returns the previous value or null", input: stateDeleteInput },
-    async ({ scope, key, expectedVersion }) => (await store.delete(scope, key, expectedVersion))?.value ?? null,
+    {
+      id: "state::delete",
+      description: "Delete a key; returns the previous value or null",
+      input: stateDeleteInput,
+    },
+    async ({ scope, key, expectedVersion }) =>
+      (await store.delete(scope, key, expectedVersion))?.value ?? null,
   );
 
   worker.registerFunction(

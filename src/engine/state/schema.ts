@@ -7,7 +7,10 @@ const name = (field: string, max: number) =>
     .string()
     .min(1, `${field} must not be empty`)
     .max(max, `${field} must be at most ${max} characters`)
-    .refine((text) => text.isWellFormed() && !text.includes("\u0000"), `${field} must be valid text without NUL`);
+    .refine(
+      (text) => text.isWellFormed() && !text.includes("\u0000"),
+      `${field} must be valid text without NUL`,
+    );
 
 export const scopeSchema = name("scope", 256);
 export const keySchema = name("key", 1024);

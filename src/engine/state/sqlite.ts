@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { conflict } from "../../shared/errors.ts";
 import { nowIso } from "../../shared/clock.ts";
+import { conflict } from "../../shared/errors.ts";
 import { prefixUpperBound } from "./keys.ts";
 import type { ListOptions, ListPage, StateRecord, StateStore, UpdateResult, WriteResult } from "./types.ts";
 import { applyUpdateOps, type UpdateOp } from "./update-ops.ts";
@@ -48,8 +48,12 @@ export class SqliteStateStore implements StateStore {
          updated_at = excluded.updated_at RETURNING ${columns}`,
       ),
       delete: this.db.prepare("DELETE FROM state WHERE scope = ? AND key = ?"),
-      listFromKey: this.db.prepare(`SELECT ${columns} FROM state WHERE scope = ? AND key >= ? ORDER BY key LIMIT ?`),
-      listAfterKey: this.db.prepare(`SELECT ${columns} FROM state WHERE scope = ? AND key > ? ORDER BY key LIMIT ?`),
+      listFromKey: this.db.prepare(
+        `SELECT ${columns} FROM state WHERE scope = ? AND key >= ? ORDER BY key LIMIT ?`,
+      ),
+      listAfterKey: this.db.prepare(
+        `SELECT ${columns} FROM state WHERE scope = ? AND key > ? ORDER BY key LIMIT ?`,
+      ),
       listFromKeyBelow: this.db.prepare(
         `SELECT ${columns} FROM state WHERE scope = ? AND key >= ? AND key < ? ORDER BY key LIMIT ?`,
       ),
@@ -87,13 +91,20 @@ export class SqliteStateStore implements StateStore {
   async list(scope: string, options: ListOptions): Promise<ListPage> {
     const prefix = options.prefix ?? "";
     const upper = prefix ? prefixUpperBound(prefix) : null;
-    const resume = options.after !== undefined && options.after >= prefix;
+    // Compare in code point (UTF-8 byte) order, the order of the keys; JS `>=` compares UTF-16 units.
+    const resume =
+      options.after !== undefined && Buffer.compare(Buffer.from(options.after), Buffer.from(prefix)) >= 0;
     const from = resume ? (options.after as string) : prefix;
     const fetch = options.limit + 1;
     const rows = (
       upper === null
         ? (resume ? this.statements.listAfterKey : this.statements.listFromKey).all(scope, from, fetch)
-        : (resume ? this.statements.listAfterKeyBelow : this.statements.listFromKeyBelow).all(scope, from, upper, fetch)
+        : (resume ? this.statements.listAfterKeyBelow : this.statements.listFromKeyBelow).all(
+            scope,
+            from,
+            upper,
+            fetch,
+          )
     ) as Row[];
     const items = rows.slice(0, options.limit).map(toRecord);
     return { items, lastKey: rows.length > options.limit ? items[items.length - 1].key : null };

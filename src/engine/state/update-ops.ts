@@ -8,7 +8,11 @@ const pathSchema = z.union([z.string(), z.array(z.string()).max(MAX_PATH_DEPTH)]
 
 export const updateOpSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("set"), path: pathSchema, value: z.unknown() }),
-  z.strictObject({ type: z.literal("merge"), path: pathSchema.optional(), value: z.record(z.string(), z.unknown()) }),
+  z.strictObject({
+    type: z.literal("merge"),
+    path: pathSchema.optional(),
+    value: z.record(z.string(), z.unknown()),
+  }),
   z.strictObject({ type: z.literal("increment"), path: pathSchema, by: z.number().finite().default(1) }),
   z.strictObject({ type: z.literal("decrement"), path: pathSchema, by: z.number().finite().default(1) }),
   z.strictObject({ type: z.literal("append"), path: pathSchema.optional(), value: z.unknown() }),
@@ -30,7 +34,8 @@ function checkSegments(segments: string[]): string | null {
   if (segments.length > MAX_PATH_DEPTH) return `path deeper than ${MAX_PATH_DEPTH}`;
   for (const segment of segments) {
     if (FORBIDDEN_SEGMENTS.has(segment)) return `path segment "${segment}" is not allowed`;
-    if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES) return `path segment longer than ${MAX_SEGMENT_BYTES} bytes`;
+    if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES)
+      return `path segment longer than ${MAX_SEGMENT_BYTES} bytes`;
   }
   return null;
 }
@@ -39,11 +44,17 @@ function isObject(value: unknown): value is Json {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** Walks to the parent of the last segment, creating objects on the way; null if a non-object blocks it. */
-function parentOf(root: Json, segments: string[]): Json | null {
+/**
+ * Walks to the parent of the last segment, creating missing objects on the way when `create` is set;
+ * null if a non-object blocks it, undefined if a segment is missing and `create` is not set.
+ */
+function parentOf(root: Json, segments: string[], create: boolean): Json | null | undefined {
   let node = root;
   for (const segment of segments.slice(0, -1)) {
-    if (!Object.hasOwn(node, segment) || node[segment] === undefined || node[segment] === null) node[segment] = {};
+    if (!Object.hasOwn(node, segment) || node[segment] === undefined || node[segment] === null) {
+      if (!create) return undefined;
+      node[segment] = {};
+    }
     const next = node[segment];
     if (!isObject(next)) return null;
     node = next;
@@ -64,8 +75,11 @@ function applyOne(root: unknown, op: UpdateOp): unknown {
   const problem = checkSegments(segments);
   if (problem) throw new OpFailure(`${op.type}.path.invalid`, problem);
   if (segments.length === 0) return applyAtRoot(root, op);
-  if (!isObject(root)) throw new OpFailure(`${op.type}.target_not_object`, "the stored value is not an object");
-  const parent = parentOf(root, segments);
+  if (!isObject(root))
+    throw new OpFailure(`${op.type}.target_not_object`, "the stored value is not an object");
+  // remove never creates: removing under a missing parent is a no-op, not a new empty object.
+  const parent = parentOf(root, segments, op.type !== "remove");
+  if (parent === undefined) return root;
   if (!parent) throw new OpFailure(`${op.type}.target_not_object`, "a value on the path is not an object");
   const leaf = segments[segments.length - 1];
   const current = Object.hasOwn(parent, leaf) ? parent[leaf] : undefined;
@@ -85,7 +99,11 @@ function applyOne(root: unknown, op: UpdateOp): unknown {
         throw new OpFailure(`${op.type}.not_number`, `"${leaf}" is not a number`);
       }
       const delta = op.type === "increment" ? op.by : -op.by;
-      parent[leaf] = (current ?? 0) + delta;
+      const next = (current ?? 0) + delta;
+      // Infinity would be stored as JSON null, silently losing the counter.
+      if (!Number.isFinite(next))
+        throw new OpFailure(`${op.type}.overflow`, `"${leaf}" would leave the number range`);
+      parent[leaf] = next;
       break;
     }
     case "append":
@@ -103,7 +121,8 @@ function applyAtRoot(root: unknown, op: UpdateOp): unknown {
     case "set":
       return op.value;
     case "merge":
-      if (!isObject(root)) throw new OpFailure("merge.target_not_object", "the stored value is not an object");
+      if (!isObject(root))
+        throw new OpFailure("merge.target_not_object", "the stored value is not an object");
       return { ...root, ...op.value };
     case "append":
       return appended(root, op.value);

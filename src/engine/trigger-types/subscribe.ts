@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { badRequest, describeZodError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { TriggerFn, TriggerRecord, TriggerTypeProvider } from "../types.ts";
 
@@ -40,7 +41,9 @@ export class SubscribeTriggerType implements TriggerTypeProvider {
   }
 
   register(record: TriggerRecord): void {
-    const { topic } = subscribeConfig.parse(record.config);
+    const parsed = subscribeConfig.safeParse(record.config);
+    if (!parsed.success) throw badRequest(`subscribe trigger config: ${describeZodError(parsed.error)}`);
+    const { topic } = parsed.data;
     let subscribers = this.byTopic.get(topic);
     if (!subscribers) {
       subscribers = new Map();
@@ -57,9 +60,14 @@ export class SubscribeTriggerType implements TriggerTypeProvider {
   private deliver(topic: string, data: unknown): void {
     const subscribers = this.byTopic.get(topic);
     if (!subscribers) return;
-    for (const record of subscribers.values()) {
-      this.trigger({ function_id: record.function_id, payload: data, action: { type: "void" } }).catch((error) =>
-        this.logger.warn({ err: error, topic, functionId: record.function_id }, "subscriber could not be called"),
+    // A snapshot: a handler runs synchronously up to its first await and may (re)register subscriptions.
+    for (const record of [...subscribers.values()]) {
+      this.trigger({ function_id: record.function_id, payload: data, action: { type: "void" } }).catch(
+        (error) =>
+          this.logger.warn(
+            { err: error, topic, functionId: record.function_id },
+            "subscriber could not be called",
+          ),
       );
     }
   }

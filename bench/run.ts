@@ -1,0 +1,15 @@
+import { benchEngine } from "./engine.bench.ts";
+import { benchHttp } from "./http.bench.ts";
+import { benchState } from "./state.bench.ts";
+
+const suites: Record<string, () => Promise<void>> = {
+  engine: benchEngine,
+  state: benchState,
+  http: benchHttp,
+};
+const selected = process.argv.slice(2);
+
+console.log(`AgentOS benchmarks on Node ${process.version} (ratios are measured within this run)`);
+for (const [name, run] of Object.entries(suites)) {
+  if (selected.length === 0 || selected.includes(name)) await run();
+}

@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type AgentOS, createAgentOS } from "../app.ts";
+import { loadConfig } from "../config/env.ts";
+
+/** Runs one command against the configured storage, with the same functions the server uses. */
+async function withService<T>(work: (service: AgentOS) => Promise<T>): Promise<T> {
+  const service = await createAgentOS(loadConfig(), { bootstrapAdminKey: false });
+  try {
+    return await work(service);
+  } finally {
+    await service.close();
+  }
+}
+
+function print(value: unknown): void {
+  process.stdout.write(`${typeof value === "string" ? value : JSON.stringify(value, null, 2)}\n`);
+}
+
+export async function configSetKey(provider: string, key: string): Promise<void> {
+  await withService((service) =>
+    service.engine.trigger({
+      function_id: "vault::set",
+      payload: { key: `provider:${provider.toLowerCase()}:api_key`, value: key },
+    }),
+  );
+  print(`Stored the ${provider} API key in the vault (encrypted).`);
+}
+
+export async function keysCreate(options: { realm?: string; name?: string }): Promise<void> {
+  const created = (await withService((service) =>
+    service.engine.trigger({
+      function_id: "auth::keys::create",
+      payload: { realmId: options.realm, name: options.name },
+    }),
+  )) as { key: string; id: string };
+  print(created);
+  process.stderr.write("The key is shown only now; store it safely.\n");
+}
+
+export async function keysList(): Promise<void> {
+  print(
+    await withService((service) => service.engine.trigger({ function_id: "auth::keys::list", payload: {} })),
+  );
+}
+
+export async function keysRevoke(id: string): Promise<void> {
+  await withService((service) =>
+    service.engine.trigger({ function_id: "auth::keys::revoke", payload: { id } }),
+  );
+  print(`Revoked ${id}.`);
+}
+
+function defaultKey(): string | undefined {
+  if (process.env.AGENTOS_API_KEY) return process.env.AGENTOS_API_KEY;
+  try {
+    return readFileSync(join(loadConfig().dataDir, "admin.key"), "utf8").trim();
+  } catch {
+    return undefined;
+  }
+}
+
+export async function health(options: { url: string; key?: string }): Promise<void> {
+  const key = options.key ?? defaultKey();
+  const response = await fetch(new URL("/api/health", options.url), {
+    headers: key ? { authorization: `Bearer ${key}` } : {},
+  });
+  const body = await response.text();
+  print(body);
+  if (!response.ok) throw new Error(`health check failed with HTTP ${response.status}`);
+}

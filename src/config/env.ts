@@ -1,0 +1,91 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+import { describeZodError } from "../shared/errors.ts";
+
+export const rateClasses = ["read", "write", "message", "workflow_run"] as const;
+export type RateClass = (typeof rateClasses)[number];
+export type RateLimits = Record<RateClass, number>;
+
+/** The specification's numbers, requests per hour per client IP and class. */
+export const defaultRateLimits: RateLimits = { read: 200, write: 100, message: 60, workflow_run: 100 };
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const envSchema = z.object({
+  AGENTOS_PORT: port.default(3111),
+  AGENTOS_HOST: z.string().min(1).default("0.0.0.0"),
+  AGENTOS_ENGINE_PORT: port.default(49134),
+  AGENTOS_DATA_DIR: z.string().min(1).default("./data"),
+  AGENTOS_DATABASE_URL: z.string().url().optional(),
+  AGENTOS_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
+  AGENTOS_VAULT_KEY: z.string().min(1).optional(),
+  AGENTOS_TRUST_PROXY: z.string().optional(),
+  AGENTOS_RATE_LIMITS: z.string().optional(),
+  AGENTOS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  enginePort: number;
+  dataDir: string;
+  databaseUrl?: string;
+  apiKey?: string;
+  vaultKey?: string;
+  /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs whose X-Forwarded-For is believed. */
+  trustProxy: boolean | number | string[];
+  /** Requests per hour per class, or false to switch rate limiting off. */
+  rateLimits: RateLimits | false;
+  logLevel: string;
+  requestTimeoutMs: number;
+  maxInFlight: number;
+  bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {}
+
+/** Reads AGENTOS_* variables; a bad value stops the start with a message naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(`Invalid configuration: ${describeZodError(parsed.error)}`);
+  const vars = parsed.data;
+  return {
+    port: vars.AGENTOS_PORT,
+    host: vars.AGENTOS_HOST,
+    enginePort: vars.AGENTOS_ENGINE_PORT,
+    dataDir: resolve(vars.AGENTOS_DATA_DIR),
+    databaseUrl: vars.AGENTOS_DATABASE_URL,
+    apiKey: vars.AGENTOS_API_KEY,
+    vaultKey: vars.AGENTOS_VAULT_KEY,
+    trustProxy: parseTrustProxy(vars.AGENTOS_TRUST_PROXY),
+    rateLimits: parseRateLimits(vars.AGENTOS_RATE_LIMITS),
+    logLevel: vars.AGENTOS_LOG_LEVEL,
+    requestTimeoutMs: 300_000,
+    maxInFlight: 2048,
+    bodyLimitBytes: 1024 * 1024,
+  };
+}
+
+function parseTrustProxy(value: string | undefined): Config["trustProxy"] {
+  if (value === undefined || value === "" || value === "false") return false;
+  if (value === "true") return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value.split(",").map((part) => part.trim());
+}
+
+/** `off`, or `read=200,write=100,message=60,workflow_run=100` (unlisted classes keep their default). */
+export function parseRateLimits(value: string | undefined): RateLimits | false {
+  if (value === undefined || value === "") return { ...defaultRateLimits };
+  if (value === "off") return false;
+  const limits = { ...defaultRateLimits };
+  for (const part of value.split(",")) {
+    const [name, count] = part.split("=").map((text) => text.trim());
+    if (!rateClasses.includes(name as RateClass) || !/^\d+$/.test(count ?? "") || Number(count) < 1) {
+      throw new ConfigError(
+        `Invalid AGENTOS_RATE_LIMITS entry "${part}": expected <class>=<requests per hour> with class one of ${rateClasses.join(", ")}, or "off"`,
+      );
+    }
+    limits[name as RateClass] = Number(count);
+  }
+  return limits;
+}

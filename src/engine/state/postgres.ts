@@ -1,0 +1,267 @@
+import { escapeIdentifier, Pool, type PoolClient } from "pg";
+import { nowIso } from "../../shared/clock.ts";
+import { AppError, conflict } from "../../shared/errors.ts";
+import { prefixUpperBound } from "./keys.ts";
+import type { ListOptions, ListPage, StateRecord, StateStore, UpdateResult, WriteResult } from "./types.ts";
+import { applyUpdateOps, type UpdateOp, type UpdateOpError } from "./update-ops.ts";
+import { serializeValue, versionConflictMessage } from "./values.ts";
+
+export interface PostgresStateOptions {
+  connectionString: string;
+  /** Schema that holds the table, created when missing; without it the connection's search_path decides. */
+  schema?: string;
+  /** Pool size (pg's default: 10). */
+  max?: number;
+}
+
+/** pg returns bigint columns as strings, since they may exceed 2^53. */
+type Row = { key: string; value: string; version: string; updated_at: string };
+type Stamp = { version: string; updated_at: string };
+type NextValue = { value: unknown; text: string };
+
+/**
+ * A write normally succeeds on its first attempt; it repeats only when a concurrent transaction
+ * inserted the same missing key first. Bounded so that a pathological insert/delete storm fails loudly.
+ */
+const MAX_WRITE_ATTEMPTS = 20;
+
+/** Serialises concurrent DDL from nodes starting together (CREATE ... IF NOT EXISTS can still race). */
+const MIGRATION_LOCK = "agentos.migrations";
+
+/** `"schema"."table"`, or the bare quoted table when no schema is set. */
+export function qualifiedTable(schema: string | undefined, table: string): string {
+  return schema ? `${escapeIdentifier(schema)}.${escapeIdentifier(table)}` : escapeIdentifier(table);
+}
+
+/** Runs DDL once per node start: creates the schema when given, under a cluster-wide advisory lock. */
+export async function migrate(pool: Pool, schema: string | undefined, ddl: string[]): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [MIGRATION_LOCK]);
+    if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${escapeIdentifier(schema)}`);
+    for (const statement of ddl) await client.query(statement);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+function toRecord(row: Row): StateRecord {
+  return {
+    key: row.key,
+    value: JSON.parse(row.value),
+    version: Number(row.version),
+    updatedAt: row.updated_at,
+  };
+}
+
+/** UTF-8 byte order is code point order, the order of the "C" collation (JS `<` compares UTF-16 units). */
+function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+function sqlFor(table: string) {
+  const columns = "key, value, version, updated_at";
+  const list = (lower: ">=" | ">", bounded: boolean) =>
+    `SELECT ${columns} FROM ${table} WHERE scope = $1 AND key ${lower} $2` +
+    (bounded ? " AND key < $3 ORDER BY key LIMIT $4" : " ORDER BY key LIMIT $3");
+  return {
+    // `value` is text, not jsonb: the stored JSON is byte-for-byte what serializeValue produced,
+    // so both backends return identical values (jsonb would reorder keys and drop duplicates).
+    create: `CREATE TABLE IF NOT EXISTS ${table} (
+      scope text COLLATE "C" NOT NULL,
+      key text COLLATE "C" NOT NULL,
+      value text NOT NULL,
+      version bigint NOT NULL,
+      updated_at text NOT NULL,
+      PRIMARY KEY (scope, key)
+    )`,
+    get: `SELECT ${columns} FROM ${table} WHERE scope = $1 AND key = $2`,
+    lock: `SELECT ${columns} FROM ${table} WHERE scope = $1 AND key = $2 FOR UPDATE`,
+    insert: `INSERT INTO ${table} (scope, key, value, version, updated_at) VALUES ($1, $2, $3, 1, $4)
+      ON CONFLICT (scope, key) DO NOTHING RETURNING version, updated_at`,
+    update: `UPDATE ${table} SET value = $3, version = version + 1, updated_at = $4
+      WHERE scope = $1 AND key = $2 RETURNING version, updated_at`,
+    delete: `DELETE FROM ${table} WHERE scope = $1 AND key = $2`,
+    listFrom: list(">=", false),
+    listAfter: list(">", false),
+    listFromBelow: list(">=", true),
+    listAfterBelow: list(">", true),
+  };
+}
+
+type Statement = keyof ReturnType<typeof sqlFor>;
+
+/**
+ * The cluster backend. Every read-modify-write is one READ COMMITTED transaction that locks the row
+ * with SELECT ... FOR UPDATE, so concurrent writers on any node queue on the row instead of losing updates.
+ */
+export class PostgresStateStore implements StateStore {
+  readonly kind = "postgres";
+  private readonly pool: Pool;
+  private readonly schema: string | undefined;
+  private readonly sql: ReturnType<typeof sqlFor>;
+  private closed = false;
+
+  /** Prefer `open`, which also creates the table. */
+  constructor(options: PostgresStateOptions) {
+    this.pool = new Pool({ connectionString: options.connectionString, max: options.max });
+    // An idle connection that breaks (server restart, network) is dropped by the pool and the next
+    // query opens a new one; without a listener the 'error' event would crash the process.
+    this.pool.on("error", () => undefined);
+    this.schema = options.schema;
+    this.sql = sqlFor(qualifiedTable(options.schema, "state"));
+  }
+
+  static async open(options: PostgresStateOptions): Promise<PostgresStateStore> {
+    const store = new PostgresStateStore(options);
+    try {
+      await migrate(store.pool, store.schema, [store.sql.create]);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+
+  async get(scope: string, key: string): Promise<StateRecord | null> {
+    const rows = await this.query<Row>(this.pool, "get", [scope, key]);
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async set(scope: string, key: string, value: unknown, expectedVersion?: number): Promise<WriteResult> {
+    // Serialise before opening a transaction: an invalid value fails without touching the database.
+    const text = serializeValue(value);
+    return this.write(scope, key, expectedVersion, () => ({ value, text }));
+  }
+
+  async delete(scope: string, key: string, expectedVersion?: number): Promise<StateRecord | null> {
+    return this.transaction(async (client) => {
+      const old = await this.lockCurrent(client, scope, key, expectedVersion);
+      if (old) await this.query(client, "delete", [scope, key]);
+      return old;
+    });
+  }
+
+  async list(scope: string, options: ListOptions): Promise<ListPage> {
+    const prefix = options.prefix ?? "";
+    const upper = prefix ? prefixUpperBound(prefix) : null;
+    // Resume after the cursor only when it lies at or past the prefix; an earlier one would widen the range.
+    const resume = options.after !== undefined && compareKeys(options.after, prefix) >= 0;
+    const from = resume ? (options.after as string) : prefix;
+    const fetch = options.limit + 1;
+    const rows =
+      upper === null
+        ? await this.query<Row>(this.pool, resume ? "listAfter" : "listFrom", [scope, from, fetch])
+        : await this.query<Row>(this.pool, resume ? "listAfterBelow" : "listFromBelow", [
+            scope,
+            from,
+            upper,
+            fetch,
+          ]);
+    const items = rows.slice(0, options.limit).map(toRecord);
+    return { items, lastKey: rows.length > options.limit ? items[items.length - 1].key : null };
+  }
+
+  async update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): Promise<UpdateResult> {
+    let errors: UpdateOpError[] = [];
+    const result = await this.write(scope, key, expectedVersion, (old) => {
+      const applied = applyUpdateOps(old?.value, ops);
+      errors = applied.errors;
+      return { value: applied.value, text: serializeValue(applied.value) };
+    });
+    return { ...result, errors };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  /**
+   * Locks the row, checks the expected version, and writes what `next` computes from the old record.
+   * A missing row cannot be locked, so two writers may both try to insert it: the loser's
+   * INSERT ... DO NOTHING waits for the winner's commit and returns nothing, and the loser then
+   * locks the winner's row and recomputes from it (no lost update, and CAS sees the real version).
+   */
+  private async write(
+    scope: string,
+    key: string,
+    expectedVersion: number | undefined,
+    next: (old: StateRecord | null) => NextValue,
+  ): Promise<WriteResult> {
+    return this.transaction(async (client) => {
+      for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+        const old = await this.lockCurrent(client, scope, key, expectedVersion);
+        const { value, text } = next(old);
+        const stamps = await this.query<Stamp>(client, old ? "update" : "insert", [
+          scope,
+          key,
+          text,
+          nowIso(),
+        ]);
+        if (stamps[0]) {
+          const record = { key, value, version: Number(stamps[0].version), updatedAt: stamps[0].updated_at };
+          return { old, record };
+        }
+      }
+      throw new AppError(
+        "unavailable",
+        `State key ${scope}/${key} kept changing under concurrent writes; retry`,
+      );
+    });
+  }
+
+  private async lockCurrent(
+    client: PoolClient,
+    scope: string,
+    key: string,
+    expectedVersion: number | undefined,
+  ): Promise<StateRecord | null> {
+    const rows = await this.query<Row>(client, "lock", [scope, key]);
+    const found = rows[0] ? Number(rows[0].version) : 0;
+    if (expectedVersion !== undefined && expectedVersion !== found) {
+      throw conflict(versionConflictMessage(scope, key, expectedVersion, found));
+    }
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** Named statements are prepared once per connection; the pool belongs to this store, so names cannot clash. */
+  private async query<T extends object>(
+    runner: Pool | PoolClient,
+    statement: Statement,
+    values: unknown[],
+  ): Promise<T[]> {
+    const result = await runner.query<T>({
+      name: `agentos_state_${statement}`,
+      text: this.sql[statement],
+      values,
+    });
+    return result.rows;
+  }
+
+  /** READ COMMITTED explicitly: the insert-race retry needs each statement to see newly committed rows. */
+  private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      // A failed ROLLBACK means the connection itself is gone: destroy it instead of reusing it.
+      await client.query("ROLLBACK").catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import { writeFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { StateClient } from "../../engine/state/client.ts";
+import { createKey, hasAdminKey, hashKey, KEYS_SCOPE, storeKey } from "./keys.ts";
+
+/**
+ * Makes sure an admin key exists: AGENTOS_API_KEY when set, else a key generated at first start and
+ * written to <dataDir>/admin.key (0600). Returns the generated key so the caller can print it once.
+ */
+export async function bootstrapAdminKey(
+  state: StateClient,
+  options: { apiKey?: string; dataDir: string },
+): Promise<{ generatedKey?: string; keyFile?: string }> {
+  if (options.apiKey) {
+    if (!(await state.get(KEYS_SCOPE, hashKey(options.apiKey)))) {
+      await storeKey(state, options.apiKey, { name: "AGENTOS_API_KEY", role: "admin" });
+    }
+    return {};
+  }
+  if (await hasAdminKey(state)) return {};
+  const created = await createKey(state, { name: "bootstrap admin" });
+  await mkdir(options.dataDir, { recursive: true });
+  const keyFile = join(options.dataDir, "admin.key");
+  writeFileSync(keyFile, `${created.key}\n`, { mode: 0o600 });
+  return { generatedKey: created.key, keyFile };
+}

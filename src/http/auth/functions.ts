@@ -1,0 +1,89 @@
+import { z } from "zod";
+import { stateClient } from "../../engine/state/client.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { requireAdmin } from "../../shared/access.ts";
+import type { KeyCache } from "./cache.ts";
+import { createKey, listKeys, revokeKey } from "./keys.ts";
+
+export const KEY_REVOKED_TOPIC = "auth.keys.revoked";
+
+const createInput = z.strictObject({
+  name: z.string().min(1).max(128).optional(),
+  realmId: z.string().min(1).max(256).optional(),
+});
+const revokeInput = z.strictObject({ id: z.string().min(1).max(64) });
+const evictInput = z.strictObject({ hash: z.string().regex(/^[0-9a-f]{64}$/) });
+
+/** API key management: auth::keys::create|list|revoke, admin keys only. */
+export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): void {
+  const state = stateClient((request) => worker.trigger(request));
+
+  worker.registerFunction(
+    {
+      id: "auth::keys::create",
+      description: "Create an API key (admin, or bound to realmId); the key is shown only in this reply",
+      input: createInput,
+    },
+    (input, ctx) => {
+      requireAdmin(ctx);
+      return createKey(state, input);
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "auth::keys::list",
+      description: "List API keys (never the keys themselves)",
+      input: z.strictObject({}),
+    },
+    async (_input, ctx) => {
+      requireAdmin(ctx);
+      return { keys: await listKeys(state) };
+    },
+  );
+  worker.registerFunction(
+    { id: "auth::keys::revoke", description: "Revoke an API key by id", input: revokeInput },
+    async ({ id }, ctx) => {
+      requireAdmin(ctx);
+      const revoked = await revokeKey(state, id);
+      cache.evict(revoked.hash);
+      await worker.trigger({
+        function_id: "publish",
+        payload: { topic: KEY_REVOKED_TOPIC, data: { hash: revoked.hash } },
+      });
+      return undefined;
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "auth::keys::evict",
+      description: "Forget a revoked key's cached verification on this node",
+      input: evictInput,
+      metadata: { internal: true },
+    },
+    ({ hash }) => {
+      cache.evict(hash);
+      return undefined;
+    },
+  );
+  worker.registerTrigger({
+    type: "subscribe",
+    function_id: "auth::keys::evict",
+    config: { topic: KEY_REVOKED_TOPIC },
+  });
+
+  worker.registerTrigger({
+    type: "http",
+    function_id: "auth::keys::create",
+    config: { api_path: "/api/keys", http_method: "POST", status: 201 },
+  });
+  worker.registerTrigger({
+    type: "http",
+    function_id: "auth::keys::list",
+    config: { api_path: "/api/keys" },
+  });
+  worker.registerTrigger({
+    type: "http",
+    function_id: "auth::keys::revoke",
+    config: { api_path: "/api/keys/:id", http_method: "DELETE" },
+  });
+}

@@ -1,0 +1,109 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import type { StateClient } from "../../engine/state/client.ts";
+import type { Principal } from "../../engine/types.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { notFound } from "../../shared/errors.ts";
+
+export const KEYS_SCOPE = "api_keys";
+
+export const apiKeyRecord = z.object({
+  id: z.string(),
+  hash: z.string(),
+  name: z.string(),
+  role: z.enum(["admin", "realm"]),
+  realmId: z.string().optional(),
+  /** The first characters of the key, so a user can tell keys apart without the secret. */
+  hint: z.string(),
+  createdAt: z.string(),
+});
+export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
+export type PublicKeyRecord = Omit<ApiKeyRecord, "hash">;
+
+export function hashKey(key: string): string {
+  return createHash("sha256").update(key, "utf8").digest("hex");
+}
+
+/** The key id is the hash's first 16 hex digits, so revoking by id is a prefix lookup, not a scan. */
+export function keyIdOf(hash: string): string {
+  return `key_${hash.slice(0, 16)}`;
+}
+
+export function generateKey(): string {
+  return `aos_${randomBytes(32).toString("base64url")}`;
+}
+
+function publicView({ hash: _hash, ...rest }: ApiKeyRecord): PublicKeyRecord {
+  return rest;
+}
+
+export async function storeKey(
+  state: StateClient,
+  key: string,
+  options: { name: string; role: "admin" | "realm"; realmId?: string },
+): Promise<PublicKeyRecord> {
+  const hash = hashKey(key);
+  const record: ApiKeyRecord = {
+    id: keyIdOf(hash),
+    hash,
+    name: options.name,
+    role: options.role,
+    ...(options.role === "realm" ? { realmId: options.realmId } : {}),
+    hint: `${key.slice(0, 8)}…`,
+    createdAt: nowIso(),
+  };
+  await state.set(KEYS_SCOPE, hash, record);
+  return publicView(record);
+}
+
+export async function createKey(
+  state: StateClient,
+  options: { name?: string; realmId?: string },
+): Promise<PublicKeyRecord & { key: string }> {
+  const key = generateKey();
+  const record = await storeKey(state, key, {
+    name: options.name ?? (options.realmId ? `realm ${options.realmId}` : "admin"),
+    role: options.realmId ? "realm" : "admin",
+    realmId: options.realmId,
+  });
+  return { ...record, key };
+}
+
+export async function listKeys(state: StateClient): Promise<PublicKeyRecord[]> {
+  const keys: PublicKeyRecord[] = [];
+  for await (const item of state.scan<ApiKeyRecord>(KEYS_SCOPE)) keys.push(publicView(item.value));
+  return keys.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+/** Deletes the key; returns the full record so callers can evict its hash from caches. */
+export async function revokeKey(state: StateClient, id: string): Promise<ApiKeyRecord> {
+  const match = /^key_([0-9a-f]{16})$/.exec(id);
+  const page = match ? await state.list<ApiKeyRecord>(KEYS_SCOPE, { prefix: match[1], limit: 2 }) : null;
+  const record = page?.items.find((item) => item.value.id === id);
+  if (!record) throw notFound(`API key ${id} not found`);
+  await state.delete(KEYS_SCOPE, record.key);
+  return record.value;
+}
+
+export async function hasAdminKey(state: StateClient): Promise<boolean> {
+  for await (const item of state.scan<ApiKeyRecord>(KEYS_SCOPE)) if (item.value.role === "admin") return true;
+  return false;
+}
+
+/** The principal for a presented key, or null. The stored hash is compared in constant time. */
+export async function verifyKey(state: StateClient, presented: string): Promise<Principal | null> {
+  const hash = hashKey(presented);
+  const record = await state.get<ApiKeyRecord>(KEYS_SCOPE, hash);
+  if (!record) return null;
+  if (!timingSafeEqual(Buffer.from(record.hash, "hex"), Buffer.from(hash, "hex"))) return null;
+  return record.role === "realm" && record.realmId
+    ? { kind: "realm", keyId: record.id, realmId: record.realmId }
+    : { kind: "admin", keyId: record.id };
+}
+
+/** `Authorization: Bearer <key>` → the key, or null when the header is absent or malformed. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match && match[1].length <= 512 ? match[1] : null;
+}

@@ -1,0 +1,83 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Engine } from "../engine/engine.ts";
+import type { Principal } from "../engine/types.ts";
+import type { RouteMatch } from "./router.ts";
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** One plain payload: query, then body, then path params (params cannot be overridden by the body). */
+export function plainPayload(request: FastifyRequest, params: RouteMatch["params"]): Json {
+  const body = request.body;
+  const fromBody = body === undefined ? {} : isObject(body) ? body : { body };
+  return { ...(request.query as Json), ...fromBody, ...definedParams(params) };
+}
+
+function definedParams(params: RouteMatch["params"]): Json {
+  const result: Json = {};
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) result[name] = value;
+  return result;
+}
+
+/** The raw request envelope for functions that need headers and the exact body (signatures, iii workers). */
+export function envelopePayload(request: FastifyRequest, params: RouteMatch["params"]): Json {
+  return {
+    body: request.body ?? null,
+    rawBody: request.rawBody ?? "",
+    headers: request.headers,
+    query_params: request.query,
+    path_params: definedParams(params),
+    method: request.method,
+    path: request.url.split("?")[0],
+  };
+}
+
+export async function callRoute(
+  engine: Engine,
+  match: RouteMatch,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: { auth?: Principal; timeoutMs: number },
+): Promise<void> {
+  const { target } = match;
+  const envelope = target.config.envelope === true;
+  const result = await engine.trigger({
+    function_id: target.functionId,
+    payload: envelope ? envelopePayload(request, match.params) : plainPayload(request, match.params),
+    auth: options.auth,
+    requestId: request.id,
+    timeout_ms: options.timeoutMs,
+  });
+  if (envelope && isObject(result) && typeof result.status_code === "number") {
+    sendEnvelope(reply, result);
+    return;
+  }
+  if (result === undefined || result === null) {
+    reply.code(204).send();
+    return;
+  }
+  reply
+    .code(target.config.status ?? 200)
+    .type("application/json; charset=utf-8")
+    .send(JSON.stringify(result));
+}
+
+function sendEnvelope(reply: FastifyReply, result: Json): void {
+  const status = result.status_code as number;
+  reply.code(status >= 100 && status <= 599 ? status : 500);
+  if (isObject(result.headers)) {
+    for (const [name, value] of Object.entries(result.headers)) reply.header(name, String(value));
+  }
+  const body = result.body;
+  if (body === undefined || body === null) {
+    reply.send();
+  } else if (typeof body === "string") {
+    if (!reply.hasHeader("content-type")) reply.type("text/plain; charset=utf-8");
+    reply.send(body);
+  } else {
+    reply.type("application/json; charset=utf-8").send(JSON.stringify(body));
+  }
+}

@@ -1,0 +1,33 @@
+import { ZodError } from "zod";
+import { describeZodError, isAppError } from "../shared/errors.ts";
+
+export interface ErrorReply {
+  status: number;
+  body: { error: string; retryAfter?: number };
+  /** Unexpected failures are logged with their stack; expected ones are not. */
+  unexpected: boolean;
+}
+
+/** DESIGN.md §4: AppError codes map to their status; anything unexpected is a 500 without a stack. */
+export function toErrorReply(error: unknown): ErrorReply {
+  if (isAppError(error)) {
+    const body: ErrorReply["body"] = { error: error.message };
+    if (error.retryAfter !== undefined) body.retryAfter = error.retryAfter;
+    return { status: error.status, body, unexpected: error.status >= 500 && error.status !== 503 };
+  }
+  if (error instanceof ZodError) {
+    return { status: 400, body: { error: describeZodError(error) }, unexpected: false };
+  }
+  const status = (error as { statusCode?: unknown })?.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    return { status, body: { error: clientErrorMessage(status, error as Error) }, unexpected: false };
+  }
+  return { status: 500, body: { error: "Internal server error" }, unexpected: true };
+}
+
+/** Fastify's own client errors (body too large, bad JSON, bad URL) get plain messages. */
+function clientErrorMessage(status: number, error: Error): string {
+  if (status === 413) return "Request body is larger than the 1 MiB limit";
+  if (status === 415) return "Unsupported Content-Type";
+  return error.message.replace(/^FST_\w+:\s*/, "");
+}

@@ -1,0 +1,88 @@
+import { z } from "zod";
+import type { FunctionRegistry } from "../engine/function-registry.ts";
+import { isProtectedPath } from "./guard.ts";
+import type { RouteTarget } from "./router.ts";
+
+type JsonSchema = Record<string, unknown> & { properties?: Record<string, unknown>; required?: string[] };
+
+const errorResponse = {
+  description: "Error",
+  content: {
+    "application/json": {
+      schema: {
+        type: "object",
+        required: ["error"],
+        properties: { error: { type: "string" }, retryAfter: { type: "number" } },
+      },
+    },
+  },
+};
+
+function inputSchema(functions: FunctionRegistry, functionId: string): JsonSchema {
+  const input = functions.get(functionId)?.input;
+  if (!input) return { type: "object" };
+  try {
+    return z.toJSONSchema(input, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  } catch {
+    return { type: "object" };
+  }
+}
+
+function pathParams(template: string): string[] {
+  return [...template.matchAll(/:(\w+)/g)].map((match) => match[1]);
+}
+
+function operation(functions: FunctionRegistry, route: RouteTarget): Record<string, unknown> {
+  const schema = inputSchema(functions, route.functionId);
+  const inPath = pathParams(route.template);
+  const properties = { ...(schema.properties ?? {}) };
+  for (const name of inPath) delete properties[name];
+  const required = (schema.required ?? []).filter((name) => !inPath.includes(name));
+  const parameters: unknown[] = inPath.map((name) => ({
+    name,
+    in: "path",
+    required: true,
+    schema: { type: "string" },
+  }));
+  const op: Record<string, unknown> = {
+    operationId: route.functionId,
+    description: functions.get(route.functionId)?.description,
+    parameters,
+    responses: {
+      [String(route.config.status ?? 200)]: { description: "Success" },
+      "204": { description: "Success, no content" },
+      "400": errorResponse,
+      "401": errorResponse,
+      "404": errorResponse,
+      "429": errorResponse,
+      "500": errorResponse,
+    },
+  };
+  if (route.method === "GET" || route.method === "DELETE") {
+    for (const [name, property] of Object.entries(properties)) {
+      parameters.push({ name, in: "query", required: required.includes(name), schema: property });
+    }
+  } else {
+    op.requestBody = {
+      content: { "application/json": { schema: { ...schema, properties, required } } },
+    };
+  }
+  if (isProtectedPath(route.template)) op.security = [{ bearerAuth: [] }];
+  return op;
+}
+
+/** OpenAPI 3.1 built from the http triggers and the zod input schemas of their functions. */
+export function buildOpenApi(functions: FunctionRegistry, routes: RouteTarget[], version: string) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of [...routes].sort((a, b) => a.template.localeCompare(b.template))) {
+    const path = route.template.replace(/:(\w+)/g, "{$1}");
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = operation(functions, route);
+  }
+  return {
+    openapi: "3.1.0",
+    info: { title: "AgentOS", version },
+    paths,
+    components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } },
+  };
+}

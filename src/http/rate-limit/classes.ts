@@ -1,0 +1,15 @@
+import type { RateClass } from "../../config/env.ts";
+
+/** Routes whose class is not given by their method (the spec's per-operation numbers). */
+const routeClasses: Record<string, RateClass> = {
+  "POST /api/agents/:id/message": "message",
+  "POST /v1/chat/completions": "message",
+  "POST /api/agents/:id/memory": "read",
+  "POST /api/workflows/run": "workflow_run",
+};
+
+export function rateClassOf(method: string, routeTemplate: string | undefined): RateClass {
+  const special = routeTemplate ? routeClasses[`${method} ${routeTemplate}`] : undefined;
+  if (special) return special;
+  return method === "GET" || method === "HEAD" ? "read" : "write";
+}

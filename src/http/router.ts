@@ -1,0 +1,87 @@
+import FindMyWay from "find-my-way";
+import { z } from "zod";
+import type { TriggerRecord, TriggerTypeProvider } from "../engine/types.ts";
+import { badRequest } from "../shared/errors.ts";
+
+const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+type Method = (typeof methods)[number];
+
+export const httpTriggerConfig = z.strictObject({
+  api_path: z
+    .string()
+    .min(1)
+    .max(1024)
+    .refine((path) => path.startsWith("/"), "api_path must start with /"),
+  http_method: z
+    .string()
+    .default("GET")
+    .transform((method) => method.toUpperCase())
+    .pipe(z.enum(methods)),
+  /** Status for a successful reply with a body (201 for creates); an empty reply is always 204. */
+  status: z.union([z.literal(200), z.literal(201), z.literal(202)]).optional(),
+  /**
+   * Give the function the raw request envelope {body, rawBody, headers, query_params, path_params,
+   * method, path} and expect {status_code, body, headers?} back (signature checks, remote iii workers).
+   */
+  envelope: z.boolean().optional(),
+});
+export type HttpTriggerConfig = z.infer<typeof httpTriggerConfig>;
+
+export interface RouteTarget {
+  functionId: string;
+  template: string;
+  method: Method;
+  config: HttpTriggerConfig;
+}
+
+export interface RouteMatch {
+  target: RouteTarget;
+  params: Record<string, string | undefined>;
+}
+
+/** The `http` trigger type: routes can be added and removed at any time, static paths beat parameters. */
+export class HttpRouter implements TriggerTypeProvider {
+  readonly id = "http";
+  readonly description = "Runs the function for HTTP requests to {api_path} with {http_method}";
+  private readonly router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+  private readonly targets = new Map<string, RouteTarget>();
+
+  register(record: TriggerRecord): void {
+    const parsed = httpTriggerConfig.safeParse(record.config);
+    if (!parsed.success) {
+      throw badRequest(`http trigger for ${record.function_id}: ${parsed.error.issues[0]?.message}`);
+    }
+    const config = parsed.data;
+    const target: RouteTarget = {
+      functionId: record.function_id,
+      template: config.api_path,
+      method: config.http_method,
+      config,
+    };
+    try {
+      this.router.on(config.http_method, config.api_path, () => undefined, target);
+    } catch (error) {
+      throw badRequest(`http trigger ${config.http_method} ${config.api_path}: ${(error as Error).message}`);
+    }
+    this.targets.set(record.id, target);
+  }
+
+  unregister(record: TriggerRecord): void {
+    const target = this.targets.get(record.id);
+    if (!target) return;
+    this.router.off(target.method, target.template);
+    this.targets.delete(record.id);
+  }
+
+  find(method: string, path: string): RouteMatch | null {
+    const lookup = method === "HEAD" ? "GET" : method;
+    if (!(methods as readonly string[]).includes(lookup)) return null;
+    const found = this.router.find(lookup as Method, path);
+    if (!found) return null;
+    return { target: found.store as RouteTarget, params: found.params };
+  }
+
+  routes(): RouteTarget[] {
+    return [...this.targets.values()];
+  }
+}

@@ -1,0 +1,27 @@
+import { type Config, ConfigError } from "../config/env.ts";
+import type { Engine } from "../engine/engine.ts";
+import { register as registerSecurity } from "./security/index.ts";
+import { register as registerVault } from "./vault/index.ts";
+import { loadVaultKey } from "./vault/key.ts";
+
+/** Every domain worker, registered in-process. Each gets its own WorkerClient and talks only via trigger. */
+export function registerWorkers(engine: Engine, config: Config): void {
+  registerSecurity(engine.worker("security", "Audit log: a SHA-256 hash chain"));
+  registerVault(engine.worker("vault", "Secrets encrypted at rest (AES-256-GCM)"), {
+    key: vaultKeyFor(engine, config),
+  });
+}
+
+function vaultKeyFor(engine: Engine, config: Config): Buffer {
+  // Each node would otherwise generate its own key file and could not read secrets written by another.
+  if (config.databaseUrl && !config.vaultKey) {
+    throw new ConfigError(
+      "AGENTOS_VAULT_KEY is required with AGENTOS_DATABASE_URL: every node must encrypt secrets with the same key",
+    );
+  }
+  return loadVaultKey({
+    env: config.vaultKey,
+    dataDir: config.dataDir,
+    warn: (message) => engine.logger.warn(message),
+  });
+}

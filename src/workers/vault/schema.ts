@@ -1,0 +1,29 @@
+import { z } from "zod";
+
+export const MAX_SECRET_BYTES = 64 * 1024;
+
+/**
+ * Secret names such as `provider:openai:api_key` or `channel:slack:signing_secret`: no whitespace,
+ * control characters or "/", so a name is also a clean path segment of DELETE /api/vault/:key.
+ */
+export const vaultKeyName = z
+  .string()
+  .min(1, "key must not be empty")
+  .max(256, "key must be at most 256 characters")
+  .regex(/^[^\s/\p{Cc}]+$/u, "key must not contain whitespace, control characters or '/'")
+  .refine((name) => name.isWellFormed(), "key must be valid text");
+
+const secretValue = z
+  .string()
+  .min(1, "value must not be empty")
+  .refine(
+    (value) => Buffer.byteLength(value) <= MAX_SECRET_BYTES,
+    `value must be at most ${MAX_SECRET_BYTES} bytes`,
+  );
+
+export const vaultSetInput = z.strictObject({ key: vaultKeyName, value: secretValue });
+export type VaultSetInput = z.infer<typeof vaultSetInput>;
+
+export const vaultKeyInput = z.strictObject({ key: vaultKeyName });
+
+export const vaultListInput = z.strictObject({ prefix: z.string().max(256).optional() });

@@ -1,0 +1,151 @@
+import { Client } from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PgBus } from "../../src/engine/pg-bus.ts";
+import { dropSchema, findTestPostgres, uniqueSchema } from "./state/contract.ts";
+
+const found = await findTestPostgres();
+if (found.url === null) console.warn(`Skipping PostgreSQL pub/sub tests: ${found.reason}`);
+const url = found.url ?? "";
+const schema = uniqueSchema();
+
+type Received = Array<{ topic: string; data: unknown }>;
+
+async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for messages");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.skipIf(found.url === null)("PgBus", () => {
+  // Two buses on one database stand for two cluster nodes. The channel is the run's schema name, so
+  // concurrent test runs on the same server do not hear each other.
+  let nodeA: PgBus;
+  let nodeB: PgBus;
+  const atA: Received = [];
+  const atB: Received = [];
+  const reset = () => {
+    atA.length = 0;
+    atB.length = 0;
+  };
+
+  beforeAll(async () => {
+    nodeA = await PgBus.open({ connectionString: url, schema, channel: schema });
+    nodeB = await PgBus.open({ connectionString: url, schema, channel: schema });
+    nodeA.onMessage((topic, data) => atA.push({ topic, data }));
+    nodeB.onMessage((topic, data) => atB.push({ topic, data }));
+  });
+
+  afterAll(async () => {
+    await nodeA?.close();
+    await nodeB?.close();
+    await dropSchema(url, schema);
+  });
+
+  it("delivers a message published on one node to the listeners of every node", async () => {
+    reset();
+    const data = { text: "héllo 😀", nul: "a\u0000b", n: Number.MAX_SAFE_INTEGER, list: [1, null, true] };
+    await nodeA.publish("greeting", data);
+    await waitFor(() => atA.length === 1 && atB.length === 1);
+    expect(atB).toEqual([{ topic: "greeting", data }]);
+    expect(atA).toEqual([{ topic: "greeting", data }]);
+  });
+
+  it("carries messages too large for NOTIFY through the table", async () => {
+    reset();
+    const data = { blob: "x".repeat(100_000), emoji: "😀".repeat(3000) };
+    await nodeB.publish("large", data);
+    await waitFor(() => atA.length === 1 && atB.length === 1);
+    expect(atA[0]).toEqual({ topic: "large", data });
+    expect(atB[0]).toEqual({ topic: "large", data });
+  });
+
+  it("switches to the table exactly at the NOTIFY size limit", async () => {
+    reset();
+    const stored = async () => {
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM "${schema}".pubsub_messages`);
+      await client.end();
+      return rows[0].n as number;
+    };
+    const before = await stored();
+    // {"topic":"t","data":"..."} is 23 bytes around the string: 7999 bytes still fit in NOTIFY.
+    const sizes = [7999 - 23, 8000 - 23, 8001 - 23];
+    for (const size of sizes) await nodeA.publish("t", "y".repeat(size));
+    await waitFor(() => atB.length === 3);
+    expect(atB.map((message) => (message.data as string).length)).toEqual(sizes);
+    expect((await stored()) - before).toBe(2);
+  });
+
+  it("keeps publication order when small and large messages mix", async () => {
+    reset();
+    const sequence = Array.from({ length: 20 }, (_, i) =>
+      i % 3 === 0 ? `${i}:${"z".repeat(20_000)}` : `${i}`,
+    );
+    for (const data of sequence) await nodeA.publish("ordered", data);
+    await waitFor(() => atB.length === sequence.length && atA.length === sequence.length);
+    expect(atB.map((message) => message.data)).toEqual(sequence);
+    expect(atA.map((message) => message.data)).toEqual(sequence);
+  });
+
+  it("keeps delivering to other listeners when one throws", async () => {
+    reset();
+    const extra = await PgBus.open({ connectionString: url, schema, channel: schema });
+    const seen: unknown[] = [];
+    extra.onMessage(() => {
+      throw new Error("listener bug");
+    });
+    extra.onMessage((_topic, data) => seen.push(data));
+    try {
+      await nodeA.publish("robust", 1);
+      await waitFor(() => seen.length === 1);
+    } finally {
+      await extra.close();
+    }
+  });
+
+  it("does not deliver across channels", async () => {
+    reset();
+    const other = await PgBus.open({ connectionString: url, schema, channel: `${schema}_other` });
+    try {
+      await other.publish("elsewhere", 1);
+      await nodeA.publish("here", 2);
+      await waitFor(() => atB.length >= 1);
+      expect(atB).toEqual([{ topic: "here", data: 2 }]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("deletes stored bodies older than ten minutes and keeps recent ones", async () => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      const table = `"${schema}".pubsub_messages`;
+      await client.query(
+        `INSERT INTO ${table} (body, created_at) VALUES ('old', now() - interval '11 minutes')`,
+      );
+      await client.query(`INSERT INTO ${table} (body) VALUES ('recent')`);
+      expect(await nodeA.cleanup()).toBeGreaterThanOrEqual(1);
+      const { rows } = await client.query(`SELECT body FROM ${table} WHERE body IN ('old', 'recent')`);
+      expect(rows).toEqual([{ body: "recent" }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("stops delivering after close, and closes idempotently", async () => {
+    const closing = await PgBus.open({ connectionString: url, schema, channel: schema });
+    const seen: unknown[] = [];
+    closing.onMessage((_topic, data) => seen.push(data));
+    await closing.close();
+    await closing.close();
+    reset();
+    await nodeA.publish("after-close", 1);
+    await waitFor(() => atB.length === 1);
+    expect(seen).toEqual([]);
+    await expect(closing.publish("t", 1)).rejects.toThrow(/closed/);
+  });
+});

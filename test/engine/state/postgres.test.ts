@@ -1,0 +1,96 @@
+import { Client } from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { openStateStore } from "../../../src/engine/state/open.ts";
+import { PostgresStateStore } from "../../../src/engine/state/postgres.ts";
+import { dropSchema, findTestPostgres, stateStoreContract, uniqueSchema } from "./contract.ts";
+
+const found = await findTestPostgres();
+if (found.url === null) console.warn(`Skipping PostgreSQL state store tests: ${found.reason}`);
+const url = found.url ?? "";
+// One schema per run, so parallel runs and leftovers from earlier runs never meet.
+const schema = uniqueSchema();
+
+describe.skipIf(found.url === null)("PostgresStateStore", () => {
+  afterAll(() => dropSchema(url, schema));
+
+  stateStoreContract("postgres", () => PostgresStateStore.open({ connectionString: url, schema, max: 10 }));
+
+  async function sql<T>(text: string, values: unknown[] = []): Promise<T[]> {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query(text, values)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("stores the value as the exact JSON text, with C-collated keys", async () => {
+    const store = await PostgresStateStore.open({ connectionString: url, schema });
+    try {
+      await store.set("raw", "k", { b: 1, a: [true, null], s: "😀\u0000" });
+      const rows = await sql<{ value: string; version: string }>(
+        `SELECT value, version FROM "${schema}".state WHERE scope = 'raw' AND key = 'k'`,
+      );
+      expect(rows).toEqual([{ value: '{"b":1,"a":[true,null],"s":"😀\\u0000"}', version: "1" }]);
+      const collations = await sql<{ column_name: string; collation_name: string }>(
+        `SELECT column_name, collation_name FROM information_schema.columns
+         WHERE table_schema = $1 AND table_name = 'state' AND column_name IN ('scope', 'key') ORDER BY column_name`,
+        [schema],
+      );
+      expect(collations.map((row) => row.collation_name)).toEqual(["C", "C"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("lets several nodes open the same fresh schema at once", async () => {
+    const fresh = uniqueSchema();
+    try {
+      const stores = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          PostgresStateStore.open({ connectionString: url, schema: fresh, max: 2 }),
+        ),
+      );
+      await stores[0].set("s", "k", "shared");
+      expect((await stores[3].get("s", "k"))?.value).toBe("shared");
+      await Promise.all(stores.map((store) => store.close()));
+    } finally {
+      await dropSchema(url, fresh);
+    }
+  });
+
+  it("loses no increment when the writers are separate nodes", async () => {
+    const nodes = await Promise.all(
+      Array.from({ length: 3 }, () => PostgresStateStore.open({ connectionString: url, schema, max: 4 })),
+    );
+    try {
+      const inc = [{ type: "increment" as const, path: "n", by: 1 }];
+      await Promise.all(Array.from({ length: 30 }, (_, i) => nodes[i % 3].update("nodes", "counter", inc)));
+      expect(await nodes[0].get("nodes", "counter")).toMatchObject({ value: { n: 30 }, version: 30 });
+    } finally {
+      await Promise.all(nodes.map((node) => node.close()));
+    }
+  });
+
+  it("openStateStore picks PostgreSQL when a database URL is set", async () => {
+    const fresh = uniqueSchema();
+    // The URL carries the schema through search_path, as a deployment without a schema option would.
+    const scoped = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${fresh}`)}`;
+    try {
+      await sql(`CREATE SCHEMA "${fresh}"`);
+      const store = await openStateStore({ databaseUrl: scoped, dataDir: "/nonexistent" });
+      expect(store.kind).toBe("postgres");
+      await store.set("s", "k", 1);
+      await store.close();
+      expect(await sql(`SELECT key FROM "${fresh}".state`)).toEqual([{ key: "k" }]);
+    } finally {
+      await dropSchema(url, fresh);
+    }
+  });
+
+  it("fails to open with a clear error when the server is unreachable", async () => {
+    const open = PostgresStateStore.open({ connectionString: "postgres://nobody@127.0.0.1:1/none" });
+    await expect(open).rejects.toThrow(/ECONNREFUSED|connect/);
+  });
+});

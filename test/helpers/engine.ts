@@ -1,0 +1,38 @@
+import pino from "pino";
+import type { Engine } from "../../src/engine/engine.ts";
+import { type CreateEngineOptions, createEngine } from "../../src/engine/index.ts";
+import type { Logger } from "../../src/shared/logger.ts";
+
+/**
+ * A real engine wired the way the server wires it (builtins, cron, subscribe on an in-process bus).
+ * Call `engine.shutdown()` when done so cron jobs stop.
+ */
+export function createTestEngine(options: CreateEngineOptions = {}): Engine {
+  return createEngine(options);
+}
+
+export interface LogEntry {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/** A pino logger that keeps every entry (debug and up) in memory, for asserting what was logged. */
+export function createCapturingLogger(): { logger: Logger; entries: LogEntry[] } {
+  const entries: LogEntry[] = [];
+  const destination = {
+    write(line: string) {
+      entries.push(JSON.parse(line) as LogEntry);
+    },
+  };
+  return { logger: pino({ level: "debug" }, destination), entries };
+}
+
+/** A promise with its resolve function, to let a test open a gate or wait for a callback. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}

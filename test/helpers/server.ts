@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type AgentOS, createAgentOS } from "../../src/app.ts";
+import { type Config, loadConfig } from "../../src/config/env.ts";
+
+export const TEST_ADMIN_KEY = "test-admin-key-0123456789abcdef";
+
+export interface TestServer {
+  service: AgentOS;
+  url: string;
+  dataDir: string;
+  /** fetch against the server with the admin key unless `key` says otherwise (null = no header). */
+  request(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Starts the real service (SQLite in a temp dir) on a free port. */
+export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "agentos-test-"));
+  const config: Config = {
+    ...loadConfig({
+      AGENTOS_DATA_DIR: dataDir,
+      AGENTOS_API_KEY: TEST_ADMIN_KEY,
+      AGENTOS_LOG_LEVEL: "silent",
+    }),
+    port: 0,
+    host: "127.0.0.1",
+    rateLimits: false,
+    ...overrides,
+  };
+  const service = await createAgentOS(config);
+  const url = await service.listen();
+  return {
+    service,
+    url,
+    dataDir,
+    request(path, init = {}) {
+      const { key = TEST_ADMIN_KEY, json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (key !== null) headers.set("authorization", `Bearer ${key}`);
+      if (json !== undefined) headers.set("content-type", "application/json");
+      return fetch(`${url}${path}`, {
+        ...rest,
+        headers,
+        body: json === undefined ? rest.body : JSON.stringify(json),
+      });
+    },
+    async close() {
+      await service.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const SECURITY_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "x-xss-protection": "1; mode=block",
+  "strict-transport-security": "max-age=31536000; includeSubDomains",
+};
+
+export function securityHeadersOf(response: Response): Record<string, string | null> {
+  return Object.fromEntries(Object.keys(SECURITY_HEADERS).map((name) => [name, response.headers.get(name)]));
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: assertions read arbitrary JSON bodies
+export type JsonBody = any;
+
+export function json(response: Response): Promise<JsonBody> {
+  return response.json() as Promise<JsonBody>;
+}

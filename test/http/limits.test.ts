@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { json, startTestServer, type TestServer } from "../helpers/server.ts";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("rate limits", () => {
+  it("refuses requests beyond the class limit with 429, retryAfter, Retry-After and RateLimit headers", async () => {
+    server = await startTestServer({ rateLimits: { read: 3, write: 100, message: 60, workflow_run: 100 } });
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 4; i++) {
+      last = await server.request("/api/health");
+      statuses.push(last.status);
+      if (i === 0) expect(last.headers.get("ratelimit-remaining")).toBe("2");
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const body = await json(last as Response);
+    expect(body.error).toMatch(/Rate limit/);
+    expect(body.retryAfter).toBeGreaterThan(0);
+    expect(Number((last as Response).headers.get("retry-after"))).toBe(body.retryAfter);
+    expect((last as Response).headers.get("ratelimit-limit")).toBe("3");
+    expect((last as Response).headers.get("x-frame-options")).toBe("DENY");
+  });
+
+  it("keeps separate buckets per class", async () => {
+    server = await startTestServer({ rateLimits: { read: 1, write: 1, message: 60, workflow_run: 100 } });
+    expect((await server.request("/api/health")).status).toBe(200);
+    expect((await server.request("/api/health")).status).toBe(429);
+    expect((await server.request("/api/keys", { method: "POST", json: {} })).status).toBe(201);
+  });
+
+  it("ignores X-Forwarded-For unless a trusted proxy is configured", async () => {
+    server = await startTestServer({ rateLimits: { read: 1, write: 100, message: 60, workflow_run: 100 } });
+    expect((await server.request("/api/health", { headers: { "x-forwarded-for": "10.0.0.1" } })).status).toBe(
+      200,
+    );
+    expect((await server.request("/api/health", { headers: { "x-forwarded-for": "10.0.0.2" } })).status).toBe(
+      429,
+    );
+    await server.close();
+    server = await startTestServer({
+      rateLimits: { read: 1, write: 100, message: 60, workflow_run: 100 },
+      trustProxy: ["127.0.0.1"],
+    });
+    expect((await server.request("/api/health", { headers: { "x-forwarded-for": "10.0.0.1" } })).status).toBe(
+      200,
+    );
+    expect((await server.request("/api/health", { headers: { "x-forwarded-for": "10.0.0.2" } })).status).toBe(
+      200,
+    );
+  });
+});
+
+describe("request limits", () => {
+  it("answers 503 beyond the in-flight limit", async () => {
+    server = await startTestServer({ maxInFlight: 2 });
+    const worker = server.service.engine.worker("slow");
+    worker.registerFunction(
+      { id: "slow::wait" },
+      () => new Promise((resolve) => setTimeout(() => resolve({}), 300)),
+    );
+    worker.registerTrigger({ type: "http", function_id: "slow::wait", config: { api_path: "/api/slow" } });
+    const statuses = await Promise.all(
+      [1, 2, 3, 4].map(() => server?.request("/api/slow").then((r) => r.status)),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(2);
+    expect(statuses.filter((status) => status === 503)).toHaveLength(2);
+  });
+
+  it("answers 504 when a function outlives the request timeout", async () => {
+    server = await startTestServer({ requestTimeoutMs: 200 });
+    const worker = server.service.engine.worker("slow");
+    worker.registerFunction({ id: "slow::forever" }, () => new Promise(() => undefined));
+    worker.registerTrigger({
+      type: "http",
+      function_id: "slow::forever",
+      config: { api_path: "/api/forever" },
+    });
+    const response = await server.request("/api/forever");
+    expect(response.status).toBe(504);
+    expect((await json(response)).error).toMatch(/timed out/);
+  });
+});

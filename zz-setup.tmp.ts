@@ -1,0 +1,2 @@
+import fc from "fast-check";
+fc.configureGlobal({ numRuns: 5000 });
