@@ -87,7 +87,7 @@ export class Engine {
    * a void call resolves undefined at once and only logs its failures (unknown function and invalid
    * payload included), as iii does.
    */
-  async trigger(request: TriggerRequest): Promise<unknown> {
+  trigger(request: TriggerRequest): Promise<unknown> {
     if (request.action?.type === "void") {
       const run = this.call(request).catch((error) => {
         this.logger.warn(
@@ -97,7 +97,7 @@ export class Engine {
       });
       this.pendingVoid.add(run);
       run.finally(() => this.pendingVoid.delete(run));
-      return undefined;
+      return Promise.resolve(undefined);
     }
     return this.call(request);
   }
@@ -111,45 +111,69 @@ export class Engine {
     this.triggers.clear();
   }
 
-  private async call(request: TriggerRequest): Promise<unknown> {
+  /** Never throws synchronously: every failure, lookup and validation included, is a rejection. */
+  private call(request: TriggerRequest): Promise<unknown> {
     const fn = this.functions.get(request.function_id);
-    if (!fn) throw notFound(`Function ${request.function_id} not found`);
-    return this.invoke(fn, parseInput(fn, request.payload), request);
-  }
-
-  private async invoke(fn: RegisteredFunction, input: unknown, request: TriggerRequest): Promise<unknown> {
-    const timeoutMs = effectiveTimeout(request.timeout_ms);
-    const controller = new AbortController();
+    if (!fn) return Promise.reject(notFound(`Function ${request.function_id} not found`));
+    // The AbortController is made only when a handler asks for its signal, or when time runs out.
+    let controller: AbortController | undefined;
     const ctx: InvocationContext = {
       functionId: fn.id,
       auth: request.auth ?? systemPrincipal,
       requestId: request.requestId,
       metadata: request.metadata,
-      signal: controller.signal,
+      get signal() {
+        controller ??= new AbortController();
+        return controller.signal;
+      },
     };
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+    let pending: unknown;
+    try {
+      pending = fn.handler(parseInput(fn, request.payload), ctx);
+    } catch (error) {
+      this.reportError(fn.id, error);
+      return Promise.reject(error);
+    }
+    if (!isPromiseLike(pending)) return Promise.resolve(pending);
+    const timeoutMs = effectiveTimeout(request.timeout_ms);
+    return new Promise((resolve, reject) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
         const error = new AppError("timeout", `Function ${fn.id} timed out after ${timeoutMs} ms`);
+        controller ??= new AbortController();
         controller.abort(error);
+        this.reportError(fn.id, error);
         reject(error);
       }, timeoutMs);
+      pending.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error) => {
+          clearTimeout(timer);
+          if (timedOut) return;
+          this.reportError(fn.id, error);
+          reject(error);
+        },
+      );
     });
-    try {
-      return await Promise.race([fn.handler(input, ctx), timeout]);
-    } catch (error) {
-      for (const listener of this.errorListeners) {
-        try {
-          listener(fn.id, error);
-        } catch (listenerError) {
-          this.logger.error({ err: listenerError, functionId: fn.id }, "invocation error listener failed");
-        }
+  }
+
+  private reportError(functionId: string, error: unknown): void {
+    for (const listener of this.errorListeners) {
+      try {
+        listener(functionId, error);
+      } catch (listenerError) {
+        this.logger.error({ err: listenerError, functionId }, "invocation error listener failed");
       }
-      throw error;
-    } finally {
-      clearTimeout(timer);
     }
   }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === "function";
 }
 
 function effectiveTimeout(timeoutMs: number | undefined): number {

@@ -6,12 +6,15 @@ const FUNCTION_ID = /^[A-Za-z0-9_.\-:]+$/;
 /** Function id → registration. Re-registering an id replaces it (last writer wins, as in iii). */
 export class FunctionRegistry {
   private readonly byId = new Map<string, RegisteredFunction>();
+  private readonly perWorker = new Map<string, number>();
 
   add(fn: RegisteredFunction): RegisteredFunction {
     if (!fn.id || fn.id.length > 256 || !FUNCTION_ID.test(fn.id)) {
       throw badRequest(`Invalid function id "${fn.id}": use letters, digits and _ . - : (at most 256)`);
     }
+    this.remove(fn.id);
     this.byId.set(fn.id, fn);
+    this.perWorker.set(fn.worker, (this.perWorker.get(fn.worker) ?? 0) + 1);
     return fn;
   }
 
@@ -20,7 +23,11 @@ export class FunctionRegistry {
   }
 
   remove(id: string): boolean {
-    return this.byId.delete(id);
+    const fn = this.byId.get(id);
+    if (!fn) return false;
+    this.byId.delete(id);
+    this.perWorker.set(fn.worker, (this.perWorker.get(fn.worker) ?? 1) - 1);
+    return true;
   }
 
   list(): RegisteredFunction[] {
@@ -28,8 +35,6 @@ export class FunctionRegistry {
   }
 
   countByWorker(worker: string): number {
-    let count = 0;
-    for (const fn of this.byId.values()) if (fn.worker === worker) count++;
-    return count;
+    return this.perWorker.get(worker) ?? 0;
   }
 }

@@ -18,12 +18,12 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
       description: "Service health: status, version, worker count, uptime",
       input: noInput,
     },
-    async () => {
-      const { workers } = (await worker.trigger({ function_id: "engine::workers::list", payload: {} })) as {
-        workers: unknown[];
-      };
-      return { status: "ok", version: serviceVersion, workers: workers.length, uptime: process.uptime() };
-    },
+    () => ({
+      status: "ok",
+      version: serviceVersion,
+      workers: engine.listWorkers().length,
+      uptime: process.uptime(),
+    }),
   );
   worker.registerTrigger({ type: "http", function_id: "api::health", config: { api_path: "/api/health" } });
 

@@ -7,6 +7,7 @@ import { AppError, unauthorized } from "../shared/errors.ts";
 import type { KeyCache } from "./auth/cache.ts";
 import { bearerToken, hashKey, verifyKey } from "./auth/keys.ts";
 import { rateClassOf } from "./rate-limit/classes.ts";
+import type { GcraDecision } from "./rate-limit/gcra.ts";
 import type { RateLimitStore } from "./rate-limit/store.ts";
 
 const HOUR_MS = 3_600_000;
@@ -24,17 +25,24 @@ export interface GuardDeps {
 }
 
 /** GCRA per client IP and class; sets RateLimit-* headers and refuses with 429 + Retry-After. */
-export async function enforceRateLimit(
+export function enforceRateLimit(
   deps: GuardDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   routeTemplate: string | undefined,
-): Promise<void> {
-  if (!deps.rateLimits) return;
+): undefined | Promise<void> {
+  if (!deps.rateLimits) return undefined;
   const rateClass = rateClassOf(request.method, routeTemplate);
   const limit = deps.rateLimits[rateClass];
-  const decision = await deps.rateLimitStore.consume(`${rateClass}:${request.ip}`, nowMs(), limit, HOUR_MS);
-  reply.header("RateLimit-Policy", `${limit};w=3600`);
+  const decision = deps.rateLimitStore.consume(`${rateClass}:${request.ip}`, nowMs(), limit, HOUR_MS);
+  if (decision instanceof Promise)
+    return decision.then((settled) => applyDecision(reply, rateClass, settled));
+  applyDecision(reply, rateClass, decision);
+  return undefined;
+}
+
+function applyDecision(reply: FastifyReply, rateClass: string, decision: GcraDecision): void {
+  const { limit } = decision;
   reply.header("RateLimit-Limit", String(limit));
   reply.header("RateLimit-Remaining", String(decision.remaining));
   reply.header("RateLimit-Reset", String(Math.ceil(decision.resetMs / 1000)));
@@ -46,26 +54,28 @@ export async function enforceRateLimit(
   });
 }
 
-/** The principal of a presented key, from the cache or storage; null for an unknown key. */
-async function principalOf(deps: GuardDeps, token: string): Promise<Principal | null> {
-  const hash = hashKey(token);
-  const now = nowMs();
-  const cached = deps.keyCache.get(hash, now);
-  if (cached) return cached;
-  const principal = await verifyKey(deps.state, token);
-  if (principal) deps.keyCache.set(hash, principal, now);
-  return principal;
-}
-
-/** Bearer key → principal, or 401. */
-export async function authenticate(
+/** Bearer key → principal (synchronously when the key is cached), or a 401. */
+export function authenticate(
   deps: GuardDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-): Promise<Principal> {
+): Principal | Promise<Principal> {
   const token = bearerToken(request.headers.authorization);
-  const principal = token ? await principalOf(deps, token) : null;
-  if (principal) return principal;
+  if (token) {
+    const cached = deps.keyCache.get(token, nowMs());
+    if (cached) return cached;
+    return verifyKey(deps.state, token).then((principal) => {
+      if (principal) {
+        deps.keyCache.set(token, hashKey(token), principal, nowMs());
+        return principal;
+      }
+      return refuse(reply, "Invalid API key");
+    });
+  }
+  return refuse(reply, "Missing API key: send Authorization: Bearer <key>");
+}
+
+function refuse(reply: FastifyReply, message: string): never {
   reply.header("WWW-Authenticate", 'Bearer realm="agentos"');
-  throw unauthorized(token ? "Invalid API key" : "Missing API key: send Authorization: Bearer <key>");
+  throw unauthorized(message);
 }

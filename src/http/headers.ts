@@ -1,4 +1,4 @@
-/** The four security headers of the specification, on every response. */
+/** The four security headers of the specification. */
 export const securityHeaders: Record<string, string> = {
   "X-Content-Type-Options": "nosniff",
   "X-Frame-Options": "DENY",
@@ -6,17 +6,21 @@ export const securityHeaders: Record<string, string> = {
   "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
 };
 
-/**
- * CORS as specified: any origin, GET/POST/PUT/DELETE/OPTIONS (and PATCH), any header. Browsers do not
- * let `*` cover Authorization, so it is named as well; otherwise a browser client could never send its key.
- */
-export const corsHeaders: Record<string, string> = {
+/** On every response: the security headers and the CORS headers a browser reads on actual responses. */
+export const everyResponseHeaders: Record<string, string> = {
+  ...securityHeaders,
   "Access-Control-Allow-Origin": "*",
-  "Access-Control-Allow-Methods": "GET, POST, PUT, PATCH, DELETE, OPTIONS",
-  "Access-Control-Allow-Headers": "*, Authorization",
   "Access-Control-Expose-Headers":
     "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id",
-  "Access-Control-Max-Age": "86400",
 };
 
-export const everyResponseHeaders: Record<string, string> = { ...securityHeaders, ...corsHeaders };
+/**
+ * CORS preflight answers as specified: any origin, GET/POST/PUT/DELETE/OPTIONS (and PATCH), any header.
+ * Browsers do not let `*` cover Authorization, so it is named too; otherwise no browser could send a key.
+ * Browsers read these only on preflights, so other responses do not carry them.
+ */
+export const preflightHeaders: Record<string, string> = {
+  "Access-Control-Allow-Methods": "GET, POST, PUT, PATCH, DELETE, OPTIONS",
+  "Access-Control-Allow-Headers": "*, Authorization",
+  "Access-Control-Max-Age": "86400",
+};

@@ -23,10 +23,25 @@ export class HttpMetrics {
     registers: [this.registry],
   });
 
+  /** Label children by method, route template and status: label lookups are the costly part per request. */
+  private readonly children = new Map<
+    string,
+    { duration: Histogram.Internal<string>; count: Counter.Internal }
+  >();
+
   observeRequest(method: string, route: string, status: number, durationMs: number): void {
-    const code = String(status);
-    this.duration.labels(method, route, code).observe(durationMs);
-    this.requests.labels(method, route, code).inc();
+    const id = `${method} ${status} ${route}`;
+    let child = this.children.get(id);
+    if (!child) {
+      const code = String(status);
+      child = {
+        duration: this.duration.labels(method, route, code),
+        count: this.requests.labels(method, route, code),
+      };
+      this.children.set(id, child);
+    }
+    child.duration.observe(durationMs);
+    child.count.inc();
   }
 
   observeFunctionError(functionId: string, code: string): void {

@@ -39,6 +39,12 @@ export interface RouteMatch {
   params: Record<string, string | undefined>;
 }
 
+/** The path of a request URL, without the query string. */
+export function pathOf(url: string): string {
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
+}
+
 /** The `http` trigger type: routes can be added and removed at any time, static paths beat parameters. */
 export class HttpRouter implements TriggerTypeProvider {
   readonly id = "http";

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Config } from "../config/env.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { StateClient } from "../engine/state/client.ts";
+import type { Principal } from "../engine/types.ts";
 import { AppError, notFound } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { KeyCache } from "./auth/cache.ts";
@@ -10,15 +11,17 @@ import { registerBodyParsers } from "./body.ts";
 import { callRoute } from "./dispatch.ts";
 import { toErrorReply } from "./errors.ts";
 import { authenticate, enforceRateLimit, type GuardDeps, isProtectedPath } from "./guard.ts";
-import { everyResponseHeaders } from "./headers.ts";
+import { everyResponseHeaders, preflightHeaders } from "./headers.ts";
 import type { HttpMetrics } from "./metrics.ts";
 import type { RateLimitStore } from "./rate-limit/store.ts";
-import type { HttpRouter } from "./router.ts";
+import { type HttpRouter, pathOf, type RouteMatch } from "./router.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
     /** Route template for metrics labels (never the raw URL, which would explode label cardinality). */
     routeTemplate?: string;
+    /** Counted in the in-flight total and not yet released. */
+    inFlight?: boolean;
   }
 }
 
@@ -59,22 +62,40 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   registerBodyParsers(app, config.bodyLimitBytes);
 
-  app.addHook("onRequest", async (request, reply) => {
+  // A request leaves the in-flight count once, whether it is answered or its client goes away.
+  const release = (request: FastifyRequest) => {
+    if (!request.inFlight) return;
+    request.inFlight = false;
+    inFlight--;
+  };
+
+  // Callback-style hooks: on the hot path they avoid a promise per hook and request.
+  app.addHook("onRequest", (request, reply, done) => {
     inFlight++;
+    request.inFlight = true;
     reply.header("X-Request-Id", request.id);
     if (inFlight > config.maxInFlight) {
       reply.header("Retry-After", "1");
-      throw new AppError("unavailable", `Server busy: more than ${config.maxInFlight} requests in flight`);
+      done(new AppError("unavailable", `Server busy: more than ${config.maxInFlight} requests in flight`));
+      return;
     }
+    done();
   });
-  app.addHook("onSend", async (_request, reply, payload) => {
+  // onSend runs for every reply, errors and 404s included, so no response can miss these headers.
+  app.addHook("onSend", (request, reply, payload, done) => {
     reply.headers(everyResponseHeaders);
-    return payload;
+    if (request.method === "OPTIONS") reply.headers(preflightHeaders);
+    done(null, payload);
   });
-  app.addHook("onResponse", async (request, reply) => {
-    inFlight--;
+  app.addHook("onRequestAbort", (request, done) => {
+    release(request);
+    done();
+  });
+  app.addHook("onResponse", (request, reply, done) => {
+    release(request);
     const route = request.routeTemplate ?? "unmatched";
     deps.metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime);
+    done();
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -83,7 +104,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     reply.code(status).type("application/json; charset=utf-8").send(JSON.stringify(body));
   });
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ error: `No route for ${request.method} ${request.url.split("?")[0]}` });
+    reply.code(404).send({ error: `No route for ${request.method} ${pathOf(request.url)}` });
   });
 
   app.get("/healthz", async (request) => {
@@ -106,25 +127,49 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   return app;
 }
 
-async function dispatch(
+function dispatch(
   deps: HttpServerDeps,
   guard: GuardDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-): Promise<void> {
+): Promise<void> | undefined {
   if (request.method === "OPTIONS") {
     request.routeTemplate = "preflight";
     reply.code(204).send();
-    return;
+    return undefined;
   }
-  const path = request.url.split("?")[0];
+  const path = pathOf(request.url);
   const match = deps.router.find(request.method, path);
   if (match) request.routeTemplate = match.target.template;
-  let auth: Awaited<ReturnType<typeof authenticate>> | undefined;
-  if (isProtectedPath(path)) {
-    await enforceRateLimit(guard, request, reply, match?.target.template);
-    auth = await authenticate(guard, request, reply);
-  }
+  if (!isProtectedPath(path)) return route(deps, match, path, request, reply, undefined);
+  // Both checks answer synchronously on the common path (in-memory limits, cached key).
+  const limited = enforceRateLimit(guard, request, reply, match?.target.template);
+  if (limited) return limited.then(() => authenticated(deps, guard, match, path, request, reply));
+  return authenticated(deps, guard, match, path, request, reply);
+}
+
+function authenticated(
+  deps: HttpServerDeps,
+  guard: GuardDeps,
+  match: RouteMatch | null,
+  path: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const principal = authenticate(guard, request, reply);
+  if (principal instanceof Promise)
+    return principal.then((auth) => route(deps, match, path, request, reply, auth));
+  return route(deps, match, path, request, reply, principal);
+}
+
+function route(
+  deps: HttpServerDeps,
+  match: RouteMatch | null,
+  path: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  auth: Principal | undefined,
+): Promise<void> {
   if (!match) throw notFound(`No route for ${request.method} ${path}`);
-  await callRoute(deps.engine, match, request, reply, { auth, timeoutMs: deps.config.requestTimeoutMs });
+  return callRoute(deps.engine, match, request, reply, { auth, timeoutMs: deps.config.requestTimeoutMs });
 }

@@ -15,8 +15,8 @@ function toRecord(row: Row): StateRecord {
 }
 
 /**
- * The embedded backend: one SQLite file in WAL mode. node:sqlite is synchronous, so each
- * read-modify-write runs inside one IMMEDIATE transaction without yielding to other callers.
+ * The embedded backend: one SQLite file in WAL mode. Every write is a read followed by one statement
+ * conditional on the version read, so compare-and-swap holds even against another process on the file.
  */
 export class SqliteStateStore implements StateStore {
   readonly kind = "sqlite";
@@ -42,12 +42,15 @@ export class SqliteStateStore implements StateStore {
     const columns = "key, value, version, updated_at";
     this.statements = {
       get: this.db.prepare(`SELECT ${columns} FROM state WHERE scope = ? AND key = ?`),
-      upsert: this.db.prepare(
+      insertIfAbsent: this.db.prepare(
         `INSERT INTO state (scope, key, value, version, updated_at) VALUES (?, ?, ?, 1, ?)
-         ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, version = state.version + 1,
-         updated_at = excluded.updated_at RETURNING ${columns}`,
+         ON CONFLICT (scope, key) DO NOTHING`,
       ),
-      delete: this.db.prepare("DELETE FROM state WHERE scope = ? AND key = ?"),
+      updateIfVersion: this.db.prepare(
+        `UPDATE state SET value = ?, version = version + 1, updated_at = ?
+         WHERE scope = ? AND key = ? AND version = ?`,
+      ),
+      deleteIfVersion: this.db.prepare("DELETE FROM state WHERE scope = ? AND key = ? AND version = ?"),
       listFromKey: this.db.prepare(
         `SELECT ${columns} FROM state WHERE scope = ? AND key >= ? ORDER BY key LIMIT ?`,
       ),
@@ -60,9 +63,6 @@ export class SqliteStateStore implements StateStore {
       listAfterKeyBelow: this.db.prepare(
         `SELECT ${columns} FROM state WHERE scope = ? AND key > ? AND key < ? ORDER BY key LIMIT ?`,
       ),
-      begin: this.db.prepare("BEGIN IMMEDIATE"),
-      commit: this.db.prepare("COMMIT"),
-      rollback: this.db.prepare("ROLLBACK"),
     };
   }
 
@@ -73,19 +73,16 @@ export class SqliteStateStore implements StateStore {
 
   async set(scope: string, key: string, value: unknown, expectedVersion?: number): Promise<WriteResult> {
     const text = serializeValue(value);
-    return this.transaction(() => {
-      const old = this.current(scope, key, expectedVersion);
-      const row = this.statements.upsert.get(scope, key, text, nowIso()) as Row;
-      return { old, record: { ...toRecord(row), value } };
-    });
+    return this.readModifyWrite(scope, key, expectedVersion, () => ({ value, text }));
   }
 
   async delete(scope: string, key: string, expectedVersion?: number): Promise<StateRecord | null> {
-    return this.transaction(() => {
+    for (;;) {
       const old = this.current(scope, key, expectedVersion);
-      if (old) this.statements.delete.run(scope, key);
-      return old;
-    });
+      if (!old) return null;
+      if (this.statements.deleteIfVersion.run(scope, key, old.version).changes === 1) return old;
+      // Another process wrote in between: with an expected version that is a conflict, else try again.
+    }
   }
 
   async list(scope: string, options: ListOptions): Promise<ListPage> {
@@ -111,12 +108,13 @@ export class SqliteStateStore implements StateStore {
   }
 
   async update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): Promise<UpdateResult> {
-    return this.transaction(() => {
-      const old = this.current(scope, key, expectedVersion);
-      const { value, errors } = applyUpdateOps(old?.value, ops);
-      const row = this.statements.upsert.get(scope, key, serializeValue(value), nowIso()) as Row;
-      return { old, record: { ...toRecord(row), value }, errors };
+    let errors: UpdateResult["errors"] = [];
+    const result = this.readModifyWrite(scope, key, expectedVersion, (old) => {
+      const applied = applyUpdateOps(old?.value, ops);
+      errors = applied.errors;
+      return { value: applied.value, text: serializeValue(applied.value) };
     });
+    return { ...result, errors };
   }
 
   async close(): Promise<void> {
@@ -137,15 +135,27 @@ export class SqliteStateStore implements StateStore {
     return row ? toRecord(row) : null;
   }
 
-  private transaction<T>(work: () => T): T {
-    this.statements.begin.run();
-    try {
-      const result = work();
-      this.statements.commit.run();
-      return result;
-    } catch (error) {
-      this.statements.rollback.run();
-      throw error;
+  /**
+   * Reads the record, computes the new value and writes it only if the version is still the one read
+   * (one conditional statement, atomic without a transaction). A miss means another process wrote in
+   * between: a conflict when the caller named a version, otherwise read and compute again.
+   */
+  private readModifyWrite(
+    scope: string,
+    key: string,
+    expectedVersion: number | undefined,
+    compute: (old: StateRecord | null) => { value: unknown; text: string },
+  ): WriteResult {
+    for (;;) {
+      const old = this.current(scope, key, expectedVersion);
+      const next = compute(old);
+      const updatedAt = nowIso();
+      const { changes } = old
+        ? this.statements.updateIfVersion.run(next.text, updatedAt, scope, key, old.version)
+        : this.statements.insertIfAbsent.run(scope, key, next.text, updatedAt);
+      if (changes === 1) {
+        return { old, record: { key, value: next.value, version: (old?.version ?? 0) + 1, updatedAt } };
+      }
     }
   }
 }

@@ -45,7 +45,7 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
     async ({ id }, ctx) => {
       requireAdmin(ctx);
       const revoked = await revokeKey(state, id);
-      cache.evict(revoked.hash);
+      cache.evictHash(revoked.hash);
       await worker.trigger({
         function_id: "publish",
         payload: { topic: KEY_REVOKED_TOPIC, data: { hash: revoked.hash } },
@@ -61,7 +61,7 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
       metadata: { internal: true },
     },
     ({ hash }) => {
-      cache.evict(hash);
+      cache.evictHash(hash);
       return undefined;
     },
   );

@@ -1,2 +1,0 @@
-import fc from "fast-check";
-fc.configureGlobal({ numRuns: 5000 });
