@@ -5,7 +5,7 @@ import { stateClient } from "../src/engine/state/client.ts";
 import { registerStateFunctions } from "../src/engine/state/functions.ts";
 import { SqliteStateStore } from "../src/engine/state/sqlite.ts";
 import { LocalBus } from "../src/engine/trigger-types/subscribe.ts";
-import { measure, report, tempDir } from "./util.ts";
+import { compare, report, tempDir } from "./util.ts";
 
 const KEYS = 1000;
 
@@ -20,24 +20,28 @@ export async function benchState(): Promise<void> {
       `INSERT INTO kv VALUES (?, ?, ?, 1) ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, version = version + 1`,
     );
     const select = raw.prepare("SELECT value, version FROM kv WHERE scope = ? AND key = ?");
-    const baseline = await measure("raw node:sqlite upsert + select", (i) => {
+    const rawOp = (i: number) => {
       const key = `k${i % KEYS}`;
       upsert.run("bench", key, JSON.stringify({ n: i, name: "value" }));
       const row = select.get("bench", key) as { value: string };
       return JSON.parse(row.value);
-    });
+    };
 
     const store = new SqliteStateStore(join(dir.path, "agentos.db"));
     const engine = createEngine({ bus: new LocalBus() });
     registerStateFunctions(engine, store);
     const state = stateClient((request) => engine.trigger(request));
     const versions = new Map<string, number>();
-    const subject = await measure("state::set (CAS) + state::get via engine", async (i) => {
+    const engineOp = async (i: number) => {
       const key = `k${i % KEYS}`;
       const written = await state.set("bench", key, { n: i, name: "value" }, versions.get(key) ?? 0);
       versions.set(key, written.version);
       return state.get("bench", key);
-    });
+    };
+    const { baseline, subject } = await compare(
+      { name: "raw node:sqlite upsert + select", op: rawOp },
+      { name: "state::set (CAS) + state::get via engine", op: engineOp },
+    );
     report("State: SQLite state::set with CAS + state::get vs raw node:sqlite", subject, baseline, 0.5);
     raw.close();
     await store.close();

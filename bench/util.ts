@@ -7,17 +7,45 @@ export interface Measurement {
   opsPerSec: number;
 }
 
-/** Runs `op` sequentially for about `ms` milliseconds (after a warm-up) and returns operations per second. */
-export async function measure(name: string, op: (i: number) => unknown, ms = 2000): Promise<Measurement> {
-  for (let i = 0; i < 2000; i++) await op(i);
+async function run(op: (i: number) => unknown, ms: number): Promise<number> {
   let count = 0;
   const start = performance.now();
   let elapsed = 0;
   while (elapsed < ms) {
-    for (let i = 0; i < 500; i++) await op(count++);
+    for (let i = 0; i < 500; i++) {
+      // Synchronous baselines are not awaited: a microtask per call would flatter the subject.
+      const result = op(count++);
+      if (result instanceof Promise) await result;
+    }
     elapsed = performance.now() - start;
   }
-  return { name, opsPerSec: (count / elapsed) * 1000 };
+  return (count / elapsed) * 1000;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * Runs two operations sequentially in alternating rounds after a warm-up, so drift on a noisy
+ * machine affects both alike, and reports the median operations per second of each.
+ */
+export async function compare(
+  baseline: { name: string; op: (i: number) => unknown },
+  subject: { name: string; op: (i: number) => unknown },
+  rounds = 7,
+  roundMs = 400,
+): Promise<{ baseline: Measurement; subject: Measurement }> {
+  await run(baseline.op, roundMs);
+  await run(subject.op, roundMs);
+  const base: number[] = [];
+  const sub: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    base.push(await run(baseline.op, roundMs));
+    sub.push(await run(subject.op, roundMs));
+  }
+  return {
+    baseline: { name: baseline.name, opsPerSec: median(base) },
+    subject: { name: subject.name, opsPerSec: median(sub) },
+  };
 }
 
 export function report(title: string, subject: Measurement, baseline: Measurement, target?: number): void {

@@ -1,4 +1,5 @@
 import { badRequest } from "../../shared/errors.ts";
+import { andThen } from "../../shared/maybe-promise.ts";
 import type { Engine } from "../engine.ts";
 import { decodeCursor, encodeCursor } from "./keys.ts";
 import {
@@ -20,13 +21,13 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       description: "Read a value; null when missing. withVersion: {value, version, updatedAt}",
       input: stateGetInput,
     },
-    async ({ scope, key, withVersion }) => {
-      const record = await store.get(scope, key);
-      if (!record) return null;
-      return withVersion
-        ? { value: record.value, version: record.version, updatedAt: record.updatedAt }
-        : record.value;
-    },
+    ({ scope, key, withVersion }) =>
+      andThen(store.get(scope, key), (record) => {
+        if (!record) return null;
+        return withVersion
+          ? { value: record.value, version: record.version, updatedAt: record.updatedAt }
+          : record.value;
+      }),
   );
 
   worker.registerFunction(
@@ -35,10 +36,12 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       description: "Write a value; with expectedVersion only when the stored version matches (0 = absent)",
       input: stateSetInput,
     },
-    async ({ scope, key, value, expectedVersion }) => {
-      const { old, record } = await store.set(scope, key, value, expectedVersion);
-      return { old_value: old?.value ?? null, new_value: record.value, version: record.version };
-    },
+    ({ scope, key, value, expectedVersion }) =>
+      andThen(store.set(scope, key, value, expectedVersion), ({ old, record }) => ({
+        old_value: old?.value ?? null,
+        new_value: record.value,
+        version: record.version,
+      })),
   );
 
   worker.registerFunction(
@@ -47,8 +50,8 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       description: "Delete a key; returns the previous value or null",
       input: stateDeleteInput,
     },
-    async ({ scope, key, expectedVersion }) =>
-      (await store.delete(scope, key, expectedVersion))?.value ?? null,
+    ({ scope, key, expectedVersion }) =>
+      andThen(store.delete(scope, key, expectedVersion), (old) => old?.value ?? null),
   );
 
   worker.registerFunction(
@@ -57,11 +60,13 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       description: "List records of a scope in key order, filtered by prefix, paginated by cursor",
       input: stateListInput,
     },
-    async ({ scope, prefix, limit, cursor }) => {
+    ({ scope, prefix, limit, cursor }) => {
       const after = cursor === undefined ? undefined : decodeCursor(cursor);
       if (after === null) throw badRequest("cursor: not a cursor returned by state::list");
-      const page = await store.list(scope, { prefix, after, limit });
-      return { items: page.items, nextCursor: page.lastKey === null ? null : encodeCursor(page.lastKey) };
+      return andThen(store.list(scope, { prefix, after, limit }), (page) => ({
+        items: page.items,
+        nextCursor: page.lastKey === null ? null : encodeCursor(page.lastKey),
+      }));
     },
   );
 
@@ -71,14 +76,12 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       description: "Apply set/merge/increment/decrement/append/remove ops atomically",
       input: stateUpdateInput,
     },
-    async ({ scope, key, ops, expectedVersion }) => {
-      const { old, record, errors } = await store.update(scope, key, ops, expectedVersion);
-      return {
+    ({ scope, key, ops, expectedVersion }) =>
+      andThen(store.update(scope, key, ops, expectedVersion), ({ old, record, errors }) => ({
         old_value: old?.value ?? null,
         new_value: record.value,
         version: record.version,
         ...(errors.length > 0 ? { errors } : {}),
-      };
-    },
+      })),
   );
 }

@@ -3,10 +3,20 @@ import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
+import type { MaybePromise } from "../../shared/maybe-promise.ts";
 import { prefixUpperBound } from "./keys.ts";
 import type { ListOptions, ListPage, StateRecord, StateStore, UpdateResult, WriteResult } from "./types.ts";
 import { applyUpdateOps, type UpdateOp } from "./update-ops.ts";
 import { serializeValue, versionConflictMessage } from "./values.ts";
+
+/** Answers synchronously on success; a failure is a rejected promise, as from any async backend. */
+function settle<T>(work: () => T): MaybePromise<T> {
+  try {
+    return work();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
 
 type Row = { key: string; value: string; version: number; updated_at: string };
 
@@ -66,55 +76,65 @@ export class SqliteStateStore implements StateStore {
     };
   }
 
-  async get(scope: string, key: string): Promise<StateRecord | null> {
-    const row = this.statements.get.get(scope, key) as Row | undefined;
-    return row ? toRecord(row) : null;
-  }
-
-  async set(scope: string, key: string, value: unknown, expectedVersion?: number): Promise<WriteResult> {
-    const text = serializeValue(value);
-    return this.readModifyWrite(scope, key, expectedVersion, () => ({ value, text }));
-  }
-
-  async delete(scope: string, key: string, expectedVersion?: number): Promise<StateRecord | null> {
-    for (;;) {
-      const old = this.current(scope, key, expectedVersion);
-      if (!old) return null;
-      if (this.statements.deleteIfVersion.run(scope, key, old.version).changes === 1) return old;
-      // Another process wrote in between: with an expected version that is a conflict, else try again.
-    }
-  }
-
-  async list(scope: string, options: ListOptions): Promise<ListPage> {
-    const prefix = options.prefix ?? "";
-    const upper = prefix ? prefixUpperBound(prefix) : null;
-    // Compare in code point (UTF-8 byte) order, the order of the keys; JS `>=` compares UTF-16 units.
-    const resume =
-      options.after !== undefined && Buffer.compare(Buffer.from(options.after), Buffer.from(prefix)) >= 0;
-    const from = resume ? (options.after as string) : prefix;
-    const fetch = options.limit + 1;
-    const rows = (
-      upper === null
-        ? (resume ? this.statements.listAfterKey : this.statements.listFromKey).all(scope, from, fetch)
-        : (resume ? this.statements.listAfterKeyBelow : this.statements.listFromKeyBelow).all(
-            scope,
-            from,
-            upper,
-            fetch,
-          )
-    ) as Row[];
-    const items = rows.slice(0, options.limit).map(toRecord);
-    return { items, lastKey: rows.length > options.limit ? items[items.length - 1].key : null };
-  }
-
-  async update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): Promise<UpdateResult> {
-    let errors: UpdateResult["errors"] = [];
-    const result = this.readModifyWrite(scope, key, expectedVersion, (old) => {
-      const applied = applyUpdateOps(old?.value, ops);
-      errors = applied.errors;
-      return { value: applied.value, text: serializeValue(applied.value) };
+  get(scope: string, key: string): MaybePromise<StateRecord | null> {
+    return settle(() => {
+      const row = this.statements.get.get(scope, key) as Row | undefined;
+      return row ? toRecord(row) : null;
     });
-    return { ...result, errors };
+  }
+
+  set(scope: string, key: string, value: unknown, expectedVersion?: number): MaybePromise<WriteResult> {
+    return settle(() => {
+      const text = serializeValue(value);
+      return this.readModifyWrite(scope, key, expectedVersion, () => ({ value, text }));
+    });
+  }
+
+  delete(scope: string, key: string, expectedVersion?: number): MaybePromise<StateRecord | null> {
+    return settle(() => {
+      for (;;) {
+        const old = this.current(scope, key, expectedVersion);
+        if (!old) return null;
+        if (this.statements.deleteIfVersion.run(scope, key, old.version).changes === 1) return old;
+        // Another process wrote in between: with an expected version that is a conflict, else try again.
+      }
+    });
+  }
+
+  list(scope: string, options: ListOptions): MaybePromise<ListPage> {
+    return settle(() => {
+      const prefix = options.prefix ?? "";
+      const upper = prefix ? prefixUpperBound(prefix) : null;
+      // Compare in code point (UTF-8 byte) order, the order of the keys; JS `>=` compares UTF-16 units.
+      const resume =
+        options.after !== undefined && Buffer.compare(Buffer.from(options.after), Buffer.from(prefix)) >= 0;
+      const from = resume ? (options.after as string) : prefix;
+      const fetch = options.limit + 1;
+      const rows = (
+        upper === null
+          ? (resume ? this.statements.listAfterKey : this.statements.listFromKey).all(scope, from, fetch)
+          : (resume ? this.statements.listAfterKeyBelow : this.statements.listFromKeyBelow).all(
+              scope,
+              from,
+              upper,
+              fetch,
+            )
+      ) as Row[];
+      const items = rows.slice(0, options.limit).map(toRecord);
+      return { items, lastKey: rows.length > options.limit ? items[items.length - 1].key : null };
+    });
+  }
+
+  update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): MaybePromise<UpdateResult> {
+    return settle(() => {
+      let errors: UpdateResult["errors"] = [];
+      const result = this.readModifyWrite(scope, key, expectedVersion, (old) => {
+        const applied = applyUpdateOps(old?.value, ops);
+        errors = applied.errors;
+        return { value: applied.value, text: serializeValue(applied.value) };
+      });
+      return { ...result, errors };
+    });
   }
 
   async close(): Promise<void> {

@@ -1,3 +1,4 @@
+import type { MaybePromise } from "../../shared/maybe-promise.ts";
 import type { UpdateOp, UpdateOpError } from "./update-ops.ts";
 
 export interface StateRecord {
@@ -33,13 +34,14 @@ export interface UpdateResult extends WriteResult {
 /**
  * The one storage contract. `expectedVersion` makes a write conditional: it applies only when the
  * stored version equals it (0 = the key must not exist); otherwise the write fails with a conflict.
+ * A synchronous backend may answer directly; callers treat every result as MaybePromise.
  */
 export interface StateStore {
   readonly kind: "sqlite" | "postgres";
-  get(scope: string, key: string): Promise<StateRecord | null>;
-  set(scope: string, key: string, value: unknown, expectedVersion?: number): Promise<WriteResult>;
-  delete(scope: string, key: string, expectedVersion?: number): Promise<StateRecord | null>;
-  list(scope: string, options: ListOptions): Promise<ListPage>;
-  update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): Promise<UpdateResult>;
+  get(scope: string, key: string): MaybePromise<StateRecord | null>;
+  set(scope: string, key: string, value: unknown, expectedVersion?: number): MaybePromise<WriteResult>;
+  delete(scope: string, key: string, expectedVersion?: number): MaybePromise<StateRecord | null>;
+  list(scope: string, options: ListOptions): MaybePromise<ListPage>;
+  update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): MaybePromise<UpdateResult>;
   close(): Promise<void>;
 }

@@ -9,8 +9,10 @@ import { AppError } from "../../../src/shared/errors.ts";
 /** UTF-8 byte order = code point order: the key order both backends promise. */
 const byCodePoint = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
+/** A store may answer synchronously; its failures are still rejections, never synchronous throws. */
+async function rejection(result: unknown): Promise<AppError> {
+  expect(result).toBeInstanceOf(Promise);
+  const error = await (result as Promise<unknown>).then(
     () => null,
     (caught: unknown) => caught,
   );
@@ -18,7 +20,7 @@ async function rejection(promise: Promise<unknown>): Promise<AppError> {
   return error as AppError;
 }
 
-async function expectConflict(promise: Promise<unknown>, message: string): Promise<void> {
+async function expectConflict(promise: unknown, message: string): Promise<void> {
   const error = await rejection(promise);
   expect(error.code).toBe("conflict");
   expect(error.message).toBe(message);
