@@ -9,10 +9,12 @@ import { openStateStore } from "./engine/state/open.ts";
 import type { StateStore } from "./engine/state/types.ts";
 import { LocalBus, type PubSubBus } from "./engine/trigger-types/subscribe.ts";
 import { bootstrapAdminKey } from "./http/auth/bootstrap.ts";
-import { KeyCache } from "./http/auth/cache.ts";
+import { KeyCache, watchRevocations } from "./http/auth/cache.ts";
+import { revocationEpoch } from "./http/auth/keys.ts";
 import { registerHttpFunctions } from "./http/functions.ts";
 import { HttpMetrics } from "./http/metrics.ts";
-import { MemoryRateLimitStore } from "./http/rate-limit/store.ts";
+import { PostgresRateLimitStore } from "./http/rate-limit/postgres-store.ts";
+import { MemoryRateLimitStore, type RateLimitStore } from "./http/rate-limit/store.ts";
 import { HttpRouter } from "./http/router.ts";
 import { createHttpServer } from "./http/server.ts";
 import { type Logger, silentLogger } from "./shared/logger.ts";
@@ -31,62 +33,123 @@ export interface AgentOS {
   close(): Promise<void>;
 }
 
+interface Backends {
+  store: StateStore;
+  bus: PubSubBus;
+  rateLimitStore: RateLimitStore & { close?(): Promise<void> };
+}
+
+/**
+ * Embedded mode: SQLite, in-process pub/sub and rate limits. Cluster mode (a database URL): all three
+ * in PostgreSQL, so every node shares state, events and each client's budget. Whatever opened before
+ * a failure is closed again.
+ */
+async function openBackends(config: Config): Promise<Backends> {
+  const store = await openStateStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  if (!config.databaseUrl) return { store, bus: new LocalBus(), rateLimitStore: new MemoryRateLimitStore() };
+  let bus: PubSubBus | undefined;
+  try {
+    bus = await PgBus.open(config.databaseUrl);
+    const rateLimitStore = config.rateLimits
+      ? await PostgresRateLimitStore.open({ connectionString: config.databaseUrl })
+      : new MemoryRateLimitStore();
+    return { store, bus, rateLimitStore };
+  } catch (error) {
+    await bus?.close();
+    await store.close();
+    throw error;
+  }
+}
+
 /** Wires storage, the engine, the HTTP front door and every worker into one service. */
 export async function createAgentOS(
   config: Config,
   options: { logger?: Logger; bootstrapAdminKey?: boolean } = {},
 ): Promise<AgentOS> {
   const logger = options.logger ?? silentLogger();
-  const store = await openStateStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const bus: PubSubBus = config.databaseUrl ? await PgBus.open(config.databaseUrl) : new LocalBus();
-  const engine = createEngine({ bus, logger });
-  registerStateFunctions(engine, store);
-
-  const router = new HttpRouter();
-  engine.registerTriggerType(router);
-  const metrics = new HttpMetrics();
-  engine.onInvocationError((functionId, error) =>
-    metrics.observeFunctionError(functionId, (error as { code?: string })?.code ?? "internal"),
-  );
-  const keyCache = new KeyCache();
-  registerHttpFunctions(engine, router, keyCache);
-  registerWorkers(engine, config);
-
-  const state = stateClient((request) => engine.trigger(request));
-  const http = createHttpServer({
-    engine,
-    router,
-    metrics,
-    state,
-    keyCache,
-    rateLimitStore: new MemoryRateLimitStore(),
-    logger,
-    config,
-  });
-  const bootstrap =
-    options.bootstrapAdminKey === false
-      ? {}
-      : await bootstrapAdminKey(state, { apiKey: config.apiKey, dataDir: config.dataDir });
-
-  return {
-    engine,
-    store,
-    http,
-    metrics,
-    generatedAdminKey:
-      bootstrap.generatedKey && bootstrap.keyFile
-        ? { key: bootstrap.generatedKey, file: bootstrap.keyFile }
-        : undefined,
-    listen: () => http.listen({ port: config.port, host: config.host }),
-    async close() {
-      // Stop accepting, let in-flight requests and fire-and-forget work finish, then close storage.
-      await withDeadline(http.close(), SHUTDOWN_GRACE_MS);
-      engine.shutdown();
-      await withDeadline(engine.drain(), SHUTDOWN_GRACE_MS);
-      await bus.close();
-      await store.close();
-    },
+  const backends = await openBackends(config);
+  const { store, bus, rateLimitStore } = backends;
+  const closeBackends = async () => {
+    await bus.close();
+    await rateLimitStore.close?.();
+    await store.close();
   };
+  try {
+    // Cluster mode: every node schedules every cron trigger; claims in state let one node run each tick.
+    const engine = createEngine({ bus, logger, cronClaims: Boolean(config.databaseUrl) });
+    registerStateFunctions(engine, store);
+    const router = new HttpRouter();
+    engine.registerTriggerType(router);
+    const metrics = new HttpMetrics();
+    engine.onInvocationError((functionId, error) =>
+      metrics.observeFunctionError(functionId, (error as { code?: string })?.code ?? "internal"),
+    );
+    const keyCache = new KeyCache();
+    registerHttpFunctions(engine, router, keyCache);
+    registerWorkers(engine, config);
+
+    const state = stateClient((request) => engine.trigger(request));
+    const http = createHttpServer({
+      engine,
+      router,
+      metrics,
+      state,
+      keyCache,
+      rateLimitStore,
+      logger,
+      config,
+    });
+    const bootstrap =
+      options.bootstrapAdminKey === false
+        ? {}
+        : await bootstrapAdminKey(state, { apiKey: config.apiKey, dataDir: config.dataDir });
+    let revocations: { stop(): void } | undefined;
+
+    return {
+      engine,
+      store,
+      http,
+      metrics,
+      generatedAdminKey:
+        bootstrap.generatedKey && bootstrap.keyFile
+          ? { key: bootstrap.generatedKey, file: bootstrap.keyFile }
+          : undefined,
+      listen() {
+        revocations = watchRevocations(
+          keyCache,
+          () => revocationEpoch(state),
+          (error) => logger.warn({ err: error }, "could not read the API key revocation epoch"),
+        );
+        return http.listen({ port: config.port, host: config.host });
+      },
+      async close() {
+        revocations?.stop();
+        await closeHttp(http);
+        // Stop cron and subscriptions, let fire-and-forget work finish, then close storage.
+        engine.shutdown();
+        await withDeadline(engine.drain(), SHUTDOWN_GRACE_MS);
+        await closeBackends();
+      },
+    };
+  } catch (error) {
+    await closeBackends();
+    throw error;
+  }
+}
+
+/**
+ * Stops accepting and waits (up to the grace period) for in-flight requests. Node closes only the
+ * connections idle when close() begins: a keep-alive connection whose request was in flight would stay
+ * open until its client hangs up, holding the exit for the whole grace period. So keep closing
+ * connections as they turn idle until the server has closed.
+ */
+async function closeHttp(http: FastifyInstance): Promise<void> {
+  const reaper = setInterval(() => http.server.closeIdleConnections(), 50);
+  try {
+    await withDeadline(http.close(), SHUTDOWN_GRACE_MS);
+  } finally {
+    clearInterval(reaper);
+  }
 }
 
 async function withDeadline(work: Promise<unknown>, ms: number): Promise<void> {

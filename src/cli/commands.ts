@@ -62,9 +62,17 @@ function defaultKey(): string | undefined {
 
 export async function health(options: { url: string; key?: string }): Promise<void> {
   const key = options.key ?? defaultKey();
-  const response = await fetch(new URL("/api/health", options.url), {
-    headers: key ? { authorization: `Bearer ${key}` } : {},
-  });
+  let response: Response;
+  try {
+    response = await fetch(new URL("/api/health", options.url), {
+      headers: key ? { authorization: `Bearer ${key}` } : {},
+    });
+  } catch (error) {
+    // fetch reports every network failure as "fetch failed"; the reason (ECONNREFUSED, ...) is the cause.
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const reason = cause?.code ?? cause?.message ?? (error as Error).message;
+    throw new Error(`cannot reach the service at ${options.url}: ${reason}`);
+  }
   const body = await response.text();
   print(body);
   if (!response.ok) throw new Error(`health check failed with HTTP ${response.status}`);

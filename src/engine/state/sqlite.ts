@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { nowIso } from "../../shared/clock.ts";
@@ -34,8 +34,11 @@ export class SqliteStateStore implements StateStore {
   private readonly statements: Record<string, StatementSync>;
 
   constructor(path: string) {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    const created = path !== ":memory:" && !existsSync(path);
+    if (created) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     this.db = new DatabaseSync(path);
+    // The file holds key hashes and encrypted secrets: owner only (SQLite gives -wal/-shm the same mode).
+    if (created) chmodSync(path, 0o600);
     this.db.exec(`
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;

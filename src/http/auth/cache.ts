@@ -2,6 +2,7 @@ import type { Principal } from "../../engine/types.ts";
 
 const TTL_MS = 30_000;
 const MAX_ENTRIES = 10_000;
+const REVOCATION_POLL_MS = 1_000;
 
 interface Entry {
   hash: string;
@@ -10,8 +11,9 @@ interface Entry {
 }
 
 /**
- * Verified keys, so a request needs neither storage nor hashing to authenticate. Revocation evicts
- * by hash on every node at once (topic `auth.keys.revoked`); the TTL only bounds a missed event.
+ * Verified keys, so a request needs neither storage nor hashing to authenticate. A revocation on this
+ * node evicts its key at once; one made by another node or process (the CLI) bumps the revocation
+ * epoch in state, and `watchRevocations` empties the cache within a second of seeing it change.
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
@@ -35,4 +37,37 @@ export class KeyCache {
   evictHash(hash: string): void {
     for (const [token, entry] of this.entries) if (entry.hash === hash) this.entries.delete(token);
   }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** Polls the revocation epoch (one small read a second) and empties the cache when it moves. */
+export function watchRevocations(
+  cache: KeyCache,
+  readEpoch: () => Promise<number>,
+  onError: (error: unknown) => void,
+): { stop(): void } {
+  let seen: number | undefined;
+  let polling = false;
+  const poll = async () => {
+    if (polling) return;
+    polling = true;
+    try {
+      const epoch = await readEpoch();
+      if (seen !== undefined && epoch !== seen) cache.clear();
+      seen = epoch;
+    } catch (error) {
+      // Unknown whether a key was revoked meanwhile: forget everything rather than trust stale entries.
+      cache.clear();
+      onError(error);
+    } finally {
+      polling = false;
+    }
+  };
+  void poll();
+  const timer = setInterval(poll, REVOCATION_POLL_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

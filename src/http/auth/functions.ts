@@ -5,14 +5,11 @@ import { requireAdmin } from "../../shared/access.ts";
 import type { KeyCache } from "./cache.ts";
 import { createKey, listKeys, revokeKey } from "./keys.ts";
 
-export const KEY_REVOKED_TOPIC = "auth.keys.revoked";
-
 const createInput = z.strictObject({
   name: z.string().min(1).max(128).optional(),
   realmId: z.string().min(1).max(256).optional(),
 });
 const revokeInput = z.strictObject({ id: z.string().min(1).max(64) });
-const evictInput = z.strictObject({ hash: z.string().regex(/^[0-9a-f]{64}$/) });
 
 /** API key management: auth::keys::create|list|revoke, admin keys only. */
 export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): void {
@@ -45,31 +42,11 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
     async ({ id }, ctx) => {
       requireAdmin(ctx);
       const revoked = await revokeKey(state, id);
+      // At once on this node; other nodes and processes notice through the revocation epoch.
       cache.evictHash(revoked.hash);
-      await worker.trigger({
-        function_id: "publish",
-        payload: { topic: KEY_REVOKED_TOPIC, data: { hash: revoked.hash } },
-      });
       return undefined;
     },
   );
-  worker.registerFunction(
-    {
-      id: "auth::keys::evict",
-      description: "Forget a revoked key's cached verification on this node",
-      input: evictInput,
-      metadata: { internal: true },
-    },
-    ({ hash }) => {
-      cache.evictHash(hash);
-      return undefined;
-    },
-  );
-  worker.registerTrigger({
-    type: "subscribe",
-    function_id: "auth::keys::evict",
-    config: { topic: KEY_REVOKED_TOPIC },
-  });
 
   worker.registerTrigger({
     type: "http",

@@ -6,6 +6,9 @@ import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 
 export const KEYS_SCOPE = "api_keys";
+/** `{epoch}`: bumped by every revocation, so every process caching keys can tell it must forget them. */
+const REVOCATIONS_SCOPE = "api_key_revocations";
+const REVOCATIONS_KEY = "epoch";
 
 export const apiKeyRecord = z.object({
   id: z.string(),
@@ -82,7 +85,12 @@ export async function revokeKey(state: StateClient, id: string): Promise<ApiKeyR
   const record = page?.items.find((item) => item.value.id === id);
   if (!record) throw notFound(`API key ${id} not found`);
   await state.delete(KEYS_SCOPE, record.key);
+  await state.update(REVOCATIONS_SCOPE, REVOCATIONS_KEY, [{ type: "increment", path: "epoch", by: 1 }]);
   return record.value;
+}
+
+export async function revocationEpoch(state: StateClient): Promise<number> {
+  return (await state.get<{ epoch: number }>(REVOCATIONS_SCOPE, REVOCATIONS_KEY))?.epoch ?? 0;
 }
 
 export async function hasAdminKey(state: StateClient): Promise<boolean> {

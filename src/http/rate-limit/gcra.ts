@@ -15,14 +15,28 @@ export interface GcraDecision {
   resetMs: number;
 }
 
+/**
+ * Emission interval and burst tolerance. TATs are epoch milliseconds (~1.8e12), where sums of
+ * intervals carry rounding error, so the tolerance gets a tenth of an interval of slack: without it a
+ * burst of 7 per hour let only 6 through. Less than a whole interval of slack never admits an extra request.
+ */
+export function gcraParameters(limit: number, periodMs: number): { interval: number; tolerance: number } {
+  const interval = periodMs / limit;
+  return { interval, tolerance: periodMs - interval + interval / 10 };
+}
+
+/** Requests still allowed at `now` once the TAT is `tat` (counted against the tolerance, slack included). */
+export function remainingAfter(tat: number, now: number, interval: number, tolerance: number): number {
+  return Math.max(0, Math.floor((tolerance - (tat - now)) / interval) + 1);
+}
+
 export function gcra(
   storedTat: number | undefined,
   now: number,
   limit: number,
   periodMs: number,
 ): GcraDecision {
-  const interval = periodMs / limit;
-  const tolerance = periodMs - interval;
+  const { interval, tolerance } = gcraParameters(limit, periodMs);
   const tat = Math.max(storedTat ?? now, now);
   if (tat - now > tolerance) {
     return {
@@ -39,7 +53,7 @@ export function gcra(
     allowed: true,
     tat: next,
     limit,
-    remaining: Math.max(0, Math.floor((periodMs - (next - now)) / interval)),
+    remaining: remainingAfter(next, now, interval, tolerance),
     retryAfterMs: 0,
     resetMs: Math.ceil(next - now),
   };

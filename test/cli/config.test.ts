@@ -1,0 +1,143 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  freePort,
+  makeDataDir,
+  removeDir,
+  runCli,
+  type ServeProcess,
+  startServe,
+  stopAll,
+} from "../helpers/process.ts";
+
+const ADMIN_KEY = "cli-config-admin-key-0123456789abcdef";
+const SECRET = "sk-test-123";
+
+const servers: ServeProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await stopAll(servers);
+  for (const dir of dirs.splice(0)) removeDir(dir);
+});
+
+function newDataDir(): string {
+  const dir = makeDataDir();
+  dirs.push(dir);
+  return dir;
+}
+
+async function serve(dataDir: string): Promise<ServeProcess> {
+  const server = await startServe({ dataDir, env: { AGENTOS_API_KEY: ADMIN_KEY } });
+  servers.push(server);
+  return server;
+}
+
+async function vaultNames(server: ServeProcess): Promise<string[]> {
+  const response = await server.request("/api/vault", { key: ADMIN_KEY });
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as { keys: Array<{ key: string }> };
+  return body.keys.map((entry) => entry.key);
+}
+
+describe("agentos config set-key", () => {
+  it("stores the provider key encrypted: listed by the vault, absent from the raw SQLite file", async () => {
+    const dataDir = newDataDir();
+    const result = await runCli(["config", "set-key", "openai", SECRET], { AGENTOS_DATA_DIR: dataDir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("openai");
+    expect(result.stdout + result.stderr).not.toContain(SECRET);
+
+    // The CLI has exited and closed the database, so every byte is in agentos.db (plus any -wal file).
+    for (const file of readdirSync(dataDir).filter((name) => name.startsWith("agentos.db"))) {
+      expect(readFileSync(join(dataDir, file)).includes(SECRET)).toBe(false);
+    }
+    const db = new DatabaseSync(join(dataDir, "agentos.db"), { readOnly: true });
+    try {
+      const rows = db.prepare("SELECT key, value FROM state WHERE scope = 'vault'").all() as Array<{
+        key: string;
+        value: string;
+      }>;
+      expect(rows.map((row) => row.key)).toEqual(["provider:openai:api_key"]);
+      expect(rows[0].value).not.toContain(SECRET);
+      expect(rows[0].value).not.toContain(Buffer.from(SECRET).toString("base64"));
+    } finally {
+      db.close();
+    }
+    expect(statSync(join(dataDir, "vault.key")).mode & 0o777).toBe(0o600);
+
+    const server = await serve(dataDir);
+    expect(await vaultNames(server)).toEqual(["provider:openai:api_key"]);
+    const verify = await server.request("/api/audit/verify", { key: ADMIN_KEY });
+    expect(await verify.json()).toMatchObject({ valid: true, length: 1 });
+  });
+
+  it("reaches a server already running on the same data dir, with the provider name lower-cased", async () => {
+    const dataDir = newDataDir();
+    const server = await serve(dataDir);
+
+    const result = await runCli(["config", "set-key", "Anthropic", "sk-ant-test-456"], {
+      AGENTOS_DATA_DIR: dataDir,
+    });
+    expect(result.code).toBe(0);
+    expect(await vaultNames(server)).toEqual(["provider:anthropic:api_key"]);
+  });
+
+  it("exits non-zero with a message for a provider name the vault cannot hold", async () => {
+    const result = await runCli(["config", "set-key", "open/ai", SECRET], { AGENTOS_DATA_DIR: newDataDir() });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("must not contain");
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+  });
+});
+
+describe("agentos serve with invalid configuration", () => {
+  async function serveWith(env: Record<string, string>) {
+    const parent = newDataDir();
+    const dataDir = join(parent, "data");
+    const result = await runCli(["serve"], {
+      AGENTOS_DATA_DIR: dataDir,
+      AGENTOS_PORT: String(await freePort()),
+      AGENTOS_HOST: "127.0.0.1",
+      ...env,
+    });
+    return { ...result, dataDirCreated: existsSync(dataDir) };
+  }
+
+  it.each([
+    ["AGENTOS_PORT", "notaport"],
+    ["AGENTOS_PORT", "70000"],
+    ["AGENTOS_RATE_LIMITS", "bogus"],
+    ["AGENTOS_API_KEY", "too-short"],
+    ["AGENTOS_LOG_LEVEL", "loud"],
+  ])(
+    "%s=%s exits non-zero before touching the data dir, naming the variable without a stack trace",
+    async (name, value) => {
+      const result = await serveWith({ [name]: value });
+      expect(result.code).not.toBe(0);
+      expect(result.signal).toBeNull();
+      expect(result.stderr).toContain(name);
+      expect(result.stderr).not.toMatch(/^\s+at /m);
+      expect(result.stdout).not.toMatch(/aos_/);
+      expect(result.dataDirCreated).toBe(false);
+    },
+  );
+
+  it("exits non-zero naming the address when the port is already in use", async () => {
+    const dataDir = newDataDir();
+    const running = await serve(dataDir);
+    const result = await runCli(["serve"], {
+      AGENTOS_DATA_DIR: newDataDir(),
+      AGENTOS_PORT: String(running.port),
+      AGENTOS_HOST: "127.0.0.1",
+      AGENTOS_API_KEY: ADMIN_KEY,
+      AGENTOS_LOG_LEVEL: "silent",
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("EADDRINUSE");
+    expect(result.stderr).toContain(String(running.port));
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+  });
+});
