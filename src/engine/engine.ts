@@ -1,4 +1,5 @@
 import { AppError, badRequest, describeZodError, notFound } from "../shared/errors.ts";
+import { nowMs } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
 import { FunctionRegistry } from "./function-registry.ts";
@@ -45,10 +46,14 @@ export class Engine {
         runtime: "engine",
         isolation: "in-process",
         status: "available",
-        connected_at_ms: Date.now(),
+        connected_at_ms: nowMs(),
       });
     }
     return new WorkerClient(this, name);
+  }
+
+  workerCount(): number {
+    return this.workers.size;
   }
 
   listWorkers(): Array<WorkerInfo & { function_count: number }> {

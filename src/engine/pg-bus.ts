@@ -1,4 +1,5 @@
 import { Client, escapeIdentifier, type Notification, Pool } from "pg";
+import { nowMs } from "../shared/clock.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
 import { migrate, qualifiedTable } from "./state/postgres.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
@@ -102,7 +103,7 @@ export class PgBus implements PubSubBus {
 
   /** Deletes stored large messages older than the retention; returns how many. */
   async cleanup(): Promise<number> {
-    this.lastCleanup = Date.now();
+    this.lastCleanup = nowMs();
     const result = await this.pool.query(
       `DELETE FROM ${this.table} WHERE created_at < now() - interval '${RETENTION}'`,
     );
@@ -195,7 +196,7 @@ export class PgBus implements PubSubBus {
   }
 
   private cleanupSometimes(): void {
-    if (Date.now() - this.lastCleanup < CLEANUP_INTERVAL_MS) return;
+    if (nowMs() - this.lastCleanup < CLEANUP_INTERVAL_MS) return;
     this.cleanup().catch((error) => this.logger.warn({ err: error }, "pub/sub cleanup failed"));
   }
 }

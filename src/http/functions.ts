@@ -21,7 +21,7 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
     () => ({
       status: "ok",
       version: serviceVersion,
-      workers: engine.listWorkers().length,
+      workers: engine.workerCount(),
       uptime: process.uptime(),
     }),
   );

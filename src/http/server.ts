@@ -1,15 +1,16 @@
-import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Config } from "../config/env.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { StateClient } from "../engine/state/client.ts";
 import type { Principal } from "../engine/types.ts";
 import { AppError, notFound } from "../shared/errors.ts";
+import { newId } from "../shared/ids.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { KeyCache } from "./auth/cache.ts";
 import { registerBodyParsers } from "./body.ts";
 import { callRoute } from "./dispatch.ts";
 import { toErrorReply } from "./errors.ts";
+import { answerClientError, answerFrameworkError } from "./framework-errors.ts";
 import { authenticate, enforceRateLimit, type GuardDeps, isProtectedPath } from "./guard.ts";
 import { everyResponseHeaders, preflightHeaders } from "./headers.ts";
 import type { HttpMetrics } from "./metrics.ts";
@@ -47,10 +48,14 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     trustProxy: config.trustProxy as boolean | string[],
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
-    return503OnClosing: true,
+    // While draining, a request already on an open connection is served (with Connection: close)
+    // rather than given Fastify's bare 503, which would carry none of our headers.
+    return503OnClosing: false,
     forceCloseConnections: "idle",
-    genReqId: () => randomUUID(),
+    genReqId: () => newId(),
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: (error, _request, reply) => answerFrameworkError(error, reply),
+    clientErrorHandler: answerClientError,
   }) as unknown as FastifyInstance;
   const guard: GuardDeps = {
     state: deps.state,

@@ -1,3 +1,5 @@
+import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { conflict } from "../../src/shared/errors.ts";
@@ -179,5 +181,37 @@ describe("HTTP front door", () => {
   it("carries an X-Request-Id on every response", async () => {
     const response = await server.request("/api/health");
     expect(response.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("answers a malformed percent-encoding in the path with 400 JSON and the security headers", async () => {
+    const { port } = new URL(server.url);
+    const answer = await new Promise<{ status?: number; headers: Record<string, unknown>; body: string }>(
+      (resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port, path: "/api/keys/%zz" }, (res) => {
+          let body = "";
+          res.on("data", (chunk) => (body += chunk));
+          res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body }));
+        });
+        req.on("error", reject);
+        req.end();
+      },
+    );
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body).error).toBe("Malformed URL");
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(answer.headers[name]).toBe(value);
+  });
+
+  it("answers bytes that are not HTTP with 400 and the security headers, then closes", async () => {
+    const { port } = new URL(server.url);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => socket.write("NOT HTTP AT ALL\r\n\r\n"));
+      let text = "";
+      socket.on("data", (chunk) => (text += chunk));
+      socket.on("close", () => resolve(text));
+      socket.on("error", reject);
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+    for (const [name, value] of Object.entries(SECURITY_HEADERS))
+      expect(reply.toLowerCase()).toContain(`${name}: ${value.toLowerCase()}`);
   });
 });

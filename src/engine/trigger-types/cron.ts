@@ -98,7 +98,7 @@ export class CronTriggerType implements TriggerTypeProvider {
   }
 
   private tick(record: TriggerRecord, expression: string, job: Cron): void {
-    const scheduled = scheduledTick(job, job.currentRun() ?? new Date());
+    const scheduled = scheduledTick(job, job.currentRun() ?? new Date(nowMs()));
     const fire = () => {
       // The claim is asynchronous: a trigger unregistered (or an engine shut down) meanwhile stays quiet.
       if (job.isStopped()) return;
@@ -106,7 +106,7 @@ export class CronTriggerType implements TriggerTypeProvider {
         trigger: "cron",
         job_id: record.id,
         scheduled_time: scheduled.toISOString(),
-        actual_time: new Date().toISOString(),
+        actual_time: nowIso(),
       };
       this.trigger({ function_id: record.function_id, payload, action: { type: "void" } }).catch((error) =>
         this.logger.warn({ err: error, functionId: record.function_id }, "cron job could not be called"),

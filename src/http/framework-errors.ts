@@ -1,0 +1,38 @@
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import type { FastifyError, FastifyReply } from "fastify";
+import { everyResponseHeaders } from "./headers.ts";
+
+/**
+ * Requests Fastify refuses before any hook runs (a malformed percent-encoding in the path, say) still
+ * get the JSON error body and every response header.
+ */
+export function answerFrameworkError(error: FastifyError, reply: FastifyReply): void {
+  const status =
+    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  const message =
+    error.code === "FST_ERR_BAD_URL" ? "Malformed URL" : error.message.replace(/^FST_\w+:\s*/, "");
+  reply
+    .code(status)
+    .headers(everyResponseHeaders)
+    .type("application/json; charset=utf-8")
+    .send(JSON.stringify({ error: message }));
+}
+
+/** Requests Node cannot even parse as HTTP: answered on the socket, headers included, then closed. */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const status =
+    error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+  const body = JSON.stringify({ error: STATUS_CODES[status] ?? "Bad Request" });
+  const headers = Object.entries(everyResponseHeaders)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${headers}\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
