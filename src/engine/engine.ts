@@ -1,5 +1,5 @@
-import { AppError, badRequest, describeZodError, notFound } from "../shared/errors.ts";
 import { nowMs } from "../shared/clock.ts";
+import { AppError, badRequest, describeZodError, notFound } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
 import { FunctionRegistry } from "./function-registry.ts";

@@ -1,7 +1,7 @@
-import { Client, escapeIdentifier, type Notification, Pool } from "pg";
+import { Client, escapeIdentifier, type Notification, type Pool } from "pg";
 import { nowMs } from "../shared/clock.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
-import { migrate, qualifiedTable } from "./state/postgres.ts";
+import { createPool, migrate, qualifiedTable } from "./state/postgres.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
 
 export interface PgBusOptions {
@@ -57,8 +57,9 @@ export class PgBus implements PubSubBus {
     this.table = qualifiedTable(options.schema, "pubsub_messages");
     this.logger = options.logger ?? silentLogger();
     // Publishing needs few connections; the listening connection is separate (a pooled one cannot LISTEN).
-    this.pool = new Pool({ connectionString: options.connectionString, max: 4 });
-    this.pool.on("error", (error) => this.logger.warn({ err: error }, "pub/sub pool connection failed"));
+    this.pool = createPool(options.connectionString, 4, (error) =>
+      this.logger.warn({ err: error }, "pub/sub pool connection failed"),
+    );
   }
 
   static async open(options: PgBusOptions | string): Promise<PgBus> {

@@ -1,6 +1,9 @@
 import pino from "pino";
 import type { Engine } from "../../src/engine/engine.ts";
 import { type CreateEngineOptions, createEngine } from "../../src/engine/index.ts";
+import { type StateClient, stateClient } from "../../src/engine/state/client.ts";
+import { registerStateFunctions } from "../../src/engine/state/functions.ts";
+import { SqliteStateStore } from "../../src/engine/state/sqlite.ts";
 import type { Logger } from "../../src/shared/logger.ts";
 
 /**
@@ -9,6 +12,28 @@ import type { Logger } from "../../src/shared/logger.ts";
  */
 export function createTestEngine(options: CreateEngineOptions = {}): Engine {
   return createEngine(options);
+}
+
+/** A test engine with the state functions over an in-memory SQLite store, and a state client on it. */
+export function createStateEngine(): {
+  engine: Engine;
+  store: SqliteStateStore;
+  state: StateClient;
+  close(): Promise<void>;
+} {
+  const engine = createTestEngine();
+  const store = new SqliteStateStore(":memory:");
+  registerStateFunctions(engine, store);
+  const state = stateClient((request) => engine.trigger(request));
+  return {
+    engine,
+    store,
+    state,
+    async close() {
+      engine.shutdown();
+      await store.close();
+    },
+  };
 }
 
 export interface LogEntry {

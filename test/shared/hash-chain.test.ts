@@ -1,12 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Engine } from "../../src/engine/engine.ts";
-import { type StateClient, stateClient } from "../../src/engine/state/client.ts";
-import { registerStateFunctions } from "../../src/engine/state/functions.ts";
-import { SqliteStateStore } from "../../src/engine/state/sqlite.ts";
+import type { StateClient } from "../../src/engine/state/client.ts";
+import type { SqliteStateStore } from "../../src/engine/state/sqlite.ts";
 import { setClock } from "../../src/shared/clock.ts";
 import { type ChainEntry, entryHash, GENESIS_HASH, HashChain } from "../../src/shared/hash-chain.ts";
 import { newId } from "../../src/shared/ids.ts";
-import { createTestEngine } from "../helpers/engine.ts";
+import { createStateEngine } from "../helpers/engine.ts";
 
 type Fields = { action: string; n?: number };
 
@@ -16,18 +15,15 @@ const HEADS = "chain_heads";
 let engine: Engine;
 let store: SqliteStateStore;
 let state: StateClient;
+let close: () => Promise<void>;
 
 beforeEach(() => {
-  engine = createTestEngine();
-  store = new SqliteStateStore(":memory:");
-  registerStateFunctions(engine, store);
-  state = stateClient((request) => engine.trigger(request));
+  ({ engine, store, state, close } = createStateEngine());
 });
 
 afterEach(async () => {
   setClock(null);
-  engine.shutdown();
-  await store.close();
+  await close();
 });
 
 function chain(chainId = "realm-a"): HashChain<Fields> {

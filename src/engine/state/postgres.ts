@@ -33,6 +33,17 @@ export function qualifiedTable(schema: string | undefined, table: string): strin
   return schema ? `${escapeIdentifier(schema)}.${escapeIdentifier(table)}` : escapeIdentifier(table);
 }
 
+/**
+ * A connection pool for one of our PostgreSQL users (state, rate limits, pub/sub). An idle connection
+ * that breaks (server restart, network) is dropped by the pool and the next query opens a new one;
+ * without an 'error' listener that event would crash the process.
+ */
+export function createPool(connectionString: string, max?: number, onError?: (error: Error) => void): Pool {
+  const pool = new Pool({ connectionString, max });
+  pool.on("error", onError ?? (() => undefined));
+  return pool;
+}
+
 /** Runs DDL once per node start: creates the schema when given, under a cluster-wide advisory lock. */
 export async function migrate(pool: Pool, schema: string | undefined, ddl: string[]): Promise<void> {
   const client = await pool.connect();
@@ -109,10 +120,7 @@ export class PostgresStateStore implements StateStore {
 
   /** Prefer `open`, which also creates the table. */
   constructor(options: PostgresStateOptions) {
-    this.pool = new Pool({ connectionString: options.connectionString, max: options.max });
-    // An idle connection that breaks (server restart, network) is dropped by the pool and the next
-    // query opens a new one; without a listener the 'error' event would crash the process.
-    this.pool.on("error", () => undefined);
+    this.pool = createPool(options.connectionString, options.max);
     this.schema = options.schema;
     this.sql = sqlFor(qualifiedTable(options.schema, "state"));
   }

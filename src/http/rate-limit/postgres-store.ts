@@ -1,5 +1,5 @@
-import { Pool } from "pg";
-import { migrate, qualifiedTable } from "../../engine/state/postgres.ts";
+import type { Pool } from "pg";
+import { createPool, migrate, qualifiedTable } from "../../engine/state/postgres.ts";
 import { AppError } from "../../shared/errors.ts";
 import { type GcraDecision, gcraParameters, remainingAfter } from "./gcra.ts";
 import type { RateLimitStore } from "./store.ts";
@@ -72,9 +72,7 @@ export class PostgresRateLimitStore implements RateLimitStore {
 
   /** Prefer `open`, which also creates the table. */
   constructor(options: PostgresRateLimitOptions) {
-    this.pool = new Pool({ connectionString: options.connectionString, max: options.max ?? 5 });
-    // A broken idle connection is dropped by the pool; without a listener 'error' would crash the process.
-    this.pool.on("error", () => undefined);
+    this.pool = createPool(options.connectionString, options.max ?? 5);
     this.schema = options.schema;
     this.sql = sqlFor(qualifiedTable(options.schema, "rate_limits"));
   }

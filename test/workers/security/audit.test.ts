@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Engine } from "../../../src/engine/engine.ts";
-import { type StateClient, stateClient } from "../../../src/engine/state/client.ts";
-import { registerStateFunctions } from "../../../src/engine/state/functions.ts";
-import { SqliteStateStore } from "../../../src/engine/state/sqlite.ts";
+import type { StateClient } from "../../../src/engine/state/client.ts";
+import type { SqliteStateStore } from "../../../src/engine/state/sqlite.ts";
 import type { Principal } from "../../../src/engine/types.ts";
 import { setClock } from "../../../src/shared/clock.ts";
 import { GENESIS_HASH } from "../../../src/shared/hash-chain.ts";
@@ -14,7 +13,7 @@ import {
 } from "../../../src/workers/security/audit.ts";
 import { register } from "../../../src/workers/security/index.ts";
 import { auditQueryInput } from "../../../src/workers/security/schema.ts";
-import { createTestEngine } from "../../helpers/engine.ts";
+import { createStateEngine } from "../../helpers/engine.ts";
 
 const admin: Principal = { kind: "admin", keyId: "key-admin" };
 const realmKey: Principal = { kind: "realm", keyId: "key-realm", realmId: "realm-a" };
@@ -22,19 +21,16 @@ const realmKey: Principal = { kind: "realm", keyId: "key-realm", realmId: "realm
 let engine: Engine;
 let store: SqliteStateStore;
 let state: StateClient;
+let close: () => Promise<void>;
 
 beforeEach(() => {
-  engine = createTestEngine();
-  store = new SqliteStateStore(":memory:");
-  registerStateFunctions(engine, store);
+  ({ engine, store, state, close } = createStateEngine());
   register(engine.worker("security"));
-  state = stateClient((request) => engine.trigger(request));
 });
 
 afterEach(async () => {
   setClock(null);
-  engine.shutdown();
-  await store.close();
+  await close();
 });
 
 const audit = (payload: Record<string, unknown>) =>
