@@ -17,6 +17,7 @@ import { PostgresRateLimitStore } from "./http/rate-limit/postgres-store.ts";
 import { MemoryRateLimitStore, type RateLimitStore } from "./http/rate-limit/store.ts";
 import { HttpRouter } from "./http/router.ts";
 import { createHttpServer } from "./http/server.ts";
+import { nowMs } from "./shared/clock.ts";
 import { type Logger, silentLogger } from "./shared/logger.ts";
 import { registerWorkers } from "./workers/index.ts";
 
@@ -44,12 +45,12 @@ interface Backends {
  * in PostgreSQL, so every node shares state, events and each client's budget. Whatever opened before
  * a failure is closed again.
  */
-async function openBackends(config: Config): Promise<Backends> {
+async function openBackends(config: Config, logger: Logger): Promise<Backends> {
   const store = await openStateStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   if (!config.databaseUrl) return { store, bus: new LocalBus(), rateLimitStore: new MemoryRateLimitStore() };
   let bus: PubSubBus | undefined;
   try {
-    bus = await PgBus.open(config.databaseUrl);
+    bus = await PgBus.open({ connectionString: config.databaseUrl, logger });
     const rateLimitStore = config.rateLimits
       ? await PostgresRateLimitStore.open({ connectionString: config.databaseUrl })
       : new MemoryRateLimitStore();
@@ -67,7 +68,7 @@ export async function createAgentOS(
   options: { logger?: Logger; bootstrapAdminKey?: boolean } = {},
 ): Promise<AgentOS> {
   const logger = options.logger ?? silentLogger();
-  const backends = await openBackends(config);
+  const backends = await openBackends(config, logger);
   const { store, bus, rateLimitStore } = backends;
   const closeBackends = async () => {
     await bus.close();
@@ -123,11 +124,13 @@ export async function createAgentOS(
         return http.listen({ port: config.port, host: config.host });
       },
       async close() {
+        // One grace period for the whole drain: requests first, then fire-and-forget work.
+        const deadline = nowMs() + SHUTDOWN_GRACE_MS;
         revocations?.stop();
-        await closeHttp(http);
+        await closeHttp(http, deadline);
         // Stop cron and subscriptions, let fire-and-forget work finish, then close storage.
         engine.shutdown();
-        await withDeadline(engine.drain(), SHUTDOWN_GRACE_MS);
+        await withDeadline(engine.drain(), deadline);
         await closeBackends();
       },
     };
@@ -143,17 +146,18 @@ export async function createAgentOS(
  * open until its client hangs up, holding the exit for the whole grace period. So keep closing
  * connections as they turn idle until the server has closed.
  */
-async function closeHttp(http: FastifyInstance): Promise<void> {
+async function closeHttp(http: FastifyInstance, deadline: number): Promise<void> {
   const reaper = setInterval(() => http.server.closeIdleConnections(), 50);
   try {
-    await withDeadline(http.close(), SHUTDOWN_GRACE_MS);
+    await withDeadline(http.close(), deadline);
   } finally {
     clearInterval(reaper);
   }
 }
 
-async function withDeadline(work: Promise<unknown>, ms: number): Promise<void> {
+async function withDeadline(work: Promise<unknown>, deadline: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  const ms = Math.max(0, deadline - nowMs());
   await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
 }

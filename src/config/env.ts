@@ -46,7 +46,11 @@ export class ConfigError extends Error {}
 
 /** Reads AGENTOS_* variables; a bad value stops the start with a message naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(env);
+  // A variable set to nothing (common in compose files) means "not set", not "empty" or port 0.
+  const given = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ""),
+  );
+  const parsed = envSchema.safeParse(given);
   if (!parsed.success) throw new ConfigError(`Invalid configuration: ${describeZodError(parsed.error)}`);
   const vars = parsed.data;
   return {

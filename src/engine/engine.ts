@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { nowMs } from "../shared/clock.ts";
 import { AppError, badRequest, describeZodError, notFound } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
@@ -8,6 +9,7 @@ import {
   type FunctionDefinition,
   type FunctionHandler,
   type InvocationContext,
+  type Principal,
   type RegisteredFunction,
   systemPrincipal,
   type TriggerRegistration,
@@ -18,6 +20,13 @@ import {
 import { WorkerClient } from "./worker-client.ts";
 
 export const DEFAULT_TIMEOUT_MS = 300_000;
+
+/**
+ * The principal of the function running now. A call made from inside a handler runs as that caller
+ * unless it names another `auth` (e.g. systemPrincipal, to elevate on purpose), so a realm-bound key
+ * cannot reach another realm through a function that calls another function.
+ */
+const callers = new AsyncLocalStorage<Principal>();
 /** Longest delay setTimeout honours; a longer one (or Infinity) would fire after 1 ms instead. */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -124,7 +133,7 @@ export class Engine {
     let controller: AbortController | undefined;
     const ctx: InvocationContext = {
       functionId: fn.id,
-      auth: request.auth ?? systemPrincipal,
+      auth: request.auth ?? callers.getStore() ?? systemPrincipal,
       requestId: request.requestId,
       metadata: request.metadata,
       get signal() {
@@ -134,7 +143,8 @@ export class Engine {
     };
     let pending: unknown;
     try {
-      pending = fn.handler(parseInput(fn, request.payload), ctx);
+      const input = parseInput(fn, request.payload);
+      pending = callers.run(ctx.auth, () => fn.handler(input, ctx));
     } catch (error) {
       this.reportError(fn.id, error);
       return Promise.reject(error);

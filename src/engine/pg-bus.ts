@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Client, escapeIdentifier, type Notification, type Pool } from "pg";
 import { nowMs } from "../shared/clock.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
@@ -8,7 +9,11 @@ export interface PgBusOptions {
   connectionString: string;
   /** Schema of the large-message table, created when missing (as for the state store). */
   schema?: string;
-  /** NOTIFY channel; every node of one deployment must use the same one. */
+  /**
+   * NOTIFY channel; every node of one deployment must use the same one. Default: derived from the
+   * schema the tables live in, because NOTIFY is database-wide and deployments that share a
+   * database in separate schemas must not hear each other.
+   */
   channel?: string;
   logger?: Logger;
 }
@@ -36,7 +41,7 @@ type Listener = (topic: string, data: unknown) => void;
 export class PgBus implements PubSubBus {
   private readonly pool: Pool;
   private readonly options: PgBusOptions;
-  private readonly channel: string;
+  private channel: string;
   private readonly table: string;
   private readonly logger: Logger;
   private listeners: Listener[] = [];
@@ -73,12 +78,25 @@ export class PgBus implements PubSubBus {
         )`,
         `CREATE INDEX IF NOT EXISTS pubsub_messages_created_at ON ${bus.table} (created_at)`,
       ]);
+      if (!bus.options.channel) bus.channel = await bus.channelForSchema();
       await bus.listen();
     } catch (error) {
       await bus.close();
       throw error;
     }
     return bus;
+  }
+
+  /** `agentos_events` in schema public, else `agentos_events_<schema>` (hashed when too long). */
+  private async channelForSchema(): Promise<string> {
+    const schema =
+      this.options.schema ??
+      ((await this.pool.query<{ schema: string }>("SELECT current_schema() AS schema")).rows[0]?.schema ||
+        "public");
+    if (schema === "public") return DEFAULT_CHANNEL;
+    const channel = `${DEFAULT_CHANNEL}_${schema}`;
+    if (Buffer.byteLength(channel) <= MAX_CHANNEL_BYTES) return channel;
+    return `${DEFAULT_CHANNEL}_${createHash("sha256").update(schema).digest("hex").slice(0, 32)}`;
   }
 
   async publish(topic: string, data: unknown): Promise<void> {

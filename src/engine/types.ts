@@ -1,12 +1,18 @@
 import type { z } from "zod";
 
-/** Who is calling: internal calls run as the system; HTTP calls carry the API key's principal. */
+/**
+ * Who is calling. HTTP calls carry the API key's principal, or `anonymous` on routes that need no key;
+ * a function called from inside another runs as its caller unless it asks for the system explicitly;
+ * calls with no caller at all (cron, subscriptions, start-up) run as the system.
+ */
 export type Principal =
   | { kind: "system" }
   | { kind: "admin"; keyId: string }
-  | { kind: "realm"; keyId: string; realmId: string };
+  | { kind: "realm"; keyId: string; realmId: string }
+  | { kind: "anonymous" };
 
 export const systemPrincipal: Principal = { kind: "system" };
+export const anonymousPrincipal: Principal = { kind: "anonymous" };
 
 export interface InvocationContext {
   functionId: string;

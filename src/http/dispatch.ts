@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Engine } from "../engine/engine.ts";
 import type { Principal } from "../engine/types.ts";
-import { pathOf, type RouteMatch } from "./router.ts";
+import { type RouteMatch, requestPath } from "./router.ts";
 
 type Json = Record<string, unknown>;
 
@@ -31,7 +31,7 @@ export function envelopePayload(request: FastifyRequest, params: RouteMatch["par
     query_params: request.query,
     path_params: definedParams(params),
     method: request.method,
-    path: pathOf(request.url),
+    path: requestPath(request.url),
   };
 }
 

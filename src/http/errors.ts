@@ -18,8 +18,16 @@ export function toErrorReply(error: unknown): ErrorReply {
   if (error instanceof ZodError) {
     return { status: 400, body: { error: describeZodError(error) }, unexpected: false };
   }
-  const status = (error as { statusCode?: unknown })?.statusCode;
-  if (typeof status === "number" && status >= 400 && status < 500) {
+  // Only Fastify's own client errors keep their status: a provider SDK's error with statusCode 401 or
+  // 429 describes our call upstream, not the client's request, and must not pass through as its own.
+  const { statusCode: status, code } = (error ?? {}) as { statusCode?: unknown; code?: unknown };
+  if (
+    typeof code === "string" &&
+    code.startsWith("FST_") &&
+    typeof status === "number" &&
+    status >= 400 &&
+    status < 500
+  ) {
     return { status, body: { error: clientErrorMessage(status, error as Error) }, unexpected: false };
   }
   return { status: 500, body: { error: "Internal server error" }, unexpected: true };

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RateLimits } from "../config/env.ts";
 import type { StateClient } from "../engine/state/client.ts";
-import type { Principal } from "../engine/types.ts";
+import { anonymousPrincipal, type Principal } from "../engine/types.ts";
 import { nowMs } from "../shared/clock.ts";
 import { AppError, unauthorized } from "../shared/errors.ts";
 import type { KeyCache } from "./auth/cache.ts";
@@ -9,12 +9,75 @@ import { bearerToken, hashKey, verifyKey } from "./auth/keys.ts";
 import { rateClassOf } from "./rate-limit/classes.ts";
 import type { GcraDecision } from "./rate-limit/gcra.ts";
 import type { RateLimitStore } from "./rate-limit/store.ts";
+import { type HttpRouter, type RouteMatch, requestPath } from "./router.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The http trigger this request is for, found before the body is read; null when none matches. */
+    routeMatch?: RouteMatch | null;
+    /** Who is calling: the API key's principal, or anonymous on routes that need no key. */
+    principal?: Principal;
+  }
+}
 
 const HOUR_MS = 3_600_000;
 
 /** Routes under these prefixes need a key and are rate limited. */
 export function isProtectedPath(path: string): boolean {
   return path.startsWith("/api/") || path === "/api" || path.startsWith("/v1/") || path === "/v1";
+}
+
+/**
+ * The path as the router understands it: percent-escapes decoded, repeated slashes collapsed.
+ * Judging protection on anything less lets `//api/keys` or `/%61pi/keys` reach a route without a key.
+ */
+function canonicalPath(path: string): string {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // Undecodable escapes: Fastify refuses such a URL before routing; judge the raw text meanwhile.
+  }
+  return decoded.replace(/\/{2,}/g, "/");
+}
+
+/**
+ * Runs before the body is read: finds the route, and on protected paths applies the rate limit and
+ * checks the key, so unauthenticated clients cannot make the server buffer and parse bodies.
+ * Sets request.routeMatch and request.principal (anonymous on routes that need no key).
+ */
+export function guardRequest(
+  deps: GuardDeps,
+  router: HttpRouter,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): undefined | Promise<void> {
+  const path = requestPath(request.url);
+  const match = router.find(request.method, path);
+  request.routeMatch = match;
+  if (match) request.routeTemplate = match.target.template;
+  if (!isProtectedPath(canonicalPath(path)) && !(match && isProtectedPath(match.target.template))) {
+    request.principal = anonymousPrincipal;
+    return undefined;
+  }
+  const limited = enforceRateLimit(deps, request, reply, match?.target.template);
+  if (limited) return limited.then(() => authenticateRequest(deps, request, reply));
+  return authenticateRequest(deps, request, reply);
+}
+
+function authenticateRequest(
+  deps: GuardDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): undefined | Promise<void> {
+  const principal = authenticate(deps, request, reply);
+  if (principal instanceof Promise) {
+    return principal.then((settled) => {
+      request.principal = settled;
+    });
+  }
+  request.principal = principal;
+  return undefined;
 }
 
 export interface GuardDeps {

@@ -40,9 +40,15 @@ export interface RouteMatch {
 }
 
 /** The path of a request URL, without the query string. */
-export function pathOf(url: string): string {
+function pathOf(url: string): string {
   const query = url.indexOf("?");
   return query === -1 ? url : url.slice(0, query);
+}
+
+/** The raw path of a request URL: no scheme and host (absolute-form request lines), no query. */
+export function requestPath(url: string): string {
+  const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(url);
+  return pathOf(origin ? url.slice(origin[0].length) : url) || "/";
 }
 
 /** The `http` trigger type: routes can be added and removed at any time, static paths beat parameters. */

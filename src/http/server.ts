@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Config } from "../config/env.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { StateClient } from "../engine/state/client.ts";
-import type { Principal } from "../engine/types.ts";
+import { anonymousPrincipal } from "../engine/types.ts";
 import { AppError, notFound } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import type { Logger } from "../shared/logger.ts";
@@ -11,11 +11,11 @@ import { registerBodyParsers } from "./body.ts";
 import { callRoute } from "./dispatch.ts";
 import { toErrorReply } from "./errors.ts";
 import { answerClientError, answerFrameworkError } from "./framework-errors.ts";
-import { authenticate, enforceRateLimit, type GuardDeps, isProtectedPath } from "./guard.ts";
+import { authenticate, type GuardDeps, guardRequest } from "./guard.ts";
 import { everyResponseHeaders, preflightHeaders } from "./headers.ts";
 import type { HttpMetrics } from "./metrics.ts";
 import type { RateLimitStore } from "./rate-limit/store.ts";
-import { type HttpRouter, pathOf, type RouteMatch } from "./router.ts";
+import { type HttpRouter, requestPath } from "./router.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -67,7 +67,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   registerBodyParsers(app, config.bodyLimitBytes);
 
-  // A request leaves the in-flight count once, whether it is answered or its client goes away.
+  // A request leaves the in-flight count once, when its response closes: answered, failed or abandoned.
   const release = (request: FastifyRequest) => {
     if (!request.inFlight) return;
     request.inFlight = false;
@@ -78,13 +78,24 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.addHook("onRequest", (request, reply, done) => {
     inFlight++;
     request.inFlight = true;
+    reply.raw.once("close", () => release(request));
     reply.header("X-Request-Id", request.id);
     if (inFlight > config.maxInFlight) {
       reply.header("Retry-After", "1");
       done(new AppError("unavailable", `Server busy: more than ${config.maxInFlight} requests in flight`));
       return;
     }
-    done();
+    if (request.method === "OPTIONS") {
+      done();
+      return;
+    }
+    try {
+      const guarded = guardRequest(guard, deps.router, request, reply);
+      if (guarded) guarded.then(() => done(), done);
+      else done();
+    } catch (error) {
+      done(error as Error);
+    }
   });
   // onSend runs for every reply, errors and 404s included, so no response can miss these headers.
   app.addHook("onSend", (request, reply, payload, done) => {
@@ -92,12 +103,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     if (request.method === "OPTIONS") reply.headers(preflightHeaders);
     done(null, payload);
   });
-  app.addHook("onRequestAbort", (request, done) => {
-    release(request);
-    done();
-  });
   app.addHook("onResponse", (request, reply, done) => {
-    release(request);
     const route = request.routeTemplate ?? "unmatched";
     deps.metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime);
     done();
@@ -109,7 +115,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     reply.code(status).type("application/json; charset=utf-8").send(JSON.stringify(body));
   });
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ error: `No route for ${request.method} ${pathOf(request.url)}` });
+    reply.code(404).send({ error: `No route for ${request.method} ${requestPath(request.url)}` });
   });
 
   app.get("/healthz", async (request) => {
@@ -127,14 +133,14 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.route({
     method: [...ALL_METHODS],
     url: "/*",
-    handler: (request, reply) => dispatch(deps, guard, request, reply),
+    handler: (request, reply) => dispatch(deps, request, reply),
   });
   return app;
 }
 
+/** The catch-all route: the guard already found the route and the caller before the body was read. */
 function dispatch(
   deps: HttpServerDeps,
-  guard: GuardDeps,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<void> | undefined {
@@ -143,38 +149,10 @@ function dispatch(
     reply.code(204).send();
     return undefined;
   }
-  const path = pathOf(request.url);
-  const match = deps.router.find(request.method, path);
-  if (match) request.routeTemplate = match.target.template;
-  if (!isProtectedPath(path)) return route(deps, match, path, request, reply, undefined);
-  // Both checks answer synchronously on the common path (in-memory limits, cached key).
-  const limited = enforceRateLimit(guard, request, reply, match?.target.template);
-  if (limited) return limited.then(() => authenticated(deps, guard, match, path, request, reply));
-  return authenticated(deps, guard, match, path, request, reply);
-}
-
-function authenticated(
-  deps: HttpServerDeps,
-  guard: GuardDeps,
-  match: RouteMatch | null,
-  path: string,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<void> {
-  const principal = authenticate(guard, request, reply);
-  if (principal instanceof Promise)
-    return principal.then((auth) => route(deps, match, path, request, reply, auth));
-  return route(deps, match, path, request, reply, principal);
-}
-
-function route(
-  deps: HttpServerDeps,
-  match: RouteMatch | null,
-  path: string,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  auth: Principal | undefined,
-): Promise<void> {
-  if (!match) throw notFound(`No route for ${request.method} ${path}`);
-  return callRoute(deps.engine, match, request, reply, { auth, timeoutMs: deps.config.requestTimeoutMs });
+  const match = request.routeMatch;
+  if (!match) throw notFound(`No route for ${request.method} ${requestPath(request.url)}`);
+  return callRoute(deps.engine, match, request, reply, {
+    auth: request.principal ?? anonymousPrincipal,
+    timeoutMs: deps.config.requestTimeoutMs,
+  });
 }

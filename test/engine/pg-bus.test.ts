@@ -149,3 +149,31 @@ describe.skipIf(found.url === null)("PgBus", () => {
     await expect(closing.publish("t", 1)).rejects.toThrow(/closed/);
   });
 });
+
+describe.skipIf(found.url === null)("PgBus channel per schema", () => {
+  const schemaA = uniqueSchema();
+  const schemaB = uniqueSchema();
+
+  afterAll(async () => {
+    await dropSchema(url, schemaA);
+    await dropSchema(url, schemaB);
+  });
+
+  it("keeps deployments in different schemas of one database apart, and nodes of one schema together", async () => {
+    const a1 = await PgBus.open({ connectionString: url, schema: schemaA });
+    const a2 = await PgBus.open({ connectionString: url, schema: schemaA });
+    const b1 = await PgBus.open({ connectionString: url, schema: schemaB });
+    const heard = { a2: [] as unknown[], b1: [] as unknown[] };
+    a2.onMessage((_topic, data) => heard.a2.push(data));
+    b1.onMessage((_topic, data) => heard.b1.push(data));
+    try {
+      await a1.publish("t", { from: "A" });
+      await b1.publish("t", { from: "B" });
+      await waitFor(() => heard.a2.length === 1 && heard.b1.length === 1);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(heard).toEqual({ a2: [{ from: "A" }], b1: [{ from: "B" }] });
+    } finally {
+      await Promise.all([a1.close(), a2.close(), b1.close()]);
+    }
+  });
+});

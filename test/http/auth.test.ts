@@ -59,8 +59,9 @@ describe("API keys", () => {
     expect(response.status).toBe(403);
   });
 
-  it("stops accepting a revoked key", async () => {
+  it("stops accepting a revoked key, also one the server has just verified", async () => {
     const created = await createKey({ name: "temporary" });
+    expect((await server.request("/api/health", { key: created.key })).status).toBe(200);
     const revoked = await server.request(`/api/keys/${created.id}`, { method: "DELETE" });
     expect(revoked.status).toBe(204);
     expect((await server.request("/api/health", { key: created.key })).status).toBe(401);

@@ -81,4 +81,30 @@ describe("random input at the routes", () => {
       { numRuns: 100 },
     );
   });
+
+  it("never answers 2xx without a key, however the path is spelled", async () => {
+    const segment = fc.constantFrom(
+      "api",
+      "%61pi",
+      "API",
+      "v1",
+      "keys",
+      "vault",
+      "audit",
+      "health",
+      "",
+      ".",
+      "..",
+      "%2F",
+    );
+    const path = fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => `/${parts.join("/")}`);
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("GET", "POST", "DELETE", "HEAD"), path, async (method, target) => {
+        const response = await server.request(target, { method, key: null });
+        await response.arrayBuffer();
+        expect(response.status >= 200 && response.status < 300).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+  });
 });

@@ -71,6 +71,25 @@ describe("request limits", () => {
     expect(statuses.filter((status) => status === 503)).toHaveLength(2);
   });
 
+  it("frees the in-flight slots of requests whose clients hang up while they are handled", async () => {
+    server = await startTestServer({ maxInFlight: 2 });
+    const worker = server.service.engine.worker("slow");
+    worker.registerFunction(
+      { id: "slow::wait" },
+      () => new Promise((resolve) => setTimeout(() => resolve({}), 300)),
+    );
+    worker.registerTrigger({ type: "http", function_id: "slow::wait", config: { api_path: "/api/slow" } });
+    const abandoned = [1, 2].map(() => {
+      const controller = new AbortController();
+      const pending = server?.request("/api/slow", { signal: controller.signal }).catch(() => undefined);
+      setTimeout(() => controller.abort(), 100);
+      return pending;
+    });
+    await Promise.all(abandoned);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    for (let i = 0; i < 3; i++) expect((await server.request("/api/health")).status).toBe(200);
+  });
+
   it("answers 504 when a function outlives the request timeout", async () => {
     server = await startTestServer({ requestTimeoutMs: 200 });
     const worker = server.service.engine.worker("slow");

@@ -1,7 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Engine } from "../../src/engine/engine.ts";
 import type { StateClient } from "../../src/engine/state/client.ts";
-import type { SqliteStateStore } from "../../src/engine/state/sqlite.ts";
 import { setClock } from "../../src/shared/clock.ts";
 import { type ChainEntry, entryHash, GENESIS_HASH, HashChain } from "../../src/shared/hash-chain.ts";
 import { newId } from "../../src/shared/ids.ts";
@@ -12,13 +10,11 @@ type Fields = { action: string; n?: number };
 const SCOPE = "chain_entries";
 const HEADS = "chain_heads";
 
-let engine: Engine;
-let store: SqliteStateStore;
 let state: StateClient;
 let close: () => Promise<void>;
 
 beforeEach(() => {
-  ({ engine, store, state, close } = createStateEngine());
+  ({ state, close } = createStateEngine());
 });
 
 afterEach(async () => {

@@ -21,8 +21,9 @@ export function encodeCursor(lastKey: string): string {
   return Buffer.from(lastKey, "utf8").toString("base64url");
 }
 
+/** The key a cursor names, or null for anything state::list did not hand out (or no backend can hold). */
 export function decodeCursor(cursor: string): string | null {
   if (!/^[A-Za-z0-9_-]*$/.test(cursor)) return null;
   const key = Buffer.from(cursor, "base64url").toString("utf8");
-  return encodeCursor(key) === cursor ? key : null;
+  return encodeCursor(key) === cursor && !key.includes("\u0000") ? key : null;
 }

@@ -1,16 +1,19 @@
 import { z } from "zod";
 import { updateOpSchema } from "./update-ops.ts";
 
-/** Scope and key: non-empty, well-formed Unicode, no NUL (PostgreSQL text cannot hold it). */
-const name = (field: string, max: number) =>
+/** Text that every backend can store as a key: well-formed Unicode without NUL (PostgreSQL text cannot hold it). */
+export function isStorableText(text: string): boolean {
+  return text.isWellFormed() && !text.includes("\u0000");
+}
+
+/** A key-like string (scope, key, prefix) of at most `max` characters. */
+export const storableText = (field: string, max: number) =>
   z
     .string()
-    .min(1, `${field} must not be empty`)
     .max(max, `${field} must be at most ${max} characters`)
-    .refine(
-      (text) => text.isWellFormed() && !text.includes("\u0000"),
-      `${field} must be valid text without NUL`,
-    );
+    .refine(isStorableText, `${field} must be valid text without NUL`);
+
+const name = (field: string, max: number) => storableText(field, max).min(1, `${field} must not be empty`);
 
 export const scopeSchema = name("scope", 256);
 export const keySchema = name("key", 1024);
@@ -40,7 +43,7 @@ export const MAX_LIST_LIMIT = 1000;
 
 export const stateListInput = z.strictObject({
   scope: scopeSchema,
-  prefix: z.string().max(1024).optional(),
+  prefix: storableText("prefix", 1024).optional(),
   limit: z.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
   cursor: z.string().max(4096).optional(),
 });

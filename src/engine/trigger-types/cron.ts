@@ -6,7 +6,7 @@ import { nowIso, nowMs } from "../../shared/clock.ts";
 import { badRequest } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { stateClient } from "../state/client.ts";
-import type { TriggerFn, TriggerRecord, TriggerTypeProvider } from "../types.ts";
+import { systemPrincipal, type TriggerFn, type TriggerRecord, type TriggerTypeProvider } from "../types.ts";
 
 export const cronConfig = z.strictObject({ expression: z.string().min(1).max(256) });
 
@@ -108,7 +108,14 @@ export class CronTriggerType implements TriggerTypeProvider {
         scheduled_time: scheduled.toISOString(),
         actual_time: nowIso(),
       };
-      this.trigger({ function_id: record.function_id, payload, action: { type: "void" } }).catch((error) =>
+      // A tick has no caller: it runs as the system, whatever context the scheduler fires in.
+      const call = {
+        function_id: record.function_id,
+        payload,
+        action: { type: "void" as const },
+        auth: systemPrincipal,
+      };
+      this.trigger(call).catch((error) =>
         this.logger.warn({ err: error, functionId: record.function_id }, "cron job could not be called"),
       );
     };

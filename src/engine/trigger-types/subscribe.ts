@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { badRequest, describeZodError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
-import type { TriggerFn, TriggerRecord, TriggerTypeProvider } from "../types.ts";
+import { systemPrincipal, type TriggerFn, type TriggerRecord, type TriggerTypeProvider } from "../types.ts";
 
 export const subscribeConfig = z.strictObject({ topic: z.string().min(1).max(256) });
 
@@ -62,12 +62,19 @@ export class SubscribeTriggerType implements TriggerTypeProvider {
     if (!subscribers) return;
     // A snapshot: a handler runs synchronously up to its first await and may (re)register subscriptions.
     for (const record of [...subscribers.values()]) {
-      this.trigger({ function_id: record.function_id, payload: data, action: { type: "void" } }).catch(
-        (error) =>
-          this.logger.warn(
-            { err: error, topic, functionId: record.function_id },
-            "subscriber could not be called",
-          ),
+      // Events are delivered as the system: the local bus runs inside the publisher's call, the
+      // PostgreSQL bus outside any call, and subscribers must see the same either way.
+      const call = {
+        function_id: record.function_id,
+        payload: data,
+        action: { type: "void" as const },
+        auth: systemPrincipal,
+      };
+      this.trigger(call).catch((error) =>
+        this.logger.warn(
+          { err: error, topic, functionId: record.function_id },
+          "subscriber could not be called",
+        ),
       );
     }
   }

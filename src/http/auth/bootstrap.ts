@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { StateClient } from "../../engine/state/client.ts";
@@ -23,5 +23,7 @@ export async function bootstrapAdminKey(
   await mkdir(options.dataDir, { recursive: true });
   const keyFile = join(options.dataDir, "admin.key");
   writeFileSync(keyFile, `${created.key}\n`, { mode: 0o600 });
+  // The mode above applies only to a new file: an older admin.key keeps its own, so set it again.
+  chmodSync(keyFile, 0o600);
   return { generatedKey: created.key, keyFile };
 }

@@ -40,6 +40,14 @@ function publicView({ hash: _hash, ...rest }: ApiKeyRecord): PublicKeyRecord {
   return rest;
 }
 
+/**
+ * Enough of a generated key to tell it apart (4 of its 43 random characters); nothing of a key the
+ * operator chose (AGENTOS_API_KEY), which may be short enough for a few characters to matter.
+ */
+function hintOf(key: string): string {
+  return key.startsWith("aos_") ? `${key.slice(0, 8)}…` : "(set by the operator)";
+}
+
 export async function storeKey(
   state: StateClient,
   key: string,
@@ -52,7 +60,7 @@ export async function storeKey(
     name: options.name,
     role: options.role,
     ...(options.role === "realm" ? { realmId: options.realmId } : {}),
-    hint: `${key.slice(0, 8)}…`,
+    hint: hintOf(key),
     createdAt: nowIso(),
   };
   await state.set(KEYS_SCOPE, hash, record);

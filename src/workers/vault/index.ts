@@ -88,5 +88,5 @@ export function register(worker: WorkerClient, deps: VaultDeps): void {
 
 /** Who made the change, for the audit record: "system" or "<kind>:<api key id>". */
 function actorOf(ctx: InvocationContext): string {
-  return ctx.auth.kind === "system" ? "system" : `${ctx.auth.kind}:${ctx.auth.keyId}`;
+  return "keyId" in ctx.auth ? `${ctx.auth.kind}:${ctx.auth.keyId}` : ctx.auth.kind;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { storableText } from "../../engine/state/schema.ts";
 
 export const MAX_SECRET_BYTES = 64 * 1024;
 
@@ -26,4 +27,4 @@ export type VaultSetInput = z.infer<typeof vaultSetInput>;
 
 export const vaultKeyInput = z.strictObject({ key: vaultKeyName });
 
-export const vaultListInput = z.strictObject({ prefix: z.string().max(256).optional() });
+export const vaultListInput = z.strictObject({ prefix: storableText("prefix", 256).optional() });

@@ -98,6 +98,7 @@ describe("state::* engine functions", () => {
     ["state::list", { scope: "s", limit: 0 }, "limit"],
     ["state::list", { scope: "s", limit: 1001 }, "limit"],
     ["state::list", { scope: "s", cursor: "not a cursor!" }, "cursor"],
+    ["state::list", { scope: "s", prefix: "a\u0000" }, "prefix"],
     ["state::update", { scope: "s", key: "k", ops: [] }, "ops"],
     ["state::update", { scope: "s", key: "k", ops: [{ type: "increment", path: "n", by: "x" }] }, "ops.0.by"],
   ])("%s rejects %j as a validation error naming %s", async (functionId, payload, field) => {

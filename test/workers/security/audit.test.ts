@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Engine } from "../../../src/engine/engine.ts";
 import type { StateClient } from "../../../src/engine/state/client.ts";
-import type { SqliteStateStore } from "../../../src/engine/state/sqlite.ts";
 import type { Principal } from "../../../src/engine/types.ts";
 import { setClock } from "../../../src/shared/clock.ts";
 import { GENESIS_HASH } from "../../../src/shared/hash-chain.ts";
@@ -19,12 +18,11 @@ const admin: Principal = { kind: "admin", keyId: "key-admin" };
 const realmKey: Principal = { kind: "realm", keyId: "key-realm", realmId: "realm-a" };
 
 let engine: Engine;
-let store: SqliteStateStore;
 let state: StateClient;
 let close: () => Promise<void>;
 
 beforeEach(() => {
-  ({ engine, store, state, close } = createStateEngine());
+  ({ engine, state, close } = createStateEngine());
   register(engine.worker("security"));
 });
 

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, defaultRateLimits, loadConfig } from "../../src/config/env.ts";
+
+describe("configuration from the environment", () => {
+  it("uses the documented defaults when nothing is set", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3111, host: "0.0.0.0", enginePort: 49134, trustProxy: false });
+    expect(config.rateLimits).toEqual(defaultRateLimits);
+    expect(config.dataDir.endsWith("/data")).toBe(true);
+  });
+
+  it("treats variables set to nothing as not set", () => {
+    const config = loadConfig({ AGENTOS_PORT: "", AGENTOS_API_KEY: "  ", AGENTOS_DATABASE_URL: "" });
+    expect(config.port).toBe(3111);
+    expect(config.apiKey).toBeUndefined();
+    expect(config.databaseUrl).toBeUndefined();
+  });
+
+  it("refuses a bad value with a message naming the variable", () => {
+    expect(() => loadConfig({ AGENTOS_PORT: "http" })).toThrow(ConfigError);
+    expect(() => loadConfig({ AGENTOS_PORT: "70000" })).toThrow(/AGENTOS_PORT/);
+    expect(() => loadConfig({ AGENTOS_API_KEY: "short" })).toThrow(/AGENTOS_API_KEY/);
+    expect(() => loadConfig({ AGENTOS_RATE_LIMITS: "reads=5" })).toThrow(/AGENTOS_RATE_LIMITS/);
+  });
+
+  it("reads rate limits per class, or off", () => {
+    expect(loadConfig({ AGENTOS_RATE_LIMITS: "off" }).rateLimits).toBe(false);
+    expect(loadConfig({ AGENTOS_RATE_LIMITS: "read=5, message=2" }).rateLimits).toEqual({
+      ...defaultRateLimits,
+      read: 5,
+      message: 2,
+    });
+  });
+
+  it("reads the trusted proxies as a flag, a hop count or a list", () => {
+    expect(loadConfig({ AGENTOS_TRUST_PROXY: "true" }).trustProxy).toBe(true);
+    expect(loadConfig({ AGENTOS_TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    expect(loadConfig({ AGENTOS_TRUST_PROXY: "10.0.0.1, 10.0.0.0/8" }).trustProxy).toEqual([
+      "10.0.0.1",
+      "10.0.0.0/8",
+    ]);
+  });
+});
