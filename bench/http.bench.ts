@@ -5,7 +5,7 @@ import { loadConfig } from "../src/config/env.ts";
 import { report, tempDir } from "./util.ts";
 
 const ROUND_S = 3;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const CONNECTIONS = 32;
 
 /** One autocannon run from a worker thread, so the load generator does not share the server's event loop. */

@@ -33,12 +33,14 @@ export function isProtectedPath(path: string): boolean {
  */
 function canonicalPath(path: string): string {
   let decoded = path;
-  try {
-    decoded = decodeURIComponent(path);
-  } catch {
-    // Undecodable escapes: Fastify refuses such a URL before routing; judge the raw text meanwhile.
+  if (path.includes("%")) {
+    try {
+      decoded = decodeURIComponent(path);
+    } catch {
+      // Undecodable escapes: Fastify refuses such a URL before routing; judge the raw text meanwhile.
+    }
   }
-  return decoded.replace(/\/{2,}/g, "/");
+  return decoded.includes("//") ? decoded.replace(/\/{2,}/g, "/") : decoded;
 }
 
 /**
