@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { Client, escapeIdentifier, type Notification, type Pool } from "pg";
 import { nowMs } from "../shared/clock.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
-import { createPool, migrate, qualifiedTable } from "./state/postgres.ts";
+import { createPool, migrate, prepared, qualifiedTable } from "./state/postgres.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
 
 export interface PgBusOptions {
@@ -69,7 +69,7 @@ export class PgBus implements PubSubBus {
 
   static async open(options: PgBusOptions | string): Promise<PgBus> {
     const bus = new PgBus(typeof options === "string" ? { connectionString: options } : options);
-    try {
+    return prepared(bus, async () => {
       await migrate(bus.pool, bus.options.schema, [
         `CREATE TABLE IF NOT EXISTS ${bus.table} (
           id bigserial PRIMARY KEY,
@@ -80,11 +80,7 @@ export class PgBus implements PubSubBus {
       ]);
       if (!bus.options.channel) bus.channel = await bus.channelForSchema();
       await bus.listen();
-    } catch (error) {
-      await bus.close();
-      throw error;
-    }
-    return bus;
+    });
   }
 
   /** `agentos_events` in schema public, else `agentos_events_<schema>` (hashed when too long). */

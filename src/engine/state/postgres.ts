@@ -33,6 +33,20 @@ export function qualifiedTable(schema: string | undefined, table: string): strin
   return schema ? `${escapeIdentifier(schema)}.${escapeIdentifier(table)}` : escapeIdentifier(table);
 }
 
+/** Runs a new store's set-up (tables, listeners); if it fails, the store is closed before the error goes on. */
+export async function prepared<T extends { close(): Promise<void> }>(
+  store: T,
+  setUp: () => Promise<void>,
+): Promise<T> {
+  try {
+    await setUp();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
 /**
  * A connection pool for one of our PostgreSQL users (state, rate limits, pub/sub). An idle connection
  * that breaks (server restart, network) is dropped by the pool and the next query opens a new one;
@@ -127,13 +141,7 @@ export class PostgresStateStore implements StateStore {
 
   static async open(options: PostgresStateOptions): Promise<PostgresStateStore> {
     const store = new PostgresStateStore(options);
-    try {
-      await migrate(store.pool, store.schema, [store.sql.create]);
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+    return prepared(store, () => migrate(store.pool, store.schema, [store.sql.create]));
   }
 
   async get(scope: string, key: string): Promise<StateRecord | null> {

@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import { createPool, migrate, qualifiedTable } from "../../engine/state/postgres.ts";
+import { createPool, migrate, prepared, qualifiedTable } from "../../engine/state/postgres.ts";
 import { AppError } from "../../shared/errors.ts";
 import { type GcraDecision, gcraParameters, remainingAfter } from "./gcra.ts";
 import type { RateLimitStore } from "./store.ts";
@@ -79,13 +79,7 @@ export class PostgresRateLimitStore implements RateLimitStore {
 
   static async open(options: PostgresRateLimitOptions): Promise<PostgresRateLimitStore> {
     const store = new PostgresRateLimitStore(options);
-    try {
-      await migrate(store.pool, store.schema, [store.sql.create]);
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+    return prepared(store, () => migrate(store.pool, store.schema, [store.sql.create]));
   }
 
   async consume(key: string, now: number, limit: number, periodMs: number): Promise<GcraDecision> {
