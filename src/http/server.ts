@@ -21,8 +21,6 @@ declare module "fastify" {
   interface FastifyRequest {
     /** Route template for metrics labels (never the raw URL, which would explode label cardinality). */
     routeTemplate?: string;
-    /** Counted in the in-flight total and not yet released. */
-    inFlight?: boolean;
   }
 }
 
@@ -67,18 +65,25 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   registerBodyParsers(app, config.bodyLimitBytes);
 
-  // A request leaves the in-flight count once, when its response closes: answered, failed or abandoned.
-  const release = (request: FastifyRequest) => {
-    if (!request.inFlight) return;
-    request.inFlight = false;
+  // When a response closes (answered, failed or abandoned by its client) it leaves the in-flight count
+  // and is measured; an abandoned one is labelled 499, as nginx does.
+  const finished = (request: FastifyRequest, reply: FastifyReply) => {
     inFlight--;
+    const status = reply.raw.writableFinished ? reply.statusCode : 499;
+    deps.metrics.observeRequest(
+      request.method,
+      request.routeTemplate ?? "unmatched",
+      status,
+      reply.elapsedTime,
+    );
   };
 
-  // Callback-style hooks: on the hot path they avoid a promise per hook and request.
+  // One callback-style hook does all per-request bookkeeping: every extra hook costs on each request.
   app.addHook("onRequest", (request, reply, done) => {
     inFlight++;
-    request.inFlight = true;
-    reply.raw.once("close", () => release(request));
+    reply.raw.once("close", () => finished(request, reply));
+    // Set before anything can fail, so every response (errors and 404s included) carries them.
+    reply.headers(everyResponseHeaders);
     reply.header("X-Request-Id", request.id);
     if (inFlight > config.maxInFlight) {
       reply.header("Retry-After", "1");
@@ -86,6 +91,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       return;
     }
     if (request.method === "OPTIONS") {
+      reply.headers(preflightHeaders);
       done();
       return;
     }
@@ -96,17 +102,6 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     } catch (error) {
       done(error as Error);
     }
-  });
-  // onSend runs for every reply, errors and 404s included, so no response can miss these headers.
-  app.addHook("onSend", (request, reply, payload, done) => {
-    reply.headers(everyResponseHeaders);
-    if (request.method === "OPTIONS") reply.headers(preflightHeaders);
-    done(null, payload);
-  });
-  app.addHook("onResponse", (request, reply, done) => {
-    const route = request.routeTemplate ?? "unmatched";
-    deps.metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime);
-    done();
   });
 
   app.setErrorHandler((error, request, reply) => {
