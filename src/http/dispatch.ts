@@ -1,29 +1,24 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Engine } from "../engine/engine.ts";
 import type { Principal } from "../engine/types.ts";
+import { isJsonObject, type JsonObject } from "../shared/json-object.ts";
 import { type RouteMatch, requestPath } from "./router.ts";
 
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 /** One plain payload: query, then body, then path params (params cannot be overridden by the body). */
-export function plainPayload(request: FastifyRequest, params: RouteMatch["params"]): Json {
+export function plainPayload(request: FastifyRequest, params: RouteMatch["params"]): JsonObject {
   const body = request.body;
-  const fromBody = body === undefined ? {} : isObject(body) ? body : { body };
-  return { ...(request.query as Json), ...fromBody, ...definedParams(params) };
+  const fromBody = body === undefined ? {} : isJsonObject(body) ? body : { body };
+  return { ...(request.query as JsonObject), ...fromBody, ...definedParams(params) };
 }
 
-function definedParams(params: RouteMatch["params"]): Json {
-  const result: Json = {};
+function definedParams(params: RouteMatch["params"]): JsonObject {
+  const result: JsonObject = {};
   for (const [name, value] of Object.entries(params)) if (value !== undefined) result[name] = value;
   return result;
 }
 
 /** The raw request envelope for functions that need headers and the exact body (signatures, iii workers). */
-export function envelopePayload(request: FastifyRequest, params: RouteMatch["params"]): Json {
+export function envelopePayload(request: FastifyRequest, params: RouteMatch["params"]): JsonObject {
   return {
     body: request.body ?? null,
     rawBody: request.rawBody ?? "",
@@ -51,7 +46,7 @@ export async function callRoute(
     requestId: request.id,
     timeout_ms: options.timeoutMs,
   });
-  if (envelope && isObject(result) && typeof result.status_code === "number") {
+  if (envelope && isJsonObject(result) && typeof result.status_code === "number") {
     sendEnvelope(reply, result);
     return;
   }
@@ -65,10 +60,10 @@ export async function callRoute(
     .send(JSON.stringify(result));
 }
 
-function sendEnvelope(reply: FastifyReply, result: Json): void {
+function sendEnvelope(reply: FastifyReply, result: JsonObject): void {
   const status = result.status_code as number;
   reply.code(status >= 100 && status <= 599 ? status : 500);
-  if (isObject(result.headers)) {
+  if (isJsonObject(result.headers)) {
     for (const [name, value] of Object.entries(result.headers)) reply.header(name, String(value));
   }
   const body = result.body;

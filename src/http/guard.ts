@@ -4,8 +4,9 @@ import type { StateClient } from "../engine/state/client.ts";
 import { anonymousPrincipal, type Principal } from "../engine/types.ts";
 import { nowMs } from "../shared/clock.ts";
 import { AppError, unauthorized } from "../shared/errors.ts";
+import { andThen, type MaybePromise } from "../shared/maybe-promise.ts";
 import type { KeyCache } from "./auth/cache.ts";
-import { bearerToken, hashKey, verifyKey } from "./auth/keys.ts";
+import { bearerToken, hashKey, principalForHash } from "./auth/keys.ts";
 import { rateClassOf } from "./rate-limit/classes.ts";
 import type { GcraDecision } from "./rate-limit/gcra.ts";
 import type { RateLimitStore } from "./rate-limit/store.ts";
@@ -53,7 +54,7 @@ export function guardRequest(
   router: HttpRouter,
   request: FastifyRequest,
   reply: FastifyReply,
-): undefined | Promise<void> {
+): MaybePromise<void> {
   const path = requestPath(request.url);
   const match = router.find(request.method, path);
   request.routeMatch = match;
@@ -62,24 +63,11 @@ export function guardRequest(
     request.principal = anonymousPrincipal;
     return undefined;
   }
-  const limited = enforceRateLimit(deps, request, reply, match?.target.template);
-  if (limited) return limited.then(() => authenticateRequest(deps, request, reply));
-  return authenticateRequest(deps, request, reply);
-}
-
-function authenticateRequest(
-  deps: GuardDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): undefined | Promise<void> {
-  const principal = authenticate(deps, request, reply);
-  if (principal instanceof Promise) {
-    return principal.then((settled) => {
-      request.principal = settled;
-    });
-  }
-  request.principal = principal;
-  return undefined;
+  return andThen(enforceRateLimit(deps, request, reply, match?.target.template), () =>
+    andThen(authenticate(deps, request, reply), (principal) => {
+      request.principal = principal;
+    }),
+  );
 }
 
 export interface GuardDeps {
@@ -95,15 +83,12 @@ export function enforceRateLimit(
   request: FastifyRequest,
   reply: FastifyReply,
   routeTemplate: string | undefined,
-): undefined | Promise<void> {
+): MaybePromise<void> {
   if (!deps.rateLimits) return undefined;
   const rateClass = rateClassOf(request.method, routeTemplate);
   const limit = deps.rateLimits[rateClass];
   const decision = deps.rateLimitStore.consume(`${rateClass}:${request.ip}`, nowMs(), limit, HOUR_MS);
-  if (decision instanceof Promise)
-    return decision.then((settled) => applyDecision(reply, rateClass, settled));
-  applyDecision(reply, rateClass, decision);
-  return undefined;
+  return andThen(decision, (settled) => applyDecision(reply, rateClass, settled));
 }
 
 function applyDecision(reply: FastifyReply, rateClass: string, decision: GcraDecision): void {
@@ -126,18 +111,15 @@ export function authenticate(
   reply: FastifyReply,
 ): Principal | Promise<Principal> {
   const token = bearerToken(request.headers.authorization);
-  if (token) {
-    const cached = deps.keyCache.get(token, nowMs());
-    if (cached) return cached;
-    return verifyKey(deps.state, token).then((principal) => {
-      if (principal) {
-        deps.keyCache.set(token, hashKey(token), principal, nowMs());
-        return principal;
-      }
-      return refuse(reply, "Invalid API key");
-    });
-  }
-  return refuse(reply, "Missing API key: send Authorization: Bearer <key>");
+  if (!token) return refuse(reply, "Missing API key: send Authorization: Bearer <key>");
+  const cached = deps.keyCache.get(token, nowMs());
+  if (cached) return cached;
+  const hash = hashKey(token);
+  return principalForHash(deps.state, hash).then((principal) => {
+    if (!principal) return refuse(reply, "Invalid API key");
+    deps.keyCache.set(token, hash, principal, nowMs());
+    return principal;
+  });
 }
 
 function refuse(reply: FastifyReply, message: string): never {

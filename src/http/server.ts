@@ -97,7 +97,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     }
     try {
       const guarded = guardRequest(guard, deps.router, request, reply);
-      if (guarded) guarded.then(() => done(), done);
+      if (guarded instanceof Promise) guarded.then(() => done(), done);
       else done();
     } catch (error) {
       done(error as Error);

@@ -4,6 +4,6 @@
  */
 export type MaybePromise<T> = T | Promise<T>;
 
-export function andThen<T, R>(value: MaybePromise<T>, next: (value: T) => R): MaybePromise<R> {
+export function andThen<T, R>(value: MaybePromise<T>, next: (value: T) => MaybePromise<R>): MaybePromise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isJsonObject, type JsonObject } from "../../shared/json-object.ts";
 
 const FORBIDDEN_SEGMENTS = new Set(["__proto__", "constructor", "prototype"]);
 const MAX_PATH_DEPTH = 32;
@@ -22,8 +23,6 @@ export const updateOpSchema = z.discriminatedUnion("type", [
 export type UpdateOp = z.infer<typeof updateOpSchema>;
 export type UpdateOpError = { op_index: number; code: string; message: string };
 
-type Json = Record<string, unknown>;
-
 /** A string path is one top-level key ("" = the root); an array walks nested keys. */
 function segmentsOf(path: string | string[] | undefined): string[] {
   if (path === undefined || path === "") return [];
@@ -40,15 +39,11 @@ function checkSegments(segments: string[]): string | null {
   return null;
 }
 
-function isObject(value: unknown): value is Json {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 /**
  * Walks to the parent of the last segment, creating missing objects on the way when `create` is set;
  * null if a non-object blocks it, undefined if a segment is missing and `create` is not set.
  */
-function parentOf(root: Json, segments: string[], create: boolean): Json | null | undefined {
+function parentOf(root: JsonObject, segments: string[], create: boolean): JsonObject | null | undefined {
   let node = root;
   for (const segment of segments.slice(0, -1)) {
     if (!Object.hasOwn(node, segment) || node[segment] === undefined || node[segment] === null) {
@@ -56,7 +51,7 @@ function parentOf(root: Json, segments: string[], create: boolean): Json | null 
       node[segment] = {};
     }
     const next = node[segment];
-    if (!isObject(next)) return null;
+    if (!isJsonObject(next)) return null;
     node = next;
   }
   return node;
@@ -75,7 +70,7 @@ function applyOne(root: unknown, op: UpdateOp): unknown {
   const problem = checkSegments(segments);
   if (problem) throw new OpFailure(`${op.type}.path.invalid`, problem);
   if (segments.length === 0) return applyAtRoot(root, op);
-  if (!isObject(root))
+  if (!isJsonObject(root))
     throw new OpFailure(`${op.type}.target_not_object`, "the stored value is not an object");
   // remove never creates: removing under a missing parent is a no-op, not a new empty object.
   const parent = parentOf(root, segments, op.type !== "remove");
@@ -88,10 +83,10 @@ function applyOne(root: unknown, op: UpdateOp): unknown {
       parent[leaf] = op.value;
       break;
     case "merge":
-      if (current !== undefined && !isObject(current)) {
+      if (current !== undefined && !isJsonObject(current)) {
         throw new OpFailure("merge.target_not_object", `"${leaf}" is not an object`);
       }
-      parent[leaf] = { ...(current as Json | undefined), ...op.value };
+      parent[leaf] = { ...(current as JsonObject | undefined), ...op.value };
       break;
     case "increment":
     case "decrement": {
@@ -121,7 +116,7 @@ function applyAtRoot(root: unknown, op: UpdateOp): unknown {
     case "set":
       return op.value;
     case "merge":
-      if (!isObject(root))
+      if (!isJsonObject(root))
         throw new OpFailure("merge.target_not_object", "the stored value is not an object");
       return { ...root, ...op.value };
     case "append":

@@ -107,8 +107,12 @@ export async function hasAdminKey(state: StateClient): Promise<boolean> {
 }
 
 /** The principal for a presented key, or null. The stored hash is compared in constant time. */
-export async function verifyKey(state: StateClient, presented: string): Promise<Principal | null> {
-  const hash = hashKey(presented);
+export function verifyKey(state: StateClient, presented: string): Promise<Principal | null> {
+  return principalForHash(state, hashKey(presented));
+}
+
+/** As verifyKey, for a caller that has hashed the key already. */
+export async function principalForHash(state: StateClient, hash: string): Promise<Principal | null> {
   const record = await state.get<ApiKeyRecord>(KEYS_SCOPE, hash);
   if (!record) return null;
   if (!timingSafeEqual(Buffer.from(record.hash, "hex"), Buffer.from(hash, "hex"))) return null;

@@ -1,7 +1,8 @@
+import type { MaybePromise } from "../../shared/maybe-promise.ts";
 import { type GcraDecision, gcra } from "./gcra.ts";
 
 export interface RateLimitStore {
-  consume(key: string, now: number, limit: number, periodMs: number): Promise<GcraDecision> | GcraDecision;
+  consume(key: string, now: number, limit: number, periodMs: number): MaybePromise<GcraDecision>;
 }
 
 const SWEEP_EVERY = 10_000;
