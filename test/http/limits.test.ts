@@ -55,15 +55,21 @@ describe("rate limits", () => {
   });
 });
 
+/** A server that allows two requests in flight, with /api/slow answering after 300 ms. */
+async function serverWithSlowRoute(): Promise<TestServer> {
+  const started = await startTestServer({ maxInFlight: 2 });
+  const worker = started.service.engine.worker("slow");
+  worker.registerFunction(
+    { id: "slow::wait" },
+    () => new Promise((resolve) => setTimeout(() => resolve({}), 300)),
+  );
+  worker.registerTrigger({ type: "http", function_id: "slow::wait", config: { api_path: "/api/slow" } });
+  return started;
+}
+
 describe("request limits", () => {
   it("answers 503 beyond the in-flight limit", async () => {
-    server = await startTestServer({ maxInFlight: 2 });
-    const worker = server.service.engine.worker("slow");
-    worker.registerFunction(
-      { id: "slow::wait" },
-      () => new Promise((resolve) => setTimeout(() => resolve({}), 300)),
-    );
-    worker.registerTrigger({ type: "http", function_id: "slow::wait", config: { api_path: "/api/slow" } });
+    server = await serverWithSlowRoute();
     const statuses = await Promise.all(
       [1, 2, 3, 4].map(() => server?.request("/api/slow").then((r) => r.status)),
     );
@@ -72,13 +78,7 @@ describe("request limits", () => {
   });
 
   it("frees the in-flight slots of requests whose clients hang up while they are handled", async () => {
-    server = await startTestServer({ maxInFlight: 2 });
-    const worker = server.service.engine.worker("slow");
-    worker.registerFunction(
-      { id: "slow::wait" },
-      () => new Promise((resolve) => setTimeout(() => resolve({}), 300)),
-    );
-    worker.registerTrigger({ type: "http", function_id: "slow::wait", config: { api_path: "/api/slow" } });
+    server = await serverWithSlowRoute();
     const abandoned = [1, 2].map(() => {
       const controller = new AbortController();
       const pending = server?.request("/api/slow", { signal: controller.signal }).catch(() => undefined);
