@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config/env.ts";
 import type { Engine } from "./engine/engine.ts";
+import type { IiiLimits } from "./engine/iii/limits.ts";
+import { IiiServer } from "./engine/iii/server.ts";
 import { createEngine } from "./engine/index.ts";
 import { PgBus } from "./engine/pg-bus.ts";
 import { stateClient } from "./engine/state/client.ts";
@@ -28,8 +30,13 @@ export interface AgentOS {
   store: StateStore;
   http: FastifyInstance;
   metrics: HttpMetrics;
+  /** The iii worker WebSocket (remote workers connect here). */
+  iii: IiiServer;
   /** Set when this start generated the bootstrap admin key (print it once). */
   generatedAdminKey?: { key: string; file: string };
+  /** The iii worker URL (ws://host:port), known once listen() has resolved. */
+  engineUrl?: string;
+  /** Starts the HTTP server and the iii worker port; resolves the HTTP URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
 }
@@ -65,7 +72,7 @@ async function openBackends(config: Config, logger: Logger): Promise<Backends> {
 /** Wires storage, the engine, the HTTP front door and every worker into one service. */
 export async function createAgentOS(
   config: Config,
-  options: { logger?: Logger; bootstrapAdminKey?: boolean } = {},
+  options: { logger?: Logger; bootstrapAdminKey?: boolean; iiiLimits?: Partial<IiiLimits> } = {},
 ): Promise<AgentOS> {
   const logger = options.logger ?? silentLogger();
   const backends = await openBackends(config, logger);
@@ -88,6 +95,13 @@ export async function createAgentOS(
     const keyCache = new KeyCache();
     registerHttpFunctions(engine, router, keyCache);
     registerWorkers(engine, config);
+    const iii = new IiiServer(engine, {
+      host: config.engineHost,
+      port: config.enginePort,
+      token: config.engineToken,
+      limits: { maxFrameBytes: config.engineMaxFrameBytes, ...options.iiiLimits },
+      logger,
+    });
 
     const state = stateClient((request) => engine.trigger(request));
     const http = createHttpServer({
@@ -106,34 +120,45 @@ export async function createAgentOS(
         : await bootstrapAdminKey(state, { apiKey: config.apiKey, dataDir: config.dataDir });
     let revocations: { stop(): void } | undefined;
 
-    return {
+    const service: AgentOS = {
       engine,
       store,
       http,
       metrics,
+      iii,
       generatedAdminKey:
         bootstrap.generatedKey && bootstrap.keyFile
           ? { key: bootstrap.generatedKey, file: bootstrap.keyFile }
           : undefined,
-      listen() {
+      async listen() {
+        service.engineUrl = await iii.listen();
         revocations = watchRevocations(
           keyCache,
           () => revocationEpoch(state),
           (error) => logger.warn({ err: error }, "could not read the API key revocation epoch"),
         );
-        return http.listen({ port: config.port, host: config.host });
+        try {
+          return await http.listen({ port: config.port, host: config.host });
+        } catch (error) {
+          revocations.stop();
+          await iii.close();
+          throw error;
+        }
       },
       async close() {
         // One grace period for the whole drain: requests first, then fire-and-forget work.
         const deadline = nowMs() + SHUTDOWN_GRACE_MS;
         revocations?.stop();
         await closeHttp(http, deadline);
+        // Workers go next: their functions leave and calls still waiting on them fail at once.
+        await iii.close();
         // Stop cron and subscriptions, let fire-and-forget work finish, then close storage.
         engine.shutdown();
         await withDeadline(engine.drain(), deadline);
         await closeBackends();
       },
     };
+    return service;
   } catch (error) {
     await closeBackends();
     throw error;

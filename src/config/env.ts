@@ -15,6 +15,14 @@ const envSchema = z.object({
   AGENTOS_PORT: port.default(3111),
   AGENTOS_HOST: z.string().min(1).default("0.0.0.0"),
   AGENTOS_ENGINE_PORT: port.default(49134),
+  AGENTOS_ENGINE_HOST: z.string().min(1).default("127.0.0.1"),
+  AGENTOS_ENGINE_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  AGENTOS_ENGINE_MAX_FRAME_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * 1024 * 1024)
+    .default(8 * 1024 * 1024),
   AGENTOS_DATA_DIR: z.string().min(1).default("./data"),
   AGENTOS_DATABASE_URL: z.string().url().optional(),
   AGENTOS_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
@@ -28,6 +36,10 @@ export interface Config {
   port: number;
   host: string;
   enginePort: number;
+  /** The iii worker port binds loopback unless told otherwise; elsewhere it needs a token. */
+  engineHost: string;
+  engineToken?: string;
+  engineMaxFrameBytes: number;
   dataDir: string;
   databaseUrl?: string;
   apiKey?: string;
@@ -57,6 +69,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: vars.AGENTOS_PORT,
     host: vars.AGENTOS_HOST,
     enginePort: vars.AGENTOS_ENGINE_PORT,
+    engineHost: vars.AGENTOS_ENGINE_HOST,
+    engineToken: vars.AGENTOS_ENGINE_TOKEN,
+    engineMaxFrameBytes: vars.AGENTOS_ENGINE_MAX_FRAME_BYTES,
     dataDir: resolve(vars.AGENTOS_DATA_DIR),
     databaseUrl: vars.AGENTOS_DATABASE_URL,
     apiKey: vars.AGENTOS_API_KEY,

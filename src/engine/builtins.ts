@@ -35,7 +35,8 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
         .filter((fn) => include_internal || !(fn.id.startsWith("engine::") || fn.metadata?.internal === true))
         .map((fn) => ({
           function_id: fn.id,
-          worker_name: fn.worker,
+          // A remote worker that has not said its name yet is known by its functions' group, as in iii.
+          worker_name: engine.workerName(fn.worker) ?? fn.id.split("::")[0],
           description: fn.description,
           metadata: fn.metadata,
         })),

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { nowMs } from "../shared/clock.ts";
-import { AppError, badRequest, describeZodError, notFound } from "../shared/errors.ts";
+import { AppError, describeZodError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
 import { FunctionRegistry } from "./function-registry.ts";
@@ -65,9 +65,26 @@ export class Engine {
     return this.workers.size;
   }
 
+  /**
+   * Lists a worker under `key` (its name in-process, its connection id when remote). Functions and
+   * triggers registered with that key are counted as its own.
+   */
+  setWorkerInfo(key: string, info: WorkerInfo): void {
+    this.workers.set(key, info);
+  }
+
+  removeWorkerInfo(key: string): void {
+    this.workers.delete(key);
+  }
+
+  /** The display name of the worker registered under `key`, if it has told us one. */
+  workerName(key: string): string | undefined {
+    return this.workers.get(key)?.name;
+  }
+
   listWorkers(): Array<WorkerInfo & { function_count: number }> {
-    return [...this.workers.values()]
-      .map((info) => ({ ...info, function_count: this.functions.countByWorker(info.name) }))
+    return [...this.workers.entries()]
+      .map(([key, info]) => ({ ...info, function_count: this.functions.countByWorker(key) }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
@@ -87,9 +104,18 @@ export class Engine {
     this.triggers.addType(provider);
   }
 
+  /** Withdraws a trigger type; its bindings are parked until a provider registers the type again. */
+  unregisterTriggerType(id: string): boolean {
+    return this.triggers.removeType(id);
+  }
+
   registerTrigger(worker: string, registration: TriggerRegistration): { id: string; unregister(): void } {
     const record = this.triggers.add({ ...registration, id: registration.id ?? newId(), worker });
     return { id: record.id, unregister: () => this.triggers.remove(record.id) };
+  }
+
+  unregisterTrigger(id: string): boolean {
+    return this.triggers.remove(id);
   }
 
   onInvocationError(listener: InvocationErrorListener): void {
@@ -128,7 +154,7 @@ export class Engine {
   /** Never throws synchronously: every failure, lookup and validation included, is a rejection. */
   private call(request: TriggerRequest): Promise<unknown> {
     const fn = this.functions.get(request.function_id);
-    if (!fn) return Promise.reject(notFound(`Function ${request.function_id} not found`));
+    if (!fn) return Promise.reject(functionNotFound(request.function_id));
     // The AbortController is made only when a handler asks for its signal, or when time runs out.
     let controller: AbortController | undefined;
     const current = callers.getStore() ?? systemPrincipal;
@@ -202,6 +228,12 @@ function effectiveTimeout(timeoutMs: number | undefined): number {
 function parseInput(fn: RegisteredFunction, payload: unknown): unknown {
   if (!fn.input) return payload;
   const result = fn.input.safeParse(payload ?? {});
-  if (!result.success) throw badRequest(describeZodError(result.error));
+  if (!result.success) {
+    throw new AppError("validation", describeZodError(result.error), { reason: "deserialization_error" });
+  }
   return result.data;
+}
+
+export function functionNotFound(id: string): AppError {
+  return new AppError("not_found", `Function ${id} not found`, { reason: "function_not_found" });
 }

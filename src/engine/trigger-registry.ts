@@ -31,8 +31,31 @@ export class TriggerRegistry {
     }
   }
 
+  /**
+   * Withdraws a type (its provider went away). Its active bindings are parked, not dropped, and come
+   * back when a provider registers the type again.
+   */
+  removeType(id: string): boolean {
+    if (!this.types.delete(id)) return false;
+    for (const record of [...this.active.values()]) if (record.type === id) this.park(record.id);
+    return true;
+  }
+
+  /** Moves an active binding back to the parked ones without telling its type (which refused or left). */
+  park(id: string): boolean {
+    const record = this.active.get(id);
+    if (!record) return false;
+    this.active.delete(id);
+    this.parked.set(id, record);
+    return true;
+  }
+
   hasType(id: string): boolean {
     return this.types.has(id);
+  }
+
+  get(id: string): TriggerRecord | undefined {
+    return this.active.get(id) ?? this.parked.get(id);
   }
 
   listTypes(): TriggerTypeProvider[] {

@@ -86,9 +86,16 @@ export interface WorkerInfo {
   name: string;
   description?: string;
   runtime: string;
-  isolation: "in-process" | "remote";
-  status: "available";
+  isolation: string | null;
+  status: "available" | "connected";
   connected_at_ms: number;
+  /** Remote workers: the connection id and what the worker reported about itself. */
+  id?: string;
+  version?: string;
+  os?: string;
+  pid?: number;
+  ip_address?: string;
+  active_invocations?: number;
 }
 
 export type TriggerFn = (request: TriggerRequest) => Promise<unknown>;

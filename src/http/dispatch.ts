@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Engine } from "../engine/engine.ts";
-import type { Principal } from "../engine/types.ts";
 import { isJsonObject, type JsonObject } from "../shared/json-object.ts";
+import { callIiiRoute, type RouteCallOptions } from "./iii-route.ts";
 import { type RouteMatch, requestPath } from "./router.ts";
 
 /** One plain payload: query, then body, then path params (params cannot be overridden by the body). */
@@ -35,13 +35,15 @@ export async function callRoute(
   match: RouteMatch,
   request: FastifyRequest,
   reply: FastifyReply,
-  options: { auth?: Principal; timeoutMs: number },
+  options: RouteCallOptions,
 ): Promise<void> {
   const { target } = match;
+  if (target.config.envelope === "iii") return callIiiRoute(engine, match, request, reply, options);
   const envelope = target.config.envelope === true;
   const result = await engine.trigger({
     function_id: target.functionId,
     payload: envelope ? envelopePayload(request, match.params) : plainPayload(request, match.params),
+    metadata: target.metadata,
     auth: options.auth,
     requestId: request.id,
     timeout_ms: options.timeoutMs,

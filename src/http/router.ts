@@ -7,11 +7,12 @@ const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 type Method = (typeof methods)[number];
 
 export const httpTriggerConfig = z.strictObject({
+  // iii accepts paths without the leading slash; both name the same route.
   api_path: z
     .string()
     .min(1)
     .max(1024)
-    .refine((path) => path.startsWith("/"), "api_path must start with /"),
+    .transform((path) => (path.startsWith("/") ? path : `/${path}`)),
   http_method: z
     .string()
     .default("GET")
@@ -20,10 +21,15 @@ export const httpTriggerConfig = z.strictObject({
   /** Status for a successful reply with a body (201 for creates); an empty reply is always 204. */
   status: z.union([z.literal(200), z.literal(201), z.literal(202)]).optional(),
   /**
-   * Give the function the raw request envelope {body, rawBody, headers, query_params, path_params,
-   * method, path} and expect {status_code, body, headers?} back (signature checks, remote iii workers).
+   * true: give the function the raw request envelope {body, rawBody, headers, query_params,
+   * path_params, method, path} and expect {status_code, body, headers?} back (signature checks).
+   * "iii": iii's request object and response mapping (set for routes registered by iii workers).
    */
-  envelope: z.boolean().optional(),
+  envelope: z.union([z.boolean(), z.literal("iii")]).optional(),
+  /** iii: called with the request first; the route answers 422 when it returns exactly false. */
+  condition_function_id: z.string().min(1).max(256).optional(),
+  /** iii: called in order before the handler; each may answer the request itself. */
+  middleware_function_ids: z.array(z.string().min(1).max(256)).max(16).optional(),
 });
 export type HttpTriggerConfig = z.infer<typeof httpTriggerConfig>;
 
@@ -32,6 +38,8 @@ export interface RouteTarget {
   template: string;
   method: Method;
   config: HttpTriggerConfig;
+  /** The binding's metadata, delivered with every call as iii does. */
+  metadata?: Record<string, unknown>;
 }
 
 export interface RouteMatch {
@@ -69,6 +77,7 @@ export class HttpRouter implements TriggerTypeProvider {
       template: config.api_path,
       method: config.http_method,
       config,
+      metadata: record.metadata,
     };
     try {
       this.router.on(config.http_method, config.api_path, () => undefined, target);

@@ -9,6 +9,7 @@ export const errorStatus = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  unprocessable: 422,
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
@@ -17,18 +18,34 @@ export const errorStatus = {
 
 export type ErrorCode = keyof typeof errorStatus;
 
+export interface AppErrorOptions {
+  retryAfter?: number;
+  cause?: unknown;
+  /**
+   * A finer, machine-readable reason than the code, carried over the iii worker protocol as the error
+   * body's `code` (e.g. `function_not_found`, `invocation_stopped`, `invocation_failed`).
+   */
+  reason?: string;
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly retryAfter?: number;
+  readonly reason?: string;
 
-  constructor(code: ErrorCode, message: string, options?: { retryAfter?: number; cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, options?: AppErrorOptions) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "AppError";
     this.code = code;
     this.status = errorStatus[code];
     if (options?.retryAfter !== undefined) this.retryAfter = options.retryAfter;
+    if (options?.reason !== undefined) this.reason = options.reason;
   }
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(errorStatus, value);
 }
 
 export const badRequest = (message: string) => new AppError("validation", message);

@@ -26,6 +26,8 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     }),
     port: 0,
     host: "127.0.0.1",
+    enginePort: 0,
+    engineHost: "127.0.0.1",
     rateLimits: false,
     ...overrides,
   };

@@ -8,7 +8,11 @@ import type { Logger } from "../../shared/logger.ts";
 import { stateClient } from "../state/client.ts";
 import { systemPrincipal, type TriggerFn, type TriggerRecord, type TriggerTypeProvider } from "../types.ts";
 
-export const cronConfig = z.strictObject({ expression: z.string().min(1).max(256) });
+export const cronConfig = z.strictObject({
+  expression: z.string().min(1).max(256),
+  /** Called with the tick's payload first; the tick is skipped when it answers exactly `false` (iii). */
+  condition_function_id: z.string().min(1).max(256).optional(),
+});
 
 /** Checks an expression the way the scheduler will read it; the error names the expression. */
 export function validateCronExpression(expression: string): void {
@@ -84,10 +88,10 @@ export class CronTriggerType implements TriggerTypeProvider {
   register(record: TriggerRecord): void {
     const parsed = cronConfig.safeParse(record.config);
     if (!parsed.success) throw badRequest("cron trigger config needs {expression: string}");
-    const { expression } = parsed.data;
+    const { expression, condition_function_id: condition } = parsed.data;
     validateCronExpression(expression);
     const job = new Cron(expression, { timezone: "UTC", protect: true }, (self: Cron) => {
-      this.tick(record, expression, self);
+      this.tick(record, expression, self, condition);
     });
     this.jobs.set(record.id, job);
   }
@@ -97,7 +101,7 @@ export class CronTriggerType implements TriggerTypeProvider {
     this.jobs.delete(record.id);
   }
 
-  private tick(record: TriggerRecord, expression: string, job: Cron): void {
+  private tick(record: TriggerRecord, expression: string, job: Cron, condition: string | undefined): void {
     const scheduled = scheduledTick(job, job.currentRun() ?? new Date(nowMs()));
     const fire = () => {
       // The claim is asynchronous: a trigger unregistered (or an engine shut down) meanwhile stays quiet.
@@ -108,16 +112,21 @@ export class CronTriggerType implements TriggerTypeProvider {
         scheduled_time: scheduled.toISOString(),
         actual_time: nowIso(),
       };
-      // A tick has no caller: it runs as the system, whatever context the scheduler fires in.
+      // A tick has no caller: it runs as the system, whatever context the scheduler fires in. The
+      // binding's metadata goes with every tick, as iii delivers it.
       const call = {
         function_id: record.function_id,
         payload,
+        metadata: record.metadata,
         action: { type: "void" as const },
         auth: systemPrincipal,
       };
-      this.trigger(call).catch((error) =>
-        this.logger.warn({ err: error, functionId: record.function_id }, "cron job could not be called"),
-      );
+      const run = condition ? this.checkCondition(condition, payload, record) : Promise.resolve(true);
+      run
+        .then((go) => (go ? this.trigger(call) : undefined))
+        .catch((error) =>
+          this.logger.warn({ err: error, functionId: record.function_id }, "cron job could not be called"),
+        );
     };
     const claim = this.claim;
     if (!claim) {
@@ -137,6 +146,16 @@ export class CronTriggerType implements TriggerTypeProvider {
             "cron tick skipped: could not claim it",
           ),
       );
+  }
+  /** True unless the condition function answers exactly false; a failing condition skips the tick. */
+  private async checkCondition(condition: string, payload: unknown, record: TriggerRecord): Promise<boolean> {
+    const answer = await this.trigger({
+      function_id: condition,
+      payload,
+      metadata: record.metadata,
+      auth: systemPrincipal,
+    });
+    return answer !== false;
   }
 }
 

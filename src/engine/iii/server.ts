@@ -1,0 +1,179 @@
+import { timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import { type RawData, type WebSocket, WebSocketServer } from "ws";
+import { nowMs } from "../../shared/clock.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Engine } from "../engine.ts";
+import { IiiHub } from "./hub.ts";
+import { defaultIiiLimits, type IiiLimits } from "./limits.ts";
+
+export interface IiiServerOptions {
+  host: string;
+  port: number;
+  /** When set, every connection must present it: `Authorization: Bearer <token>` or `?token=`. */
+  token?: string;
+  limits?: Partial<IiiLimits>;
+  logger: Logger;
+}
+
+/** True for addresses only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Binding the worker port beyond this machine without a token would let anyone register functions. */
+export function assertSafeEngineBinding(host: string, token: string | undefined): void {
+  if (!isLoopback(host) && !token) {
+    throw new Error(
+      `Refusing to open the worker port on ${host} without a token: any host that can reach it could register functions and HTTP routes. Set AGENTOS_ENGINE_TOKEN (at least 16 characters) or bind AGENTOS_ENGINE_HOST=127.0.0.1.`,
+    );
+  }
+}
+
+/**
+ * The iii worker WebSocket. `/` (and `/ws`, the path iii's proxy docs use) carries the worker
+ * protocol; `/otel` accepts the SDK's telemetry socket and drops what it sends; anything else is 404.
+ */
+export class IiiServer {
+  readonly hub: IiiHub;
+  private readonly http: Server;
+  private readonly wss: WebSocketServer;
+  private readonly options: IiiServerOptions;
+  private readonly limits: IiiLimits;
+  private readonly lastSeen = new WeakMap<WebSocket, number>();
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(engine: Engine, options: IiiServerOptions) {
+    this.options = options;
+    this.limits = { ...defaultIiiLimits, ...options.limits };
+    this.hub = new IiiHub(engine, this.limits, options.logger);
+    this.http = createServer((_request, response) => {
+      response
+        .writeHead(426, { "content-type": "text/plain" })
+        .end("This port speaks the iii worker protocol over WebSocket\n");
+    });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: this.limits.maxFrameBytes,
+      perMessageDeflate: false,
+    });
+    this.http.on("upgrade", (request, socket, head) => this.upgrade(request, socket, head));
+  }
+
+  async listen(): Promise<string> {
+    assertSafeEngineBinding(this.options.host, this.options.token);
+    await new Promise<void>((resolve, reject) => {
+      this.http.once("error", reject);
+      this.http.listen(this.options.port, this.options.host, () => {
+        this.http.off("error", reject);
+        resolve();
+      });
+    });
+    this.heartbeat = setInterval(() => this.checkLiveness(), this.limits.pingIntervalMs);
+    this.heartbeat.unref();
+    const { address, port } = this.http.address() as AddressInfo;
+    const host = address.includes(":") ? `[${address}]` : address;
+    return `ws://${host}:${port}`;
+  }
+
+  /** Disconnects every worker (their in-flight calls fail at once) and stops listening. */
+  async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    this.hub.closeAll();
+    for (const client of this.wss.clients) client.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+
+  private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    let url: URL;
+    try {
+      url = new URL(request.url ?? "/", "http://engine");
+    } catch {
+      refuseUpgrade(socket, 400, "Bad Request");
+      return;
+    }
+    const path = url.pathname;
+    if (path !== "/" && path !== "/ws" && path !== "/otel") {
+      refuseUpgrade(socket, 404, "Not Found");
+      return;
+    }
+    if (!this.authorized(request, url)) {
+      this.options.logger.warn(
+        { ip: request.socket.remoteAddress },
+        "worker connection refused: bad or missing engine token",
+      );
+      refuseUpgrade(socket, 401, "Unauthorized");
+      return;
+    }
+    if (this.wss.clients.size >= this.limits.maxConnections) {
+      refuseUpgrade(socket, 503, "Service Unavailable");
+      return;
+    }
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      if (path === "/otel") this.acceptTelemetry(ws);
+      else this.acceptWorker(ws, request.socket.remoteAddress ?? "");
+    });
+  }
+
+  private authorized(request: IncomingMessage, url: URL): boolean {
+    const expected = this.options.token;
+    if (!expected) return true;
+    const header = request.headers.authorization;
+    const given = header?.startsWith("Bearer ") ? header.slice(7).trim() : url.searchParams.get("token");
+    if (!given) return false;
+    const a = Buffer.from(expected);
+    const b = Buffer.from(given);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+
+  private acceptWorker(ws: WebSocket, ip: string): void {
+    const conn = this.hub.attach(ws, ip);
+    this.watch(ws);
+    ws.on("message", (data: RawData, isBinary: boolean) => {
+      // Binary frames starting OTLP/MTRC/LOGS are telemetry; any other binary frame is JSON, as in iii.
+      const text = rawText(data);
+      if (isBinary && /^(OTLP|MTRC|LOGS)/.test(text.slice(0, 4))) return;
+      this.hub.receive(conn, text);
+    });
+    ws.on("close", () => this.hub.detach(conn));
+    ws.on("error", (error) => {
+      this.options.logger.warn({ err: error, worker: conn.name }, "worker connection failed");
+      this.hub.detach(conn);
+    });
+  }
+
+  private acceptTelemetry(ws: WebSocket): void {
+    this.watch(ws);
+    ws.on("error", () => ws.terminate());
+  }
+
+  /** Anything received counts as a sign of life; pongs answer the engine's pings. */
+  private watch(ws: WebSocket): void {
+    const touch = () => this.lastSeen.set(ws, nowMs());
+    touch();
+    ws.on("message", touch);
+    ws.on("ping", touch);
+    ws.on("pong", touch);
+  }
+
+  private checkLiveness(): void {
+    const cutoff = nowMs() - this.limits.idleTimeoutMs;
+    for (const ws of this.wss.clients) {
+      if ((this.lastSeen.get(ws) ?? 0) < cutoff) ws.terminate();
+      else ws.ping();
+    }
+  }
+}
+
+function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return Buffer.from(data).toString("utf8");
+}
+
+function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
