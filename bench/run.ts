@@ -1,11 +1,13 @@
 import { benchEngine } from "./engine.bench.ts";
 import { benchHttp } from "./http.bench.ts";
+import { benchIii } from "./iii.bench.ts";
 import { benchState } from "./state.bench.ts";
 
 const suites: Record<string, () => Promise<void>> = {
   engine: benchEngine,
   state: benchState,
   http: benchHttp,
+  iii: benchIii,
 };
 const selected = process.argv.slice(2);
 

@@ -22,7 +22,42 @@ async function run(op: (i: number) => unknown, ms: number): Promise<number> {
   return (count / elapsed) * 1000;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** The p-th percentile (0–100) of values sorted ascending, by the nearest-rank method. */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export interface ConcurrentRound {
+  opsPerSec: number;
+  /** Milliseconds each completed call took, in completion order. */
+  latencies: number[];
+}
+
+/**
+ * Keeps `concurrency` calls outstanding for `ms`: that many loops, each awaiting one call at a time,
+ * so a slow call delays only its own loop, as with independent callers. Calls still running at the
+ * deadline are awaited and counted, and so is the time they take.
+ */
+export async function runConcurrent(
+  op: () => Promise<unknown>,
+  concurrency: number,
+  ms: number,
+): Promise<ConcurrentRound> {
+  const latencies: number[] = [];
+  const start = performance.now();
+  const deadline = start + ms;
+  const loop = async () => {
+    while (performance.now() < deadline) {
+      const callStart = performance.now();
+      await op();
+      latencies.push(performance.now() - callStart);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  return { opsPerSec: (latencies.length / (performance.now() - start)) * 1000, latencies };
+}
 
 /**
  * Runs two operations sequentially in alternating rounds after a warm-up, so drift on a noisy

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AgentOS, createAgentOS } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config/env.ts";
+import type { IiiLimits } from "../../src/engine/iii/limits.ts";
 
 export const TEST_ADMIN_KEY = "test-admin-key-0123456789abcdef";
 
@@ -16,7 +17,10 @@ export interface TestServer {
 }
 
 /** Starts the real service (SQLite in a temp dir) on a free port. */
-export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: Partial<Config> = {},
+  options: { iiiLimits?: Partial<IiiLimits> } = {},
+): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "agentos-test-"));
   const config: Config = {
     ...loadConfig({
@@ -31,7 +35,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     rateLimits: false,
     ...overrides,
   };
-  const service = await createAgentOS(config);
+  const service = await createAgentOS(config, options);
   const url = await service.listen();
   return {
     service,
