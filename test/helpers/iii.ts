@@ -56,8 +56,12 @@ export interface RawClient {
   closed: Promise<{ code: number }>;
 }
 
-export async function rawClient(url: string, headers: Record<string, string> = {}): Promise<RawClient> {
-  const socket = new WebSocket(url, { headers });
+export async function rawClient(
+  url: string,
+  headers: Record<string, string> = {},
+  options: { autoPong?: boolean } = {},
+): Promise<RawClient> {
+  const socket = new WebSocket(url, { headers, ...options });
   const frames: Array<Record<string, unknown>> = [];
   socket.on("message", (data) => frames.push(JSON.parse(String(data))));
   const closed = new Promise<{ code: number }>((resolve) => socket.on("close", (code) => resolve({ code })));

@@ -86,6 +86,8 @@ export function runCli(args: string[], env: Env, timeoutMs = 20_000): Promise<Cl
 export interface ServeProcess {
   child: ChildProcess;
   port: number;
+  /** The iii worker port (AGENTOS_ENGINE_PORT) of this process. */
+  enginePort: number;
   url: string;
   dataDir: string;
   /** Everything the process wrote so far. */
@@ -110,13 +112,14 @@ export interface ServeOptions {
 /** Spawns `agentos serve` on a free port and waits until GET /healthz answers. */
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const port = await freePort();
+  const enginePort = await freePort();
   const env = childEnv({
     AGENTOS_LOG_LEVEL: "warn",
     ...options.env,
     AGENTOS_DATA_DIR: options.dataDir,
     AGENTOS_PORT: String(port),
     AGENTOS_HOST: "127.0.0.1",
-    AGENTOS_ENGINE_PORT: String(await freePort()),
+    AGENTOS_ENGINE_PORT: String(enginePort),
   });
   const child = spawn(NODE, [CLI, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
@@ -137,6 +140,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const server: ServeProcess = {
     child,
     port,
+    enginePort,
     url,
     dataDir: options.dataDir,
     stdout: () => stdout,

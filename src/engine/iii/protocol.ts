@@ -103,7 +103,8 @@ function action(raw: Raw): { type: "void" } | { type: "enqueue"; queue: string }
 
 /** Returns the frame, null for frames to ignore (unknown types, blank text), or throws FrameError. */
 export function parseFrame(data: string): InboundFrame | null {
-  if (data.trim() === "") return null;
+  // Only a frame that starts with whitespace can be blank; trimming every frame would copy it.
+  if (data.length === 0 || (data.charCodeAt(0) <= 32 && data.trim() === "")) return null;
   let raw: unknown;
   try {
     raw = JSON.parse(data);

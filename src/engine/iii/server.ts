@@ -133,6 +133,7 @@ export class IiiServer {
     const conn = this.hub.attach(ws, ip);
     this.watch(ws);
     ws.on("message", (data: RawData, isBinary: boolean) => {
+      this.lastSeen.set(ws, nowMs());
       // Binary frames starting OTLP/MTRC/LOGS are telemetry; any other binary frame is JSON, as in iii.
       const text = rawText(data);
       if (isBinary && /^(OTLP|MTRC|LOGS)/.test(text.slice(0, 4))) return;
@@ -147,14 +148,14 @@ export class IiiServer {
 
   private acceptTelemetry(ws: WebSocket): void {
     this.watch(ws);
+    ws.on("message", () => this.lastSeen.set(ws, nowMs()));
     ws.on("error", () => ws.terminate());
   }
 
-  /** Anything received counts as a sign of life; pongs answer the engine's pings. */
+  /** Anything received counts as a sign of life (messages are counted by their own listener). */
   private watch(ws: WebSocket): void {
     const touch = () => this.lastSeen.set(ws, nowMs());
     touch();
-    ws.on("message", touch);
     ws.on("ping", touch);
     ws.on("pong", touch);
   }

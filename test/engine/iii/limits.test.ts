@@ -135,6 +135,17 @@ describe("limits", () => {
   });
 });
 
+describe("liveness", () => {
+  it("drops a worker that answers no pings, and keeps one that does", async () => {
+    const alive = await connect({ pingIntervalMs: 50, idleTimeoutMs: 300 });
+    const url = server?.service.engineUrl as string;
+    const silent = await rawClient(url, {}, { autoPong: false });
+    clients.push(silent);
+    await silent.closed;
+    expect(alive.socket.readyState).toBe(alive.socket.OPEN);
+  });
+});
+
 describe("the worker port", () => {
   it("accepts the SDK's telemetry socket without listing it as a worker, and refuses other paths", async () => {
     await connect();
