@@ -13,7 +13,7 @@ export async function serve(): Promise<void> {
     );
   }
   const address = await service.listen();
-  logger.info({ address, storage: service.store.kind }, "agentos is serving");
+  logger.info({ address, workers: service.engineUrl, storage: service.store.kind }, "agentos is serving");
 
   let stopping = false;
   const stop = (signal: string) => {
