@@ -8,7 +8,12 @@ const program = new Command()
   .description("AgentOS: host LLM-driven agents behind an HTTP API")
   .version(serviceVersion);
 
-program.command("serve").description("Start the service (HTTP on AGENTOS_PORT, default 3111)").action(serve);
+program
+  .command("serve")
+  .description(
+    "Start the service (HTTP on AGENTOS_PORT, default 3111; iii workers on AGENTOS_ENGINE_PORT, default 49134)",
+  )
+  .action(serve);
 
 const config = program.command("config").description("Service configuration");
 config

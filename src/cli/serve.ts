@@ -1,10 +1,13 @@
 import { createAgentOS } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
+import { assertSafeEngineBinding } from "../engine/iii/server.ts";
 import { createLogger } from "../shared/logger.ts";
 
 /** `agentos serve`: start, print a generated admin key once, and shut down cleanly on SIGTERM/SIGINT. */
 export async function serve(): Promise<void> {
   const config = loadConfig();
+  // Refused before anything is opened or created, like any other bad setting.
+  assertSafeEngineBinding(config.engineHost, config.engineToken);
   const logger = createLogger(config.logLevel);
   const service = await createAgentOS(config, { logger });
   if (service.generatedAdminKey) {

@@ -101,6 +101,7 @@ describe("agentos serve with invalid configuration", () => {
       AGENTOS_DATA_DIR: dataDir,
       AGENTOS_PORT: String(await freePort()),
       AGENTOS_HOST: "127.0.0.1",
+      AGENTOS_ENGINE_PORT: String(await freePort()),
       ...env,
     });
     return { ...result, dataDirCreated: existsSync(dataDir) };
@@ -112,6 +113,8 @@ describe("agentos serve with invalid configuration", () => {
     ["AGENTOS_RATE_LIMITS", "bogus"],
     ["AGENTOS_API_KEY", "too-short"],
     ["AGENTOS_LOG_LEVEL", "loud"],
+    ["AGENTOS_ENGINE_TOKEN", "short"],
+    ["AGENTOS_ENGINE_HOST", "0.0.0.0"],
   ])(
     "%s=%s exits non-zero before touching the data dir, naming the variable without a stack trace",
     async (name, value) => {
@@ -132,6 +135,7 @@ describe("agentos serve with invalid configuration", () => {
       AGENTOS_DATA_DIR: newDataDir(),
       AGENTOS_PORT: String(running.port),
       AGENTOS_HOST: "127.0.0.1",
+      AGENTOS_ENGINE_PORT: String(await freePort()),
       AGENTOS_API_KEY: ADMIN_KEY,
       AGENTOS_LOG_LEVEL: "silent",
     });

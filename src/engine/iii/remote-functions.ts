@@ -84,7 +84,8 @@ export class RemoteFunctions {
     const rest = stack.filter((owner) => owner.conn !== conn);
     if (rest.length === 0) {
       this.owners.delete(id);
-      this.engine.unregisterFunction(id);
+      // Only our own registration goes: an in-process function registered since then stays.
+      if (this.engine.functions.get(id)?.worker === conn.id) this.engine.unregisterFunction(id);
       return;
     }
     this.owners.set(id, rest);

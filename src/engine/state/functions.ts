@@ -5,6 +5,7 @@ import { decodeCursor, encodeCursor } from "./keys.ts";
 import {
   stateDeleteInput,
   stateGetInput,
+  stateListGroupsInput,
   stateListInput,
   stateSetInput,
   stateUpdateInput,
@@ -68,6 +69,15 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
         nextCursor: page.lastKey === null ? null : encodeCursor(page.lastKey),
       }));
     },
+  );
+
+  worker.registerFunction(
+    {
+      id: "state::list_groups",
+      description: "Every scope holding at least one key: {groups} (as iii answers it)",
+      input: stateListGroupsInput,
+    },
+    () => andThen(store.listScopes(), (groups) => ({ groups })),
   );
 
   worker.registerFunction(

@@ -27,3 +27,15 @@ export function decodeCursor(cursor: string): string | null {
   const key = Buffer.from(cursor, "base64url").toString("utf8");
   return encodeCursor(key) === cursor && !key.includes("\u0000") ? key : null;
 }
+
+/**
+ * The distinct scopes of a state table, in order, by an index skip-scan: one primary-key lookup per
+ * scope instead of reading every row (SQLite and PostgreSQL both run this form).
+ */
+export function distinctScopesSql(table: string): string {
+  return `WITH RECURSIVE scopes(scope) AS (
+      SELECT MIN(scope) FROM ${table}
+      UNION ALL
+      SELECT (SELECT MIN(scope) FROM ${table} WHERE scope > scopes.scope) FROM scopes WHERE scopes.scope IS NOT NULL
+    ) SELECT scope FROM scopes WHERE scope IS NOT NULL`;
+}

@@ -1,7 +1,7 @@
 import { escapeIdentifier, Pool, type PoolClient } from "pg";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError, conflict } from "../../shared/errors.ts";
-import { prefixUpperBound } from "./keys.ts";
+import { distinctScopesSql, prefixUpperBound } from "./keys.ts";
 import type { ListOptions, ListPage, StateRecord, StateStore, UpdateResult, WriteResult } from "./types.ts";
 import { applyUpdateOps, type UpdateOp, type UpdateOpError } from "./update-ops.ts";
 import { serializeValue, versionConflictMessage } from "./values.ts";
@@ -112,6 +112,7 @@ function sqlFor(table: string) {
     update: `UPDATE ${table} SET value = $3, version = version + 1, updated_at = $4
       WHERE scope = $1 AND key = $2 RETURNING version, updated_at`,
     delete: `DELETE FROM ${table} WHERE scope = $1 AND key = $2`,
+    scopes: distinctScopesSql(table),
     listFrom: list(">=", false),
     listAfter: list(">", false),
     listFromBelow: list(">=", true),
@@ -161,6 +162,11 @@ export class PostgresStateStore implements StateStore {
       if (old) await this.query(client, "delete", [scope, key]);
       return old;
     });
+  }
+
+  async listScopes(): Promise<string[]> {
+    const rows = await this.query<{ scope: string }>(this.pool, "scopes", []);
+    return rows.map((row) => row.scope);
   }
 
   async list(scope: string, options: ListOptions): Promise<ListPage> {

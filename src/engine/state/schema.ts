@@ -48,6 +48,8 @@ export const stateListInput = z.strictObject({
   cursor: z.string().max(4096).optional(),
 });
 
+export const stateListGroupsInput = z.strictObject({});
+
 export const stateUpdateInput = z.strictObject({
   scope: scopeSchema,
   key: keySchema,

@@ -4,7 +4,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
 import type { MaybePromise } from "../../shared/maybe-promise.ts";
-import { prefixUpperBound } from "./keys.ts";
+import { distinctScopesSql, prefixUpperBound } from "./keys.ts";
 import type { ListOptions, ListPage, StateRecord, StateStore, UpdateResult, WriteResult } from "./types.ts";
 import { applyUpdateOps, type UpdateOp } from "./update-ops.ts";
 import { serializeValue, versionConflictMessage } from "./values.ts";
@@ -64,6 +64,7 @@ export class SqliteStateStore implements StateStore {
          WHERE scope = ? AND key = ? AND version = ?`,
       ),
       deleteIfVersion: this.db.prepare("DELETE FROM state WHERE scope = ? AND key = ? AND version = ?"),
+      scopes: this.db.prepare(distinctScopesSql("state")),
       listFromKey: this.db.prepare(
         `SELECT ${columns} FROM state WHERE scope = ? AND key >= ? ORDER BY key LIMIT ?`,
       ),
@@ -102,6 +103,10 @@ export class SqliteStateStore implements StateStore {
         // Another process wrote in between: with an expected version that is a conflict, else try again.
       }
     });
+  }
+
+  listScopes(): MaybePromise<string[]> {
+    return settle(() => (this.statements.scopes.all() as Array<{ scope: string }>).map((row) => row.scope));
   }
 
   list(scope: string, options: ListOptions): MaybePromise<ListPage> {

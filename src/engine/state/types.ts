@@ -43,5 +43,7 @@ export interface StateStore {
   delete(scope: string, key: string, expectedVersion?: number): MaybePromise<StateRecord | null>;
   list(scope: string, options: ListOptions): MaybePromise<ListPage>;
   update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): MaybePromise<UpdateResult>;
+  /** Every scope holding at least one key, sorted (iii's state::list_groups). */
+  listScopes(): MaybePromise<string[]>;
   close(): Promise<void>;
 }

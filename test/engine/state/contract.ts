@@ -343,6 +343,17 @@ export function stateStoreContract(name: string, makeStore: () => StateStore | P
         expect(await store.get(scope, "k")).toMatchObject({ value: "mine", version: 1 });
         expect(keysOf(await store.list(other, { limit: 10 }))).toEqual(["k2"]);
       });
+
+      it("lists every scope holding a key, sorted, and forgets a scope once emptied", async () => {
+        const [a, b] = [`${scope}-a`, `${scope}-b`];
+        await store.set(b, "k", 1);
+        await store.set(a, "k", 1);
+        await store.set(a, "k2", 1);
+        const mine = async () => (await store.listScopes()).filter((name) => name.startsWith(scope));
+        expect(await mine()).toEqual([a, b]);
+        await store.delete(b, "k");
+        expect(await mine()).toEqual([a]);
+      });
     });
 
     it("closes idempotently", async () => {
