@@ -1,5 +1,7 @@
 import { type IIIClient, type InitOptions, registerWorker } from "iii-sdk";
+import { afterEach, beforeEach } from "vitest";
 import { WebSocket } from "ws";
+import { startTestServer, type TestServer } from "./server.ts";
 
 /** iii-sdk chats on the console ([iii] and [OTel] lines); tests keep only what they assert on. */
 const sdkLine = /^\[(iii|OTel)\]/;
@@ -20,6 +22,34 @@ export function connectWorker(url: string, name: string, options: InitOptions = 
     reconnectionConfig: { initialDelayMs: 50, maxDelayMs: 200 },
     ...options,
   });
+}
+
+/**
+ * A fresh server for every test of the file, and real SDK workers connected to it that are shut down
+ * (before the server) after each test.
+ */
+export function serverWithWorkers(): { readonly server: TestServer; worker(name: string): IIIClient } {
+  let current: TestServer | undefined;
+  const workers: IIIClient[] = [];
+  beforeEach(async () => {
+    current = await startTestServer();
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((client) => client.shutdown()));
+    await current?.close();
+    current = undefined;
+  });
+  return {
+    get server() {
+      if (!current) throw new Error("serverWithWorkers: no server outside a test");
+      return current;
+    },
+    worker(name) {
+      const client = connectWorker(this.server.service.engineUrl as string, name);
+      workers.push(client);
+      return client;
+    },
+  };
 }
 
 /** Polls until `check` returns something truthy (or stops throwing), failing after `timeoutMs`. */

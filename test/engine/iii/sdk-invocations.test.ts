@@ -1,21 +1,13 @@
-import { type IIIClient, InvocationError, TriggerAction } from "iii-sdk";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { connectWorker, eventually, sleep } from "../../helpers/iii.ts";
-import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import { InvocationError, TriggerAction } from "iii-sdk";
+import { describe, expect, it } from "vitest";
+import { eventually, serverWithWorkers, sleep } from "../../helpers/iii.ts";
 
 // Conformance with the real iii-sdk@0.22.1 (reference/iii-protocol.md §14): invocations both ways.
-let server: TestServer;
-let url: string;
-const workers: IIIClient[] = [];
-
-function worker(name: string): IIIClient {
-  const client = connectWorker(url, name);
-  workers.push(client);
-  return client;
-}
+const env = serverWithWorkers();
+const worker = (name: string) => env.worker(name);
 
 async function registered(id: string): Promise<void> {
-  await eventually(() => server.service.engine.functions.get(id));
+  await eventually(() => env.server.service.engine.functions.get(id));
 }
 
 async function rejection(call: Promise<unknown>): Promise<InvocationError> {
@@ -28,16 +20,6 @@ async function rejection(call: Promise<unknown>): Promise<InvocationError> {
   expect(error).toBeInstanceOf(InvocationError);
   return error as InvocationError;
 }
-
-beforeEach(async () => {
-  server = await startTestServer();
-  url = server.service.engineUrl as string;
-});
-
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((client) => client.shutdown()));
-  await server.close();
-});
 
 describe("iii handshake and discovery", () => {
   it("lists a worker with its name, runtime, version and pid once it has registered itself", async () => {
@@ -220,9 +202,9 @@ describe("iii invocations", () => {
   it("lets in-process code call a remote function through engine.trigger", async () => {
     worker("remote").registerFunction("remote::upper", async (data: { s: string }) => data.s.toUpperCase());
     await registered("remote::upper");
-    expect(await server.service.engine.trigger({ function_id: "remote::upper", payload: { s: "hi" } })).toBe(
-      "HI",
-    );
+    expect(
+      await env.server.service.engine.trigger({ function_id: "remote::upper", payload: { s: "hi" } }),
+    ).toBe("HI");
   });
 });
 

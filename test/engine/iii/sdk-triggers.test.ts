@@ -1,28 +1,14 @@
-import type { IIIClient } from "iii-sdk";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { connectWorker, eventually, sleep } from "../../helpers/iii.ts";
-import {
-  json,
-  SECURITY_HEADERS,
-  securityHeadersOf,
-  startTestServer,
-  type TestServer,
-} from "../../helpers/server.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { eventually, serverWithWorkers, sleep } from "../../helpers/iii.ts";
+import { json, SECURITY_HEADERS, securityHeadersOf } from "../../helpers/server.ts";
 
 // Conformance with the real iii-sdk@0.22.1 (reference/iii-protocol.md §14): triggers registered by workers.
-let server: TestServer;
-let url: string;
-const workers: IIIClient[] = [];
+const env = serverWithWorkers();
+const worker = (name: string) => env.worker(name);
 
-function worker(name: string): IIIClient {
-  const client = connectWorker(url, name);
-  workers.push(client);
-  return client;
-}
-
-const routeFor = (method: string, path: string) => () => server.service.http && findRoute(method, path);
+const routeFor = (method: string, path: string) => () => findRoute(method, path);
 function findRoute(method: string, path: string): boolean {
-  return server.service.engine.triggers
+  return env.server.service.engine.triggers
     .list()
     .some(
       (record) =>
@@ -32,14 +18,7 @@ function findRoute(method: string, path: string): boolean {
     );
 }
 
-beforeEach(async () => {
-  server = await startTestServer();
-  url = server.service.engineUrl as string;
-});
-
 afterEach(async () => {
-  await Promise.all(workers.splice(0).map((client) => client.shutdown()));
-  await server.close();
   vi.restoreAllMocks();
 });
 
@@ -58,8 +37,8 @@ describe("http triggers from iii workers", () => {
       metadata: { route: "items" },
     });
     await eventually(routeFor("POST", "api/items/:id"));
-    await eventually(() => server.service.engine.functions.get("items::create"));
-    const response = await server.request("/api/items/42?x=1", {
+    await eventually(() => env.server.service.engine.functions.get("items::create"));
+    const response = await env.server.request("/api/items/42?x=1", {
       method: "POST",
       json: { a: 1 },
       headers: { "X-Custom": "Yes" },
@@ -91,8 +70,8 @@ describe("http triggers from iii workers", () => {
     w.registerFunction("greet::hello", async () => ({ status_code: 200, body: { hello: "world" } }));
     w.registerTrigger({ type: "http", function_id: "greet::hello", config: { api_path: "/api/greet" } });
     await eventually(routeFor("GET", "/api/greet"));
-    expect((await server.request("/api/greet", { key: null })).status).toBe(401);
-    const response = await server.request("/api/greet");
+    expect((await env.server.request("/api/greet", { key: null })).status).toBe(401);
+    const response = await env.server.request("/api/greet");
     expect(response.status).toBe(200);
     expect(await json(response)).toEqual({ hello: "world" });
   });
@@ -106,11 +85,11 @@ describe("http triggers from iii workers", () => {
     w.registerTrigger({ type: "http", function_id: "text::nothing", config: { api_path: "/api/nothing" } });
     w.registerTrigger({ type: "http", function_id: "text::plain", config: { api_path: "/api/plain" } });
     await eventually(routeFor("GET", "/api/plain"));
-    const hi = await server.request("/api/hi");
+    const hi = await env.server.request("/api/hi");
     expect(hi.headers.get("content-type")).toBe("text/plain");
     expect(await hi.text()).toBe("hi");
-    expect((await server.request("/api/nothing")).status).toBe(204);
-    expect(await json(await server.request("/api/plain"))).toEqual({ hello: "plain object" });
+    expect((await env.server.request("/api/nothing")).status).toBe(204);
+    expect(await json(await env.server.request("/api/plain"))).toEqual({ hello: "plain object" });
   });
 
   it("answers 500 with the worker's message when the handler throws, and 422 when its condition says no", async () => {
@@ -127,10 +106,10 @@ describe("http triggers from iii workers", () => {
       config: { api_path: "/api/guarded", condition_function_id: "fails::never" },
     });
     await eventually(routeFor("GET", "/api/guarded"));
-    const boom = await server.request("/api/boom");
+    const boom = await env.server.request("/api/boom");
     expect(boom.status).toBe(500);
     expect(await json(boom)).toEqual({ error: "boom" });
-    const guarded = await server.request("/api/guarded");
+    const guarded = await env.server.request("/api/guarded");
     expect(guarded.status).toBe(422);
     expect(await json(guarded)).toEqual({ error: "Request condition not met" });
   });
@@ -149,10 +128,10 @@ describe("http triggers from iii workers", () => {
       config: { api_path: "/api/secret", middleware_function_ids: ["mw::deny"] },
     });
     await eventually(routeFor("GET", "/api/secret"));
-    const denied = await server.request("/api/secret");
+    const denied = await env.server.request("/api/secret");
     expect(denied.status).toBe(401);
     expect(await json(denied)).toEqual({ error: "no pass" });
-    expect(await json(await server.request("/api/secret", { headers: { "x-pass": "1" } }))).toEqual({
+    expect(await json(await env.server.request("/api/secret", { headers: { "x-pass": "1" } }))).toEqual({
       secret: 42,
     });
   });
@@ -169,7 +148,7 @@ describe("http triggers from iii workers", () => {
     await eventually(() =>
       errors.mock.calls.some((call) => String(call[0]).includes("Trigger registration failed")),
     );
-    const keys = await json(await server.request("/api/keys"));
+    const keys = await json(await env.server.request("/api/keys"));
     expect(Array.isArray(keys.keys)).toBe(true);
   });
 
@@ -178,10 +157,10 @@ describe("http triggers from iii workers", () => {
     w.registerFunction("gone::here", async () => ({ body: "here" }));
     w.registerTrigger({ type: "http", function_id: "gone::here", config: { api_path: "/api/here" } });
     await eventually(routeFor("GET", "/api/here"));
-    expect((await server.request("/api/here")).status).toBe(200);
+    expect((await env.server.request("/api/here")).status).toBe(200);
     await w.shutdown();
     await eventually(() => !findRoute("GET", "/api/here"));
-    expect((await server.request("/api/here")).status).toBe(404);
+    expect((await env.server.request("/api/here")).status).toBe(404);
   });
 });
 
@@ -237,7 +216,7 @@ describe("subscribe triggers from iii workers", () => {
     });
     b.registerTrigger({ type: "subscribe", function_id: "b::orders", config: { topic: "orders" } });
     const subscribers = () =>
-      server.service.engine.triggers
+      env.server.service.engine.triggers
         .list()
         .filter(
           (record) => record.type === "subscribe" && (record.config as { topic: string }).topic === "orders",
@@ -261,9 +240,12 @@ describe("subscribe triggers from iii workers", () => {
     w.registerFunction("listener::audit", async (data: unknown) => void received.push(data));
     w.registerTrigger({ type: "subscribe", function_id: "listener::audit", config: { topic: "things" } });
     await eventually(() =>
-      server.service.engine.triggers.list().some((record) => record.function_id === "listener::audit"),
+      env.server.service.engine.triggers.list().some((record) => record.function_id === "listener::audit"),
     );
-    await server.service.engine.trigger({ function_id: "publish", payload: { topic: "things", data: "x" } });
+    await env.server.service.engine.trigger({
+      function_id: "publish",
+      payload: { topic: "things", data: "x" },
+    });
     await eventually(() => received.length === 1);
     expect(received).toEqual(["x"]);
   });
@@ -281,7 +263,7 @@ describe("trigger types provided by iii workers", () => {
         unregisterTrigger: async (config) => void unregistered.push(config),
       },
     );
-    await eventually(() => server.service.engine.triggers.hasType("webhook"));
+    await eventually(() => env.server.service.engine.triggers.hasType("webhook"));
     const consumer = worker("consumer");
     consumer.registerFunction("c::fn", async (data: unknown) => ({ got: data }));
     const binding = consumer.registerTrigger({
@@ -304,7 +286,9 @@ describe("trigger types provided by iii workers", () => {
     const consumer = worker("consumer");
     consumer.registerFunction("c::fn", async () => null);
     consumer.registerTrigger({ type: "late", function_id: "c::fn", config: { y: 2 } });
-    await eventually(() => server.service.engine.triggers.list().some((record) => record.type === "late"));
+    await eventually(() =>
+      env.server.service.engine.triggers.list().some((record) => record.type === "late"),
+    );
     const seen: unknown[] = [];
     const handlers = {
       registerTrigger: async (config: unknown) => void seen.push(config),
@@ -314,7 +298,7 @@ describe("trigger types provided by iii workers", () => {
     first.registerTriggerType({ id: "late", description: "late provider" }, handlers);
     await eventually(() => seen.length === 1);
     await first.shutdown();
-    await eventually(() => !server.service.engine.triggers.hasType("late"));
+    await eventually(() => !env.server.service.engine.triggers.hasType("late"));
     const second = worker("provider-2");
     second.registerTriggerType({ id: "late", description: "late provider" }, handlers);
     await eventually(() => seen.length === 2);
@@ -332,7 +316,7 @@ describe("trigger types provided by iii workers", () => {
         unregisterTrigger: async () => undefined,
       },
     );
-    await eventually(() => server.service.engine.triggers.hasType("picky"));
+    await eventually(() => env.server.service.engine.triggers.hasType("picky"));
     const consumer = worker("consumer");
     consumer.registerFunction("c::fn", async () => null);
     consumer.registerTrigger({ type: "picky", function_id: "c::fn", config: {} });
@@ -348,7 +332,7 @@ describe("trigger types provided by iii workers", () => {
       { registerTrigger: async () => undefined, unregisterTrigger: async () => undefined },
     );
     await sleep(200);
-    const cron = server.service.engine.triggers.listTypes().find((type) => type.id === "cron");
+    const cron = env.server.service.engine.triggers.listTypes().find((type) => type.id === "cron");
     expect(cron?.description).not.toBe("mine now");
   });
 });
