@@ -26,7 +26,10 @@ export class FunctionRegistry {
     const fn = this.byId.get(id);
     if (!fn) return false;
     this.byId.delete(id);
-    this.perWorker.set(fn.worker, (this.perWorker.get(fn.worker) ?? 1) - 1);
+    // Remote workers are keyed by connection id: an emptied entry must go, or every connection leaves one.
+    const left = (this.perWorker.get(fn.worker) ?? 1) - 1;
+    if (left > 0) this.perWorker.set(fn.worker, left);
+    else this.perWorker.delete(fn.worker);
     return true;
   }
 
@@ -36,5 +39,10 @@ export class FunctionRegistry {
 
   countByWorker(worker: string): number {
     return this.perWorker.get(worker) ?? 0;
+  }
+
+  /** The workers that own at least one function. */
+  workerKeys(): string[] {
+    return [...this.perWorker.keys()];
   }
 }

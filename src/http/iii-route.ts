@@ -20,6 +20,8 @@ const RESERVED_HEADERS = new Set([
 ]);
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** What Node accepts in a header value (RFC 9110 field-value: visible ASCII, space, tab, obs-text). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
  * A route registered by an iii worker (reference/iii-protocol.md §9): the function gets iii's request
@@ -81,7 +83,11 @@ function isResponseShaped(result: unknown): result is JsonObject {
   return isJsonObject(result) && ("status_code" in result || "body" in result || "headers" in result);
 }
 
-/** iii's request object; our caller's key is not passed on (the worker sees who called, not the secret). */
+/**
+ * iii's request object. On routes that need a key the caller's Authorization header (our API key) is not
+ * passed on: the worker sees who called (`caller`), not the secret. On public routes headers pass as
+ * sent, since a webhook may bring its own Authorization scheme.
+ */
 export function iiiRequest(request: FastifyRequest, match: RouteMatch, auth: Principal): JsonObject {
   const headers: JsonObject = {};
   for (const [name, value] of Object.entries(request.headers)) {
@@ -120,7 +126,8 @@ function callerOf(auth: Principal): JsonObject {
 /** iii's buffered response mapping (§9.4 a). */
 export function sendIiiResponse(reply: FastifyReply, response: JsonObject, functionId: string): void {
   const status = response.status_code ?? 200;
-  if (typeof status !== "number" || !Number.isInteger(status) || status < 100 || status > 599) {
+  // 1xx are interim responses in Node: a final answer must be 200–599.
+  if (typeof status !== "number" || !Number.isInteger(status) || status < 200 || status > 599) {
     throw new AppError(
       "internal",
       `Function ${functionId} answered an invalid status_code: ${JSON.stringify(status)}`,
@@ -129,8 +136,9 @@ export function sendIiiResponse(reply: FastifyReply, response: JsonObject, funct
   reply.code(status);
   for (const [name, value] of responseHeaders(response.headers)) {
     // A name or value Node would refuse at write time is dropped here instead of failing the response.
-    if (RESERVED_HEADERS.has(name.toLowerCase()) || !HEADER_NAME.test(name) || /[\r\n\0]/.test(value))
+    if (RESERVED_HEADERS.has(name.toLowerCase()) || !HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) {
       continue;
+    }
     reply.header(name, value);
   }
   const body = response.body === undefined ? {} : response.body;

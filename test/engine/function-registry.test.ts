@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Engine } from "../../src/engine/engine.ts";
+import { FunctionRegistry } from "../../src/engine/function-registry.ts";
 import { AppError } from "../../src/shared/errors.ts";
 
 describe("function registry (through the engine)", () => {
@@ -14,6 +15,18 @@ describe("function registry (through the engine)", () => {
     expect(engine.functions.list().filter((fn) => fn.id === "t::fn")).toHaveLength(1);
     const counts = Object.fromEntries(engine.listWorkers().map((w) => [w.name, w.function_count]));
     expect(counts).toEqual({ first: 0, second: 1 });
+  });
+
+  it("forgets a worker's count once its last function is gone (remote workers come and go)", () => {
+    const registry = new FunctionRegistry();
+    const fn = { id: "t::fn", worker: "conn-1", handler: () => null };
+    registry.add(fn);
+    registry.add({ ...fn, id: "t::other" });
+    registry.remove("t::fn");
+    expect(registry.countByWorker("conn-1")).toBe(1);
+    registry.remove("t::other");
+    expect(registry.countByWorker("conn-1")).toBe(0);
+    expect(registry.workerKeys()).toEqual([]);
   });
 
   it("refuses invalid function ids with a validation error", () => {

@@ -55,14 +55,23 @@ export class WorkerConnection {
     return this.metadata?.name ?? `worker-${this.id.slice(0, 8)}`;
   }
 
-  /** Sends a frame; false when the socket is gone. A worker that stops reading is cut off. */
+  /**
+   * Sends a frame; false when the socket is gone. A worker that stops reading is cut off. Throws a
+   * validation error for a frame that is not JSON (a BigInt or a cycle in a payload), sending nothing.
+   */
   send(frame: object): boolean {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
     if (this.socket.bufferedAmount > this.limits.maxBufferedBytes) {
       this.socket.terminate();
       return false;
     }
-    this.socket.send(JSON.stringify(frame));
+    let text: string;
+    try {
+      text = JSON.stringify(frame);
+    } catch (error) {
+      throw new AppError("validation", `Cannot send to worker ${this.name}: ${(error as Error).message}`);
+    }
+    this.socket.send(text);
     return true;
   }
 
@@ -79,17 +88,19 @@ export class WorkerConnection {
       );
     }
     const invocationId = randomUUID();
+    const frame: Record<string, unknown> = {
+      type: "invokefunction",
+      invocation_id: invocationId,
+      function_id: functionId,
+      data,
+    };
+    if (ctx.metadata !== undefined) frame.metadata = ctx.metadata;
     return new Promise((resolve, reject) => {
+      // Sent first: a frame that cannot be serialised rejects the call and leaves nothing pending.
+      this.send(frame);
       this.outgoing.set(invocationId, { functionId, resolve, reject });
       // The engine's timeout aborts the call: forget it, so a late answer is dropped.
       ctx.signal.addEventListener("abort", () => this.outgoing.delete(invocationId), { once: true });
-      this.send({
-        type: "invokefunction",
-        invocation_id: invocationId,
-        function_id: functionId,
-        data,
-        ...(ctx.metadata === undefined ? {} : { metadata: ctx.metadata }),
-      });
     });
   }
 

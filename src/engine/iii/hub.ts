@@ -154,8 +154,16 @@ export class IiiHub {
       });
       return;
     }
-    // Last provider wins, as in iii; the bindings move to it (parked, then replayed to the new provider).
-    if (current) this.withdrawType(current, frame.id);
+    if (current === conn) return;
+    // Last provider wins, as in iii; the bindings move to it (parked, then replayed to the new provider)
+    // and the previous provider, still connected, is told to let go of each, so nothing fires twice.
+    if (current) {
+      for (const record of this.engine.triggers.list()) {
+        if (record.type === frame.id)
+          current.send({ type: "unregistertrigger", id: record.id, trigger_type: frame.id });
+      }
+      this.withdrawType(current, frame.id);
+    }
     this.providers.set(frame.id, conn);
     conn.triggerTypes.add(frame.id);
     this.engine.registerTriggerType(new RemoteTriggerType(frame.id, frame.description, conn));
@@ -241,10 +249,11 @@ export class IiiHub {
     previous.socket.terminate();
   }
 
-  private describe(conn: WorkerConnection, metadata: WorkerMetadata): void {
+  /** Resolves once subscribers have been told, so a worker re-registering in a loop hits its call limit. */
+  private describe(conn: WorkerConnection, metadata: WorkerMetadata): Promise<unknown> {
     conn.metadata = metadata;
     this.engine.setWorkerInfo(conn.id, conn.info());
-    this.workersAvailable.emit("worker_metadata_updated", conn.id);
+    return this.workersAvailable.emit("worker_metadata_updated", conn.id);
   }
 
   /**

@@ -20,7 +20,7 @@ export interface InvocationDeps {
   logger: Logger;
   limits: IiiLimits;
   /** engine::workers::register is about the calling connection, so the hub answers it itself. */
-  registerWorker(conn: WorkerConnection, metadata: WorkerMetadata): void;
+  registerWorker(conn: WorkerConnection, metadata: WorkerMetadata): Promise<unknown>;
 }
 
 /**
@@ -36,21 +36,8 @@ export function handleInvoke(deps: InvocationDeps, conn: WorkerConnection, frame
     refuseFlood(deps, conn, functionId, reply);
     return;
   }
-  if (functionId === REGISTER_WORKER) {
-    deps.registerWorker(conn, workerMetadata(frame.data));
-    answer(conn, reply, functionId, { success: true });
-    return;
-  }
   conn.inbound++;
-  const request: TriggerRequest = {
-    function_id: functionId,
-    payload: frame.data,
-    metadata: frame.metadata,
-    auth: systemPrincipal,
-  };
-  const work =
-    frame.action?.type === "enqueue" ? enqueue(deps, frame, frame.action.queue) : run(deps, request);
-  work.then(
+  start(deps, conn, frame).then(
     (result) => {
       conn.inbound--;
       answer(conn, reply, functionId, result);
@@ -64,14 +51,34 @@ export function handleInvoke(deps: InvocationDeps, conn: WorkerConnection, frame
         );
         return;
       }
-      conn.send({
-        type: "invocationresult",
-        invocation_id: reply,
-        function_id: functionId,
-        error: toErrorBody(error),
-      });
+      sendError(conn, reply, functionId, error);
     },
   );
+}
+
+/** What the call does: describe the worker, enqueue, or run the function (bounded in time). */
+function start(deps: InvocationDeps, conn: WorkerConnection, frame: InvokeFrame): Promise<unknown> {
+  if (frame.function_id === REGISTER_WORKER) {
+    return deps.registerWorker(conn, workerMetadata(frame.data)).then(() => ({ success: true }));
+  }
+  if (frame.action?.type === "enqueue") return enqueue(deps, frame, frame.action.queue);
+  return run(deps, {
+    function_id: frame.function_id,
+    payload: frame.data,
+    metadata: frame.metadata,
+    auth: systemPrincipal,
+    // The SDK never says how long its caller waits; this bounds what a silent callee can hold.
+    timeout_ms: deps.limits.workerCallTimeoutMs,
+  });
+}
+
+function sendError(conn: WorkerConnection, reply: string, functionId: string, error: unknown): void {
+  conn.send({
+    type: "invocationresult",
+    invocation_id: reply,
+    function_id: functionId,
+    error: toErrorBody(error),
+  });
 }
 
 function run(deps: InvocationDeps, request: TriggerRequest): Promise<unknown> {
@@ -122,7 +129,12 @@ function answer(
     function_id: functionId,
   };
   if (result !== undefined && result !== null) frame.result = result;
-  conn.send(frame);
+  try {
+    conn.send(frame);
+  } catch (error) {
+    // A result that is not JSON (from an in-process function) still gets the caller an answer.
+    sendError(conn, reply, functionId, error);
+  }
 }
 
 function refuseFlood(deps: InvocationDeps, conn: WorkerConnection, functionId: string, reply?: string): void {

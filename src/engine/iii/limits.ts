@@ -12,6 +12,10 @@ export interface IiiLimits {
   /** Outbound bytes queued for a worker that does not read; beyond this it is disconnected. */
   maxBufferedBytes: number;
   maxConnections: number;
+  /** The SDK's telemetry sockets (`/otel`), counted apart from workers. */
+  maxTelemetrySockets: number;
+  /** Longest a worker's call may run in the engine; the SDK's own caller gives up after 30 s by default. */
+  workerCallTimeoutMs: number;
   /** The engine pings every worker this often... */
   pingIntervalMs: number;
   /** ...and drops one from which nothing (frame, ping or pong) arrived for this long. */
@@ -27,6 +31,8 @@ export const defaultIiiLimits: IiiLimits = {
   maxPendingPerWorker: 10_000,
   maxBufferedBytes: 64 * 1024 * 1024,
   maxConnections: 1000,
+  maxTelemetrySockets: 256,
+  workerCallTimeoutMs: 120_000,
   pingIntervalMs: 20_000,
   idleTimeoutMs: 60_000,
 };

@@ -43,6 +43,7 @@ export class IiiServer {
   private readonly options: IiiServerOptions;
   private readonly limits: IiiLimits;
   private readonly lastSeen = new WeakMap<WebSocket, number>();
+  private readonly telemetry = new Set<WebSocket>();
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(engine: Engine, options: IiiServerOptions) {
@@ -60,6 +61,8 @@ export class IiiServer {
       perMessageDeflate: false,
     });
     this.http.on("upgrade", (request, socket, head) => this.upgrade(request, socket, head));
+    // After listen, an accept failure (EMFILE, ...) is logged; left unhandled it would end the process.
+    this.http.on("error", (error) => this.options.logger.error({ err: error }, "worker port error"));
   }
 
   async listen(): Promise<string> {
@@ -84,10 +87,15 @@ export class IiiServer {
     this.hub.closeAll();
     for (const client of this.wss.clients) client.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
-    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
+    // A client that never finished its upgrade request would otherwise hold the close for a minute.
+    this.http.closeAllConnections();
+    await closed;
   }
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Until ws takes the socket over, a client resetting it must not raise an unhandled 'error'.
+    socket.on("error", () => socket.destroy());
     let url: URL;
     try {
       url = new URL(request.url ?? "/", "http://engine");
@@ -96,7 +104,11 @@ export class IiiServer {
       return;
     }
     const path = url.pathname;
-    if (path !== "/" && path !== "/ws" && path !== "/otel") {
+    if (path === "/otel") {
+      this.upgradeTelemetry(request, socket, head);
+      return;
+    }
+    if (path !== "/" && path !== "/ws") {
       refuseUpgrade(socket, 404, "Not Found");
       return;
     }
@@ -108,14 +120,26 @@ export class IiiServer {
       refuseUpgrade(socket, 401, "Unauthorized");
       return;
     }
-    if (this.wss.clients.size >= this.limits.maxConnections) {
+    if (this.hub.connections.size >= this.limits.maxConnections) {
       refuseUpgrade(socket, 503, "Service Unavailable");
       return;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => {
-      if (path === "/otel") this.acceptTelemetry(ws);
-      else this.acceptWorker(ws, request.socket.remoteAddress ?? "");
-    });
+    this.wss.handleUpgrade(request, socket, head, (ws) =>
+      this.acceptWorker(ws, request.socket.remoteAddress ?? ""),
+    );
+  }
+
+  /**
+   * The SDK opens its telemetry socket with the bare URL (never its `headers`), so a token in the
+   * Authorization header cannot reach it. Its frames are dropped unread, so it needs no token; a cap of
+   * its own keeps such sockets from crowding out workers.
+   */
+  private upgradeTelemetry(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.telemetry.size >= this.limits.maxTelemetrySockets) {
+      refuseUpgrade(socket, 503, "Service Unavailable");
+      return;
+    }
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.acceptTelemetry(ws));
   }
 
   private authorized(request: IncomingMessage, url: URL): boolean {
@@ -137,7 +161,12 @@ export class IiiServer {
       // Binary frames starting OTLP/MTRC/LOGS are telemetry; any other binary frame is JSON, as in iii.
       const text = rawText(data);
       if (isBinary && /^(OTLP|MTRC|LOGS)/.test(text.slice(0, 4))) return;
-      this.hub.receive(conn, text);
+      try {
+        this.hub.receive(conn, text);
+      } catch (error) {
+        // A bug in handling one frame must not take the process down with it (ws would rethrow).
+        this.options.logger.error({ err: error, worker: conn.name }, "failed to handle a worker frame");
+      }
     });
     ws.on("close", () => this.hub.detach(conn));
     ws.on("error", (error) => {
@@ -147,6 +176,8 @@ export class IiiServer {
   }
 
   private acceptTelemetry(ws: WebSocket): void {
+    this.telemetry.add(ws);
+    ws.on("close", () => this.telemetry.delete(ws));
     this.watch(ws);
     ws.on("message", () => this.lastSeen.set(ws, nowMs()));
     ws.on("error", () => ws.terminate());
@@ -176,5 +207,7 @@ function rawText(data: RawData): string {
 }
 
 function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+  // As ws's own abortHandshake: end, then destroy once written (a client that never reads cannot hold it).
+  socket.once("finish", () => socket.destroy());
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }

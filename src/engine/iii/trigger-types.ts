@@ -56,15 +56,16 @@ export class WorkersAvailableTriggerType implements TriggerTypeProvider {
     this.bindings.delete(record.id);
   }
 
-  emit(event: WorkerEvent, workerId: string): void {
-    for (const record of this.bindings.values()) {
+  /** Tells every subscriber; resolves when all have answered (failures are logged, never thrown). */
+  emit(event: WorkerEvent, workerId: string): Promise<unknown> {
+    const calls = [...this.bindings.values()].map((record) =>
       this.trigger({
         function_id: record.function_id,
         payload: { event, worker_id: workerId },
         metadata: record.metadata,
-        action: { type: "void" },
         auth: systemPrincipal,
-      }).catch((error) => this.logger.warn({ err: error, event }, "workers-available subscriber failed"));
-    }
+      }).catch((error) => this.logger.warn({ err: error, event }, "workers-available subscriber failed")),
+    );
+    return Promise.all(calls);
   }
 }

@@ -104,6 +104,7 @@ describe("reconnecting", () => {
     await sleep(2500);
     // One binding fires once per second: no second copy of the cron job survived the reconnect.
     expect(new Set(ticks).size).toBe(ticks.length);
+    expect(ticks.length).toBeGreaterThanOrEqual(1);
     expect(ticks.length).toBeLessThanOrEqual(3);
   });
 
@@ -122,6 +123,7 @@ describe("reconnecting", () => {
     expect(service.engine.functions.get("raw::fn")).toBeDefined();
 
     const fresh = await rawClient(url);
+    const freshHello = await fresh.next((frame) => frame.type === "workerregistered");
     fresh.send({
       type: "reattach",
       previous_worker_id: hello.worker_id,
@@ -129,9 +131,10 @@ describe("reconnecting", () => {
     });
     fresh.send({ type: "registerfunction", id: "raw::fn" });
     await old.closed;
-    await sleep(50);
+    fresh.send({ type: "ping" });
+    await fresh.next((frame) => frame.type === "pong");
     // The old connection's cleanup ran before the replay, so it did not take the new registration along.
-    expect(service.engine.functions.get("raw::fn")?.worker).not.toBe(hello.worker_id);
+    expect(service.engine.functions.get("raw::fn")?.worker).toBe(freshHello.worker_id);
     forger.socket.close();
     fresh.socket.close();
   });
@@ -148,6 +151,9 @@ describe("the engine token", () => {
     const byQuery = await rawClient(`${url}/?token=${token}`);
     expect(await byQuery.next((frame) => frame.type === "workerregistered")).toBeDefined();
     byQuery.socket.close();
+    // The SDK's telemetry socket cannot carry the header; it is let in without the token, and ignored.
+    const otel = await rawClient(`${url}/otel`);
+    otel.socket.close();
     const sdk = worker(url, "trusted", { headers: { authorization: `Bearer ${token}` } });
     sdk.registerFunction("trusted::fn", async () => "ok");
     await eventually(() => service.engine.functions.get("trusted::fn"));

@@ -1,3 +1,4 @@
+import { createConnection } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { IiiLimits } from "../../../src/engine/iii/limits.ts";
 import { deferred } from "../../helpers/engine.ts";
@@ -135,6 +136,24 @@ describe("limits", () => {
   });
 });
 
+describe("calls from workers", () => {
+  it("end a call the engine cannot finish after the worker-call timeout, freeing its slot", async () => {
+    const client = await connect({ workerCallTimeoutMs: 100, maxInFlightPerWorker: 1 });
+    server?.service.engine
+      .worker("test")
+      .registerFunction({ id: "test::never" }, () => new Promise(() => undefined));
+    client.send({ type: "invokefunction", invocation_id: "n1", function_id: "test::never" });
+    expect(((await client.next(resultFor("n1"))).error as { code: string }).code).toBe("timeout");
+    client.send({
+      type: "invokefunction",
+      invocation_id: "n2",
+      function_id: "state::get",
+      data: { scope: "s", key: "k" },
+    });
+    expect((await client.next(resultFor("n2"))).error).toBeUndefined();
+  });
+});
+
 describe("liveness", () => {
   it("drops a worker that answers no pings, and keeps one that does", async () => {
     const alive = await connect({ pingIntervalMs: 50, idleTimeoutMs: 300 });
@@ -147,6 +166,20 @@ describe("liveness", () => {
 });
 
 describe("the worker port", () => {
+  it("survives clients that reset their connection while being refused", async () => {
+    await connect();
+    const { port } = new URL(server?.service.engineUrl as string);
+    for (let i = 0; i < 20; i++) {
+      const socket = createConnection(Number(port), "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      socket.write("GET /nope HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+      socket.resetAndDestroy();
+    }
+    const after = await rawClient(server?.service.engineUrl as string);
+    clients.push(after);
+    expect(await after.next((frame) => frame.type === "workerregistered")).toBeDefined();
+  });
+
   it("accepts the SDK's telemetry socket without listing it as a worker, and refuses other paths", async () => {
     await connect();
     const url = server?.service.engineUrl as string;

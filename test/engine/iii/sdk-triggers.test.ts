@@ -114,6 +114,51 @@ describe("http triggers from iii workers", () => {
     expect(await json(guarded)).toEqual({ error: "Request condition not met" });
   });
 
+  it("drops response headers Node could not send instead of failing the response", async () => {
+    const w = worker("headers");
+    w.registerFunction("headers::odd", async () => ({
+      status_code: 200,
+      headers: {
+        "x-ok": "fine",
+        "x-euro": "€",
+        "x-control": "a\u0001b",
+        "bad name": "x",
+        "X-Frame-Options": "ALLOW",
+      },
+      body: { ok: true },
+    }));
+    w.registerTrigger({ type: "http", function_id: "headers::odd", config: { api_path: "/api/odd" } });
+    await eventually(routeFor("GET", "/api/odd"));
+    const response = await env.server.request("/api/odd");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-ok")).toBe("fine");
+    expect(response.headers.get("x-euro")).toBeNull();
+    expect(response.headers.get("x-control")).toBeNull();
+    expect(securityHeadersOf(response)).toEqual(SECURITY_HEADERS);
+  });
+
+  it("passes headers as sent on a public route, where a webhook may bring its own Authorization", async () => {
+    const seen: Array<Record<string, string>> = [];
+    const w = worker("hooks");
+    w.registerFunction("hooks::in", async (req: { headers: Record<string, string> }) => {
+      seen.push(req.headers);
+      return { status_code: 202, body: null, headers: { "content-type": "text/plain" } };
+    });
+    w.registerTrigger({
+      type: "http",
+      function_id: "hooks::in",
+      config: { api_path: "/hooks/in", http_method: "POST" },
+    });
+    await eventually(routeFor("POST", "/hooks/in"));
+    const response = await env.server.request("/hooks/in", {
+      method: "POST",
+      key: "their-own-scheme",
+      json: {},
+    });
+    expect(response.status).toBe(202);
+    expect(seen[0]?.authorization).toBe("Bearer their-own-scheme");
+  });
+
   it("lets route middleware answer in place of the handler", async () => {
     const w = worker("mw");
     w.registerFunction("mw::deny", async (input: { request: { headers: Record<string, string> } }) =>
@@ -327,12 +372,33 @@ describe("trigger types provided by iii workers", () => {
   });
 
   it("does not let a worker take over a built-in trigger type", async () => {
-    worker("usurper").registerTriggerType(
+    const usurper = worker("usurper");
+    usurper.registerTriggerType(
       { id: "cron", description: "mine now" },
       { registerTrigger: async () => undefined, unregisterTrigger: async () => undefined },
     );
-    await sleep(200);
+    // The SDK sends trigger types before functions: once this function is in, the type frame was handled.
+    usurper.registerFunction("usurper::marker", async () => null);
+    await eventually(() => env.server.service.engine.functions.get("usurper::marker"));
     const cron = env.server.service.engine.triggers.listTypes().find((type) => type.id === "cron");
     expect(cron?.description).not.toBe("mine now");
+  });
+
+  it("moves a type's bindings to a new provider and tells the previous one to let go of them", async () => {
+    const calls: string[] = [];
+    const handlersFor = (name: string) => ({
+      registerTrigger: async (config: { id: string }) => void calls.push(`${name} register ${config.id}`),
+      unregisterTrigger: async (config: { id: string }) => void calls.push(`${name} unregister ${config.id}`),
+    });
+    worker("first").registerTriggerType({ id: "hook", description: "first" }, handlersFor("first"));
+    await eventually(() => env.server.service.engine.triggers.hasType("hook"));
+    const consumer = worker("consumer");
+    consumer.registerFunction("c::fn", async () => null);
+    consumer.registerTrigger({ type: "hook", function_id: "c::fn", config: {} });
+    await eventually(() => calls.length === 1);
+    const id = calls[0]?.split(" ")[2];
+    worker("second").registerTriggerType({ id: "hook", description: "second" }, handlersFor("second"));
+    await eventually(() => calls.length === 3);
+    expect(calls.slice(1).sort()).toEqual([`first unregister ${id}`, `second register ${id}`]);
   });
 });
