@@ -12,6 +12,8 @@ export const errorStatus = {
   unprocessable: 422,
   rate_limited: 429,
   internal: 500,
+  /** An upstream service (an LLM provider) failed or could not be reached. */
+  upstream: 502,
   unavailable: 503,
   timeout: 504,
 } as const;

@@ -1,0 +1,185 @@
+import {
+  APICallError,
+  generateText,
+  type LanguageModel,
+  type ModelMessage,
+  stepCountIs,
+  streamText,
+  type ToolSet,
+} from "ai";
+import type { TriggerFn } from "../engine/types.ts";
+import { AppError, isAppError } from "../shared/errors.ts";
+import { apiKeyOf, baseUrlOf, languageModel, missingKey } from "./providers.ts";
+import type { ModelEntry, ProviderEntry, Usage } from "./types.ts";
+
+export interface ModelChoice {
+  model: ModelEntry;
+  provider: ProviderEntry;
+}
+
+export interface GenerateRequest {
+  /** The model to use first, then each fallback in order when a call fails. */
+  choices: ModelChoice[];
+  system?: string;
+  messages: ModelMessage[];
+  tools?: ToolSet;
+  /** Model calls in one request, tool round trips included. */
+  maxSteps?: number;
+  temperature?: number;
+  maxTokens?: number;
+  timeoutMs?: number;
+  /** Retries per model on 429 and 5xx, honouring Retry-After (AI SDK backoff). */
+  maxRetries?: number;
+  abortSignal?: AbortSignal;
+  env: NodeJS.ProcessEnv;
+  trigger: TriggerFn;
+  /** Before each model call (ledger checks, cost accounting hooks). */
+  onStepUsage?: (choice: ModelChoice, usage: Usage) => void;
+}
+
+export interface GenerateResult {
+  content: string;
+  model: string;
+  usage: Usage;
+  finishReason: string;
+  toolCalls: Array<{ toolName: string; input: unknown }>;
+}
+
+export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
+
+/** One chat turn (with tool round trips), trying the fallback models in order when a model fails. */
+export async function generate(request: GenerateRequest): Promise<GenerateResult> {
+  let lastError: unknown;
+  for (const choice of request.choices) {
+    try {
+      return await generateWith(choice, request);
+    } catch (error) {
+      lastError = error;
+      if (request.abortSignal?.aborted) break;
+    }
+  }
+  throw lastError ?? new AppError("validation", "No model to call");
+}
+
+async function generateWith(choice: ModelChoice, request: GenerateRequest): Promise<GenerateResult> {
+  const model = await resolveModel(choice, request);
+  try {
+    const result = await generateText({
+      model,
+      system: request.system,
+      messages: request.messages,
+      tools: request.tools,
+      stopWhen: stepCountIs(request.maxSteps ?? 8),
+      temperature: request.temperature,
+      maxOutputTokens: request.maxTokens,
+      maxRetries: request.maxRetries ?? 2,
+      abortSignal: request.abortSignal,
+      timeout: { totalMs: request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS },
+      onStepFinish: (step) => request.onStepUsage?.(choice, usageOf(step.usage)),
+    });
+    return {
+      content: result.text,
+      model: choice.model.id,
+      usage: usageOf(result.totalUsage),
+      finishReason: String(result.finishReason),
+      toolCalls: result.steps.flatMap((step) =>
+        step.toolCalls.map((call) => ({ toolName: call.toolName, input: call.input })),
+      ),
+    };
+  } catch (error) {
+    throw providerError(choice, baseUrlOf(choice.provider, request.env), error);
+  }
+}
+
+/** A streamed turn: text deltas as they come, then the usage. Fallbacks apply until the first delta. */
+export async function* generateStream(
+  request: GenerateRequest,
+): AsyncGenerator<
+  { type: "delta"; text: string } | { type: "done"; model: string; usage: Usage; finishReason: string }
+> {
+  const choice = request.choices[0];
+  if (!choice) throw new AppError("validation", "No model to call");
+  const model = await resolveModel(choice, request);
+  let failure: unknown;
+  const result = streamText({
+    model,
+    system: request.system,
+    messages: request.messages,
+    tools: request.tools,
+    stopWhen: stepCountIs(request.maxSteps ?? 8),
+    temperature: request.temperature,
+    maxOutputTokens: request.maxTokens,
+    maxRetries: request.maxRetries ?? 2,
+    abortSignal: request.abortSignal,
+    timeout: { totalMs: request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS },
+    onError: ({ error }) => {
+      failure = error;
+    },
+    onStepFinish: (step) => request.onStepUsage?.(choice, usageOf(step.usage)),
+  });
+  for await (const text of result.textStream) yield { type: "delta", text };
+  if (failure) throw providerError(choice, baseUrlOf(choice.provider, request.env), failure);
+  yield {
+    type: "done",
+    model: choice.model.id,
+    usage: usageOf(await result.totalUsage),
+    finishReason: String(await result.finishReason),
+  };
+}
+
+async function resolveModel(choice: ModelChoice, request: GenerateRequest): Promise<LanguageModel> {
+  const { model, provider } = choice;
+  const apiKey = await apiKeyOf(provider, request.env, request.trigger);
+  if (!apiKey && !provider.local) throw missingKey(provider);
+  return languageModel(model, provider, baseUrlOf(provider, request.env), apiKey ?? "not-needed");
+}
+
+function usageOf(
+  usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number } | undefined,
+): Usage {
+  const inputTokens = usage?.inputTokens ?? 0;
+  const outputTokens = usage?.outputTokens ?? 0;
+  return { inputTokens, outputTokens, totalTokens: usage?.totalTokens ?? inputTokens + outputTokens };
+}
+
+/** A provider failure as our error: which provider, what it said, and what to do about it. */
+export function providerError(choice: ModelChoice, baseUrl: string, error: unknown): AppError {
+  if (isAppError(error)) return error;
+  const id = choice.provider.id;
+  const apiError = findApiCallError(error);
+  if (apiError?.statusCode === 401 || apiError?.statusCode === 403) {
+    return new AppError("upstream", `Provider ${id} rejected the API key (HTTP ${apiError.statusCode})`, {
+      cause: error,
+    });
+  }
+  if (apiError?.statusCode) {
+    return new AppError(
+      "upstream",
+      `Provider ${id} answered HTTP ${apiError.statusCode} for model ${choice.model.id}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (/abort|timeout|timed out/i.test(`${(error as Error)?.name} ${message}`)) {
+    return new AppError("timeout", `Provider ${id} did not answer in time (model ${choice.model.id})`, {
+      cause: error,
+    });
+  }
+  return new AppError(
+    "upstream",
+    `Provider ${id} is unreachable at ${baseUrl}: ${message}${choice.provider.local ? ` (is it running? set ${id.toUpperCase()}_BASE_URL)` : ""}`,
+    { cause: error },
+  );
+}
+
+function findApiCallError(error: unknown): APICallError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    if (APICallError.isInstance(current)) return current;
+    const next = current as { lastError?: unknown; cause?: unknown };
+    current = next.lastError ?? next.cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,81 @@
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createGoogleGenerativeAI } from "@ai-sdk/google";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { LanguageModel } from "ai";
+import { systemPrincipal, type TriggerFn } from "../engine/types.ts";
+import { AppError } from "../shared/errors.ts";
+import type { ModelEntry, ProviderEntry } from "./types.ts";
+
+/** `OPENAI`, `LMSTUDIO`, `TOGETHER_AI`: the prefix of a provider's environment variables. */
+export function envPrefix(providerId: string): string {
+  return providerId.toUpperCase().replace(/[^A-Z0-9]+/g, "_");
+}
+
+/** The base URL: `<PROVIDER>_BASE_URL` when set, else the catalog's. */
+export function baseUrlOf(provider: ProviderEntry, env: NodeJS.ProcessEnv): string {
+  return env[`${envPrefix(provider.id)}_BASE_URL`]?.trim() || provider.baseUrl;
+}
+
+/**
+ * The provider's API key: `<PROVIDER>_API_KEY` (or the catalog's envKey), else the vault secret
+ * `provider:<id>:api_key` (`agentos config set-key`). Local providers need none.
+ */
+export async function apiKeyOf(
+  provider: ProviderEntry,
+  env: NodeJS.ProcessEnv,
+  trigger: TriggerFn,
+): Promise<string | undefined> {
+  const fromEnv = env[provider.envKey ?? ""]?.trim() || env[`${envPrefix(provider.id)}_API_KEY`]?.trim();
+  if (fromEnv) return fromEnv;
+  try {
+    const secret = (await trigger({
+      function_id: "vault::get",
+      payload: { key: `provider:${provider.id}:api_key` },
+      auth: systemPrincipal,
+    })) as { value?: string } | null;
+    if (secret?.value) return secret.value;
+  } catch {
+    // No vault, or it cannot be read: the key counts as not configured.
+  }
+  return undefined;
+}
+
+export function missingKey(provider: ProviderEntry): AppError {
+  const variable = provider.envKey ?? `${envPrefix(provider.id)}_API_KEY`;
+  return new AppError(
+    "unavailable",
+    `No API key for provider ${provider.id}: set ${variable} or run \`agentos config set-key ${provider.id} <key>\``,
+    { reason: "provider_not_configured" },
+  );
+}
+
+/** The AI SDK model for a catalog entry, talking to the provider's (possibly overridden) base URL. */
+export function languageModel(
+  model: ModelEntry,
+  provider: ProviderEntry,
+  baseURL: string,
+  apiKey: string | undefined,
+): LanguageModel {
+  switch (provider.driver) {
+    case "anthropic":
+      return createAnthropic({ apiKey, baseURL: anthropicBase(baseURL) })(model.id);
+    case "google":
+      return createGoogleGenerativeAI({ apiKey, baseURL: googleBase(baseURL) })(model.id);
+    case "openai":
+      return createOpenAI({ apiKey, baseURL }).chat(model.id);
+    default:
+      return createOpenAICompatible({ name: provider.id, baseURL, apiKey, includeUsage: true }).chatModel(
+        model.id,
+      );
+  }
+}
+
+/** The catalog lists hosts; the SDKs want their API root. */
+function anthropicBase(url: string): string {
+  return /\/v1\/?$/.test(url) ? url : `${url.replace(/\/$/, "")}/v1`;
+}
+
+function googleBase(url: string): string {
+  return /\/v1(beta)?\/?$/.test(url) ? url : `${url.replace(/\/$/, "")}/v1beta`;
+}

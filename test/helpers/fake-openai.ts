@@ -1,0 +1,133 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** What the fake model answers next: text, tool calls, an HTTP error, or nothing for a while. */
+export type FakeReply =
+  | { content: string; delayMs?: number }
+  | { toolCalls: Array<{ name: string; arguments: unknown }>; delayMs?: number }
+  | { status: number; retryAfter?: string; delayMs?: number }
+  | { hang: true };
+
+export interface FakeOpenAI {
+  /** e.g. http://127.0.0.1:1234/v1 */
+  baseUrl: string;
+  /** Chat requests received, parsed. */
+  requests: Array<Record<string, unknown>>;
+  /** Queues replies; when the queue is empty the model answers "ok". */
+  reply(...replies: FakeReply[]): void;
+  close(): Promise<void>;
+}
+
+const USAGE = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
+
+/** An OpenAI-compatible chat completions server on loopback, scripted by the test. */
+export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+  const queue: FakeReply[] = [];
+  const requests: Array<Record<string, unknown>> = [];
+  const server = createServer((req, res) => {
+    handle(req, res, queue, requests).catch(() => res.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    reply: (...replies) => queue.push(...replies),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  queue: FakeReply[],
+  requests: Array<Record<string, unknown>>,
+): Promise<void> {
+  if (req.method === "GET" && req.url?.startsWith("/v1/models")) {
+    send(res, 200, { object: "list", data: [{ id: "fake-model", object: "model" }] });
+    return;
+  }
+  if (req.method !== "POST" || !req.url?.startsWith("/v1/chat/completions")) {
+    send(res, 404, { error: { message: "not found" } });
+    return;
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
+  requests.push(body);
+  const next = queue.shift() ?? { content: "ok" };
+  if ("hang" in next) return;
+  if (next.delayMs) await new Promise((resolve) => setTimeout(resolve, next.delayMs));
+  if ("status" in next) {
+    const headers: Record<string, string> = next.retryAfter ? { "retry-after": next.retryAfter } : {};
+    send(res, next.status, { error: { message: `fake error ${next.status}`, type: "fake" } }, headers);
+    return;
+  }
+  const model = String(body.model ?? "fake-model");
+  if (body.stream === true) streamReply(res, model, next);
+  else send(res, 200, completion(model, next));
+}
+
+function toolCallsOf(reply: FakeReply) {
+  if (!("toolCalls" in reply)) return undefined;
+  return reply.toolCalls.map((call, index) => ({
+    id: `call_${index}_${Math.random().toString(36).slice(2, 8)}`,
+    type: "function",
+    function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+  }));
+}
+
+function completion(model: string, reply: FakeReply) {
+  const toolCalls = toolCallsOf(reply);
+  return {
+    id: "chatcmpl-fake",
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: "content" in reply ? reply.content : null,
+          tool_calls: toolCalls,
+        },
+        finish_reason: toolCalls ? "tool_calls" : "stop",
+      },
+    ],
+    usage: USAGE,
+  };
+}
+
+function streamReply(res: ServerResponse, model: string, reply: FakeReply): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const base = { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 0, model };
+  const write = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+  write({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
+  const toolCalls = toolCallsOf(reply);
+  if (toolCalls) {
+    const delta = { tool_calls: toolCalls.map((call, index) => ({ index, ...call })) };
+    write({ ...base, choices: [{ index: 0, delta, finish_reason: null }] });
+  } else if ("content" in reply) {
+    for (const piece of reply.content.match(/.{1,4}/gs) ?? []) {
+      write({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+    }
+  }
+  write({ ...base, choices: [{ index: 0, delta: {}, finish_reason: toolCalls ? "tool_calls" : "stop" }] });
+  write({ ...base, choices: [], usage: USAGE });
+  res.end("data: [DONE]\n\n");
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
