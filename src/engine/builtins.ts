@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Engine } from "./engine.ts";
+import { type Engine, functionNotFound } from "./engine.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
 
 const publishInput = z.strictObject({
@@ -13,6 +13,18 @@ const functionsListInput = z.strictObject({
 });
 
 const workersListInput = z.strictObject({});
+
+const functionsInfoInput = z.strictObject({ function_id: z.string().min(1).max(256) });
+
+/** A function's input as JSON Schema (what an LLM tool definition needs); absent when it has none. */
+function requestSchema(input: z.ZodType | undefined): Record<string, unknown> | undefined {
+  if (!input) return undefined;
+  try {
+    return z.toJSONSchema(input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The engine's own functions: publish, engine::functions::list, engine::workers::list. */
 export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
@@ -41,6 +53,25 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
           metadata: fn.metadata,
         })),
     }),
+  );
+
+  worker.registerFunction(
+    {
+      id: "engine::functions::info",
+      description: "One function: {function_id, worker_name, description, metadata, request_schema}",
+      input: functionsInfoInput,
+    },
+    ({ function_id }) => {
+      const fn = engine.functions.get(function_id);
+      if (!fn) throw functionNotFound(function_id);
+      return {
+        function_id,
+        worker_name: engine.workerName(fn.worker) ?? fn.id.split("::")[0],
+        description: fn.description,
+        metadata: fn.metadata,
+        request_schema: requestSchema(fn.input),
+      };
+    },
   );
 
   worker.registerFunction(

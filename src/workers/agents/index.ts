@@ -1,0 +1,148 @@
+import { stateClient } from "../../engine/state/client.ts";
+import type { InvocationContext } from "../../engine/types.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { assertRealmAccess, realmFilter } from "../../shared/access.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { notFound } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { type ChatDeps, chatTurn } from "./chat.ts";
+import {
+  type Agent,
+  agentIdInput,
+  chatInput,
+  createAgentInput,
+  DEFAULT_REALM,
+  memoryRouteInput,
+  messageRouteInput,
+  profilePatterns,
+} from "./schema.ts";
+import { AGENTS_SCOPE, deleteAgentData, listAgents, listSessions } from "./store.ts";
+
+export interface AgentsOptions {
+  env: NodeJS.ProcessEnv;
+  /** Model calls per message, tool round trips included (default 8). */
+  maxSteps?: number;
+}
+
+/** Agents: CRUD, chat turns with sessions, memory and tools (DESIGN.md §5). */
+export function registerAgents(worker: WorkerClient, options: AgentsOptions): void {
+  const trigger = worker.trigger.bind(worker);
+  const state = stateClient(trigger);
+  const deps: ChatDeps = { trigger, state, env: options.env, maxSteps: options.maxSteps ?? 8 };
+
+  /** The agent, if the caller may see it: another realm's agent reads as 403, a missing one 404. */
+  const load = async (id: string, ctx: InvocationContext): Promise<Agent> => {
+    const agent = await state.get<Agent>(AGENTS_SCOPE, id);
+    if (!agent) throw notFound(`Agent ${id} not found`);
+    assertRealmAccess(ctx, agent.realmId);
+    return agent;
+  };
+
+  worker.registerFunction(
+    { id: "agent::create", description: "Create an agent; returns {id}", input: createAgentInput },
+    async (input, ctx) => {
+      const realmId = input.realmId ?? (ctx.auth.kind === "realm" ? ctx.auth.realmId : DEFAULT_REALM);
+      assertRealmAccess(ctx, realmId);
+      const model = input.model
+        ? await trigger({ function_id: "catalog::resolve", payload: { model: input.model } })
+        : await trigger({ function_id: "catalog::default_model", payload: {} });
+      for (const fallback of input.fallbackModels ?? []) {
+        await trigger({ function_id: "catalog::resolve", payload: { model: fallback } });
+      }
+      const now = nowIso();
+      const agent: Agent = {
+        ...input,
+        id: newId("agent"),
+        model: (model as { id: string }).id,
+        tools: input.tools ?? profilePatterns[input.toolProfile],
+        realmId,
+        status: "active",
+        createdAt: now,
+        updatedAt: now,
+      };
+      await state.set(AGENTS_SCOPE, agent.id, agent, 0);
+      return { id: agent.id };
+    },
+  );
+
+  worker.registerFunction(
+    { id: "agent::list", description: "List agents: {agents}" },
+    async (_input, ctx) => ({
+      agents: await listAgents(state, realmFilter(ctx)),
+    }),
+  );
+
+  worker.registerFunction(
+    { id: "agent::get", description: "An agent with its full configuration", input: agentIdInput },
+    ({ id }, ctx) => load(id, ctx),
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::delete",
+      description: "Delete an agent and all its data (sessions, memory)",
+      input: agentIdInput,
+    },
+    async ({ id }, ctx) => {
+      await load(id, ctx);
+      await trigger({ function_id: "memory::forget_agent", payload: { agentId: id } }).catch(() => undefined);
+      await deleteAgentData(state, id);
+      return undefined;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::chat",
+      description: "Send {message} to agent {agentId} in session {sessionId?}",
+      input: chatInput,
+    },
+    async ({ agentId, ...turn }, ctx) => chatTurn(deps, await load(agentId, ctx), turn),
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::message",
+      description: "Talk to an agent: {content, model, usage, sessionId}",
+      input: messageRouteInput,
+    },
+    async ({ id, ...turn }, ctx) => {
+      const reply = await chatTurn(deps, await load(id, ctx), turn);
+      return { content: reply.content, model: reply.model, usage: reply.usage, sessionId: reply.sessionId };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::sessions",
+      description: "An agent's sessions, newest first: {sessions}",
+      input: agentIdInput,
+    },
+    async ({ id }, ctx) => {
+      await load(id, ctx);
+      return { sessions: await listSessions(state, id) };
+    },
+  );
+
+  worker.registerFunction(
+    { id: "agent::memory", description: "Search an agent's memory: {results}", input: memoryRouteInput },
+    async ({ id, query, limit }, ctx) => {
+      await load(id, ctx);
+      return trigger({ function_id: "memory::recall", payload: { agentId: id, query, limit } });
+    },
+  );
+
+  const route = (function_id: string, api_path: string, http_method: string, status?: 201) =>
+    worker.registerTrigger({
+      type: "http",
+      function_id,
+      config: { api_path, http_method, ...(status ? { status } : {}) },
+    });
+  route("agent::list", "/api/agents", "GET");
+  route("agent::create", "/api/agents", "POST", 201);
+  route("agent::get", "/api/agents/:id", "GET");
+  route("agent::delete", "/api/agents/:id", "DELETE");
+  route("agent::message", "/api/agents/:id/message", "POST");
+  route("agent::sessions", "/api/agents/:id/sessions", "GET");
+  route("agent::memory", "/api/agents/:id/memory", "POST");
+}

@@ -1,0 +1,90 @@
+import { z } from "zod";
+
+export const toolProfiles = ["chat", "code", "research", "ops", "data", "full"] as const;
+export type ToolProfile = (typeof toolProfiles)[number];
+
+/** Function-id patterns each profile grants (reference/catalog.json toolProfiles). */
+export const profilePatterns: Record<ToolProfile, string[]> = {
+  chat: ["tool::web_search", "tool::web_fetch", "memory::recall", "memory::store"],
+  code: ["tool::file_*", "tool::shell_exec", "tool::code_*", "tool::apply_patch"],
+  research: ["tool::web_*", "tool::browser_*", "memory::*"],
+  ops: ["tool::shell_exec", "tool::system_*", "tool::process_*", "tool::disk_*", "tool::network_*"],
+  data: ["tool::json_*", "tool::csv_*", "tool::yaml_*", "tool::regex_*", "tool::file_*"],
+  full: ["tool::*", "memory::*"],
+};
+
+const functionPattern = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[A-Za-z0-9_.\-:*]+$/, "must be a function id or pattern (letters, digits, _ . - : and *)");
+
+export const DEFAULT_REALM = "realm-default";
+
+export const createAgentInput = z.strictObject({
+  name: z.string().trim().min(1, "name is required").max(200),
+  description: z.string().max(4000).optional(),
+  model: z.string().min(1).max(256).optional(),
+  systemPrompt: z.string().max(32_768).optional(),
+  tools: z.array(functionPattern).max(100).optional(),
+  toolProfile: z.enum(toolProfiles).default("chat"),
+  capabilities: z.array(functionPattern).max(100).optional(),
+  temperature: z
+    .number()
+    .min(0, "temperature must be between 0 and 2")
+    .max(2, "temperature must be between 0 and 2")
+    .optional(),
+  maxTokens: z.number().int().min(1).max(1_000_000).optional(),
+  /** Models tried in order when the agent's model fails (ids or aliases). */
+  fallbackModels: z.array(z.string().min(1).max(256)).max(5).optional(),
+  realmId: z.string().min(1).max(256).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export type CreateAgentInput = z.infer<typeof createAgentInput>;
+
+export interface Agent {
+  id: string;
+  name: string;
+  description?: string;
+  model: string;
+  systemPrompt?: string;
+  tools: string[];
+  toolProfile: (typeof toolProfiles)[number];
+  capabilities?: string[];
+  temperature?: number;
+  maxTokens?: number;
+  fallbackModels?: string[];
+  realmId: string;
+  status: "active" | "paused" | "terminated";
+  metadata?: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const agentIdInput = z.strictObject({ id: z.string().min(1).max(256) });
+
+export const chatInput = z.strictObject({
+  agentId: z.string().min(1).max(256),
+  message: z.string().min(1, "message is required").max(200_000),
+  sessionId: z.string().min(1).max(256).optional(),
+  /** Extra context for this turn only (a pulse tick's data, a workflow's input). */
+  context: z.unknown().optional(),
+});
+
+export const messageRouteInput = z.strictObject({
+  id: z.string().min(1).max(256),
+  message: z.string().min(1, "message is required").max(200_000),
+  sessionId: z.string().min(1).max(256).optional(),
+  context: z.unknown().optional(),
+});
+
+export const memoryRouteInput = z.strictObject({
+  id: z.string().min(1).max(256),
+  query: z.string().min(1, "query is required").max(2000),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1, "limit must be between 1 and 200")
+    .max(200, "limit must be between 1 and 200")
+    .default(10),
+});

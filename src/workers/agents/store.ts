@@ -1,0 +1,109 @@
+import type { StateClient } from "../../engine/state/client.ts";
+import { encodeCursor } from "../../engine/state/keys.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { newId } from "../../shared/ids.ts";
+import type { Agent } from "./schema.ts";
+
+export const AGENTS_SCOPE = "agents";
+const sessionsScope = (agentId: string) => `agent_sessions:${agentId}`;
+const messagesScope = (agentId: string, sessionId: string) => `agent_messages:${agentId}:${sessionId}`;
+
+export interface Session {
+  id: string;
+  agentId: string;
+  title: string;
+  messageCount: number;
+  createdAt: string;
+  updatedAt: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface StoredMessage {
+  role: "user" | "assistant";
+  content: string;
+  createdAt: string;
+}
+
+export async function listAgents(state: StateClient, realmId?: string): Promise<Agent[]> {
+  const agents: Agent[] = [];
+  for await (const record of state.scan<Agent>(AGENTS_SCOPE)) {
+    if (!realmId || record.value.realmId === realmId) agents.push(record.value);
+  }
+  return agents;
+}
+
+export async function listSessions(state: StateClient, agentId: string): Promise<Session[]> {
+  const sessions: Session[] = [];
+  for await (const record of state.scan<Session>(sessionsScope(agentId))) sessions.push(record.value);
+  return sessions.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1));
+}
+
+export async function openSession(
+  state: StateClient,
+  agentId: string,
+  sessionId: string | undefined,
+  firstMessage: string,
+): Promise<Session> {
+  if (sessionId) {
+    const existing = await state.get<Session>(sessionsScope(agentId), sessionId);
+    if (existing) return existing;
+  }
+  const now = nowIso();
+  const session: Session = {
+    id: sessionId ?? newId("session"),
+    agentId,
+    title: firstMessage.slice(0, 80),
+    messageCount: 0,
+    createdAt: now,
+    updatedAt: now,
+    metadata: {},
+  };
+  await state.set(sessionsScope(agentId), session.id, session);
+  return session;
+}
+
+const sequenceKey = (n: number) => String(n).padStart(10, "0");
+
+/**
+ * The last `limit` messages, oldest first. Keys are sequence numbers, so the read starts right at the
+ * first wanted one (a cursor after the key before it) instead of walking the whole session.
+ */
+export async function recentMessages(
+  state: StateClient,
+  agentId: string,
+  session: Session,
+  limit: number,
+): Promise<StoredMessage[]> {
+  const from = Math.max(0, session.messageCount - limit);
+  const page = await state.list<StoredMessage>(messagesScope(agentId, session.id), {
+    limit: Math.min(limit, 1000),
+    cursor: from > 0 ? encodeCursor(sequenceKey(from - 1)) : undefined,
+  });
+  return page.items.map((item) => item.value);
+}
+
+/** Appends the turn; message keys are zero-padded sequence numbers, so key order is time order. */
+export async function appendTurn(
+  state: StateClient,
+  session: Session,
+  turn: StoredMessage[],
+): Promise<Session> {
+  let count = session.messageCount;
+  for (const message of turn) {
+    await state.set(messagesScope(session.agentId, session.id), sequenceKey(count), message);
+    count++;
+  }
+  const updated: Session = { ...session, messageCount: count, updatedAt: nowIso() };
+  await state.set(sessionsScope(session.agentId), session.id, updated);
+  return updated;
+}
+
+/** Every record of the agent: its sessions and their messages, then the agent itself. */
+export async function deleteAgentData(state: StateClient, agentId: string): Promise<void> {
+  for (const session of await listSessions(state, agentId)) {
+    const scope = messagesScope(agentId, session.id);
+    for await (const record of state.scan(scope)) await state.delete(scope, record.key);
+    await state.delete(sessionsScope(agentId), session.id);
+  }
+  await state.delete(AGENTS_SCOPE, agentId);
+}

@@ -1,0 +1,119 @@
+import { jsonSchema, type ToolSet, tool } from "ai";
+import type { TriggerFn } from "../../engine/types.ts";
+import { isJsonObject } from "../../shared/json-object.ts";
+import type { Agent } from "./schema.ts";
+
+/** `*` matches any run of characters; everything else is literal (DESIGN.md §5 capability patterns). */
+export function matchesPattern(pattern: string, id: string): boolean {
+  if (!pattern.includes("*")) return pattern === id;
+  const source = pattern
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  return new RegExp(`^${source}$`).test(id);
+}
+
+/** What the agent may call: its capabilities, or without them exactly its tools plus memory::*. */
+export function capabilityPatterns(agent: Pick<Agent, "capabilities" | "tools">): string[] {
+  return agent.capabilities ?? [...agent.tools, "memory::*"];
+}
+
+export function mayCall(agent: Pick<Agent, "capabilities" | "tools">, functionId: string): boolean {
+  return capabilityPatterns(agent).some((pattern) => matchesPattern(pattern, functionId));
+}
+
+/**
+ * Tool names providers accept (`^[a-zA-Z0-9_-]{1,64}$`): `tool::web_fetch` → `tool__web_fetch`. The map
+ * goes both ways, so a name always comes back to the exact function id, even when two ids collide.
+ */
+export function toolNames(ids: string[]): Map<string, string> {
+  const byName = new Map<string, string>();
+  for (const id of ids) {
+    const base = id
+      .replace(/::/g, "__")
+      .replace(/[^A-Za-z0-9_-]/g, "_")
+      .slice(0, 60);
+    let name = base;
+    for (let n = 2; byName.has(name); n++) name = `${base.slice(0, 57)}_${n}`;
+    byName.set(name, id);
+  }
+  return byName;
+}
+
+export interface FunctionInfo {
+  function_id: string;
+  description?: string;
+  request_schema?: Record<string, unknown>;
+}
+
+/** The agent's tools that exist now: its tool patterns expanded over registered functions, then capability-filtered. */
+export function agentToolIds(agent: Pick<Agent, "tools" | "capabilities">, registered: string[]): string[] {
+  return registered
+    .filter((id) => agent.tools.some((pattern) => matchesPattern(pattern, id)))
+    .filter((id) => mayCall(agent, id))
+    .sort();
+}
+
+export interface ToolRun {
+  functionId: string;
+  input: unknown;
+  ok: boolean;
+}
+
+/**
+ * The AI SDK tool set for a turn. A function whose input has `agentId` gets the agent's own id (the
+ * model neither sees nor chooses it). Every call is checked against the capabilities again and runs
+ * through engine.trigger; a failure goes back to the model as `{error}` instead of ending the turn.
+ */
+export function buildToolSet(
+  agent: Agent,
+  infos: FunctionInfo[],
+  trigger: TriggerFn,
+  onRun: (run: ToolRun) => void,
+): ToolSet {
+  const names = toolNames(infos.map((info) => info.function_id));
+  const byId = new Map(infos.map((info) => [info.function_id, info]));
+  const tools: ToolSet = {};
+  for (const [name, id] of names) {
+    const info = byId.get(id);
+    const schema = withoutAgentId(info?.request_schema);
+    tools[name] = tool({
+      description: info?.description ?? id,
+      inputSchema: jsonSchema(schema.schema),
+      execute: async (input: unknown) => {
+        if (!mayCall(agent, id)) {
+          onRun({ functionId: id, input, ok: false });
+          return { error: `Agent ${agent.id} may not call ${id}` };
+        }
+        const payload = isJsonObject(input) ? { ...input } : {};
+        if (schema.hadAgentId) payload.agentId = agent.id;
+        try {
+          const result = await trigger({ function_id: id, payload });
+          onRun({ functionId: id, input, ok: true });
+          return result ?? null;
+        } catch (error) {
+          onRun({ functionId: id, input, ok: false });
+          return { error: (error as Error).message };
+        }
+      },
+    });
+  }
+  return tools;
+}
+
+function withoutAgentId(schema: Record<string, unknown> | undefined): {
+  schema: Record<string, unknown>;
+  hadAgentId: boolean;
+} {
+  if (!schema || !isJsonObject(schema.properties))
+    return { schema: { type: "object", properties: {} }, hadAgentId: false };
+  const { agentId, ...properties } = schema.properties as Record<string, unknown>;
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((name) => name !== "agentId")
+    : undefined;
+  const { $schema: _ignored, ...rest } = schema;
+  return {
+    schema: { ...rest, properties, ...(required ? { required } : {}) },
+    hadAgentId: agentId !== undefined,
+  };
+}
