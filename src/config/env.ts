@@ -29,6 +29,7 @@ const envSchema = z.object({
   AGENTOS_VAULT_KEY: z.string().min(1).optional(),
   AGENTOS_TRUST_PROXY: z.string().optional(),
   AGENTOS_RATE_LIMITS: z.string().optional(),
+  AGENTOS_CATALOG_FILE: z.string().min(1).optional(),
   AGENTOS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -49,6 +50,10 @@ export interface Config {
   /** Requests per hour per class, or false to switch rate limiting off. */
   rateLimits: RateLimits | false;
   logLevel: string;
+  /** A JSON file adding or replacing catalog models, aliases, providers and defaults. */
+  catalogFile?: string;
+  /** Everything else the workers read from the environment (provider keys and base URLs, tool keys). */
+  env: NodeJS.ProcessEnv;
   requestTimeoutMs: number;
   maxInFlight: number;
   bodyLimitBytes: number;
@@ -79,6 +84,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(vars.AGENTOS_TRUST_PROXY),
     rateLimits: parseRateLimits(vars.AGENTOS_RATE_LIMITS),
     logLevel: vars.AGENTOS_LOG_LEVEL,
+    catalogFile: vars.AGENTOS_CATALOG_FILE,
+    env,
     requestTimeoutMs: 300_000,
     maxInFlight: 2048,
     bodyLimitBytes: 1024 * 1024,

@@ -26,7 +26,9 @@ export async function apiKeyOf(
   env: NodeJS.ProcessEnv,
   trigger: TriggerFn,
 ): Promise<string | undefined> {
-  const fromEnv = env[provider.envKey ?? ""]?.trim() || env[`${envPrefix(provider.id)}_API_KEY`]?.trim();
+  // A local provider's envKey names its base-URL variable, not a key; an optional key is <ID>_API_KEY.
+  const keyVariable = provider.local ? undefined : provider.envKey;
+  const fromEnv = env[keyVariable ?? ""]?.trim() || env[`${envPrefix(provider.id)}_API_KEY`]?.trim();
   if (fromEnv) return fromEnv;
   try {
     const secret = (await trigger({
@@ -42,7 +44,7 @@ export async function apiKeyOf(
 }
 
 export function missingKey(provider: ProviderEntry): AppError {
-  const variable = provider.envKey ?? `${envPrefix(provider.id)}_API_KEY`;
+  const variable = (!provider.local && provider.envKey) || `${envPrefix(provider.id)}_API_KEY`;
   return new AppError(
     "unavailable",
     `No API key for provider ${provider.id}: set ${variable} or run \`agentos config set-key ${provider.id} <key>\``,

@@ -1,5 +1,7 @@
 import { type Config, ConfigError } from "../config/env.ts";
 import type { Engine } from "../engine/engine.ts";
+import { registerAgents } from "./agents/index.ts";
+import { registerCatalog } from "./catalog/index.ts";
 import { register as registerSecurity } from "./security/index.ts";
 import { register as registerVault } from "./vault/index.ts";
 import { loadVaultKey } from "./vault/key.ts";
@@ -10,6 +12,15 @@ export function registerWorkers(engine: Engine, config: Config): void {
   registerVault(engine.worker("vault", "Secrets encrypted at rest (AES-256-GCM)"), {
     key: vaultKeyFor(engine, config),
   });
+  try {
+    registerCatalog(engine.worker("catalog", "Model catalog: tiers, prices, aliases, providers"), {
+      env: config.env,
+      catalogFile: config.catalogFile,
+    });
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  registerAgents(engine.worker("agents", "Agents: configuration, sessions, chat turns"), { env: config.env });
 }
 
 function vaultKeyFor(engine: Engine, config: Config): Buffer {

@@ -1,0 +1,233 @@
+import { readFileSync } from "node:fs";
+import type { z } from "zod";
+import { type AppError, notFound } from "../../shared/errors.ts";
+import {
+  type CatalogData,
+  type CatalogOverride,
+  catalogDataSchema,
+  catalogOverrideSchema,
+  type ModelEntry,
+  modelEntrySchema,
+  type ProviderEntry,
+  providerEntrySchema,
+  type Tier,
+} from "./schema.ts";
+
+/** The merged catalog with its lookup tables. Entries are shared: hand out copies. */
+export interface Catalog extends CatalogData {
+  byId: Map<string, ModelEntry>;
+  byLowerId: Map<string, ModelEntry>;
+  aliasMap: Map<string, ModelEntry>;
+  providerMap: Map<string, ProviderEntry>;
+}
+
+export interface LoadCatalogOptions {
+  env: NodeJS.ProcessEnv;
+  /** AGENTOS_CATALOG_FILE: additions and replacements, merged by id. */
+  catalogFile?: string;
+}
+
+const BUILTIN_FILE = new URL("./catalog.json", import.meta.url);
+
+/** A model named `<local provider>/<name>` that the catalog does not list: assumed capabilities. */
+export const UNLISTED_LOCAL_MODEL = { contextWindow: 8192, maxOutput: 4096, supportsTools: true } as const;
+
+/** `OPENAI`, `LMSTUDIO`, `GITHUB_COPILOT`: the prefix of a provider's environment variables. */
+export function envPrefix(providerId: string): string {
+  return providerId.toUpperCase().replace(/[^A-Z0-9]+/g, "_");
+}
+
+/**
+ * The built-in catalog, merged with the user's file, with `<PROVIDER>_BASE_URL` applied. Throws a plain
+ * Error naming the file (or variable) and the field when something is wrong, so the start stops.
+ */
+export function loadCatalog(options: LoadCatalogOptions): Catalog {
+  let data = parseBuiltin();
+  if (options.catalogFile)
+    data = mergeCatalog(data, readOverrideFile(options.catalogFile), options.catalogFile);
+  return indexCatalog(applyBaseUrlOverrides(data, options.env), options.catalogFile ?? "catalog.json");
+}
+
+export function parseBuiltin(): CatalogData {
+  const parsed = catalogDataSchema.safeParse(JSON.parse(readFileSync(BUILTIN_FILE, "utf8")));
+  if (!parsed.success) throw new Error(`Invalid built-in catalog.json: ${describe(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Reads and validates an override file; errors name the file and the field. */
+export function readOverrideFile(file: string): CatalogOverride {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new Error(`Cannot read catalog file ${file} (AGENTOS_CATALOG_FILE): ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`Invalid catalog file ${file}: not JSON (${(error as Error).message})`);
+  }
+  const parsed = catalogOverrideSchema.safeParse(json);
+  if (!parsed.success) throw new Error(`Invalid catalog file ${file}: ${describe(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Adds or replaces models and providers by id (a known id keeps the fields not given), then aliases and defaults. */
+export function mergeCatalog(base: CatalogData, override: CatalogOverride, source: string): CatalogData {
+  const problems: string[] = [];
+  const models = mergeById(base.models, override.models ?? [], modelEntrySchema, "models", problems);
+  const providers = mergeById(
+    base.providers,
+    override.providers ?? [],
+    providerEntrySchema,
+    "providers",
+    problems,
+  );
+  if (problems.length > 0) throw new Error(`Invalid catalog file ${source}: ${problems.join("; ")}`);
+  return {
+    models,
+    providers,
+    aliases: { ...base.aliases, ...override.aliases },
+    defaults: { smart: override.defaults?.smart ?? base.defaults.smart },
+  };
+}
+
+function mergeById<T extends { id: string }>(
+  base: T[],
+  patches: Array<Partial<T> & { id: string }>,
+  schema: z.ZodType<T>,
+  field: string,
+  problems: string[],
+): T[] {
+  const merged = new Map(base.map((entry) => [entry.id, entry]));
+  const seen = new Set<string>();
+  patches.forEach((patch, index) => {
+    if (seen.has(patch.id)) problems.push(`${field}.${index}.id: "${patch.id}" is listed twice`);
+    seen.add(patch.id);
+    const existing = merged.get(patch.id);
+    const parsed = schema.safeParse(existing ? { ...existing, ...patch } : patch);
+    if (parsed.success) merged.set(patch.id, parsed.data);
+    else {
+      const hint = existing ? "" : ` (a new ${field === "models" ? "model" : "provider"} needs every field)`;
+      problems.push(`${describe(parsed.error, `${field}.${index}`)}${hint}`);
+    }
+  });
+  return [...merged.values()];
+}
+
+/** `<PROVIDER>_BASE_URL` replaces a provider's base URL (e.g. OPENAI_BASE_URL, OLLAMA_BASE_URL). */
+export function applyBaseUrlOverrides(data: CatalogData, env: NodeJS.ProcessEnv): CatalogData {
+  const providers = data.providers.map((provider) => {
+    const variable = `${envPrefix(provider.id)}_BASE_URL`;
+    const value = env[variable]?.trim();
+    if (!value) return provider;
+    const parsed = providerEntrySchema.shape.baseUrl.safeParse(value);
+    if (!parsed.success) throw new Error(`Invalid ${variable}: "${value}" is not an http(s) URL`);
+    return { ...provider, baseUrl: parsed.data };
+  });
+  return { ...data, providers };
+}
+
+/** Checks the references between the parts and builds the lookup tables. */
+export function indexCatalog(data: CatalogData, source: string): Catalog {
+  const problems: string[] = [];
+  const providerMap = new Map(data.providers.map((provider) => [provider.id, provider]));
+  const byId = new Map<string, ModelEntry>();
+  const byLowerId = new Map<string, ModelEntry>();
+  for (const model of data.models) {
+    if (byId.has(model.id)) problems.push(`models: id "${model.id}" is listed twice`);
+    byId.set(model.id, model);
+    if (!byLowerId.has(model.id.toLowerCase())) byLowerId.set(model.id.toLowerCase(), model);
+    const provider = providerMap.get(model.provider);
+    if (!provider) problems.push(`models.${model.id}.provider: unknown provider "${model.provider}"`);
+    else if (provider.local !== model.local) {
+      problems.push(`models.${model.id}.local: must be ${provider.local}, as provider "${provider.id}" is`);
+    }
+  }
+  const aliasMap = new Map<string, ModelEntry>();
+  for (const [alias, target] of Object.entries(data.aliases)) {
+    const model = byId.get(target);
+    const shadowed = byLowerId.get(alias.toLowerCase());
+    if (!model) problems.push(`aliases.${alias}: "${target}" is not a catalog id`);
+    else if (shadowed && shadowed !== model) {
+      problems.push(`aliases.${alias}: is the id of another model ("${shadowed.id}"), which always wins`);
+    } else aliasMap.set(alias.toLowerCase(), model);
+  }
+  if (!byId.has(data.defaults.smart)) {
+    problems.push(`defaults.smart: "${data.defaults.smart}" is not a catalog id`);
+  }
+  if (problems.length > 0) throw new Error(`Invalid catalog file ${source}: ${problems.join("; ")}`);
+  return { ...data, byId, byLowerId, aliasMap, providerMap };
+}
+
+/**
+ * A catalog id, an alias (case-insensitive), an id in any case, or `<provider>/<model>`: a catalog id of
+ * that provider, or, for a local provider, any model it serves (free, with assumed capabilities).
+ */
+export function resolveModel(catalog: Catalog, nameOrAlias: string): ModelEntry {
+  const input = nameOrAlias.trim();
+  const lower = input.toLowerCase();
+  const known = catalog.byId.get(input) ?? catalog.aliasMap.get(lower) ?? catalog.byLowerId.get(lower);
+  if (known) return { ...known };
+  const slash = input.indexOf("/");
+  const provider = slash > 0 ? catalog.providerMap.get(lower.slice(0, slash)) : undefined;
+  if (provider) {
+    const model = input.slice(slash + 1);
+    const listed = catalog.byId.get(model) ?? catalog.byLowerId.get(model.toLowerCase());
+    if (listed?.provider === provider.id) return { ...listed };
+    if (provider.local && /^[^\s\p{Cc}]{1,256}$/u.test(model)) return unlistedLocalModel(provider, model);
+    if (!provider.local) {
+      throw unknownModel(input, `; "<provider>/<model>" names unlisted models of local providers only`);
+    }
+  }
+  throw unknownModel(input);
+}
+
+function unlistedLocalModel(provider: ProviderEntry, model: string): ModelEntry {
+  return {
+    id: model,
+    provider: provider.id,
+    name: `${model} (${provider.name})`,
+    tier: "local",
+    ...UNLISTED_LOCAL_MODEL,
+    inputPrice: 0,
+    outputPrice: 0,
+    supportsVision: false,
+    local: true,
+  };
+}
+
+function unknownModel(input: string, hint = ""): AppError {
+  const shown = input.length > 200 ? `${input.slice(0, 200)}…` : input;
+  return notFound(`Unknown model "${shown}": not a catalog id or alias; GET /api/models lists them${hint}`);
+}
+
+export function listModels(catalog: Catalog, filter: { tier?: Tier; provider?: string }): ModelEntry[] {
+  if (filter.provider !== undefined && !catalog.providerMap.has(filter.provider)) {
+    throw notFound(`Unknown provider "${filter.provider}"; GET /api/providers lists them`);
+  }
+  return catalog.models
+    .filter((model) => filter.tier === undefined || model.tier === filter.tier)
+    .filter((model) => filter.provider === undefined || model.provider === filter.provider)
+    .map((model) => ({ ...model }));
+}
+
+export function aliasTable(catalog: Catalog): Record<string, string> {
+  return Object.fromEntries([...catalog.aliasMap].map(([alias, model]) => [alias, model.id]));
+}
+
+export function defaultModel(catalog: Catalog): ModelEntry {
+  return { ...(catalog.byId.get(catalog.defaults.smart) as ModelEntry) };
+}
+
+/** `path: message` per issue, the path prefixed (e.g. `models.0.inputPrice: expected number`). */
+function describe(error: z.ZodError, prefix?: string): string {
+  return error.issues
+    .slice(0, 10)
+    .map((issue) => {
+      const path = [...(prefix ? [prefix] : []), ...issue.path.map(String)].join(".") || "(root)";
+      return `${path}: ${issue.message}`;
+    })
+    .join("; ");
+}

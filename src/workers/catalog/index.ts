@@ -1,0 +1,96 @@
+import { systemPrincipal } from "../../engine/types.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { createAvailability } from "./availability.ts";
+import { aliasTable, defaultModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
+import { notFound } from "../../shared/errors.ts";
+import { emptyInput, modelsInput, providerInput, resolveInput } from "./schema.ts";
+
+export interface CatalogOptions {
+  env: NodeJS.ProcessEnv;
+  /** AGENTOS_CATALOG_FILE: a JSON file adding or replacing models, aliases, providers and defaults. */
+  catalogFile?: string;
+  /** For the local providers' reachability probe; the global fetch by default. */
+  fetch?: typeof fetch;
+}
+
+/**
+ * The model catalog: models by tier and provider, aliases, provider availability and the default agent
+ * model. Loads and validates everything at registration: a bad catalog file throws, stopping the start.
+ */
+export function registerCatalog(worker: WorkerClient, options: CatalogOptions): void {
+  const catalog = loadCatalog({ env: options.env, catalogFile: options.catalogFile });
+  const availability = createAvailability({
+    env: options.env,
+    fetch: options.fetch ?? fetch,
+    readSecret: async (key) => {
+      try {
+        const secret = await worker.trigger<{ value?: unknown } | null>({
+          function_id: "vault::get",
+          payload: { key },
+          auth: systemPrincipal,
+        });
+        return typeof secret?.value === "string" && secret.value !== "" ? secret.value : undefined;
+      } catch {
+        return undefined; // no vault, or it cannot be read: not configured
+      }
+    },
+  });
+
+  worker.registerFunction(
+    {
+      id: "catalog::models",
+      description: "Catalog models, optionally of one tier and/or provider: {models}",
+      input: modelsInput,
+    },
+    (filter) => ({ models: listModels(catalog, filter) }),
+  );
+
+  worker.registerFunction(
+    {
+      id: "catalog::resolve",
+      description: "The full entry for a catalog id, an alias, or <local provider>/<model>",
+      input: resolveInput,
+    },
+    ({ model }) => resolveModel(catalog, model),
+  );
+
+  worker.registerFunction(
+    { id: "catalog::aliases", description: "The alias table: {aliases: {alias: id}}", input: emptyInput },
+    () => ({ aliases: aliasTable(catalog) }),
+  );
+
+  worker.registerFunction(
+    {
+      id: "catalog::providers",
+      description: "Providers with availability: a configured key (hosted) or a reachable endpoint (local)",
+      input: emptyInput,
+    },
+    async () => ({
+      providers: await Promise.all(catalog.providers.map((provider) => availability.status(provider))),
+    }),
+  );
+
+  worker.registerFunction(
+    {
+      id: "catalog::provider",
+      description: "One provider's configuration {id, name, baseUrl, envKey, local, driver} (no availability probe)",
+      input: providerInput,
+    },
+    ({ id }) => {
+      const provider = catalog.providers.find((entry) => entry.id === id);
+      if (!provider) throw notFound(`Unknown provider "${id}": GET /api/providers lists them`);
+      return provider;
+    },
+  );
+
+  worker.registerFunction(
+    { id: "catalog::default_model", description: "The default agent model (smart tier)", input: emptyInput },
+    () => defaultModel(catalog),
+  );
+
+  const route = (function_id: string, api_path: string) =>
+    worker.registerTrigger({ type: "http", function_id, config: { api_path, http_method: "GET" } });
+  route("catalog::models", "/api/models");
+  route("catalog::aliases", "/api/models/aliases");
+  route("catalog::providers", "/api/providers");
+}

@@ -1,0 +1,86 @@
+import { z } from "zod";
+
+export const TIERS = ["frontier", "smart", "balanced", "fast", "local"] as const;
+export const tierSchema = z.enum(TIERS);
+export type Tier = z.infer<typeof tierSchema>;
+
+export const DRIVERS = ["anthropic", "openai", "google", "openai_compat"] as const;
+
+const name = (what: string, max: number) =>
+  z
+    .string()
+    .min(1, `${what} must not be empty`)
+    .max(max, `${what} must be at most ${max} characters`)
+    .regex(/^[^\s\p{Cc}]+$/u, `${what} must not contain whitespace or control characters`);
+
+const label = z.string().min(1, "must not be empty").max(200, "must be at most 200 characters");
+const tokens = z.number().int().positive();
+const price = z.number().finite().nonnegative();
+
+/** One catalog entry; exactly these fields. Prices are USD per million tokens. */
+export const modelEntrySchema = z.strictObject({
+  id: name("id", 256),
+  provider: name("provider", 64),
+  name: label,
+  tier: tierSchema,
+  contextWindow: tokens,
+  maxOutput: tokens,
+  inputPrice: price,
+  outputPrice: price,
+  supportsTools: z.boolean(),
+  supportsVision: z.boolean(),
+  local: z.boolean(),
+});
+export type ModelEntry = z.infer<typeof modelEntrySchema>;
+
+export const providerEntrySchema = z.strictObject({
+  id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "id must be lower-case letters, digits, '_' or '-' (at most 64)"),
+  name: label,
+  baseUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }),
+  /** Hosted: the API key variable. Local: the base-URL variable (they need no key). */
+  envKey: z.string().regex(/^[A-Z][A-Z0-9_]*$/, "envKey must be an upper-case environment variable name"),
+  local: z.boolean(),
+  driver: z.enum(DRIVERS),
+});
+export type ProviderEntry = z.infer<typeof providerEntrySchema>;
+
+const aliasName = name("alias", 128);
+const aliasesSchema = z.record(aliasName, name("alias target", 256));
+
+/** The shape of catalog.json. */
+export const catalogDataSchema = z.strictObject({
+  models: z.array(modelEntrySchema),
+  aliases: aliasesSchema,
+  providers: z.array(providerEntrySchema),
+  defaults: z.strictObject({ smart: name("defaults.smart", 256) }),
+});
+export type CatalogData = z.infer<typeof catalogDataSchema>;
+
+/**
+ * The user's file (AGENTOS_CATALOG_FILE). Models and providers are matched by id: a known id takes
+ * only the fields given (a changed price), a new id needs every field.
+ */
+export const catalogOverrideSchema = z.strictObject({
+  models: z.array(modelEntrySchema.partial().required({ id: true })).optional(),
+  aliases: aliasesSchema.optional(),
+  providers: z.array(providerEntrySchema.partial().required({ id: true })).optional(),
+  defaults: z.strictObject({ smart: name("defaults.smart", 256).optional() }).optional(),
+});
+export type CatalogOverride = z.infer<typeof catalogOverrideSchema>;
+
+// Function inputs
+
+export const modelsInput = z.strictObject({
+  tier: tierSchema.optional(),
+  provider: z.string().min(1).max(64).optional(),
+});
+
+export const resolveInput = z.strictObject({
+  model: z.string().min(1, "model must not be empty").max(512, "model must be at most 512 characters"),
+});
+
+export const emptyInput = z.strictObject({});
+
+export const providerInput = z.strictObject({ id: z.string().min(1).max(64) });

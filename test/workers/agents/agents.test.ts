@@ -1,0 +1,196 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
+import { json, startTestServer, type TestServer } from "../../helpers/server.ts";
+
+let fake: FakeOpenAI;
+let server: TestServer;
+
+beforeEach(async () => {
+  fake = await startFakeOpenAI();
+  server = await startTestServer({ env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl } });
+});
+afterEach(async () => {
+  await server.close();
+  await fake.close();
+});
+
+async function createAgent(body: Record<string, unknown>): Promise<string> {
+  const response = await server.request("/api/agents", { method: "POST", json: body });
+  expect(response.status).toBe(201);
+  return (await json(response)).id;
+}
+
+type SentMessages = {
+  messages: Array<{ role: string; content: unknown }>;
+  tools?: Array<{ function: { name: string } }>;
+};
+
+describe("agents over HTTP", () => {
+  it("creates an agent with defaults from its profile and the catalog, and returns its full configuration", async () => {
+    const id = await createAgent({ name: "helper" });
+    const agent = await json(await server.request(`/api/agents/${id}`));
+    expect(agent).toMatchObject({
+      id,
+      name: "helper",
+      model: "claude-sonnet-4-6",
+      toolProfile: "chat",
+      tools: ["tool::web_search", "tool::web_fetch", "memory::recall", "memory::store"],
+      realmId: "realm-default",
+      status: "active",
+    });
+    const { agents } = await json(await server.request("/api/agents"));
+    expect(agents.map((a: { id: string }) => a.id)).toContain(id);
+  });
+
+  it.each([
+    [{}, "name"],
+    [{ name: "x", temperature: 3 }, "temperature"],
+    [{ name: "x", toolProfile: "wizard" }, "toolProfile"],
+    [{ name: "x", extra: true }, "extra"],
+  ])("refuses %j with 400 naming %s", async (body, field) => {
+    const response = await server.request("/api/agents", { method: "POST", json: body });
+    expect(response.status).toBe(400);
+    expect((await json(response)).error).toContain(field);
+  });
+
+  it("refuses an unknown model with 404 saying where the models are listed", async () => {
+    const response = await server.request("/api/agents", {
+      method: "POST",
+      json: { name: "x", model: "gpt-9000" },
+    });
+    expect(response.status).toBe(404);
+    expect((await json(response)).error).toContain("/api/models");
+  });
+
+  it("talks: a new session is created, its id returned, and reusing it sends the history", async () => {
+    const id = await createAgent({ name: "talker", model: "gpt-4o", systemPrompt: "You are terse." });
+    fake.reply({ content: "Hello!" }, { content: "You said hi." });
+    const first = await json(
+      await server.request(`/api/agents/${id}/message`, { method: "POST", json: { message: "hi" } }),
+    );
+    expect(first).toMatchObject({
+      content: "Hello!",
+      model: "gpt-4o",
+      usage: { inputTokens: 12, outputTokens: 5 },
+    });
+    expect(first.sessionId).toMatch(/^session-/);
+    const second = await json(
+      await server.request(`/api/agents/${id}/message`, {
+        method: "POST",
+        json: { message: "what did I say?", sessionId: first.sessionId },
+      }),
+    );
+    expect(second.content).toBe("You said hi.");
+    const sent = fake.requests[1] as SentMessages;
+    expect(sent.messages.map((m) => [m.role, m.content])).toEqual([
+      ["system", "You are terse."],
+      ["user", "hi"],
+      ["assistant", "Hello!"],
+      ["user", "what did I say?"],
+    ]);
+    const { sessions } = await json(await server.request(`/api/agents/${id}/sessions`));
+    expect(sessions).toEqual([
+      expect.objectContaining({ id: first.sessionId, agentId: id, messageCount: 4 }),
+    ]);
+  });
+
+  it("calls its tools through the engine and answers with their results", async () => {
+    const calls: unknown[] = [];
+    server.service.engine
+      .worker("test")
+      .registerFunction(
+        {
+          id: "test::weather",
+          description: "Weather for a city",
+          input: z.strictObject({ city: z.string() }),
+        },
+        (input) => {
+          calls.push(input);
+          return { city: input.city, sky: "clear" };
+        },
+      );
+    const id = await createAgent({ name: "forecaster", model: "gpt-4o", tools: ["test::weather"] });
+    fake.reply(
+      { toolCalls: [{ name: "test__weather", arguments: { city: "Oslo" } }] },
+      { content: "Clear in Oslo." },
+    );
+    const reply = await json(
+      await server.request(`/api/agents/${id}/message`, { method: "POST", json: { message: "Weather?" } }),
+    );
+    expect(reply.content).toBe("Clear in Oslo.");
+    expect(calls).toEqual([{ city: "Oslo" }]);
+    const offered = (fake.requests[0] as SentMessages).tools?.map((t) => t.function.name);
+    expect(offered).toEqual(["test__weather"]);
+    expect(JSON.stringify((fake.requests[1] as SentMessages).messages.at(-1))).toContain("clear");
+  });
+
+  it("offers no tool outside the agent's capabilities", async () => {
+    server.service.engine.worker("test").registerFunction({ id: "test::weather" }, () => ({}));
+    const id = await createAgent({
+      name: "locked",
+      model: "gpt-4o",
+      tools: ["test::weather"],
+      capabilities: ["memory::*"],
+    });
+    await server.request(`/api/agents/${id}/message`, { method: "POST", json: { message: "hi" } });
+    expect((fake.requests[0] as SentMessages).tools).toBeUndefined();
+  });
+
+  it("publishes each model call's cost on cost.incurred", async () => {
+    const events: Array<Record<string, unknown>> = [];
+    server.service.engine.worker("test").registerFunction({ id: "test::costs" }, (data) => {
+      events.push(data as Record<string, unknown>);
+    });
+    server.service.engine.registerTrigger("test", {
+      type: "subscribe",
+      function_id: "test::costs",
+      config: { topic: "cost.incurred" },
+    });
+    const id = await createAgent({ name: "spender", model: "gpt-4o" });
+    await server.request(`/api/agents/${id}/message`, { method: "POST", json: { message: "hi" } });
+    await expect.poll(() => events.length).toBe(1);
+    expect(events[0]).toMatchObject({
+      agentId: id,
+      model: "gpt-4o",
+      provider: "openai",
+      inputTokens: 12,
+      outputTokens: 5,
+    });
+    expect(events[0]?.cost).toBeCloseTo((12 * 2.5 + 5 * 10) / 1e6);
+  });
+
+  it("refuses a message with 402 when the ledger says the agent is over budget", async () => {
+    server.service.engine
+      .worker("ledger")
+      .registerFunction({ id: "ledger::check" }, () => ({ allowed: false, reason: "over budget" }));
+    const id = await createAgent({ name: "broke", model: "gpt-4o" });
+    const response = await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "hi" },
+    });
+    expect(response.status).toBe(402);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it("says which provider is not configured when its key is missing", async () => {
+    const id = await createAgent({ name: "claude", model: "sonnet" });
+    const response = await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "hi" },
+    });
+    expect(response.status).toBe(503);
+    expect((await json(response)).error).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("deletes an agent with its sessions: 204, then 404", async () => {
+    const id = await createAgent({ name: "temp", model: "gpt-4o" });
+    await server.request(`/api/agents/${id}/message`, { method: "POST", json: { message: "hi" } });
+    const deleted = await server.request(`/api/agents/${id}`, { method: "DELETE" });
+    expect(deleted.status).toBe(204);
+    expect(await deleted.text()).toBe("");
+    expect((await server.request(`/api/agents/${id}`)).status).toBe(404);
+    const leftovers = await server.service.engine.trigger({ function_id: "state::list_groups", payload: {} });
+    expect(JSON.stringify(leftovers)).not.toContain(id);
+  });
+});
