@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Engine } from "../engine/engine.ts";
 import { isJsonObject, type JsonObject } from "../shared/json-object.ts";
@@ -71,10 +72,17 @@ function sendEnvelope(reply: FastifyReply, result: JsonObject): void {
   const body = result.body;
   if (body === undefined || body === null) {
     reply.send();
+  } else if (isAsyncIterable(body)) {
+    // In-process streams (server-sent events): each chunk is written as it comes.
+    reply.send(Readable.from(body));
   } else if (typeof body === "string") {
     if (!reply.hasHeader("content-type")) reply.type("text/plain; charset=utf-8");
     reply.send(body);
   } else {
     reply.type("application/json; charset=utf-8").send(JSON.stringify(body));
   }
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function";
 }

@@ -138,7 +138,7 @@ function dispatch(
   deps: HttpServerDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-): Promise<void> | undefined {
+): Promise<FastifyReply> | undefined {
   if (request.method === "OPTIONS") {
     request.routeTemplate = "preflight";
     reply.code(204).send();
@@ -146,8 +146,10 @@ function dispatch(
   }
   const match = request.routeMatch;
   if (!match) throw notFound(`No route for ${request.method} ${requestPath(request.url)}`);
+  // Resolving with the reply tells Fastify the reply is handled: a streamed body would otherwise be cut
+  // off when the handler's promise settles before the stream has been written.
   return callRoute(deps.engine, match, request, reply, {
     auth: request.principal ?? anonymousPrincipal,
     timeoutMs: deps.config.requestTimeoutMs,
-  });
+  }).then(() => reply);
 }

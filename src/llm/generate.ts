@@ -42,7 +42,7 @@ export interface GenerateResult {
   model: string;
   usage: Usage;
   finishReason: string;
-  toolCalls: Array<{ toolName: string; input: unknown }>;
+  toolCalls: Array<{ toolCallId: string; toolName: string; input: unknown }>;
 }
 
 export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
@@ -83,7 +83,11 @@ async function generateWith(choice: ModelChoice, request: GenerateRequest): Prom
       usage: usageOf(result.totalUsage),
       finishReason: String(result.finishReason),
       toolCalls: result.steps.flatMap((step) =>
-        step.toolCalls.map((call) => ({ toolName: call.toolName, input: call.input })),
+        step.toolCalls.map((call) => ({
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.input,
+        })),
       ),
     };
   } catch (error) {

@@ -2,9 +2,11 @@ import { type Config, ConfigError } from "../config/env.ts";
 import type { Engine } from "../engine/engine.ts";
 import { registerAgents } from "./agents/index.ts";
 import { registerCatalog } from "./catalog/index.ts";
+import { registerChatCompletions } from "./chat-completions/index.ts";
 import { register as registerSecurity } from "./security/index.ts";
 import { register as registerVault } from "./vault/index.ts";
 import { loadVaultKey } from "./vault/key.ts";
+import { registerWebTools } from "./web/index.ts";
 
 /** Every domain worker, registered in-process. Each gets its own WorkerClient and talks only via trigger. */
 export function registerWorkers(engine: Engine, config: Config): void {
@@ -20,7 +22,15 @@ export function registerWorkers(engine: Engine, config: Config): void {
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+  registerWebTools(engine.worker("web", "Web fetch and search tools (SSRF-guarded)"), {
+    env: config.env,
+    // Tests only: lets the web tools reach loopback and private addresses.
+    allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
+  });
   registerAgents(engine.worker("agents", "Agents: configuration, sessions, chat turns"), { env: config.env });
+  registerChatCompletions(engine.worker("chat-completions", "OpenAI-compatible /v1 endpoint"), {
+    env: config.env,
+  });
 }
 
 function vaultKeyFor(engine: Engine, config: Config): Buffer {

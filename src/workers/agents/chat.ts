@@ -1,8 +1,9 @@
 import type { ModelMessage } from "ai";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
-import { generate, type ModelChoice } from "../../llm/generate.ts";
-import { costOf, type ModelEntry, type ProviderEntry, type Usage } from "../../llm/types.ts";
+import { resolveChoice } from "../../llm/choice.ts";
+import { type GenerateResult, generate, type ModelChoice } from "../../llm/generate.ts";
+import { costOf, type Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError, conflict } from "../../shared/errors.ts";
 import type { Agent } from "./schema.ts";
@@ -28,7 +29,7 @@ export interface ChatReply {
   model: string;
   usage: Usage;
   sessionId: string;
-  toolCalls: Array<{ toolName: string; input: unknown }>;
+  toolCalls: GenerateResult["toolCalls"];
 }
 
 const HISTORY_LIMIT = 200;
@@ -37,30 +38,16 @@ const MEMORY_HITS = 5;
 /** Rough token count (4 characters a token): enough to keep a prompt inside the window. */
 const tokensOf = (text: string) => Math.ceil(text.length / 4);
 
-/** A model and its provider from the catalog (an id or alias). */
-export async function resolveChoice(trigger: TriggerFn, model: string): Promise<ModelChoice> {
-  const entry = (await trigger({ function_id: "catalog::resolve", payload: { model } })) as ModelEntry;
-  const provider = (await trigger({
-    function_id: "catalog::provider",
-    payload: { id: entry.provider },
-  })) as ProviderEntry;
-  return { model: entry, provider };
-}
-
 /**
  * One turn: the agent's prompt, the session's recent history trimmed to the model's window, relevant
  * memories, and its tools; the reply is stored in the session and in memory. A ledger check runs
  * before each model call when a ledger exists, and every call's cost is published on `cost.incurred`.
  */
 export async function chatTurn(deps: ChatDeps, agent: Agent, turn: ChatTurn): Promise<ChatReply> {
-  if (agent.status !== "active")
-    throw conflict(`Agent ${agent.id} is ${agent.status} and does not take messages`);
-  const choices = await Promise.all(
-    [agent.model, ...(agent.fallbackModels ?? [])].map((m) => resolveChoice(deps.trigger, m)),
-  );
+  const choices = await modelChoices(deps, agent);
   const primary = choices[0] as ModelChoice;
   const session = await openSession(deps.state, agent.id, turn.sessionId, turn.message);
-  const system = await systemPrompt(deps, agent, turn);
+  const system = await systemPrompt(deps, agent, turn.message, turn.context);
   const history = trimToWindow(
     await recentMessages(deps.state, agent.id, session, HISTORY_LIMIT),
     primary.model.contextWindow -
@@ -72,29 +59,14 @@ export async function chatTurn(deps: ChatDeps, agent: Agent, turn: ChatTurn): Pr
     ...history.map((m) => ({ role: m.role, content: m.content }) as ModelMessage),
     { role: "user", content: turn.message },
   ];
-  const tools = primary.model.supportsTools ? await toolsFor(deps, agent) : undefined;
-  await checkBudget(deps, agent);
-  const result = await generate({
-    choices,
-    system,
-    messages,
-    tools,
-    maxSteps: deps.maxSteps,
-    temperature: agent.temperature,
-    maxTokens: agent.maxTokens,
-    env: deps.env,
-    trigger: deps.trigger,
-    onStepUsage: (choice, usage) => publishCost(deps, agent, session.id, choice, usage),
-  });
+  const result = await runModel(deps, agent, choices, { system, messages, sessionId: session.id });
   const now = nowIso();
-  await appendTurn(deps.state, session, [
+  const stored: StoredMessage[] = [
     { role: "user", content: turn.message, createdAt: now },
     { role: "assistant", content: result.content, createdAt: now },
-  ]);
-  remember(deps, agent, session.id, [
-    { role: "user", content: turn.message, createdAt: now },
-    { role: "assistant", content: result.content, createdAt: now },
-  ]);
+  ];
+  await appendTurn(deps.state, session, stored);
+  remember(deps, agent, session.id, stored);
   return {
     content: result.content,
     model: result.model,
@@ -102,6 +74,74 @@ export async function chatTurn(deps: ChatDeps, agent: Agent, turn: ChatTurn): Pr
     sessionId: session.id,
     toolCalls: result.toolCalls,
   };
+}
+
+export interface AgentCompletion {
+  /** The whole conversation, as the caller keeps it (OpenAI clients send it every time). */
+  messages: ModelMessage[];
+  /** Caller-side system text, added after the agent's own prompt. */
+  system?: string;
+  temperature?: number;
+  maxTokens?: number;
+}
+
+/** The agent answering a conversation it is given (the OpenAI-compatible endpoint): no session is kept. */
+export async function agentCompletion(
+  deps: ChatDeps,
+  agent: Agent,
+  call: AgentCompletion,
+): Promise<GenerateResult> {
+  const choices = await modelChoices(deps, agent);
+  const lastUser = [...call.messages].reverse().find((m) => m.role === "user");
+  const query =
+    typeof lastUser?.content === "string" ? lastUser.content : JSON.stringify(lastUser?.content ?? "");
+  const system = [await systemPrompt(deps, agent, query, undefined), call.system]
+    .filter(Boolean)
+    .join("\n\n");
+  return runModel(deps, agent, choices, {
+    system,
+    messages: call.messages,
+    sessionId: null,
+    temperature: call.temperature,
+    maxTokens: call.maxTokens,
+  });
+}
+
+async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]> {
+  if (agent.status !== "active")
+    throw conflict(`Agent ${agent.id} is ${agent.status} and does not take messages`);
+  return Promise.all(
+    [agent.model, ...(agent.fallbackModels ?? [])].map((m) => resolveChoice(deps.trigger, m)),
+  );
+}
+
+async function runModel(
+  deps: ChatDeps,
+  agent: Agent,
+  choices: ModelChoice[],
+  call: {
+    system: string;
+    messages: ModelMessage[];
+    sessionId: string | null;
+    temperature?: number;
+    maxTokens?: number;
+  },
+): Promise<GenerateResult> {
+  const primary = choices[0] as ModelChoice;
+  const tools = primary.model.supportsTools ? await toolsFor(deps, agent) : undefined;
+  await checkBudget(deps, agent);
+  return generate({
+    choices,
+    system: call.system,
+    messages: call.messages,
+    tools,
+    maxSteps: deps.maxSteps,
+    temperature: call.temperature ?? agent.temperature,
+    maxTokens: call.maxTokens ?? agent.maxTokens,
+    env: deps.env,
+    trigger: deps.trigger,
+    onStepUsage: (choice, usage) => publishCost(deps, agent, call.sessionId, choice, usage),
+  });
 }
 
 /** Newest messages that fit the token budget, oldest first. */
@@ -117,13 +157,13 @@ export function trimToWindow(messages: StoredMessage[], budget: number): StoredM
   return kept;
 }
 
-async function systemPrompt(deps: ChatDeps, agent: Agent, turn: ChatTurn): Promise<string> {
+async function systemPrompt(deps: ChatDeps, agent: Agent, query: string, context: unknown): Promise<string> {
   const parts = [
     agent.systemPrompt ?? `You are ${agent.name}${agent.description ? `: ${agent.description}` : ""}.`,
   ];
-  const memories = await recall(deps, agent.id, turn.message);
+  const memories = await recall(deps, agent.id, query);
   if (memories.length > 0) parts.push(`Relevant memories:\n${memories.map((m) => `- ${m}`).join("\n")}`);
-  if (turn.context !== undefined) parts.push(`Context:\n${JSON.stringify(turn.context)}`);
+  if (context !== undefined) parts.push(`Context:\n${JSON.stringify(context)}`);
   return parts.join("\n\n");
 }
 
@@ -198,7 +238,7 @@ async function checkBudget(deps: ChatDeps, agent: Agent): Promise<void> {
 function publishCost(
   deps: ChatDeps,
   agent: Agent,
-  sessionId: string,
+  sessionId: string | null,
   choice: ModelChoice,
   usage: Usage,
 ): void {

@@ -1,3 +1,4 @@
+import type { ModelMessage } from "ai";
 import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
@@ -5,11 +6,12 @@ import { assertRealmAccess, realmFilter } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { type ChatDeps, chatTurn } from "./chat.ts";
+import { agentCompletion, type ChatDeps, chatTurn } from "./chat.ts";
 import {
   type Agent,
   agentIdInput,
   chatInput,
+  completeInput,
   createAgentInput,
   DEFAULT_REALM,
   memoryRouteInput,
@@ -98,6 +100,19 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       input: chatInput,
     },
     async ({ agentId, ...turn }, ctx) => chatTurn(deps, await load(agentId, ctx), turn),
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::complete",
+      description: "The agent answering a whole conversation {messages} without a session",
+      input: completeInput,
+    },
+    async ({ agentId, messages, ...options }, ctx) =>
+      agentCompletion(deps, await load(agentId, ctx), {
+        messages: messages as unknown as ModelMessage[],
+        ...options,
+      }),
   );
 
   worker.registerFunction(

@@ -88,3 +88,12 @@ export const memoryRouteInput = z.strictObject({
     .max(200, "limit must be between 1 and 200")
     .default(10),
 });
+
+/** The agent answering a whole conversation (AI SDK model messages), without a session. */
+export const completeInput = z.strictObject({
+  agentId: z.string().min(1).max(256),
+  messages: z.array(z.record(z.string(), z.unknown())).min(1, "messages must not be empty").max(1000),
+  system: z.string().max(200_000).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().min(1).max(1_000_000).optional(),
+});

@@ -1,8 +1,8 @@
 import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { notFound } from "../../shared/errors.ts";
 import { createAvailability } from "./availability.ts";
 import { aliasTable, defaultModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
-import { notFound } from "../../shared/errors.ts";
 import { emptyInput, modelsInput, providerInput, resolveInput } from "./schema.ts";
 
 export interface CatalogOptions {
@@ -73,7 +73,8 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
   worker.registerFunction(
     {
       id: "catalog::provider",
-      description: "One provider's configuration {id, name, baseUrl, envKey, local, driver} (no availability probe)",
+      description:
+        "One provider's configuration {id, name, baseUrl, envKey, local, driver} (no availability probe)",
       input: providerInput,
     },
     ({ id }) => {

@@ -97,19 +97,17 @@ describe("agents over HTTP", () => {
 
   it("calls its tools through the engine and answers with their results", async () => {
     const calls: unknown[] = [];
-    server.service.engine
-      .worker("test")
-      .registerFunction(
-        {
-          id: "test::weather",
-          description: "Weather for a city",
-          input: z.strictObject({ city: z.string() }),
-        },
-        (input) => {
-          calls.push(input);
-          return { city: input.city, sky: "clear" };
-        },
-      );
+    server.service.engine.worker("test").registerFunction(
+      {
+        id: "test::weather",
+        description: "Weather for a city",
+        input: z.strictObject({ city: z.string() }),
+      },
+      (input) => {
+        calls.push(input);
+        return { city: input.city, sky: "clear" };
+      },
+    );
     const id = await createAgent({ name: "forecaster", model: "gpt-4o", tools: ["test::weather"] });
     fake.reply(
       { toolCalls: [{ name: "test__weather", arguments: { city: "Oslo" } }] },

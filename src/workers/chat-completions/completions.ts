@@ -1,0 +1,272 @@
+import { jsonSchema, type ToolSet, tool } from "ai";
+import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { resolveChoice } from "../../llm/choice.ts";
+import { type GenerateResult, generate, generateStream, type ModelChoice } from "../../llm/generate.ts";
+import { costOf, type Usage } from "../../llm/types.ts";
+import { nowMs } from "../../shared/clock.ts";
+import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { toModelMessages } from "./convert.ts";
+import { type ChatCompletionRequest, chatCompletionRequest } from "./schema.ts";
+
+export interface CompletionDeps {
+  trigger: TriggerFn;
+  env: NodeJS.ProcessEnv;
+}
+
+interface Reply {
+  status_code: number;
+  headers?: Record<string, string>;
+  body: unknown;
+}
+
+type Target = { kind: "model"; choice: ModelChoice } | { kind: "agent"; agentId: string; model: string };
+
+/** POST /v1/chat/completions: OpenAI's wire format, for a catalog model or for an agent. */
+export async function chatCompletion(deps: CompletionDeps, body: unknown): Promise<Reply> {
+  const parsed = chatCompletionRequest.safeParse(body);
+  if (!parsed.success) return openAiError(new AppError("validation", describeZodError(parsed.error)));
+  const request = parsed.data;
+  try {
+    const target = await resolveTarget(deps, request.model);
+    const result = target.kind === "agent" ? completeWithAgent(deps, target, request) : null;
+    const meta = { id: `chatcmpl-${newId().replace(/-/g, "")}`, created: Math.floor(nowMs() / 1000) };
+    if (request.stream) {
+      const includeUsage = request.stream_options?.include_usage === true;
+      const events =
+        result === null && !request.tools?.length && target.kind === "model"
+          ? streamModel(deps, target.choice, request, meta, includeUsage)
+          : streamResult(
+              result ?? completeWithModel(deps, target as Extract<Target, { kind: "model" }>, request),
+              meta,
+              includeUsage,
+            );
+      return {
+        status_code: 200,
+        headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
+        body: events,
+      };
+    }
+    const done = await (result ??
+      completeWithModel(deps, target as Extract<Target, { kind: "model" }>, request));
+    return { status_code: 200, body: completionBody(done, meta) };
+  } catch (error) {
+    return openAiError(error);
+  }
+}
+
+/** `agent:<id>`, an agent id or name, or else a catalog id or alias. */
+async function resolveTarget(deps: CompletionDeps, model: string): Promise<Target> {
+  if (model.startsWith("agent:")) return { kind: "agent", agentId: model.slice(6), model };
+  try {
+    return { kind: "model", choice: await resolveChoice(deps.trigger, model) };
+  } catch (error) {
+    if (!isAppError(error) || error.status !== 404) throw error;
+  }
+  const { agents } = (await deps.trigger({ function_id: "agent::list", payload: {} })) as {
+    agents: Array<{ id: string; name: string }>;
+  };
+  const agent = agents.find((a) => a.id === model) ?? agents.find((a) => a.name === model);
+  if (!agent) {
+    throw new AppError(
+      "not_found",
+      `The model "${model}" does not exist: use a catalog id or alias, or agent:<id>`,
+      {
+        reason: "model_not_found",
+      },
+    );
+  }
+  return { kind: "agent", agentId: agent.id, model };
+}
+
+function completeWithAgent(
+  deps: CompletionDeps,
+  target: Extract<Target, { kind: "agent" }>,
+  request: ChatCompletionRequest,
+) {
+  const { system, messages } = toModelMessages(request.messages);
+  return deps.trigger({
+    function_id: "agent::complete",
+    payload: {
+      agentId: target.agentId,
+      messages,
+      ...(system ? { system } : {}),
+      ...(request.temperature != null ? { temperature: request.temperature } : {}),
+      ...(maxTokensOf(request) ? { maxTokens: maxTokensOf(request) } : {}),
+    },
+  }) as Promise<GenerateResult>;
+}
+
+function completeWithModel(
+  deps: CompletionDeps,
+  target: Extract<Target, { kind: "model" }>,
+  request: ChatCompletionRequest,
+) {
+  const { system, messages } = toModelMessages(request.messages);
+  return generate({
+    choices: [target.choice],
+    system: system || undefined,
+    messages,
+    tools: clientTools(request),
+    // The client runs its own tools: one model call, and tool calls go back to it.
+    maxSteps: 1,
+    temperature: request.temperature ?? undefined,
+    maxTokens: maxTokensOf(request),
+    env: deps.env,
+    trigger: deps.trigger,
+    onStepUsage: (choice, usage) => publishCost(deps, choice, usage),
+  });
+}
+
+async function* streamModel(
+  deps: CompletionDeps,
+  choice: ModelChoice,
+  request: ChatCompletionRequest,
+  meta: { id: string; created: number },
+  includeUsage: boolean,
+): AsyncGenerator<string> {
+  const { system, messages } = toModelMessages(request.messages);
+  const chunk = chunker(meta, choice.model.id);
+  yield chunk({ role: "assistant", content: "" }, null);
+  try {
+    for await (const part of generateStream({
+      choices: [choice],
+      system: system || undefined,
+      messages,
+      temperature: request.temperature ?? undefined,
+      maxTokens: maxTokensOf(request),
+      env: deps.env,
+      trigger: deps.trigger,
+      onStepUsage: (c, usage) => publishCost(deps, c, usage),
+    })) {
+      if (part.type === "delta") yield chunk({ content: part.text }, null);
+      else {
+        yield chunk({}, "stop");
+        if (includeUsage) yield usageChunk(meta, part.model, part.usage);
+      }
+    }
+  } catch (error) {
+    yield `data: ${JSON.stringify(openAiError(error).body)}\n\n`;
+  }
+  yield "data: [DONE]\n\n";
+}
+
+/** A finished result sent as a stream (agents and client tools run to completion first). */
+async function* streamResult(
+  pending: Promise<GenerateResult>,
+  meta: { id: string; created: number },
+  includeUsage: boolean,
+): AsyncGenerator<string> {
+  let result: GenerateResult;
+  try {
+    result = await pending;
+  } catch (error) {
+    yield `data: ${JSON.stringify(openAiError(error).body)}\n\n`;
+    yield "data: [DONE]\n\n";
+    return;
+  }
+  const chunk = chunker(meta, result.model);
+  yield chunk({ role: "assistant", content: "" }, null);
+  if (result.content) yield chunk({ content: result.content }, null);
+  const calls = toolCallsOf(result);
+  if (calls) yield chunk({ tool_calls: calls.map((call, index) => ({ index, ...call })) }, null);
+  yield chunk({}, calls ? "tool_calls" : "stop");
+  if (includeUsage) yield usageChunk(meta, result.model, result.usage);
+  yield "data: [DONE]\n\n";
+}
+
+function chunker(meta: { id: string; created: number }, model: string) {
+  return (delta: Record<string, unknown>, finish: string | null) =>
+    `data: ${JSON.stringify({ ...meta, object: "chat.completion.chunk", model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+}
+
+function usageChunk(meta: { id: string; created: number }, model: string, usage: Usage): string {
+  return `data: ${JSON.stringify({ ...meta, object: "chat.completion.chunk", model, choices: [], usage: openAiUsage(usage) })}\n\n`;
+}
+
+function completionBody(result: GenerateResult, meta: { id: string; created: number }) {
+  const calls = toolCallsOf(result);
+  return {
+    ...meta,
+    object: "chat.completion",
+    model: result.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: calls && !result.content ? null : result.content,
+          ...(calls ? { tool_calls: calls } : {}),
+        },
+        finish_reason: calls ? "tool_calls" : result.finishReason === "length" ? "length" : "stop",
+      },
+    ],
+    usage: openAiUsage(result.usage),
+  };
+}
+
+/** Tool calls the client must run: only those not already answered inside the turn (agents run theirs). */
+function toolCallsOf(result: GenerateResult) {
+  if (result.finishReason !== "tool-calls" || result.toolCalls.length === 0) return undefined;
+  return result.toolCalls.map((call) => ({
+    id: call.toolCallId,
+    type: "function",
+    function: { name: call.toolName, arguments: JSON.stringify(call.input ?? {}) },
+  }));
+}
+
+function clientTools(request: ChatCompletionRequest): ToolSet | undefined {
+  if (!request.tools?.length) return undefined;
+  const tools: ToolSet = {};
+  for (const { function: fn } of request.tools) {
+    tools[fn.name] = tool({
+      description: fn.description,
+      inputSchema: jsonSchema(
+        (fn.parameters ?? { type: "object", properties: {} }) as Record<string, unknown>,
+      ),
+    });
+  }
+  return tools;
+}
+
+const maxTokensOf = (request: ChatCompletionRequest) =>
+  request.max_completion_tokens ?? request.max_tokens ?? undefined;
+
+const openAiUsage = (usage: Usage) => ({
+  prompt_tokens: usage.inputTokens,
+  completion_tokens: usage.outputTokens,
+  total_tokens: usage.totalTokens,
+});
+
+function publishCost(deps: CompletionDeps, choice: ModelChoice, usage: Usage): void {
+  const data = {
+    agentId: null,
+    model: choice.model.id,
+    provider: choice.provider.id,
+    ...usage,
+    cost: costOf(choice.model, usage),
+  };
+  void deps.trigger({
+    function_id: "publish",
+    payload: { topic: "cost.incurred", data },
+    action: { type: "void" },
+    auth: systemPrincipal,
+  });
+}
+
+/** OpenAI's error shape {error: {message, type, code}} with our status. */
+export function openAiError(error: unknown): Reply {
+  const appError = isAppError(error) ? error : new AppError("internal", "Internal server error");
+  const type =
+    appError.status === 401
+      ? "authentication_error"
+      : appError.status === 429
+        ? "rate_limit_error"
+        : appError.status < 500
+          ? "invalid_request_error"
+          : "api_error";
+  return {
+    status_code: appError.status,
+    body: { error: { message: appError.message, type, code: appError.reason ?? appError.code } },
+  };
+}

@@ -1,0 +1,54 @@
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { type CompletionDeps, chatCompletion } from "./completions.ts";
+
+/**
+ * The OpenAI-compatible endpoint (DESIGN.md §5): POST /v1/chat/completions and GET /v1/models. `model`
+ * names a catalog model or alias (a plain completion) or an agent (`agent:<id>`, its id or its name),
+ * whose prompt, tools and memory then apply.
+ */
+export function registerChatCompletions(worker: WorkerClient, options: { env: NodeJS.ProcessEnv }): void {
+  const deps: CompletionDeps = { trigger: worker.trigger.bind(worker), env: options.env };
+
+  worker.registerFunction(
+    {
+      id: "openai::chat_completions",
+      description: "OpenAI-compatible chat completions (streaming included)",
+    },
+    (envelope) => chatCompletion(deps, (envelope as { body?: unknown }).body),
+  );
+
+  worker.registerFunction(
+    { id: "openai::models", description: "OpenAI-compatible model list: catalog models and agents" },
+    async () => {
+      const { models } = (await deps.trigger({ function_id: "catalog::models", payload: {} })) as {
+        models: Array<{ id: string; provider: string }>;
+      };
+      const { agents } = (await deps.trigger({ function_id: "agent::list", payload: {} })) as {
+        agents: Array<{ id: string; createdAt: string }>;
+      };
+      return {
+        object: "list",
+        data: [
+          ...models.map((m) => ({ id: m.id, object: "model", created: 0, owned_by: m.provider })),
+          ...agents.map((a) => ({
+            id: `agent:${a.id}`,
+            object: "model",
+            created: Math.floor(Date.parse(a.createdAt) / 1000),
+            owned_by: "agentos",
+          })),
+        ],
+      };
+    },
+  );
+
+  worker.registerTrigger({
+    type: "http",
+    function_id: "openai::chat_completions",
+    config: { api_path: "/v1/chat/completions", http_method: "POST", envelope: true },
+  });
+  worker.registerTrigger({
+    type: "http",
+    function_id: "openai::models",
+    config: { api_path: "/v1/models", http_method: "GET" },
+  });
+}

@@ -1,0 +1,55 @@
+import { z } from "zod";
+
+const text = z.string().max(1_000_000);
+const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+/** OpenAI chat messages as clients send them; unknown fields are ignored, as OpenAI does. */
+export const openAiMessage = z.discriminatedUnion("role", [
+  z.looseObject({ role: z.enum(["system", "developer"]), content: z.union([text, z.array(contentPart)]) }),
+  z.looseObject({ role: z.literal("user"), content: z.union([text, z.array(contentPart)]) }),
+  z.looseObject({
+    role: z.literal("assistant"),
+    content: z.union([text, z.array(contentPart), z.null()]).optional(),
+    tool_calls: z
+      .array(
+        z.looseObject({
+          id: z.string(),
+          type: z.literal("function").optional(),
+          function: z.looseObject({ name: z.string(), arguments: z.string() }),
+        }),
+      )
+      .optional(),
+  }),
+  z.looseObject({
+    role: z.literal("tool"),
+    tool_call_id: z.string(),
+    content: z.union([text, z.array(contentPart)]),
+  }),
+]);
+export type OpenAiMessage = z.infer<typeof openAiMessage>;
+
+export const chatCompletionRequest = z.looseObject({
+  model: z.string().min(1, "model is required").max(256),
+  messages: z.array(openAiMessage).min(1, "messages must not be empty").max(1000),
+  stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).optional().nullable(),
+  temperature: z.number().min(0).max(2).optional().nullable(),
+  max_tokens: z.number().int().min(1).optional().nullable(),
+  max_completion_tokens: z.number().int().min(1).optional().nullable(),
+  tools: z
+    .array(
+      z.looseObject({
+        type: z.literal("function"),
+        function: z.looseObject({
+          name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool names are 1–64 letters, digits, _ or -"),
+          description: z.string().optional(),
+          parameters: z.record(z.string(), z.unknown()).optional(),
+        }),
+      }),
+    )
+    .max(128)
+    .optional(),
+  tool_choice: z.unknown().optional(),
+  n: z.literal(1, "only n=1 is supported").optional().nullable(),
+});
+export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
