@@ -3,7 +3,8 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { notFound } from "../../shared/errors.ts";
 import { createAvailability } from "./availability.ts";
 import { aliasTable, defaultModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
-import { emptyInput, modelsInput, providerInput, resolveInput } from "./schema.ts";
+import { testProvider } from "./provider-test.ts";
+import { emptyInput, modelsInput, providerInput, providerTestInput, resolveInput } from "./schema.ts";
 
 export interface CatalogOptions {
   env: NodeJS.ProcessEnv;
@@ -88,6 +89,21 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
     { id: "catalog::default_model", description: "The default agent model (smart tier)", input: emptyInput },
     () => defaultModel(catalog),
   );
+
+  worker.registerFunction(
+    {
+      id: "catalog::test_provider",
+      description: "A one-token request through a provider: {provider, ok, latencyMs, model, error?}",
+      input: providerTestInput,
+    },
+    ({ provider }) =>
+      testProvider(catalog, provider, { env: options.env, trigger: (call) => worker.trigger(call) }),
+  );
+  worker.registerTrigger({
+    type: "http",
+    function_id: "catalog::test_provider",
+    config: { api_path: "/api/providers/:provider/test", http_method: "POST" },
+  });
 
   const route = (function_id: string, api_path: string) =>
     worker.registerTrigger({ type: "http", function_id, config: { api_path, http_method: "GET" } });

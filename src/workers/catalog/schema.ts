@@ -84,3 +84,5 @@ export const resolveInput = z.strictObject({
 export const emptyInput = z.strictObject({});
 
 export const providerInput = z.strictObject({ id: z.string().min(1).max(64) });
+
+export const providerTestInput = z.strictObject({ provider: z.string().min(1).max(64) });

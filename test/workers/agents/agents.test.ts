@@ -192,3 +192,40 @@ describe("agents over HTTP", () => {
     expect(JSON.stringify(leftovers)).not.toContain(id);
   });
 });
+
+describe("agents using the chat profile's web tools", () => {
+  it("calls tool::web_fetch on a page and answers from it", async () => {
+    const { createServer } = await import("node:http");
+    const page = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<html><script>x()</script><body><h1>Opening hours</h1><p>9&nbsp;to&nbsp;5</p></body></html>");
+    });
+    await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
+    const { port } = page.address() as { port: number };
+    await server.close();
+    server = await startTestServer({
+      env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl, AGENTOS_ALLOW_PRIVATE_NETWORK: "1" },
+    });
+    try {
+      const id = await createAgent({ name: "browser", model: "gpt-4o" });
+      fake.reply(
+        { toolCalls: [{ name: "tool__web_fetch", arguments: { url: `http://127.0.0.1:${port}/hours` } }] },
+        { content: "Open 9 to 5." },
+      );
+      const reply = await json(
+        await server.request(`/api/agents/${id}/message`, {
+          method: "POST",
+          json: { message: "When are you open?" },
+        }),
+      );
+      expect(reply.content).toBe("Open 9 to 5.");
+      const offered = (fake.requests[0] as SentMessages).tools?.map((t) => t.function.name) ?? [];
+      expect(offered).toEqual(expect.arrayContaining(["tool__web_fetch", "tool__web_search"]));
+      const toolResult = JSON.stringify((fake.requests[1] as SentMessages).messages.at(-1));
+      expect(toolResult).toContain("Opening hours 9 to 5");
+      expect(toolResult).not.toContain("x()");
+    } finally {
+      await new Promise((resolve) => page.close(resolve));
+    }
+  });
+});
