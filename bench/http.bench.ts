@@ -51,6 +51,7 @@ export async function benchHttp(): Promise<void> {
     ...loadConfig({ AGENTOS_DATA_DIR: dir.path, AGENTOS_API_KEY: apiKey }),
     port: 0,
     host: "127.0.0.1",
+    enginePort: 0,
     rateLimits: { read: 1e9, write: 1e9, message: 1e9, workflow_run: 1e9 },
   };
   const service = await createAgentOS(config);

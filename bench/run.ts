@@ -1,3 +1,4 @@
+import { benchAgents } from "./agents.bench.ts";
 import { benchEngine } from "./engine.bench.ts";
 import { benchHttp } from "./http.bench.ts";
 import { benchIii } from "./iii.bench.ts";
@@ -7,6 +8,7 @@ const suites: Record<string, () => Promise<void>> = {
   engine: benchEngine,
   state: benchState,
   http: benchHttp,
+  agents: benchAgents,
   iii: benchIii,
 };
 const selected = process.argv.slice(2);

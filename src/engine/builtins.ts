@@ -16,14 +16,23 @@ const workersListInput = z.strictObject({});
 
 const functionsInfoInput = z.strictObject({ function_id: z.string().min(1).max(256) });
 
-/** A function's input as JSON Schema (what an LLM tool definition needs); absent when it has none. */
+const schemas = new WeakMap<z.ZodType, Record<string, unknown> | undefined>();
+
+/**
+ * A function's input as JSON Schema (what an LLM tool definition needs); absent when it has none.
+ * Converted once per schema: agents ask for their tools' schemas on every turn.
+ */
 function requestSchema(input: z.ZodType | undefined): Record<string, unknown> | undefined {
   if (!input) return undefined;
+  if (schemas.has(input)) return schemas.get(input);
+  let schema: Record<string, unknown> | undefined;
   try {
-    return z.toJSONSchema(input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    schema = z.toJSONSchema(input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
   } catch {
-    return undefined;
+    schema = undefined;
   }
+  schemas.set(input, schema);
+  return schema;
 }
 
 /** The engine's own functions: publish, engine::functions::list, engine::workers::list. */

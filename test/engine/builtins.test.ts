@@ -62,6 +62,7 @@ describe("engine::functions::list", () => {
     expect(functions.map((fn) => fn.function_id)).toEqual(["alpha::one", "alpha::two"]);
     const internal = await listFunctions({ prefix: "engine::", include_internal: true });
     expect(internal.functions.map((fn) => fn.function_id)).toEqual([
+      "engine::functions::info",
       "engine::functions::list",
       "engine::workers::list",
     ]);
@@ -85,7 +86,7 @@ describe("engine::workers::list", () => {
     expect(workers.map((w) => [w.name, w.function_count])).toEqual([
       ["alpha", 3],
       ["beta", 1],
-      ["engine", 3],
+      ["engine", 4],
     ]);
     expect(workers[0]).toMatchObject({ isolation: "in-process", runtime: "engine", status: "available" });
   });
@@ -98,5 +99,30 @@ describe("engine::workers::list", () => {
       payload: {},
     })) as WorkersList;
     expect(workers.find((w) => w.name === "beta")?.function_count).toBe(0);
+  });
+});
+
+describe("engine::functions::info", () => {
+  it("gives a function's input as JSON Schema, and 404 for an unknown id", async () => {
+    const { z } = await import("zod");
+    const engine = createTestEngine();
+    engine
+      .worker("alpha")
+      .registerFunction(
+        { id: "alpha::greet", description: "Greets", input: z.strictObject({ name: z.string() }) },
+        () => null,
+      );
+    const info = (await engine.trigger({
+      function_id: "engine::functions::info",
+      payload: { function_id: "alpha::greet" },
+    })) as {
+      request_schema: { properties: Record<string, unknown>; required: string[] };
+    };
+    expect(info).toMatchObject({ function_id: "alpha::greet", worker_name: "alpha", description: "Greets" });
+    expect(info.request_schema.properties).toEqual({ name: { type: "string" } });
+    expect(info.request_schema.required).toEqual(["name"]);
+    await expect(
+      engine.trigger({ function_id: "engine::functions::info", payload: { function_id: "nope::x" } }),
+    ).rejects.toMatchObject({ status: 404 });
   });
 });

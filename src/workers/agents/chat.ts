@@ -46,8 +46,9 @@ const tokensOf = (text: string) => Math.ceil(text.length / 4);
 export async function chatTurn(deps: ChatDeps, agent: Agent, turn: ChatTurn): Promise<ChatReply> {
   const choices = await modelChoices(deps, agent);
   const primary = choices[0] as ModelChoice;
+  const registered = await registeredFunctions(deps);
   const session = await openSession(deps.state, agent.id, turn.sessionId, turn.message);
-  const system = await systemPrompt(deps, agent, turn.message, turn.context);
+  const system = await systemPrompt(deps, registered, agent, turn.message, turn.context);
   const history = trimToWindow(
     await recentMessages(deps.state, agent.id, session, HISTORY_LIMIT),
     primary.model.contextWindow -
@@ -59,14 +60,18 @@ export async function chatTurn(deps: ChatDeps, agent: Agent, turn: ChatTurn): Pr
     ...history.map((m) => ({ role: m.role, content: m.content }) as ModelMessage),
     { role: "user", content: turn.message },
   ];
-  const result = await runModel(deps, agent, choices, { system, messages, sessionId: session.id });
+  const result = await runModel(deps, registered, agent, choices, {
+    system,
+    messages,
+    sessionId: session.id,
+  });
   const now = nowIso();
   const stored: StoredMessage[] = [
     { role: "user", content: turn.message, createdAt: now },
     { role: "assistant", content: result.content, createdAt: now },
   ];
   await appendTurn(deps.state, session, stored);
-  remember(deps, agent, session.id, stored);
+  if (registered.has("memory::store")) remember(deps, agent, session.id, stored);
   return {
     content: result.content,
     model: result.model,
@@ -92,13 +97,14 @@ export async function agentCompletion(
   call: AgentCompletion,
 ): Promise<GenerateResult> {
   const choices = await modelChoices(deps, agent);
+  const registered = await registeredFunctions(deps);
   const lastUser = [...call.messages].reverse().find((m) => m.role === "user");
   const query =
     typeof lastUser?.content === "string" ? lastUser.content : JSON.stringify(lastUser?.content ?? "");
-  const system = [await systemPrompt(deps, agent, query, undefined), call.system]
+  const system = [await systemPrompt(deps, registered, agent, query, undefined), call.system]
     .filter(Boolean)
     .join("\n\n");
-  return runModel(deps, agent, choices, {
+  return runModel(deps, registered, agent, choices, {
     system,
     messages: call.messages,
     sessionId: null,
@@ -115,8 +121,17 @@ async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]
   );
 }
 
+/** One listing per turn tells which optional functions (memory, ledger, tools) exist right now. */
+async function registeredFunctions(deps: ChatDeps): Promise<Set<string>> {
+  const listed = (await deps.trigger({ function_id: "engine::functions::list", payload: {} })) as {
+    functions: Array<{ function_id: string }>;
+  };
+  return new Set(listed.functions.map((fn) => fn.function_id));
+}
+
 async function runModel(
   deps: ChatDeps,
+  registered: Set<string>,
   agent: Agent,
   choices: ModelChoice[],
   call: {
@@ -128,8 +143,8 @@ async function runModel(
   },
 ): Promise<GenerateResult> {
   const primary = choices[0] as ModelChoice;
-  const tools = primary.model.supportsTools ? await toolsFor(deps, agent) : undefined;
-  await checkBudget(deps, agent);
+  const tools = primary.model.supportsTools ? await toolsFor(deps, registered, agent) : undefined;
+  if (registered.has("ledger::check")) await checkBudget(deps, agent);
   return generate({
     choices,
     system: call.system,
@@ -157,11 +172,17 @@ export function trimToWindow(messages: StoredMessage[], budget: number): StoredM
   return kept;
 }
 
-async function systemPrompt(deps: ChatDeps, agent: Agent, query: string, context: unknown): Promise<string> {
+async function systemPrompt(
+  deps: ChatDeps,
+  registered: Set<string>,
+  agent: Agent,
+  query: string,
+  context: unknown,
+): Promise<string> {
   const parts = [
     agent.systemPrompt ?? `You are ${agent.name}${agent.description ? `: ${agent.description}` : ""}.`,
   ];
-  const memories = await recall(deps, agent.id, query);
+  const memories = registered.has("memory::recall") ? await recall(deps, agent.id, query) : [];
   if (memories.length > 0) parts.push(`Relevant memories:\n${memories.map((m) => `- ${m}`).join("\n")}`);
   if (context !== undefined) parts.push(`Context:\n${JSON.stringify(context)}`);
   return parts.join("\n\n");
@@ -197,14 +218,8 @@ function remember(deps: ChatDeps, agent: Agent, sessionId: string, turn: StoredM
   }
 }
 
-async function toolsFor(deps: ChatDeps, agent: Agent) {
-  const listed = (await deps.trigger({ function_id: "engine::functions::list", payload: {} })) as {
-    functions: Array<{ function_id: string }>;
-  };
-  const ids = agentToolIds(
-    agent,
-    listed.functions.map((fn) => fn.function_id),
-  );
+async function toolsFor(deps: ChatDeps, registered: Set<string>, agent: Agent) {
+  const ids = agentToolIds(agent, [...registered]);
   if (ids.length === 0) return undefined;
   const infos = (await Promise.all(
     ids.map((id) => deps.trigger({ function_id: "engine::functions::info", payload: { function_id: id } })),

@@ -110,13 +110,14 @@ describe("catalog functions", () => {
     });
   });
 
-  it("registers GET routes for models, aliases and providers", () => {
+  it("registers GET routes for models, aliases and providers, and the provider test route", () => {
     const engine = catalogEngine();
     const routes = engine.triggers
       .list()
       .filter((trigger) => trigger.type === "http" && trigger.worker === "catalog")
       .map((trigger) => [trigger.function_id, trigger.config]);
     expect(routes).toEqual([
+      ["catalog::test_provider", { api_path: "/api/providers/:provider/test", http_method: "POST" }],
       ["catalog::models", { api_path: "/api/models", http_method: "GET" }],
       ["catalog::aliases", { api_path: "/api/models/aliases", http_method: "GET" }],
       ["catalog::providers", { api_path: "/api/providers", http_method: "GET" }],
