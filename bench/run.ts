@@ -2,6 +2,7 @@ import { benchAgents } from "./agents.bench.ts";
 import { benchEngine } from "./engine.bench.ts";
 import { benchHttp } from "./http.bench.ts";
 import { benchIii } from "./iii.bench.ts";
+import { benchMemory } from "./memory.bench.ts";
 import { benchState } from "./state.bench.ts";
 
 const suites: Record<string, () => Promise<void>> = {
@@ -10,6 +11,7 @@ const suites: Record<string, () => Promise<void>> = {
   http: benchHttp,
   agents: benchAgents,
   iii: benchIii,
+  memory: benchMemory,
 };
 const selected = process.argv.slice(2);
 

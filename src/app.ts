@@ -5,6 +5,9 @@ import type { IiiLimits } from "./engine/iii/limits.ts";
 import { IiiServer } from "./engine/iii/server.ts";
 import { createEngine } from "./engine/index.ts";
 import { PgBus } from "./engine/pg-bus.ts";
+import { registerSearchFunctions } from "./engine/search/functions.ts";
+import { openTextIndex } from "./engine/search/open.ts";
+import type { TextIndex } from "./engine/search/types.ts";
 import { stateClient } from "./engine/state/client.ts";
 import { registerStateFunctions } from "./engine/state/functions.ts";
 import { openStateStore } from "./engine/state/open.ts";
@@ -43,6 +46,7 @@ export interface AgentOS {
 
 interface Backends {
   store: StateStore;
+  textIndex: TextIndex;
   bus: PubSubBus;
   rateLimitStore: RateLimitStore & { close?(): Promise<void> };
 }
@@ -54,16 +58,21 @@ interface Backends {
  */
 async function openBackends(config: Config, logger: Logger): Promise<Backends> {
   const store = await openStateStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  if (!config.databaseUrl) return { store, bus: new LocalBus(), rateLimitStore: new MemoryRateLimitStore() };
+  let textIndex: TextIndex | undefined;
   let bus: PubSubBus | undefined;
   try {
+    textIndex = await openTextIndex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    if (!config.databaseUrl) {
+      return { store, textIndex, bus: new LocalBus(), rateLimitStore: new MemoryRateLimitStore() };
+    }
     bus = await PgBus.open({ connectionString: config.databaseUrl, logger });
     const rateLimitStore = config.rateLimits
       ? await PostgresRateLimitStore.open({ connectionString: config.databaseUrl })
       : new MemoryRateLimitStore();
-    return { store, bus, rateLimitStore };
+    return { store, textIndex, bus, rateLimitStore };
   } catch (error) {
     await bus?.close();
+    await textIndex?.close();
     await store.close();
     throw error;
   }
@@ -76,16 +85,18 @@ export async function createAgentOS(
 ): Promise<AgentOS> {
   const logger = options.logger ?? silentLogger();
   const backends = await openBackends(config, logger);
-  const { store, bus, rateLimitStore } = backends;
+  const { store, textIndex, bus, rateLimitStore } = backends;
   const closeBackends = async () => {
     await bus.close();
     await rateLimitStore.close?.();
+    await textIndex.close();
     await store.close();
   };
   try {
     // Cluster mode: every node schedules every cron trigger; claims in state let one node run each tick.
     const engine = createEngine({ bus, logger, cronClaims: Boolean(config.databaseUrl) });
     registerStateFunctions(engine, store);
+    registerSearchFunctions(engine, textIndex);
     const router = new HttpRouter();
     engine.registerTriggerType(router);
     const metrics = new HttpMetrics();

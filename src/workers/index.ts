@@ -3,6 +3,7 @@ import type { Engine } from "../engine/engine.ts";
 import { registerAgents } from "./agents/index.ts";
 import { registerCatalog } from "./catalog/index.ts";
 import { registerChatCompletions } from "./chat-completions/index.ts";
+import { registerMemory } from "./memory/index.ts";
 import { register as registerSecurity } from "./security/index.ts";
 import { register as registerVault } from "./vault/index.ts";
 import { loadVaultKey } from "./vault/key.ts";
@@ -22,6 +23,7 @@ export function registerWorkers(engine: Engine, config: Config): void {
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+  registerMemory(engine.worker("memory", "Agent memory: full-text recall with recency"));
   registerWebTools(engine.worker("web", "Web fetch and search tools (SSRF-guarded)"), {
     env: config.env,
     // Tests only: lets the web tools reach loopback and private addresses.

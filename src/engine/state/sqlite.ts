@@ -18,6 +18,24 @@ function settle<T>(work: () => T): MaybePromise<T> {
   }
 }
 
+/**
+ * Opens (creating when missing) the service's SQLite file in WAL mode, as every connection to it must.
+ * A new file and its directory are owner-only: the file holds key hashes and encrypted secrets
+ * (SQLite gives -wal/-shm the file's mode).
+ */
+export function openSqliteDatabase(path: string): DatabaseSync {
+  const created = path !== ":memory:" && !existsSync(path);
+  if (created) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const db = new DatabaseSync(path);
+  if (created) chmodSync(path, 0o600);
+  db.exec(`
+    PRAGMA journal_mode = WAL;
+    PRAGMA synchronous = NORMAL;
+    PRAGMA busy_timeout = 5000;
+  `);
+  return db;
+}
+
 type Row = { key: string; value: string; version: number; updated_at: string };
 
 function toRecord(row: Row): StateRecord {
@@ -34,15 +52,8 @@ export class SqliteStateStore implements StateStore {
   private readonly statements: Record<string, StatementSync>;
 
   constructor(path: string) {
-    const created = path !== ":memory:" && !existsSync(path);
-    if (created) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    this.db = new DatabaseSync(path);
-    // The file holds key hashes and encrypted secrets: owner only (SQLite gives -wal/-shm the same mode).
-    if (created) chmodSync(path, 0o600);
+    this.db = openSqliteDatabase(path);
     this.db.exec(`
-      PRAGMA journal_mode = WAL;
-      PRAGMA synchronous = NORMAL;
-      PRAGMA busy_timeout = 5000;
       CREATE TABLE IF NOT EXISTS state (
         scope TEXT NOT NULL,
         key TEXT NOT NULL,

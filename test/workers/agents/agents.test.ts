@@ -229,3 +229,55 @@ describe("agents using the chat profile's web tools", () => {
     }
   });
 });
+
+describe("agent memory", () => {
+  it("remembers what was said, recalls it on request and into later turns, and forgets it on delete", async () => {
+    const id = await createAgent({ name: "elephant", model: "gpt-4o" });
+    fake.reply({ content: "Noted: your cat is called Miso." });
+    await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "My cat is called Miso" },
+    });
+    const recalled = await expect
+      .poll(
+        async () =>
+          (
+            await json(
+              await server.request(`/api/agents/${id}/memory`, {
+                method: "POST",
+                json: { query: "cat name" },
+              }),
+            )
+          ).results,
+      )
+      .toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            agentId: id,
+            content: "My cat is called Miso",
+            score: expect.any(Number),
+          }),
+        ]),
+      );
+    void recalled;
+    fake.reply({ content: "Miso." });
+    await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "What is my cat called?" },
+    });
+    const system = (fake.requests.at(-1) as SentMessages).messages[0];
+    expect(system?.role).toBe("system");
+    expect(String(system?.content)).toContain("My cat is called Miso");
+    const limited = await server.request(`/api/agents/${id}/memory`, {
+      method: "POST",
+      json: { query: "cat", limit: 500 },
+    });
+    expect(limited.status).toBe(400);
+    await server.request(`/api/agents/${id}`, { method: "DELETE" });
+    const after = await server.service.engine.trigger({
+      function_id: "memory::recall",
+      payload: { agentId: id, query: "cat" },
+    });
+    expect(after).toEqual({ results: [] });
+  });
+});

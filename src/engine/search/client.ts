@@ -1,0 +1,33 @@
+import type { TriggerFn } from "../types.ts";
+import type { TextHit } from "./types.ts";
+
+export interface SearchHit<T> extends TextHit {
+  data: T;
+}
+
+/** Typed wrappers over the search::* functions, so workers read `search.query(...)` and still go through trigger. */
+export function searchClient(trigger: TriggerFn) {
+  const call = <T>(function_id: string, payload: Record<string, unknown>) =>
+    trigger({ function_id, payload }) as Promise<T>;
+
+  return {
+    put: (
+      index: string,
+      scope: string,
+      id: string,
+      doc: { text: string; data?: unknown; createdAt?: string },
+    ) => call<{ id: string; createdAt: string }>("search::put", { index, scope, id, ...doc }),
+    delete: (index: string, scope: string, id: string) =>
+      call<{ deleted: boolean }>("search::delete", { index, scope, id }),
+    deleteScope: (index: string, scope: string) =>
+      call<{ deleted: number }>("search::delete_scope", { index, scope }),
+    query: <T>(
+      index: string,
+      scope: string,
+      query: string,
+      options: { limit?: number; recencyHalfLifeMs?: number } = {},
+    ) => call<{ results: SearchHit<T>[] }>("search::query", { index, scope, query, ...options }),
+  };
+}
+
+export type SearchClient = ReturnType<typeof searchClient>;

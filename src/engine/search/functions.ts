@@ -1,0 +1,51 @@
+import { nowIso } from "../../shared/clock.ts";
+import { andThen } from "../../shared/maybe-promise.ts";
+import type { Engine } from "../engine.ts";
+import { searchDeleteInput, searchDeleteScopeInput, searchPutInput, searchQueryInput } from "./schema.ts";
+import type { TextIndex } from "./types.ts";
+
+/** Registers search::put|delete|delete_scope|query over one text index; workers reach it only through them. */
+export function registerSearchFunctions(engine: Engine, index: TextIndex): void {
+  const worker = engine.worker("search", `Full-text index (${index.kind})`);
+
+  worker.registerFunction(
+    {
+      id: "search::put",
+      description:
+        "Index a document {index, scope, id, text, data?, createdAt?}; replaces one with the same id",
+      input: searchPutInput,
+    },
+    ({ index: name, scope, id, text, data, createdAt }) => {
+      const doc = { text, data: data ?? null, createdAt: createdAt ?? nowIso() };
+      return andThen(index.put(name, scope, id, doc), () => ({ id, createdAt: doc.createdAt }));
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "search::delete",
+      description: "Remove a document: {deleted: true} when it existed",
+      input: searchDeleteInput,
+    },
+    ({ index: name, scope, id }) => andThen(index.delete(name, scope, id), (deleted) => ({ deleted })),
+  );
+
+  worker.registerFunction(
+    {
+      id: "search::delete_scope",
+      description: "Remove every document of a scope: {deleted: count}",
+      input: searchDeleteScopeInput,
+    },
+    ({ index: name, scope }) => andThen(index.deleteScope(name, scope), (deleted) => ({ deleted })),
+  );
+
+  worker.registerFunction(
+    {
+      id: "search::query",
+      description: "Free-text search in one scope, best first by BM25 relevance and recency: {results}",
+      input: searchQueryInput,
+    },
+    ({ index: name, scope, query, limit, recencyHalfLifeMs }) =>
+      andThen(index.search(name, scope, query, { limit, recencyHalfLifeMs }), (results) => ({ results })),
+  );
+}

@@ -1,0 +1,24 @@
+import { join } from "node:path";
+import { PostgresTextIndex } from "./postgres.ts";
+import { SqliteTextIndex } from "./sqlite.ts";
+import type { TextIndex } from "./types.ts";
+
+export interface OpenTextIndexOptions {
+  /** PostgreSQL URL (AGENTOS_DATABASE_URL): cluster mode. Unset or empty: the embedded SQLite file. */
+  databaseUrl?: string;
+  /** Data directory (AGENTOS_DATA_DIR) holding the SQLite file in embedded mode. */
+  dataDir: string;
+  /** PostgreSQL schema for the table (tests); without it the connection's search_path decides. */
+  schema?: string;
+}
+
+/**
+ * Picks the text index for the storage mode, beside the state store: in embedded mode the same
+ * `<dataDir>/agentos.db` on a connection of its own, in cluster mode the same PostgreSQL database.
+ */
+export async function openTextIndex(options: OpenTextIndexOptions): Promise<TextIndex> {
+  if (options.databaseUrl) {
+    return PostgresTextIndex.open({ connectionString: options.databaseUrl, schema: options.schema });
+  }
+  return new SqliteTextIndex(join(options.dataDir, "agentos.db"));
+}

@@ -1,0 +1,202 @@
+import { createHash } from "node:crypto";
+import type { Pool } from "pg";
+import { nowMs } from "../../shared/clock.ts";
+import { createPool, migrate, prepared, qualifiedTable } from "../state/postgres.ts";
+import { queryTerms } from "./query.ts";
+import { DEFAULT_RECENCY_HALF_LIFE_MS, rankScoreSql, type ScoredRow, toHits } from "./score.ts";
+import type { TextDoc, TextHit, TextIndex, TextSearchOptions } from "./types.ts";
+import { documentFields } from "./values.ts";
+
+export interface PostgresTextIndexOptions {
+  connectionString: string;
+  /** Schema that holds the table, created when missing; without it the connection's search_path decides. */
+  schema?: string;
+  /** Pool size (pg's default: 10). */
+  max?: number;
+}
+
+/**
+ * The word that names a document's (index, scope) inside its tsvector: a search requires it, so the
+ * GIN index selects the scope together with the terms. 32 hex digits of a SHA-256 spelled with the
+ * letters a–p (one lower-case word to every parser). The query also compares idx and scope, so even
+ * a hash collision cannot leak a document.
+ */
+export function scopeToken(index: string, scope: string): string {
+  const hex = createHash("sha256").update(`${index}\u0000${scope}`).digest("hex").slice(0, 32);
+  return `z${hex.replace(/[0-9a-f]/g, (digit) => String.fromCharCode(97 + Number.parseInt(digit, 16)))}`;
+}
+
+function sqlFor(docs: string, scopes: string, gin: string) {
+  return {
+    create: [
+      `CREATE TABLE IF NOT EXISTS ${docs} (
+        idx text COLLATE "C" NOT NULL,
+        scope text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        data text NOT NULL,
+        created_at text NOT NULL,
+        created_ms double precision NOT NULL,
+        tsv tsvector NOT NULL,
+        PRIMARY KEY (idx, scope, id)
+      )`,
+      `CREATE INDEX IF NOT EXISTS ${gin} ON ${docs} USING gin (tsv)`,
+      // How many documents each scope holds, kept by every write (BM25's N, and count, without a scan).
+      `CREATE TABLE IF NOT EXISTS ${scopes} (
+        idx text COLLATE "C" NOT NULL,
+        scope text COLLATE "C" NOT NULL,
+        docs bigint NOT NULL,
+        PRIMARY KEY (idx, scope)
+      )`,
+    ],
+    // Each write is one statement and adjusts the scope's count by exactly what it changed itself.
+    put: `WITH written AS (
+        INSERT INTO ${docs} (idx, scope, id, data, created_at, created_ms, tsv)
+        VALUES ($1, $2, $3, $4, $5, $6, to_tsvector('english', $7) || array_to_tsvector(ARRAY[$8::text]))
+        ON CONFLICT (idx, scope, id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
+          created_ms = excluded.created_ms, tsv = excluded.tsv
+        RETURNING (xmax = 0) AS inserted
+      )
+      INSERT INTO ${scopes} AS s (idx, scope, docs) SELECT $1, $2, 1 FROM written WHERE inserted
+      ON CONFLICT (idx, scope) DO UPDATE SET docs = s.docs + 1`,
+    delete: deleteSql(docs, scopes, "AND id = $3"),
+    deleteScope: deleteSql(docs, scopes, ""),
+    count: `SELECT docs AS n FROM ${scopes} WHERE idx = $1 AND scope = $2`,
+    /**
+     * $3 scope token, $4 the terms (each quoted for to_tsquery), $5 their OR, $6 now, $7 half-life,
+     * $8 limit. `hits` pairs each matching document with each term it holds (the GIN index finds
+     * them: scope token, terms and term together) and that term's ts_rank_cd (occurrences, normalised
+     * by document length). Relevance = Σ over its terms of BM25's IDF × that rank, with N the scope's
+     * size and df the term's documents in the scope (all among the hits).
+     */
+    search: `WITH terms AS MATERIALIZED (
+        SELECT i, q FROM unnest($4::text[]) WITH ORDINALITY AS t(term, i), LATERAL to_tsquery('english', t.term) AS q
+        WHERE numnode(q) > 0
+      ), hits AS MATERIALIZED (
+        SELECT d.id, d.created_ms, t.i, ts_rank_cd('{1,1,1,1}', d.tsv, t.q, 1) AS rank
+        FROM ${docs} AS d JOIN terms AS t ON d.tsv @@ t.q
+        WHERE d.idx = $1 AND d.scope = $2
+          AND d.tsv @@ to_tsquery('simple', $3) AND d.tsv @@ to_tsquery('english', $5)
+      ), weighted AS MATERIALIZED (
+        SELECT h.i, ln(1 + (greatest(s.n, count(*)) - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+        FROM hits AS h
+        CROSS JOIN (SELECT coalesce(max(docs), 0)::float8 AS n FROM ${scopes} WHERE idx = $1 AND scope = $2) AS s
+        GROUP BY h.i, s.n
+      ), scored AS MATERIALIZED (
+        SELECT h.id, h.created_ms, sum(w.idf * h.rank) AS relevance
+        FROM hits AS h JOIN weighted AS w ON w.i = h.i
+        GROUP BY h.id, h.created_ms
+      ), best AS (
+        SELECT id, relevance FROM scored
+        ORDER BY ${rankScoreSql("relevance", "created_ms", "$6::float8", "$7::float8")} DESC, created_ms DESC, id
+        LIMIT $8
+      )
+      SELECT d.id, d.data, d.created_at, d.created_ms, b.relevance
+      FROM best AS b JOIN ${docs} AS d ON d.idx = $1 AND d.scope = $2 AND d.id = b.id`,
+  };
+}
+
+function deleteSql(docs: string, scopes: string, andId: string): string {
+  return `WITH gone AS (DELETE FROM ${docs} WHERE idx = $1 AND scope = $2 ${andId} RETURNING 1),
+    counted AS (
+      UPDATE ${scopes} SET docs = docs - (SELECT count(*) FROM gone)
+      WHERE idx = $1 AND scope = $2 AND EXISTS (SELECT 1 FROM gone)
+    )
+    SELECT count(*) AS n FROM gone`;
+}
+
+type Statement = Exclude<keyof ReturnType<typeof sqlFor>, "create">;
+
+/**
+ * The cluster text index: PostgreSQL full-text search with the 'english' configuration (stemming,
+ * stop words), a tsvector per document (computed on write; the text itself is not kept) and a GIN
+ * index over it. Every statement is one round trip, atomic on its own.
+ */
+export class PostgresTextIndex implements TextIndex {
+  readonly kind = "postgres";
+  private readonly pool: Pool;
+  private readonly schema: string | undefined;
+  private readonly sql: ReturnType<typeof sqlFor>;
+  private closed = false;
+
+  /** Prefer `open`, which also creates the table. */
+  constructor(options: PostgresTextIndexOptions) {
+    this.pool = createPool(options.connectionString, options.max);
+    this.schema = options.schema;
+    this.sql = sqlFor(
+      qualifiedTable(options.schema, "search_docs"),
+      qualifiedTable(options.schema, "search_scopes"),
+      "search_docs_tsv",
+    );
+  }
+
+  static async open(options: PostgresTextIndexOptions): Promise<PostgresTextIndex> {
+    const index = new PostgresTextIndex(options);
+    return prepared(index, () => migrate(index.pool, index.schema, index.sql.create));
+  }
+
+  async put(index: string, scope: string, id: string, doc: TextDoc): Promise<void> {
+    const { data, createdMs } = documentFields(doc);
+    await this.query("put", [
+      index,
+      scope,
+      id,
+      data,
+      doc.createdAt,
+      createdMs,
+      doc.text,
+      scopeToken(index, scope),
+    ]);
+  }
+
+  async delete(index: string, scope: string, id: string): Promise<boolean> {
+    return (await this.number("delete", [index, scope, id])) > 0;
+  }
+
+  async deleteScope(index: string, scope: string): Promise<number> {
+    return this.number("deleteScope", [index, scope]);
+  }
+
+  async count(index: string, scope: string): Promise<number> {
+    return this.number("count", [index, scope]);
+  }
+
+  async search(index: string, scope: string, query: string, options: TextSearchOptions): Promise<TextHit[]> {
+    const terms = queryTerms(query).map((term) => `'${term}'`);
+    if (terms.length === 0) return [];
+    const now = nowMs();
+    const halfLife = options.recencyHalfLifeMs ?? DEFAULT_RECENCY_HALF_LIFE_MS;
+    const rows = await this.query<ScoredRow>("search", [
+      index,
+      scope,
+      scopeToken(index, scope),
+      terms,
+      terms.join(" | "),
+      now,
+      halfLife,
+      options.limit,
+    ]);
+    return toHits(rows, options.limit, now, halfLife);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  /** The `n` of a statement's one row (pg returns bigint as a string); 0 without a row. */
+  private async number(statement: Statement, values: unknown[]): Promise<number> {
+    const rows = await this.query<{ n: string }>(statement, values);
+    return rows.length === 0 ? 0 : Number(rows[0].n);
+  }
+
+  /** Named statements are prepared once per connection; the pool belongs to this index, so names cannot clash. */
+  private async query<T extends object>(statement: Statement, values: unknown[]): Promise<T[]> {
+    const result = await this.pool.query<T>({
+      name: `agentos_search_${statement}`,
+      text: this.sql[statement],
+      values,
+    });
+    return result.rows;
+  }
+}

@@ -1,0 +1,32 @@
+import { z } from "zod";
+import { scopeSchema, storableText } from "../state/schema.ts";
+import { MAX_TEXT_BYTES } from "./values.ts";
+
+const indexSchema = storableText("index", 256).min(1, "index must not be empty");
+const idSchema = storableText("id", 1024).min(1, "id must not be empty");
+
+export const DEFAULT_SEARCH_LIMIT = 10;
+export const MAX_SEARCH_LIMIT = 200;
+export const MAX_QUERY_LENGTH = 4096;
+
+export const searchPutInput = z.strictObject({
+  index: indexSchema,
+  scope: scopeSchema,
+  id: idSchema,
+  // Characters here; the byte limit is checked when the document is stored.
+  text: storableText("text", MAX_TEXT_BYTES),
+  data: z.unknown().optional(),
+  createdAt: z.iso.datetime({ offset: true }).optional(),
+});
+
+export const searchDeleteInput = z.strictObject({ index: indexSchema, scope: scopeSchema, id: idSchema });
+
+export const searchDeleteScopeInput = z.strictObject({ index: indexSchema, scope: scopeSchema });
+
+export const searchQueryInput = z.strictObject({
+  index: indexSchema,
+  scope: scopeSchema,
+  query: z.string().min(1).max(MAX_QUERY_LENGTH),
+  limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(DEFAULT_SEARCH_LIMIT),
+  recencyHalfLifeMs: z.number().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+});

@@ -1,0 +1,149 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { rankScore, rankScoreSql, type ScoredRow } from "./score.ts";
+
+/** FTS5's BM25 constants: a term adds at most idf × (k1 + 1) to a document's relevance. */
+const BM25_K1 = 1.2;
+const IDF_FLOOR = 1e-6;
+/**
+ * Extra rows brought back, ranked by slot time, for the caller to re-score by exact creation time:
+ * slots sit a few ms late when documents of a scope share a creation millisecond.
+ */
+const RESCORE_MARGIN = 16;
+
+export interface RankerOptions {
+  /** A scope with fewer matches than this is ranked in one statement (cheapest for few matches). */
+  rankAllBelow?: number;
+  /** How many matches the newest-first scan reads before it ranks the rest in one statement. */
+  scanBudget?: number;
+}
+
+export interface RankRequest {
+  /** The FTS5 MATCH expression and its terms, each quoted. */
+  match: string;
+  phrases: string[];
+  /** The scope's rowid range. */
+  first: bigint;
+  last: bigint;
+  /** The creation time (ms) that slot 0 stands for. */
+  slotEpochMs: number;
+  /** How many hits are asked for (a few more rows come back, see RESCORE_MARGIN). */
+  limit: number;
+  nowMs: number;
+  halfLifeMs: number;
+}
+
+/** A match read by the scan; `bound` is its score at slot time, at least its score at creation time. */
+type Candidate = { slot: number; relevance: number; bound: number };
+
+/**
+ * Finds the best matches of a scope by score (BM25 with recency, see score.ts) without ranking
+ * every match when it need not. A match's slot time is never earlier than its creation time, so
+ * reading matches newest first (rowid order, no sort) the recency factor of every match still unread
+ * is at most that of the last one read; and no document's relevance exceeds Σ idf × (k1 + 1) over
+ * the query's terms. Once `limit` matches score at least that bound, no unread match can beat them.
+ * With a recency half-life of weeks and a history of months, a few hundred matches usually settle a
+ * query that matches tens of thousands. Queries with few postings, and scans that do not settle
+ * within a budget, rank (the rest of) the range in one statement instead.
+ */
+export class SqliteRanker {
+  private readonly statements: Record<string, StatementSync>;
+  private readonly rankAllBelow: number;
+  private readonly scanBudget: number;
+
+  constructor(db: DatabaseSync, options: RankerOptions = {}) {
+    this.rankAllBelow = options.rankAllBelow ?? 2048;
+    this.scanBudget = options.scanBudget ?? 2048;
+    this.statements = {
+      // Counts the scope's matches up to a cap, so that counting a large scope stays cheap.
+      matches: db.prepare(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM search_fts
+         WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 LIMIT ?4)`,
+      ),
+      docs: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'docs'"),
+      postings: db.prepare("SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?"),
+      newestFirst: db.prepare(
+        `SELECT rowid - ?2 AS slot, -bm25(search_fts) AS relevance FROM search_fts
+         WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 ORDER BY rowid DESC`,
+      ),
+      doc: db.prepare("SELECT id, data, created_at, created_ms FROM search_docs WHERE rowid = ?"),
+      // Every match of the range ranked in the database; only the best few are joined to their documents.
+      best: db.prepare(
+        `SELECT d.id, d.data, d.created_at, d.created_ms, m.relevance, m.rowid - ?2 AS slot
+         FROM (SELECT rowid, -bm25(search_fts) AS relevance FROM search_fts
+               WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3
+               ORDER BY ${rankScoreSql("relevance", "(?4 + (rowid - ?2))", "?5", "?6")} DESC LIMIT ?7) AS m
+         JOIN search_docs AS d ON d.rowid = m.rowid`,
+      ),
+    };
+  }
+
+  rank(request: RankRequest): ScoredRow[] {
+    const matches = this.count(
+      this.statements.matches,
+      request.match,
+      request.first,
+      request.last,
+      this.rankAllBelow,
+    );
+    if (matches < this.rankAllBelow) return this.best(request, request.last);
+    const postings = request.phrases.map((phrase) => this.count(this.statements.postings, phrase));
+    const docs = this.count(this.statements.docs);
+    // FTS5's idf per phrase, from the same counts bm25() makes.
+    const maxRelevance = postings.reduce((sum, n) => {
+      const idf = Math.log((docs - n + 0.5) / (n + 0.5));
+      return sum + (idf > 0 ? idf : IDF_FLOOR) * (BM25_K1 + 1);
+    }, 0);
+
+    const keep = request.limit + RESCORE_MARGIN;
+    const top: Candidate[] = [];
+    let read = 0;
+    let lastSlot = -1;
+    for (const row of this.statements.newestFirst.iterate(request.match, request.first, request.last)) {
+      const { slot, relevance } = row as { slot: number; relevance: number };
+      const score = (of: number) =>
+        rankScore(of, request.slotEpochMs + slot, request.nowMs, request.halfLifeMs);
+      keepBest(top, keep, { slot, relevance, bound: score(relevance) });
+      // Every unread match is older and no more relevant than the most relevant possible.
+      const settled = top.length >= request.limit && top[request.limit - 1].bound >= score(maxRelevance);
+      lastSlot = slot;
+      if (settled || ++read === this.scanBudget) break;
+    }
+    const scanned = top.map((candidate) => this.document(request, candidate));
+    // Not settled within the budget: rank the older rest in the database and merge.
+    if (read < this.scanBudget) return scanned;
+    return scanned.concat(this.best(request, request.first + BigInt(lastSlot) - 1n));
+  }
+
+  private best(request: RankRequest, last: bigint): ScoredRow[] {
+    return this.statements.best.all(
+      request.match,
+      request.first,
+      last,
+      request.slotEpochMs,
+      request.nowMs,
+      request.halfLifeMs,
+      request.limit + RESCORE_MARGIN,
+    ) as unknown as ScoredRow[];
+  }
+
+  private document(request: RankRequest, candidate: Candidate): ScoredRow {
+    const row = this.statements.doc.get(request.first + BigInt(candidate.slot)) as Omit<
+      ScoredRow,
+      "relevance"
+    >;
+    return { ...row, relevance: candidate.relevance, slot: candidate.slot };
+  }
+
+  private count(statement: StatementSync, ...values: Array<string | bigint | number>): number {
+    return Number((statement.get(...values) as { n: number | bigint }).n);
+  }
+}
+
+/** Keeps `top` the best `count` candidates by bound, best first (count is small: a sorted insert). */
+function keepBest(top: Candidate[], count: number, candidate: Candidate): void {
+  if (top.length === count && candidate.bound <= top[count - 1].bound) return;
+  let at = top.length;
+  while (at > 0 && top[at - 1].bound < candidate.bound) at--;
+  top.splice(at, 0, candidate);
+  if (top.length > count) top.pop();
+}

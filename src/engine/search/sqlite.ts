@@ -1,0 +1,222 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { nowMs } from "../../shared/clock.ts";
+import { AppError } from "../../shared/errors.ts";
+import type { MaybePromise } from "../../shared/maybe-promise.ts";
+import { openSqliteDatabase } from "../state/sqlite.ts";
+import { queryTerms } from "./query.ts";
+import { DEFAULT_RECENCY_HALF_LIFE_MS, toHits } from "./score.ts";
+import { type RankerOptions, SqliteRanker } from "./sqlite-rank.ts";
+import type { TextDoc, TextHit, TextIndex, TextSearchOptions } from "./types.ts";
+import { documentFields } from "./values.ts";
+
+/** Answers synchronously on success; a failure is a rejected promise, as from any async backend. */
+function settle<T>(work: () => T): MaybePromise<T> {
+  try {
+    return work();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * Rowids: `num × 2^41 + slot`. Each (index, scope) has a number `num` and so one contiguous rowid
+ * range, and a document's slot is its creation time in ms since 2020 (the next free one when taken;
+ * earlier times take slot 0 onwards), so the rowid alone tells FTS5 both the scope and the age of a
+ * match. Up to 2^22 scopes over the life of the file.
+ */
+const SLOT_BITS = 41n;
+const SLOTS = 1n << SLOT_BITS;
+const MAX_SCOPES = 1n << 22n;
+const SLOT_EPOCH_MS = Date.UTC(2020, 0, 1);
+/** Creation times after ~2089 share the top slots; leave room to place them. */
+const LAST_SLOT = SLOTS - (1n << 24n);
+/** How far past a taken slot one lookup searches for a free one. */
+const PROBE = 65_536n;
+
+/**
+ * `search_fts` is a contentless FTS5 table (the word index only, never the text; Porter-stemmed,
+ * case and diacritics folded); `search_docs` holds each document's id, data and creation time under
+ * the same rowid; `search_meta` counts the documents (bm25's N, for the ranker's bound). A search is
+ * `MATCH terms AND rowid BETWEEN` the scope's range, which FTS5 applies inside its posting lists:
+ * an index seek, not a scan.
+ */
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS search_scopes (
+    num INTEGER PRIMARY KEY AUTOINCREMENT,
+    idx TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    UNIQUE (idx, scope)
+  );
+  CREATE TABLE IF NOT EXISTS search_docs (
+    rowid INTEGER PRIMARY KEY,
+    idx TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_ms REAL NOT NULL,
+    UNIQUE (idx, scope, id)
+  );
+  CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  INSERT OR IGNORE INTO search_meta (key, value) VALUES ('docs', (SELECT count(*) FROM search_docs));
+  CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+    text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
+  );
+`;
+
+/**
+ * The embedded text index, in the SQLite file of the state store (`<dataDir>/agentos.db`), on a
+ * connection of its own (WAL lets the two share the file). Relevance is FTS5's BM25 (`-bm25()`),
+ * whose term statistics span the whole table. Writes are short IMMEDIATE transactions.
+ */
+export class SqliteTextIndex implements TextIndex {
+  readonly kind = "sqlite";
+  private readonly db: DatabaseSync;
+  private readonly statements: Record<string, StatementSync>;
+  private readonly ranker: SqliteRanker;
+
+  /** `ranking` tunes when the ranker scans and when it ranks every match (tests exercise both). */
+  constructor(path: string, ranking: RankerOptions = {}) {
+    this.db = openSqliteDatabase(path);
+    this.db.exec(SCHEMA);
+    const prepare = (sql: string) => {
+      const statement = this.db.prepare(sql);
+      statement.setReadBigInts(true);
+      return statement;
+    };
+    this.statements = {
+      scope: prepare("SELECT num FROM search_scopes WHERE idx = ? AND scope = ?"),
+      addScope: prepare("INSERT INTO search_scopes (idx, scope) VALUES (?, ?) RETURNING num"),
+      dropScope: prepare("DELETE FROM search_scopes WHERE num = ?"),
+      find: prepare("SELECT rowid FROM search_docs WHERE idx = ? AND scope = ? AND id = ?"),
+      exists: prepare("SELECT 1 FROM search_docs WHERE rowid = ?"),
+      lastTaken: prepare("SELECT max(rowid) AS top FROM search_docs WHERE rowid BETWEEN ? AND ?"),
+      insertDoc: prepare(
+        `INSERT INTO search_docs (rowid, idx, scope, id, data, created_at, created_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insertText: prepare("INSERT INTO search_fts (rowid, text) VALUES (?, ?)"),
+      deleteDoc: prepare("DELETE FROM search_docs WHERE rowid = ?"),
+      deleteText: prepare("DELETE FROM search_fts WHERE rowid = ?"),
+      deleteScopeDocs: prepare("DELETE FROM search_docs WHERE rowid BETWEEN ? AND ?"),
+      deleteScopeText: prepare("DELETE FROM search_fts WHERE rowid BETWEEN ? AND ?"),
+      countDocs: prepare("UPDATE search_meta SET value = value + ? WHERE key = 'docs'"),
+      count: prepare("SELECT count(*) AS n FROM search_docs WHERE rowid BETWEEN ? AND ?"),
+    };
+    this.ranker = new SqliteRanker(this.db, ranking);
+  }
+
+  put(index: string, scope: string, id: string, doc: TextDoc): MaybePromise<void> {
+    return settle(() => {
+      const { data, createdMs } = documentFields(doc);
+      this.transaction(() => {
+        const base = this.scopeBase(index, scope) ?? this.addScope(index, scope);
+        const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
+        if (existing) this.remove(existing.rowid);
+        const rowid = this.freeRowid(base, createdMs);
+        this.statements.insertDoc.run(rowid, index, scope, id, data, doc.createdAt, createdMs);
+        this.statements.insertText.run(rowid, doc.text);
+        this.statements.countDocs.run(1);
+      });
+    });
+  }
+
+  delete(index: string, scope: string, id: string): MaybePromise<boolean> {
+    return settle(() =>
+      this.transaction(() => {
+        const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
+        if (existing) this.remove(existing.rowid);
+        return existing !== undefined;
+      }),
+    );
+  }
+
+  deleteScope(index: string, scope: string): MaybePromise<number> {
+    return settle(() =>
+      this.transaction(() => {
+        const base = this.scopeBase(index, scope);
+        if (base === null) return 0;
+        this.statements.deleteScopeText.run(base, base + SLOTS - 1n);
+        const deleted = Number(this.statements.deleteScopeDocs.run(base, base + SLOTS - 1n).changes);
+        this.statements.countDocs.run(-deleted);
+        this.statements.dropScope.run(base >> SLOT_BITS);
+        return deleted;
+      }),
+    );
+  }
+
+  count(index: string, scope: string): MaybePromise<number> {
+    return settle(() => {
+      const base = this.scopeBase(index, scope);
+      if (base === null) return 0;
+      return Number((this.statements.count.get(base, base + SLOTS - 1n) as { n: bigint }).n);
+    });
+  }
+
+  search(index: string, scope: string, query: string, options: TextSearchOptions): MaybePromise<TextHit[]> {
+    return settle(() => {
+      const terms = queryTerms(query);
+      const base = terms.length === 0 ? null : this.scopeBase(index, scope);
+      if (base === null) return [];
+      // Terms are letters, digits and marks only: quoted, each is a plain string to FTS5.
+      const phrases = terms.map((term) => `"${term}"`);
+      const request = {
+        match: phrases.join(" OR "),
+        phrases,
+        first: base,
+        last: base + SLOTS - 1n,
+        slotEpochMs: SLOT_EPOCH_MS,
+        limit: options.limit,
+        nowMs: nowMs(),
+        halfLifeMs: options.recencyHalfLifeMs ?? DEFAULT_RECENCY_HALF_LIFE_MS,
+      };
+      return toHits(this.ranker.rank(request), request.limit, request.nowMs, request.halfLifeMs);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.db.isOpen) this.db.close();
+  }
+
+  /** The first rowid of the scope's range, or null when the scope holds nothing. */
+  private scopeBase(index: string, scope: string): bigint | null {
+    const row = this.statements.scope.get(index, scope) as { num: bigint } | undefined;
+    return row ? row.num << SLOT_BITS : null;
+  }
+
+  private addScope(index: string, scope: string): bigint {
+    const { num } = this.statements.addScope.get(index, scope) as { num: bigint };
+    if (num >= MAX_SCOPES) throw new AppError("unavailable", "Text index: no scope numbers left");
+    return num << SLOT_BITS;
+  }
+
+  /** The slot of the creation time, or the first free one after it. */
+  private freeRowid(base: bigint, createdMs: number): bigint {
+    const offset = BigInt(Math.max(0, Math.floor(createdMs - SLOT_EPOCH_MS)));
+    let rowid = base + (offset < LAST_SLOT ? offset : LAST_SLOT);
+    for (;;) {
+      if (rowid >= base + SLOTS) throw new AppError("unavailable", "Text index: no free slot in the scope");
+      if (!this.statements.exists.get(rowid)) return rowid;
+      // Past the last taken slot of the window: free, unless the window is full (then probe on).
+      rowid = (this.statements.lastTaken.get(rowid, rowid + PROBE) as { top: bigint }).top + 1n;
+    }
+  }
+
+  private remove(rowid: bigint): void {
+    this.statements.deleteText.run(rowid);
+    this.statements.deleteDoc.run(rowid);
+    this.statements.countDocs.run(-1);
+  }
+
+  private transaction<T>(work: () => T): T {
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      const result = work();
+      this.db.exec("COMMIT");
+      return result;
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import type { MaybePromise } from "../../shared/maybe-promise.ts";
+
+/** What an index holds per document: the text to search, and data handed back with each hit. */
+export interface TextDoc {
+  text: string;
+  data: unknown;
+  /** ISO 8601; the recency term of the score counts from it. */
+  createdAt: string;
+}
+
+export interface TextSearchOptions {
+  /** How many hits at most (the best first). */
+  limit: number;
+  /** Age at which the recency boost halves; DEFAULT_RECENCY_HALF_LIFE_MS when unset. */
+  recencyHalfLifeMs?: number;
+}
+
+export interface TextHit {
+  id: string;
+  data: unknown;
+  /** In [0, 1); higher is better (see score.ts). */
+  score: number;
+  createdAt: string;
+}
+
+/**
+ * A full-text index in the state backend. Documents live in `index` (a namespace such as "memory")
+ * under `scope` (such as an agent id) with an `id` unique within the scope; `put` replaces a document
+ * with the same id. A search sees one scope only, and finds it through the index itself, never by
+ * scanning. Queries are free text: every word is a search term, any of which may match (OR), and no
+ * input is a syntax error. The index keeps the searchable terms, not the text: callers who need the
+ * text back keep it in `data`. Like the StateStore, a synchronous backend answers directly and fails
+ * with a rejected promise.
+ */
+export interface TextIndex {
+  readonly kind: "sqlite" | "postgres";
+  put(index: string, scope: string, id: string, doc: TextDoc): MaybePromise<void>;
+  /** True when the document existed. */
+  delete(index: string, scope: string, id: string): MaybePromise<boolean>;
+  /** Removes every document of the scope; returns how many there were. */
+  deleteScope(index: string, scope: string): MaybePromise<number>;
+  search(index: string, scope: string, query: string, options: TextSearchOptions): MaybePromise<TextHit[]>;
+  count(index: string, scope: string): MaybePromise<number>;
+  close(): Promise<void>;
+}

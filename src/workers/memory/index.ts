@@ -1,0 +1,73 @@
+import { searchClient } from "../../engine/search/client.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { newId } from "../../shared/ids.ts";
+import { type MemoryEntry, memoryForgetAgentInput, memoryRecallInput, memoryStoreInput } from "./schema.ts";
+
+/** The text index that holds memories, one scope per agent. */
+export const MEMORY_INDEX = "memory";
+
+/**
+ * Agent memory. Each entry is one document of the `memory` full-text index in the agent's scope:
+ * its content is the searchable text and the whole entry is the document's data, so recall is one
+ * ranked index query (BM25 with a recency term) and forgetting an agent is one scope delete. No
+ * routes: the agents worker serves /api/agents/:id/memory and checks who may read which agent.
+ */
+export function registerMemory(worker: WorkerClient): void {
+  const search = searchClient((request) => worker.trigger(request));
+
+  worker.registerFunction(
+    {
+      id: "memory::store",
+      description: "Remember {agentId, content, sessionId?, role?}; returns the entry",
+      input: memoryStoreInput,
+    },
+    async ({ agentId, content, sessionId, role }): Promise<MemoryEntry> => {
+      const entry: MemoryEntry = {
+        id: newId("mem"),
+        agentId,
+        sessionId: sessionId ?? null,
+        role,
+        content,
+        createdAt: nowIso(),
+      };
+      await search.put(MEMORY_INDEX, agentId, entry.id, {
+        text: content,
+        data: entry,
+        createdAt: entry.createdAt,
+      });
+      return entry;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "memory::recall",
+      description: "An agent's memories best matching a free-text query: {results: [entry + score]}",
+      input: memoryRecallInput,
+    },
+    async ({ agentId, query, limit }) => {
+      const { results } = await search.query<MemoryEntry>(MEMORY_INDEX, agentId, query, { limit });
+      return {
+        results: results.map(({ data: entry, score }) => ({
+          id: entry.id,
+          agentId: entry.agentId,
+          sessionId: entry.sessionId,
+          role: entry.role,
+          content: entry.content,
+          score,
+          createdAt: entry.createdAt,
+        })),
+      };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "memory::forget_agent",
+      description: "Delete every memory of an agent (the agent-delete cascade): {deleted}",
+      input: memoryForgetAgentInput,
+    },
+    ({ agentId }) => search.deleteScope(MEMORY_INDEX, agentId),
+  );
+}

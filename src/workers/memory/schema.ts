@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { isStorableText, storableText } from "../../engine/state/schema.ts";
+
+export const MEMORY_ROLES = ["user", "assistant", "system", "tool", "note"] as const;
+export const MAX_CONTENT_BYTES = 32 * 1024;
+export const MAX_QUERY_LENGTH = 2000;
+export const DEFAULT_RECALL_LIMIT = 10;
+export const MAX_RECALL_LIMIT = 200;
+
+export type MemoryRole = (typeof MEMORY_ROLES)[number];
+
+/** A stored memory; recall adds its `score`. */
+export interface MemoryEntry {
+  id: string;
+  agentId: string;
+  sessionId: string | null;
+  role: MemoryRole;
+  content: string;
+  createdAt: string;
+}
+
+const agentId = storableText("agentId", 256).min(1, "agentId must not be empty");
+
+const content = z
+  .string()
+  .min(1, "content must not be empty")
+  .refine(isStorableText, "content must be valid text without NUL")
+  .refine(
+    (text) => Buffer.byteLength(text) <= MAX_CONTENT_BYTES,
+    `content must be at most ${MAX_CONTENT_BYTES} bytes`,
+  );
+
+export const memoryStoreInput = z.strictObject({
+  agentId,
+  content,
+  sessionId: storableText("sessionId", 256).min(1, "sessionId must not be empty").nullish(),
+  role: z.enum(MEMORY_ROLES).default("note"),
+});
+
+export const memoryRecallInput = z.strictObject({
+  agentId,
+  query: z.string().min(1).max(MAX_QUERY_LENGTH),
+  limit: z.number().int().min(1).max(MAX_RECALL_LIMIT).default(DEFAULT_RECALL_LIMIT),
+});
+
+export const memoryForgetAgentInput = z.strictObject({ agentId });

@@ -1,0 +1,195 @@
+import fc from "fast-check";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Engine } from "../../../src/engine/engine.ts";
+import { registerSearchFunctions } from "../../../src/engine/search/functions.ts";
+import { PostgresTextIndex } from "../../../src/engine/search/postgres.ts";
+import { SqliteTextIndex } from "../../../src/engine/search/sqlite.ts";
+import type { TextIndex } from "../../../src/engine/search/types.ts";
+import { setClock } from "../../../src/shared/clock.ts";
+import { AppError } from "../../../src/shared/errors.ts";
+import { registerMemory } from "../../../src/workers/memory/index.ts";
+import { dropSchema, findTestPostgres, uniqueSchema } from "../../engine/state/contract.ts";
+import { createStateEngine } from "../../helpers/engine.ts";
+
+const found = await findTestPostgres();
+if (found.url === null) console.warn(`Skipping memory tests on PostgreSQL: ${found.reason}`);
+const schema = uniqueSchema();
+
+const backends: Array<[string, (() => Promise<TextIndex>) | null]> = [
+  ["sqlite", async () => new SqliteTextIndex(":memory:")],
+  [
+    "postgres",
+    found.url
+      ? () => PostgresTextIndex.open({ connectionString: found.url as string, schema, max: 4 })
+      : null,
+  ],
+];
+
+afterAll(async () => {
+  if (found.url) await dropSchema(found.url, schema);
+});
+
+interface Entry {
+  id: string;
+  agentId: string;
+  sessionId: string | null;
+  role: string;
+  content: string;
+  createdAt: string;
+  score?: number;
+}
+
+describe.each(backends)("memory worker (%s)", (_name, openIndex) => {
+  let engine: Engine;
+  let index: TextIndex;
+  let closeState: () => Promise<void>;
+  let agent = 0;
+  let agentId: string;
+  const call = <T>(function_id: string, payload: unknown) =>
+    engine.trigger({ function_id, payload }) as Promise<T>;
+  const store = (payload: Record<string, unknown>) => call<Entry>("memory::store", { agentId, ...payload });
+  const recall = async (query: string, extra: Record<string, unknown> = {}) =>
+    (await call<{ results: Entry[] }>("memory::recall", { agentId, query, ...extra })).results;
+
+  beforeAll(async () => {
+    if (!openIndex) return;
+    const state = createStateEngine();
+    engine = state.engine;
+    closeState = state.close;
+    index = await openIndex();
+    registerSearchFunctions(engine, index);
+    registerMemory(engine.worker("memory", "Agent memory"));
+  });
+  afterAll(async () => {
+    await closeState?.();
+    await index?.close();
+  });
+  afterEach(() => setClock(null));
+
+  describe.skipIf(!openIndex)("functions", () => {
+    // A fresh agent per test; the index is shared, as in the service.
+    const next = () => {
+      agentId = `agent-${process.pid}-${Date.now()}-${agent++}`;
+    };
+
+    it("stores an entry with an id, the defaults and a creation time", async () => {
+      next();
+      setClock({ now: () => Date.parse("2026-03-01T10:00:00.000Z") });
+      const entry = await store({ content: "Ada prefers tea over coffee" });
+      expect(entry).toEqual({
+        id: expect.stringMatching(/^mem-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+        agentId,
+        sessionId: null,
+        role: "note",
+        content: "Ada prefers tea over coffee",
+        createdAt: "2026-03-01T10:00:00.000Z",
+      });
+      const full = await store({ content: "hello", sessionId: "sess-1", role: "user" });
+      expect(full).toMatchObject({ sessionId: "sess-1", role: "user" });
+      expect(full.id).not.toBe(entry.id);
+    });
+
+    it("recalls entries ranked by relevance, with their score", async () => {
+      next();
+      await store({ content: "The deployment of the billing service failed on Friday", role: "assistant" });
+      await store({ content: "Billing service deployment rescheduled to Monday", sessionId: "s2" });
+      await store({ content: "Lunch order: two pizzas" });
+      const results = await recall("billing deployment monday");
+      expect(results.map((entry) => entry.content)).toEqual([
+        "Billing service deployment rescheduled to Monday",
+        "The deployment of the billing service failed on Friday",
+      ]);
+      expect(Object.keys(results[0])).toEqual([
+        "id",
+        "agentId",
+        "sessionId",
+        "role",
+        "content",
+        "score",
+        "createdAt",
+      ]);
+      expect(results[0]).toMatchObject({ agentId, sessionId: "s2", role: "note" });
+      expect(results[0].score).toBeGreaterThan(results[1].score as number);
+      expect(await recall("pizza")).toHaveLength(1);
+      expect(await recall("sushi")).toEqual([]);
+    });
+
+    it("recalls the newer of two equal memories first", async () => {
+      next();
+      setClock({ now: () => Date.parse("2026-01-01T00:00:00.000Z") });
+      const old = await store({ content: "the office wifi password is hunter2" });
+      setClock({ now: () => Date.parse("2026-02-01T00:00:00.000Z") });
+      const recent = await store({ content: "the office wifi password is hunter2" });
+      setClock({ now: () => Date.parse("2026-02-02T00:00:00.000Z") });
+      expect((await recall("wifi password")).map((entry) => entry.id)).toEqual([recent.id, old.id]);
+    });
+
+    it("keeps agents apart and forgets one agent without touching another", async () => {
+      next();
+      const other = `${agentId}-other`;
+      await store({ content: "secret plan alpha" });
+      await store({ content: "secret plan beta" });
+      await call("memory::store", { agentId: other, content: "secret plan gamma" });
+      expect((await recall("secret")).map((entry) => entry.content).sort()).toEqual([
+        "secret plan alpha",
+        "secret plan beta",
+      ]);
+      expect(await call("memory::forget_agent", { agentId })).toEqual({ deleted: 2 });
+      expect(await recall("secret")).toEqual([]);
+      expect(await call("memory::forget_agent", { agentId })).toEqual({ deleted: 0 });
+      const theirs = await call<{ results: Entry[] }>("memory::recall", { agentId: other, query: "secret" });
+      expect(theirs.results.map((entry) => entry.content)).toEqual(["secret plan gamma"]);
+    });
+
+    it("returns ten results by default, up to the limit asked", async () => {
+      next();
+      for (let i = 0; i < 15; i++) await store({ content: `standup note number ${i}` });
+      expect(await recall("standup")).toHaveLength(10);
+      expect(await recall("standup", { limit: 3 })).toHaveLength(3);
+      expect(await recall("standup", { limit: 200 })).toHaveLength(15);
+    });
+
+    it("stores content of exactly 32 KiB and any script", async () => {
+      next();
+      const big = `${"é".repeat(16_383)}ok`;
+      expect(Buffer.byteLength(big)).toBe(32 * 1024);
+      await store({ content: big });
+      await store({ content: "Treffen in der Straße 😀 日本語" });
+      expect((await recall("straße 日本語"))[0].content).toBe("Treffen in der Straße 😀 日本語");
+    });
+
+    it("never fails on arbitrary recall queries", async () => {
+      next();
+      await store({ content: "green tea in a kettle" });
+      await fc.assert(
+        fc.asyncProperty(fc.string({ unit: "binary", minLength: 1, maxLength: 80 }), async (query) => {
+          const results = await recall(query);
+          return results.every((entry) => entry.content === "green tea in a kettle");
+        }),
+        { numRuns: 50 },
+      );
+    });
+
+    it.each([
+      ["memory::store", { content: "x" }, "agentId"],
+      ["memory::store", { agentId: "", content: "x" }, "agentId"],
+      ["memory::store", { agentId: "a", content: "" }, "content"],
+      ["memory::store", { agentId: "a", content: "é".repeat(16_385) }, "content"],
+      ["memory::store", { agentId: "a", content: "nul\u0000" }, "content"],
+      ["memory::store", { agentId: "a", content: "x", role: "robot" }, "role"],
+      ["memory::store", { agentId: "a", content: "x", sessionId: "" }, "sessionId"],
+      ["memory::store", { agentId: "a", content: "x", importance: 1 }, "(root)"],
+      ["memory::recall", { agentId: "a" }, "query"],
+      ["memory::recall", { agentId: "a", query: "" }, "query"],
+      ["memory::recall", { agentId: "a", query: "q".repeat(2001) }, "query"],
+      ["memory::recall", { agentId: "a", query: "q", limit: 0 }, "limit"],
+      ["memory::recall", { agentId: "a", query: "q", limit: 201 }, "limit"],
+      ["memory::forget_agent", {}, "agentId"],
+    ])("%s rejects %j as a validation error naming %s", async (functionId, payload, field) => {
+      const error = await call(functionId, payload).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AppError);
+      expect((error as AppError).code).toBe("validation");
+      expect((error as AppError).message.startsWith(`${field}:`)).toBe(true);
+    });
+  });
+});
