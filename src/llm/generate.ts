@@ -64,19 +64,7 @@ export async function generate(request: GenerateRequest): Promise<GenerateResult
 async function generateWith(choice: ModelChoice, request: GenerateRequest): Promise<GenerateResult> {
   const model = await resolveModel(choice, request);
   try {
-    const result = await generateText({
-      model,
-      system: request.system,
-      messages: request.messages,
-      tools: request.tools,
-      stopWhen: stepCountIs(request.maxSteps ?? 8),
-      temperature: request.temperature,
-      maxOutputTokens: request.maxTokens,
-      maxRetries: request.maxRetries ?? 2,
-      abortSignal: request.abortSignal,
-      timeout: { totalMs: request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS },
-      onStepFinish: (step) => request.onStepUsage?.(choice, usageOf(step.usage)),
-    });
+    const result = await generateText(callSettings(choice, model, request));
     return {
       content: result.text,
       model: choice.model.id,
@@ -95,17 +83,9 @@ async function generateWith(choice: ModelChoice, request: GenerateRequest): Prom
   }
 }
 
-/** A streamed turn: text deltas as they come, then the usage. Fallbacks apply until the first delta. */
-export async function* generateStream(
-  request: GenerateRequest,
-): AsyncGenerator<
-  { type: "delta"; text: string } | { type: "done"; model: string; usage: Usage; finishReason: string }
-> {
-  const choice = request.choices[0];
-  if (!choice) throw new AppError("validation", "No model to call");
-  const model = await resolveModel(choice, request);
-  let failure: unknown;
-  const result = streamText({
+/** The settings both ways of calling share: prompt, tools, limits, retries, timeout, usage hook. */
+function callSettings(choice: ModelChoice, model: LanguageModel, request: GenerateRequest) {
+  return {
     model,
     system: request.system,
     messages: request.messages,
@@ -116,10 +96,29 @@ export async function* generateStream(
     maxRetries: request.maxRetries ?? 2,
     abortSignal: request.abortSignal,
     timeout: { totalMs: request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS },
+    onStepFinish: (step: { usage: Parameters<typeof usageOf>[0] }) =>
+      request.onStepUsage?.(choice, usageOf(step.usage)),
+  };
+}
+
+/**
+ * A streamed turn: text deltas as they come, then the usage. Only the first model is used: once text
+ * has reached the caller there is no falling back to another model.
+ */
+export async function* generateStream(
+  request: GenerateRequest,
+): AsyncGenerator<
+  { type: "delta"; text: string } | { type: "done"; model: string; usage: Usage; finishReason: string }
+> {
+  const choice = request.choices[0];
+  if (!choice) throw new AppError("validation", "No model to call");
+  const model = await resolveModel(choice, request);
+  let failure: unknown;
+  const result = streamText({
+    ...callSettings(choice, model, request),
     onError: ({ error }) => {
       failure = error;
     },
-    onStepFinish: (step) => request.onStepUsage?.(choice, usageOf(step.usage)),
   });
   for await (const text of result.textStream) yield { type: "delta", text };
   if (failure) throw providerError(choice, baseUrlOf(choice.provider, request.env), failure);

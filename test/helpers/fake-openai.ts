@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach } from "vitest";
+import { startTestServer, type TestServer } from "./server.ts";
 
 /** What the fake model answers next: text, tool calls, an HTTP error, or nothing for a while. */
 export type FakeReply =
@@ -130,4 +132,36 @@ function send(
 ): void {
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
+}
+
+/**
+ * For every test of the file: a fake model and a real server whose OpenAI provider points at it
+ * (`OPENAI_API_KEY` set, `OPENAI_BASE_URL` the fake). `extraEnv` adds variables (e.g. private network).
+ */
+export function serverWithFakeModel(extraEnv: Record<string, string> = {}): {
+  readonly fake: FakeOpenAI;
+  readonly server: TestServer;
+} {
+  let fake: FakeOpenAI | undefined;
+  let server: TestServer | undefined;
+  beforeEach(async () => {
+    fake = await startFakeOpenAI();
+    server = await startTestServer({
+      env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl, ...extraEnv },
+    });
+  });
+  afterEach(async () => {
+    await server?.close();
+    await fake?.close();
+  });
+  return {
+    get fake() {
+      if (!fake) throw new Error("serverWithFakeModel: no fake model outside a test");
+      return fake;
+    },
+    get server() {
+      if (!server) throw new Error("serverWithFakeModel: no server outside a test");
+      return server;
+    },
+  };
 }

@@ -1,35 +1,25 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
-import { json, startTestServer, type TestServer } from "../../helpers/server.ts";
+import { describe, expect, it } from "vitest";
+import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
+import { json } from "../../helpers/server.ts";
 
-let fake: FakeOpenAI;
-let server: TestServer;
-
-beforeEach(async () => {
-  fake = await startFakeOpenAI();
-  server = await startTestServer({ env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl } });
-});
-afterEach(async () => {
-  await server.close();
-  await fake.close();
-});
+const env = serverWithFakeModel();
 
 describe("POST /api/providers/:provider/test", () => {
   it("makes a one-token request and reports the latency and the model used", async () => {
-    const result = await json(await server.request("/api/providers/openai/test", { method: "POST" }));
+    const result = await json(await env.server.request("/api/providers/openai/test", { method: "POST" }));
     expect(result).toMatchObject({ provider: "openai", ok: true, model: expect.any(String) });
     expect(result.latencyMs).toBeGreaterThanOrEqual(0);
-    expect(fake.requests).toHaveLength(1);
-    expect(fake.requests[0]).toMatchObject({ max_tokens: 1 });
+    expect(env.fake.requests).toHaveLength(1);
+    expect(env.fake.requests[0]).toMatchObject({ max_tokens: 1 });
   });
 
   it("reports a provider without a key as not ok, saying how to configure it", async () => {
-    const result = await json(await server.request("/api/providers/anthropic/test", { method: "POST" }));
+    const result = await json(await env.server.request("/api/providers/anthropic/test", { method: "POST" }));
     expect(result).toMatchObject({ provider: "anthropic", ok: false });
     expect(result.error).toContain("ANTHROPIC_API_KEY");
   });
 
   it("answers 404 for a provider the catalog does not know", async () => {
-    expect((await server.request("/api/providers/nobody/test", { method: "POST" })).status).toBe(404);
+    expect((await env.server.request("/api/providers/nobody/test", { method: "POST" })).status).toBe(404);
   });
 });

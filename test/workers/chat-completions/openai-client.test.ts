@@ -1,12 +1,11 @@
 import OpenAI from "openai";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
-import { json, startTestServer, TEST_ADMIN_KEY, type TestServer } from "../../helpers/server.ts";
+import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
+import { json, TEST_ADMIN_KEY } from "../../helpers/server.ts";
 
 // The official openai client, unchanged, against our /v1 endpoint; the model behind it is a fake on loopback.
-let fake: FakeOpenAI;
-let server: TestServer;
+const env = serverWithFakeModel();
 let client: OpenAI;
 
 type Sent = {
@@ -14,19 +13,13 @@ type Sent = {
   tools?: Array<{ function: { name: string } }>;
 };
 
-beforeEach(async () => {
-  fake = await startFakeOpenAI();
-  server = await startTestServer({ env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl } });
-  client = new OpenAI({ apiKey: TEST_ADMIN_KEY, baseURL: `${server.url}/v1`, maxRetries: 0 });
-});
-afterEach(async () => {
-  await server.close();
-  await fake.close();
+beforeEach(() => {
+  client = new OpenAI({ apiKey: TEST_ADMIN_KEY, baseURL: `${env.server.url}/v1`, maxRetries: 0 });
 });
 
 describe("POST /v1/chat/completions with the openai client", () => {
   it("completes with a catalog model, passing the full history", async () => {
-    fake.reply({ content: "Paris." });
+    env.fake.reply({ content: "Paris." });
     const completion = await client.chat.completions.create({
       model: "gpt-4o",
       messages: [
@@ -40,7 +33,7 @@ describe("POST /v1/chat/completions with the openai client", () => {
     expect(completion.choices[0]?.message.content).toBe("Paris.");
     expect(completion.choices[0]?.finish_reason).toBe("stop");
     expect(completion.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 });
-    expect((fake.requests[0] as Sent).messages.map((m) => m.role)).toEqual([
+    expect((env.fake.requests[0] as Sent).messages.map((m) => m.role)).toEqual([
       "system",
       "user",
       "assistant",
@@ -49,7 +42,7 @@ describe("POST /v1/chat/completions with the openai client", () => {
   });
 
   it("streams a completion chunk by chunk, ending with usage when asked", async () => {
-    fake.reply({ content: "A streamed reply." });
+    env.fake.reply({ content: "A streamed reply." });
     const stream = await client.chat.completions.create({
       model: "gpt-4o",
       messages: [{ role: "user", content: "Go" }],
@@ -69,7 +62,7 @@ describe("POST /v1/chat/completions with the openai client", () => {
   });
 
   it("returns the model's calls of the client's own tools, and takes their results back", async () => {
-    fake.reply({ toolCalls: [{ name: "lookup", arguments: { q: "x" } }] }, { content: "Found it." });
+    env.fake.reply({ toolCalls: [{ name: "lookup", arguments: { q: "x" } }] }, { content: "Found it." });
     const tools = [
       {
         type: "function" as const,
@@ -97,28 +90,28 @@ describe("POST /v1/chat/completions with the openai client", () => {
       ],
     });
     expect(second.choices[0]?.message.content).toBe("Found it.");
-    expect(JSON.stringify((fake.requests[1] as Sent).messages.at(-1))).toContain("x is 42");
+    expect(JSON.stringify((env.fake.requests[1] as Sent).messages.at(-1))).toContain("x is 42");
   });
 
   it("lets an agent answer when the model names it, with its prompt and its own tools", async () => {
-    server.service.engine
+    env.server.service.engine
       .worker("test")
       .registerFunction({ id: "test::clock", description: "The time", input: z.strictObject({}) }, () => ({
         time: "noon",
       }));
     const created = await json(
-      await server.request("/api/agents", {
+      await env.server.request("/api/agents", {
         method: "POST",
         json: { name: "timekeeper", model: "gpt-4o", systemPrompt: "You keep time.", tools: ["test::clock"] },
       }),
     );
-    fake.reply({ toolCalls: [{ name: "test__clock", arguments: {} }] }, { content: "It is noon." });
+    env.fake.reply({ toolCalls: [{ name: "test__clock", arguments: {} }] }, { content: "It is noon." });
     const completion = await client.chat.completions.create({
       model: `agent:${created.id}`,
       messages: [{ role: "user", content: "Time?" }],
     });
     expect(completion.choices[0]?.message.content).toBe("It is noon.");
-    expect((fake.requests[0] as Sent).messages[0]).toEqual({ role: "system", content: "You keep time." });
+    expect((env.fake.requests[0] as Sent).messages[0]).toEqual({ role: "system", content: "You keep time." });
     const byName = await client.chat.completions.create({
       model: "timekeeper",
       messages: [{ role: "user", content: "Again?" }],
@@ -140,7 +133,7 @@ describe("POST /v1/chat/completions with the openai client", () => {
     expect(invalid.message).toContain("messages");
     const unauthorized = await new OpenAI({
       apiKey: "wrong-key-0123456789",
-      baseURL: `${server.url}/v1`,
+      baseURL: `${env.server.url}/v1`,
       maxRetries: 0,
     }).models
       .list()
@@ -152,7 +145,7 @@ describe("POST /v1/chat/completions with the openai client", () => {
 describe("GET /v1/models", () => {
   it("lists catalog models and agents", async () => {
     const created = await json(
-      await server.request("/api/agents", { method: "POST", json: { name: "a", model: "gpt-4o" } }),
+      await env.server.request("/api/agents", { method: "POST", json: { name: "a", model: "gpt-4o" } }),
     );
     const ids = [];
     for await (const model of client.models.list()) ids.push(model.id);
