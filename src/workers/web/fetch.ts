@@ -31,9 +31,9 @@ export interface NetworkPolicy extends AddressPolicy {
  * and hands the socket exactly the addresses it checked. Since the socket connects to what this returns,
  * the check is on the address actually used, and a second (rebound) DNS answer never comes into play.
  */
-export function guardedLookup(policy: NetworkPolicy): LookupFunction {
+export function guardedLookup(policy: NetworkPolicy, target?: () => string): LookupFunction {
   return (hostname, options, callback) => {
-    resolveChecked(hostname, policy, options.family).then(
+    resolveChecked(hostname, target?.() ?? hostname, policy, options.family).then(
       (addresses) => {
         if (options.all) callback(null, addresses);
         else callback(null, addresses[0].address, addresses[0].family);
@@ -45,6 +45,7 @@ export function guardedLookup(policy: NetworkPolicy): LookupFunction {
 
 async function resolveChecked(
   hostname: string,
+  target: string,
   policy: NetworkPolicy,
   family: number | string | undefined,
 ): Promise<ResolvedAddress[]> {
@@ -56,7 +57,7 @@ async function resolveChecked(
     throw new AppError("unavailable", `Could not resolve host ${hostname}: ${code}`, { cause: error });
   }
   // Every answer must pass, not just the one a socket would pick first.
-  for (const { address } of addresses) assertAddressAllowed(address, hostname, policy);
+  for (const { address } of addresses) assertAddressAllowed(address, target, policy);
   const only = family === 4 || family === "IPv4" ? 4 : family === 6 || family === "IPv6" ? 6 : undefined;
   const wanted = only ? addresses.filter((each) => each.family === only) : addresses;
   if (wanted.length === 0) {
@@ -116,7 +117,8 @@ export async function guardedRequest(
   const onOuterAbort = () => controller.abort(init.signal?.reason);
   if (init.signal?.aborted) onOuterAbort();
   init.signal?.addEventListener("abort", onOuterAbort, { once: true });
-  const lookup = guardedLookup(policy);
+  // Messages name the URL being fetched (the current hop of a redirect chain).
+  const lookup = guardedLookup(policy, () => url.href);
   let method = init.method ?? "GET";
   let headers = init.headers ?? {};
   let body = init.body;

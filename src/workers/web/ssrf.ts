@@ -7,7 +7,10 @@ import { type AppError, badRequest } from "../../shared/errors.ts";
  * separate earlier resolution, so DNS rebinding cannot slip a private address past it.
  */
 
-export const ONLY_HTTP_MESSAGE = "Only http and https URLs are allowed";
+/** The specification's message for a URL of another scheme: `Protocol not allowed: <protocol>`. */
+export function protocolNotAllowed(protocol: string): string {
+  return `Protocol not allowed: ${protocol.replace(/:$/, "")}`;
+}
 
 /** How a URL's host may be reached. `allowedAddresses` are exact IPs exempt from the block (tests). */
 export interface AddressPolicy {
@@ -118,17 +121,16 @@ export function isBlockedAddress(address: string): boolean {
   return blockedCategory(address) !== undefined;
 }
 
-export function blockedAddressError(address: string, host: string): AppError {
-  return badRequest(
-    `Blocked address ${address} for host ${host}: loopback/private/link-local addresses are not allowed`,
-  );
+/** The specification's message: `SSRF protection: <url> resolves to blocked IP <address>`. */
+export function blockedAddressError(address: string, url: string): AppError {
+  return badRequest(`SSRF protection: ${url} resolves to blocked IP ${address}`);
 }
 
-/** Throws the blocked-address error unless the policy lets this address through. */
-export function assertAddressAllowed(address: string, host: string, policy: AddressPolicy): void {
+/** Throws the blocked-address error unless the policy lets this address through; `url` names the target. */
+export function assertAddressAllowed(address: string, url: string, policy: AddressPolicy): void {
   if (policy.allowPrivateNetwork) return;
   if (policy.allowedAddresses?.has(address.toLowerCase())) return;
-  if (isBlockedAddress(address)) throw blockedAddressError(address, host);
+  if (isBlockedAddress(address)) throw blockedAddressError(address, url);
 }
 
 /** The hostname without IPv6 brackets: what a socket connects to or a resolver resolves. */
@@ -151,7 +153,8 @@ export function parseWebUrl(raw: string | URL): URL {
     const text = String(raw);
     throw badRequest(`Invalid URL: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest(ONLY_HTTP_MESSAGE);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw badRequest(protocolNotAllowed(url.protocol));
   if (url.hostname === "") throw badRequest(`Invalid URL: ${url.href}`);
   return url;
 }
@@ -163,6 +166,6 @@ export function parseWebUrl(raw: string | URL): URL {
 export function checkWebUrl(raw: string | URL, policy: AddressPolicy): URL {
   const url = parseWebUrl(raw);
   const host = bareHostname(url);
-  if (isIpLiteral(host)) assertAddressAllowed(host, host, policy);
+  if (isIpLiteral(host)) assertAddressAllowed(host, url.href, policy);
   return url;
 }

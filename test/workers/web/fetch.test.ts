@@ -7,8 +7,13 @@ import { registerWebTools, type WebToolsOptions } from "../../../src/workers/web
 import { createTestEngine, deferred } from "../../helpers/engine.ts";
 import { type LocalServer, startLocalServer } from "./local-server.ts";
 
-const blocked = (address: string, host: string) =>
-  `Blocked address ${address} for host ${host}: loopback/private/link-local addresses are not allowed`;
+/** The specification's message; the URL part is the hop being fetched. `_host` documents the target. */
+const blocked = (address: string, _host: string) =>
+  expect.stringMatching(
+    new RegExp(
+      `^SSRF protection: \\S+ resolves to blocked IP ${address.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
+    ),
+  );
 
 let cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -53,7 +58,9 @@ describe("tool::web_fetch refuses what it must not reach", () => {
     });
     await expect(fetchTool(engine, { url: `http://localhost:${local.port}/` })).rejects.toMatchObject({
       status: 400,
-      message: expect.stringMatching(/^Blocked address (127\.0\.0\.1|::1) for host localhost: /),
+      message: expect.stringMatching(
+        /^SSRF protection: http:\/\/localhost:\d+\/\S* resolves to blocked IP (127\.0\.0\.1|::1)$/,
+      ),
     });
     await expect(fetchTool(engine, { url: `http://[::1]:${local.port}/` })).rejects.toMatchObject({
       status: 400,
@@ -67,10 +74,13 @@ describe("tool::web_fetch refuses what it must not reach", () => {
 
   it("refuses ftp:// and file:// with the exact message", async () => {
     const engine = webEngine({ allowPrivateNetwork: true });
-    for (const url of ["ftp://example.com/file.txt", "file:///etc/passwd"]) {
+    for (const [url, protocol] of [
+      ["ftp://example.com/file.txt", "ftp"],
+      ["file:///etc/passwd", "file"],
+    ]) {
       await expect(fetchTool(engine, { url })).rejects.toMatchObject({
         status: 400,
-        message: "Only http and https URLs are allowed",
+        message: `Protocol not allowed: ${protocol}`,
       });
     }
   });
@@ -130,7 +140,7 @@ describe("tool::web_fetch refuses what it must not reach", () => {
       message: blocked("127.0.0.2", "internal.test"),
     });
     await expect(fetchTool(engine, { url: `${outer.origin}/to-ftp` })).rejects.toMatchObject({
-      message: "Only http and https URLs are allowed",
+      message: "Protocol not allowed: ftp",
     });
     expect(inner.requests).toHaveLength(0);
     const reached = await fetchTool(engine, { url: `${outer.origin}/to-public` });

@@ -203,8 +203,9 @@ describe("tool::web_search", () => {
     try {
       await expect(search({ query: "q" }, strict)).rejects.toMatchObject({
         status: 400,
-        message:
-          "Blocked address 127.0.0.1 for host 127.0.0.1: loopback/private/link-local addresses are not allowed",
+        message: expect.stringMatching(
+          /^SSRF protection: http:\/\/127\.0\.0\.1\S* resolves to blocked IP 127\.0\.0\.1$/,
+        ),
       });
       expect(provider.requests).toHaveLength(0);
     } finally {
