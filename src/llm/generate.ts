@@ -33,8 +33,10 @@ export interface GenerateRequest {
   abortSignal?: AbortSignal;
   env: NodeJS.ProcessEnv;
   trigger: TriggerFn;
-  /** Before each model call (ledger checks, cost accounting hooks). */
+  /** After each model call, with its usage (cost accounting). */
   onStepUsage?: (choice: ModelChoice, usage: Usage) => void;
+  /** Before each model call, tool round trips included; throwing stops the turn (a budget check). */
+  beforeStep?: () => Promise<void>;
 }
 
 export interface GenerateResult {
@@ -55,7 +57,8 @@ export async function generate(request: GenerateRequest): Promise<GenerateResult
       return await generateWith(choice, request);
     } catch (error) {
       lastError = error;
-      if (request.abortSignal?.aborted) break;
+      // A refusal of ours (over budget, invalid input) is not the model's fault: no fallback helps.
+      if (request.abortSignal?.aborted || (isAppError(error) && error.status < 500)) break;
     }
   }
   throw lastError ?? new AppError("validation", "No model to call");
@@ -98,6 +101,11 @@ function callSettings(choice: ModelChoice, model: LanguageModel, request: Genera
     timeout: { totalMs: request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS },
     onStepFinish: (step: { usage: Parameters<typeof usageOf>[0] }) =>
       request.onStepUsage?.(choice, usageOf(step.usage)),
+    // Before every model call after the first (the caller checks before the turn starts).
+    prepareStep: async ({ stepNumber }: { stepNumber: number }) => {
+      if (stepNumber > 0) await request.beforeStep?.();
+      return undefined;
+    },
   };
 }
 
@@ -172,7 +180,7 @@ export function providerError(choice: ModelChoice, baseUrl: string, error: unkno
   }
   return new AppError(
     "upstream",
-    `Provider ${id} is unreachable at ${baseUrl}: ${message}${choice.provider.local ? ` (is it running? set ${id.toUpperCase()}_BASE_URL)` : ""}`,
+    `Provider ${id} is unreachable at ${withoutSecrets(baseUrl)}: ${message}${choice.provider.local ? ` (is it running? set ${id.toUpperCase()}_BASE_URL)` : ""}`,
     { cause: error },
   );
 }
@@ -185,4 +193,17 @@ function findApiCallError(error: unknown): APICallError | undefined {
     current = next.lastError ?? next.cause;
   }
   return undefined;
+}
+
+/** A URL fit for an error message: no user:password and no query string (either may carry a key). */
+function withoutSecrets(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    parsed.search = "";
+    return parsed.href;
+  } catch {
+    return "(invalid URL)";
+  }
 }

@@ -146,6 +146,8 @@ async function runModel(
   const tools = primary.model.supportsTools ? await toolsFor(deps, registered, agent) : undefined;
   if (registered.has("ledger::check")) await checkBudget(deps, agent);
   return generate({
+    // DESIGN §5: the ledger is asked before every model call of the turn (this covers the later ones).
+    beforeStep: registered.has("ledger::check") ? () => checkBudget(deps, agent) : undefined,
     choices,
     system: call.system,
     messages: call.messages,

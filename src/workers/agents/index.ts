@@ -4,7 +4,7 @@ import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, realmFilter } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { notFound } from "../../shared/errors.ts";
+import { type AppError, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { agentCompletion, type ChatDeps, chatTurn } from "./chat.ts";
 import {
@@ -87,7 +87,11 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
     },
     async ({ id }, ctx) => {
       await load(id, ctx);
-      await trigger({ function_id: "memory::forget_agent", payload: { agentId: id } }).catch(() => undefined);
+      // Memory first: if it cannot be forgotten the delete fails and can be retried, rather than
+      // answering 204 with the agent's memory left behind. Only an absent memory worker is skipped.
+      await trigger({ function_id: "memory::forget_agent", payload: { agentId: id } }).catch((error) => {
+        if ((error as AppError).reason !== "function_not_found") throw error;
+      });
       await deleteAgentData(state, id);
       return undefined;
     },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { namesOnlyInternal } from "./tools.ts";
 
 export const toolProfiles = ["chat", "code", "research", "ops", "data", "full"] as const;
 export type ToolProfile = (typeof toolProfiles)[number];
@@ -21,12 +22,18 @@ const functionPattern = z
 
 export const DEFAULT_REALM = "realm-default";
 
+/** Agents' tools may not name the service's internal functions (see isInternalFunction in tools.ts). */
+const toolPattern = functionPattern.refine((pattern) => !namesOnlyInternal(pattern), {
+  message:
+    "must not name an internal function (state::, search::, auth::, vault::, security::, engine::, agent::, catalog::, openai::, api::, publish)",
+});
+
 export const createAgentInput = z.strictObject({
   name: z.string().trim().min(1, "name is required").max(200),
   description: z.string().max(4000).optional(),
   model: z.string().min(1).max(256).optional(),
   systemPrompt: z.string().max(32_768).optional(),
-  tools: z.array(functionPattern).max(100).optional(),
+  tools: z.array(toolPattern).max(100).optional(),
   toolProfile: z.enum(toolProfiles).default("chat"),
   capabilities: z.array(functionPattern).max(100).optional(),
   temperature: z

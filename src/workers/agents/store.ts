@@ -88,13 +88,16 @@ export async function appendTurn(
   session: Session,
   turn: StoredMessage[],
 ): Promise<Session> {
-  let count = session.messageCount;
-  for (const message of turn) {
-    await state.set(messagesScope(session.agentId, session.id), sequenceKey(count), message);
-    count++;
+  // Sequence numbers are reserved with one atomic increment of the session's count, so two turns on one
+  // session at once get distinct keys and lose nothing.
+  const { new_value: updated } = await state.update<Session>(sessionsScope(session.agentId), session.id, [
+    { type: "increment", path: "messageCount", by: turn.length },
+    { type: "set", path: "updatedAt", value: nowIso() },
+  ]);
+  const first = updated.messageCount - turn.length;
+  for (const [offset, message] of turn.entries()) {
+    await state.set(messagesScope(session.agentId, session.id), sequenceKey(first + offset), message);
   }
-  const updated: Session = { ...session, messageCount: count, updatedAt: nowIso() };
-  await state.set(sessionsScope(session.agentId), session.id, updated);
   return updated;
 }
 

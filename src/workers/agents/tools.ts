@@ -13,12 +13,51 @@ export function matchesPattern(pattern: string, id: string): boolean {
   return new RegExp(`^${source}$`).test(id);
 }
 
+/**
+ * Functions no agent may call as a tool, whatever its tools or capabilities say (even `*`): storage,
+ * keys, secrets, audit, the engine, other agents and the service's own plumbing. They run under the
+ * caller's principal but check no realm (they are reached only from inside the service), so a tool call
+ * to one would let a model, or text it read, cross realms or mint keys.
+ */
+const INTERNAL_PREFIXES = [
+  "state::",
+  "search::",
+  "auth::",
+  "vault::",
+  "security::",
+  "engine::",
+  "agent::",
+  "catalog::",
+  "openai::",
+  "api::",
+];
+const INTERNAL_IDS = new Set(["publish", "memory::forget_agent"]);
+
+export function isInternalFunction(id: string, metadata?: Record<string, unknown>): boolean {
+  return (
+    INTERNAL_IDS.has(id) ||
+    INTERNAL_PREFIXES.some((prefix) => id.startsWith(prefix)) ||
+    metadata?.internal === true
+  );
+}
+
+/** A tool pattern that can only name internal functions (`state::*`, `vault::get`): refused at create. */
+export function namesOnlyInternal(pattern: string): boolean {
+  const literal = pattern.split("*")[0] ?? "";
+  if (!pattern.includes("*")) return isInternalFunction(pattern);
+  return (
+    INTERNAL_PREFIXES.some((prefix) => literal.startsWith(prefix)) ||
+    (literal !== "" && INTERNAL_IDS.has(literal))
+  );
+}
+
 /** What the agent may call: its capabilities, or without them exactly its tools plus memory::*. */
 export function capabilityPatterns(agent: Pick<Agent, "capabilities" | "tools">): string[] {
   return agent.capabilities ?? [...agent.tools, "memory::*"];
 }
 
 export function mayCall(agent: Pick<Agent, "capabilities" | "tools">, functionId: string): boolean {
+  if (isInternalFunction(functionId)) return false;
   return capabilityPatterns(agent).some((pattern) => matchesPattern(pattern, functionId));
 }
 

@@ -30,6 +30,8 @@ export async function chatCompletion(deps: CompletionDeps, body: unknown): Promi
   try {
     const target = await resolveTarget(deps, request.model);
     const result = target.kind === "agent" ? completeWithAgent(deps, target, request) : null;
+    // Streamed replies consume it later (or never, if the client leaves first): keep its failure handled.
+    result?.catch(() => undefined);
     const meta = { id: `chatcmpl-${newId().replace(/-/g, "")}`, created: Math.floor(nowMs() / 1000) };
     if (request.stream) {
       const includeUsage = request.stream_options?.include_usage === true;
@@ -79,7 +81,24 @@ async function resolveTarget(deps: CompletionDeps, model: string): Promise<Targe
   return { kind: "agent", agentId: agent.id, model };
 }
 
-function completeWithAgent(
+/**
+ * The agent runs its own tools inside the turn: none of its calls are the client's to run, so the
+ * reply never carries tool_calls (a turn that ran out of steps while still calling tools ends as "length").
+ */
+async function completeWithAgent(
+  deps: CompletionDeps,
+  target: Extract<Target, { kind: "agent" }>,
+  request: ChatCompletionRequest,
+): Promise<GenerateResult> {
+  const result = await runAgent(deps, target, request);
+  return {
+    ...result,
+    toolCalls: [],
+    finishReason: result.finishReason === "tool-calls" ? "length" : result.finishReason,
+  };
+}
+
+function runAgent(
   deps: CompletionDeps,
   target: Extract<Target, { kind: "agent" }>,
   request: ChatCompletionRequest,
@@ -127,9 +146,12 @@ async function* streamModel(
 ): AsyncGenerator<string> {
   const { system, messages } = toModelMessages(request.messages);
   const chunk = chunker(meta, choice.model.id);
+  // A client that goes away ends this generator early: the finally aborts the upstream call with it.
+  const upstream = new AbortController();
   yield chunk({ role: "assistant", content: "" }, null);
   try {
     for await (const part of generateStream({
+      abortSignal: upstream.signal,
       choices: [choice],
       system: system || undefined,
       messages,
@@ -141,12 +163,14 @@ async function* streamModel(
     })) {
       if (part.type === "delta") yield chunk({ content: part.text }, null);
       else {
-        yield chunk({}, "stop");
+        yield chunk({}, part.finishReason === "length" ? "length" : "stop");
         if (includeUsage) yield usageChunk(meta, part.model, part.usage);
       }
     }
   } catch (error) {
     yield `data: ${JSON.stringify(openAiError(error).body)}\n\n`;
+  } finally {
+    upstream.abort();
   }
   yield "data: [DONE]\n\n";
 }
@@ -170,7 +194,7 @@ async function* streamResult(
   if (result.content) yield chunk({ content: result.content }, null);
   const calls = toolCallsOf(result);
   if (calls) yield chunk({ tool_calls: calls.map((call, index) => ({ index, ...call })) }, null);
-  yield chunk({}, calls ? "tool_calls" : "stop");
+  yield chunk({}, calls ? "tool_calls" : result.finishReason === "length" ? "length" : "stop");
   if (includeUsage) yield usageChunk(meta, result.model, result.usage);
   yield "data: [DONE]\n\n";
 }

@@ -171,6 +171,24 @@ describe("agents over HTTP", () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  it("asks the ledger again before the model call that follows a tool round trip", async () => {
+    let checks = 0;
+    server.service.engine.worker("ledger").registerFunction({ id: "ledger::check" }, () => {
+      checks++;
+      return checks === 1 ? { allowed: true } : { allowed: false, reason: "budget spent mid-turn" };
+    });
+    server.service.engine.worker("test").registerFunction({ id: "test::ping" }, () => ({ pong: true }));
+    const id = await createAgent({ name: "frugal", model: "gpt-4o", tools: ["test::ping"] });
+    fake.reply({ toolCalls: [{ name: "test__ping", arguments: {} }] }, { content: "never sent" });
+    const response = await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "hi" },
+    });
+    expect(response.status).toBe(402);
+    expect((await json(response)).error).toBe("budget spent mid-turn");
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it("says which provider is not configured when its key is missing", async () => {
     const id = await createAgent({ name: "claude", model: "sonnet" });
     const response = await server.request(`/api/agents/${id}/message`, {
@@ -279,5 +297,117 @@ describe("agent memory", () => {
       payload: { agentId: id, query: "cat" },
     });
     expect(after).toEqual({ results: [] });
+  });
+});
+
+describe("agent isolation", () => {
+  it("refuses tools that name the service's internal functions", async () => {
+    for (const tools of [
+      ["state::*"],
+      ["vault::get"],
+      ["agent::message"],
+      ["publish"],
+      ["auth::keys::create"],
+    ]) {
+      const response = await server.request("/api/agents", {
+        method: "POST",
+        json: { name: "x", model: "gpt-4o", tools },
+      });
+      expect(response.status, JSON.stringify(tools)).toBe(400);
+      expect((await json(response)).error).toContain("internal function");
+    }
+  });
+
+  it("never offers or runs an internal function, even with tools and capabilities of *", async () => {
+    const id = await createAgent({ name: "greedy", model: "gpt-4o", tools: ["*"], capabilities: ["*"] });
+    fake.reply(
+      { toolCalls: [{ name: "state__set", arguments: { scope: "api_keys", key: "x", value: 1 } }] },
+      { content: "done" },
+    );
+    await server.request(`/api/agents/${id}/message`, { method: "POST", json: { message: "hi" } });
+    const offered = (fake.requests[0] as SentMessages).tools?.map((t) => t.function.name) ?? [];
+    expect(offered.length).toBeGreaterThan(0);
+    for (const name of offered) expect(name).toMatch(/^(tool__|memory__(recall|store)$)/);
+    expect(
+      await server.service.engine.trigger({
+        function_id: "state::get",
+        payload: { scope: "api_keys", key: "x" },
+      }),
+    ).toBeNull();
+  });
+
+  it("keeps a realm-bound key to its own realm's agents, over /api and /v1", async () => {
+    const realmKey = (
+      await json(
+        await server.request("/api/keys", { method: "POST", json: { name: "r2", realmId: "realm-2" } }),
+      )
+    ).key;
+    const theirs = await createAgent({ name: "admins-agent", model: "gpt-4o" });
+    const mine = (
+      await json(
+        await server.request("/api/agents", {
+          method: "POST",
+          key: realmKey,
+          json: { name: "mine", model: "gpt-4o" },
+        }),
+      )
+    ).id;
+    expect((await json(await server.request(`/api/agents/${mine}`, { key: realmKey }))).realmId).toBe(
+      "realm-2",
+    );
+    const listed = await json(await server.request("/api/agents", { key: realmKey }));
+    expect(listed.agents.map((a: { id: string }) => a.id)).toEqual([mine]);
+    for (const [path, method, body] of [
+      [`/api/agents/${theirs}`, "GET", undefined],
+      [`/api/agents/${theirs}/message`, "POST", { message: "hi" }],
+      [`/api/agents/${theirs}/sessions`, "GET", undefined],
+      [`/api/agents/${theirs}/memory`, "POST", { query: "x" }],
+      [`/api/agents/${theirs}`, "DELETE", undefined],
+    ] as const) {
+      expect(
+        (await server.request(path, { method, key: realmKey, json: body })).status,
+        `${method} ${path}`,
+      ).toBe(403);
+    }
+    const v1 = await server.request("/v1/chat/completions", {
+      method: "POST",
+      key: realmKey,
+      json: { model: `agent:${theirs}`, messages: [{ role: "user", content: "hi" }] },
+    });
+    expect(v1.status).toBe(403);
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("sessions under concurrent use", () => {
+  it("keeps every message when two turns on one session run at once", async () => {
+    const id = await createAgent({ name: "busy", model: "gpt-4o" });
+    const first = await json(
+      await server.request(`/api/agents/${id}/message`, { method: "POST", json: { message: "m0" } }),
+    );
+    await Promise.all(
+      ["a", "b"].map((message) =>
+        server.request(`/api/agents/${id}/message`, {
+          method: "POST",
+          json: { message, sessionId: first.sessionId },
+        }),
+      ),
+    );
+    const { sessions } = await json(await server.request(`/api/agents/${id}/sessions`));
+    expect(sessions[0].messageCount).toBe(6);
+    const scope = `agent_messages:${id}:${first.sessionId}`;
+    const page = (await server.service.engine.trigger({
+      function_id: "state::list",
+      payload: { scope },
+    })) as {
+      items: Array<{ value: { content: string } }>;
+    };
+    expect(
+      page.items
+        .map((item) => item.value.content)
+        .filter((c) => c !== "ok")
+        .sort(),
+    ).toEqual(["a", "b", "m0"]);
+    expect(page.items).toHaveLength(6);
   });
 });
