@@ -23,6 +23,8 @@ export interface GenerateRequest {
   system?: string;
   messages: ModelMessage[];
   tools?: ToolSet;
+  /** auto (default), none, required, or one tool by name. */
+  toolChoice?: "auto" | "none" | "required" | { type: "tool"; toolName: string };
   /** Model calls in one request, tool round trips included. */
   maxSteps?: number;
   temperature?: number;
@@ -93,6 +95,7 @@ function callSettings(choice: ModelChoice, model: LanguageModel, request: Genera
     system: request.system,
     messages: request.messages,
     tools: request.tools,
+    toolChoice: request.tools ? request.toolChoice : undefined,
     stopWhen: stepCountIs(request.maxSteps ?? 8),
     temperature: request.temperature,
     maxOutputTokens: request.maxTokens,
@@ -178,11 +181,38 @@ export function providerError(choice: ModelChoice, baseUrl: string, error: unkno
       cause: error,
     });
   }
+  if (apiError || isNetworkError(error)) {
+    const hint = choice.provider.local ? ` (is it running? set ${id.toUpperCase()}_BASE_URL)` : "";
+    return new AppError(
+      "upstream",
+      `Provider ${id} is unreachable at ${withoutSecrets(baseUrl)}: ${message}${hint}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  // The provider answered, but not usably (e.g. no call of a required tool, an unreadable reply).
   return new AppError(
     "upstream",
-    `Provider ${id} is unreachable at ${withoutSecrets(baseUrl)}: ${message}${choice.provider.local ? ` (is it running? set ${id.toUpperCase()}_BASE_URL)` : ""}`,
-    { cause: error },
+    `Provider ${id} gave no usable answer for model ${choice.model.id}: ${message}`,
+    {
+      cause: error,
+    },
   );
+}
+
+/** A failure to reach the provider at all (refused, unresolvable, reset), anywhere in the cause chain. */
+function isNetworkError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current; depth++) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === "string" && /^(ECONN|ENOTFOUND|EAI_|EHOST|ENETUNREACH|UND_ERR)/.test(code))
+      return true;
+    if (typeof message === "string" && /fetch failed|Cannot connect/i.test(message)) return true;
+    const next = current as { lastError?: unknown; cause?: unknown };
+    current = next.lastError ?? next.cause;
+  }
+  return false;
 }
 
 function findApiCallError(error: unknown): APICallError | undefined {

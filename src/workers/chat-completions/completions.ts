@@ -1,7 +1,13 @@
 import { jsonSchema, type ToolSet, tool } from "ai";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
-import { type GenerateResult, generate, generateStream, type ModelChoice } from "../../llm/generate.ts";
+import {
+  type GenerateRequest,
+  type GenerateResult,
+  generate,
+  generateStream,
+  type ModelChoice,
+} from "../../llm/generate.ts";
 import { costOf, type Usage } from "../../llm/types.ts";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
@@ -127,6 +133,7 @@ function completeWithModel(
     system: system || undefined,
     messages,
     tools: clientTools(request),
+    toolChoice: toolChoiceOf(request.tool_choice),
     // The client runs its own tools: one model call, and tool calls go back to it.
     maxSteps: 1,
     temperature: request.temperature ?? undefined,
@@ -251,6 +258,13 @@ function clientTools(request: ChatCompletionRequest): ToolSet | undefined {
     });
   }
   return tools;
+}
+
+/** OpenAI's tool_choice in the AI SDK's terms; anything unrecognised means the default (auto). */
+function toolChoiceOf(choice: unknown): GenerateRequest["toolChoice"] {
+  if (choice === "none" || choice === "auto" || choice === "required") return choice;
+  const name = (choice as { function?: { name?: unknown } } | null)?.function?.name;
+  return typeof name === "string" ? { type: "tool", toolName: name } : undefined;
 }
 
 const maxTokensOf = (request: ChatCompletionRequest) =>

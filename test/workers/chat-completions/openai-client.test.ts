@@ -90,6 +90,17 @@ describe("POST /v1/chat/completions with the openai client", () => {
       ],
     });
     expect(second.choices[0]?.message.content).toBe("Found it.");
+    env.fake.reply({ toolCalls: [{ name: "lookup", arguments: { q: "y" } }] });
+    await client.chat.completions.create({
+      model: "gpt-4o",
+      messages: [{ role: "user", content: "find y" }],
+      tools,
+      tool_choice: { type: "function", function: { name: "lookup" } },
+    });
+    expect((env.fake.requests[2] as { tool_choice?: unknown }).tool_choice).toEqual({
+      type: "function",
+      function: { name: "lookup" },
+    });
     expect(JSON.stringify((env.fake.requests[1] as Sent).messages.at(-1))).toContain("x is 42");
   });
 
