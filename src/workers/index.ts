@@ -8,6 +8,7 @@ import { register as registerSecurity } from "./security/index.ts";
 import { register as registerVault } from "./vault/index.ts";
 import { loadVaultKey } from "./vault/key.ts";
 import { registerWebTools } from "./web/index.ts";
+import { registerWorkflow } from "./workflow/index.ts";
 
 /** Every domain worker, registered in-process. Each gets its own WorkerClient and talks only via trigger. */
 export function registerWorkers(engine: Engine, config: Config): void {
@@ -30,6 +31,10 @@ export function registerWorkers(engine: Engine, config: Config): void {
     allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
   });
   registerAgents(engine.worker("agents", "Agents: configuration, sessions, chat turns"), { env: config.env });
+  registerWorkflow(engine.worker("workflow", "Durable workflows: runs checkpointed after every step"), {
+    cluster: Boolean(config.databaseUrl),
+    warn: (message) => engine.logger.warn(message),
+  });
   registerChatCompletions(engine.worker("chat-completions", "OpenAI-compatible /v1 endpoint"), {
     env: config.env,
   });

@@ -10,6 +10,7 @@ import { agentCompletion, type ChatDeps, chatTurn } from "./chat.ts";
 import {
   type Agent,
   agentIdInput,
+  authorizeInput,
   chatInput,
   completeInput,
   createAgentInput,
@@ -19,6 +20,7 @@ import {
   profilePatterns,
 } from "./schema.ts";
 import { AGENTS_SCOPE, deleteAgentData, listAgents, listSessions } from "./store.ts";
+import { mayCall } from "./tools.ts";
 
 export interface AgentsOptions {
   env: NodeJS.ProcessEnv;
@@ -104,6 +106,18 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       input: chatInput,
     },
     async ({ agentId, ...turn }, ctx) => chatTurn(deps, await load(agentId, ctx), turn),
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::authorize",
+      description: "Which of {functionIds} agent {agentId} may not call: {denied}",
+      input: authorizeInput,
+    },
+    async ({ agentId, functionIds }, ctx) => {
+      const agent = await load(agentId, ctx);
+      return { denied: functionIds.filter((id) => !mayCall(agent, id)) };
+    },
   );
 
   worker.registerFunction(

@@ -104,3 +104,8 @@ export const completeInput = z.strictObject({
   temperature: z.number().min(0).max(2).optional(),
   maxTokens: z.number().int().min(1).max(1_000_000).optional(),
 });
+
+export const authorizeInput = z.strictObject({
+  agentId: z.string().min(1).max(256),
+  functionIds: z.array(z.string().min(1).max(256)).max(500),
+});

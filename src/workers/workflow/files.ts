@@ -1,0 +1,31 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+
+export interface WorkflowFile {
+  path: string;
+  definition: unknown;
+}
+
+/** `workflows/*.yaml` (and `.yml`) under `directory`; a file that is not YAML is reported and skipped. */
+export function loadWorkflowFiles(directory: string, warn: (message: string) => void): WorkflowFile[] {
+  const folder = join(directory, "workflows");
+  let names: string[];
+  try {
+    names = readdirSync(folder)
+      .filter((name) => /\.ya?ml$/i.test(name))
+      .sort();
+  } catch {
+    return [];
+  }
+  const files: WorkflowFile[] = [];
+  for (const name of names) {
+    const path = join(folder, name);
+    try {
+      files.push({ path, definition: parse(readFileSync(path, "utf8")) });
+    } catch (error) {
+      warn(`Skipping ${path}: ${(error as Error).message}`);
+    }
+  }
+  return files;
+}

@@ -1,0 +1,81 @@
+import type { StateClient } from "../../engine/state/client.ts";
+import { nowIso, nowMs } from "../../shared/clock.ts";
+import { type ExecutorDeps, executeRun } from "./executor.ts";
+import type { Run, Workflow } from "./schema.ts";
+import { ACTIVE_SCOPE, RUNS_SCOPE, saveRun, WORKFLOWS_SCOPE } from "./store.ts";
+
+export interface ResumeOptions {
+  state: StateClient;
+  deps: ExecutorDeps;
+  cluster: boolean;
+  graceMs: number;
+  warn: (message: string) => void;
+}
+
+/** In cluster mode a run whose checkpoint is older than this belongs to a node that went away. */
+export const STALE_RUN_MS = 5 * 60_000;
+
+/**
+ * Runs that were running when the process died continue from their last checkpoint: completed steps
+ * are kept, the step that was in flight runs again. A run whose workflow is gone, or whose steps'
+ * functions do not appear within the grace period (remote workers reconnecting), is marked
+ * `interrupted` with the step it stopped at. Returns how many runs were picked up.
+ */
+export async function resumeRuns(options: ResumeOptions): Promise<number> {
+  const { state } = options;
+  let resumed = 0;
+  for await (const record of state.scan<{ workflowId: string }>(ACTIVE_SCOPE)) {
+    const run = await state.get<Run>(RUNS_SCOPE, record.key);
+    if (!run || run.status !== "running") {
+      await state.delete(ACTIVE_SCOPE, record.key);
+      continue;
+    }
+    if (options.cluster && nowMs() - Date.parse(run.heartbeatAt ?? run.startedAt) < STALE_RUN_MS) continue;
+    resumed++;
+    void resumeOne(options, run).catch((error) =>
+      options.warn(`Run ${run.runId} could not resume: ${(error as Error).message}`),
+    );
+  }
+  return resumed;
+}
+
+async function resumeOne(options: ResumeOptions, run: Run): Promise<void> {
+  const workflow = await options.state.get<Workflow>(WORKFLOWS_SCOPE, run.workflowId);
+  const stopped = workflow?.steps[run.position]?.name ?? `step ${run.position}`;
+  if (!workflow) return interrupt(options, run, stopped, `workflow ${run.workflowId} no longer exists`);
+  const missing = await waitForFunctions(
+    options,
+    workflow.steps.slice(run.position).map((step) => step.functionId),
+  );
+  if (missing.length > 0) {
+    return interrupt(options, run, stopped, `functions not available after restart: ${missing.join(", ")}`);
+  }
+  options.deps.publish("started", run);
+  await executeRun(options.deps, workflow, run).catch(() => undefined);
+}
+
+async function interrupt(options: ResumeOptions, run: Run, step: string, reason: string): Promise<void> {
+  run.status = "interrupted";
+  run.stoppedAt = step;
+  run.error = `Interrupted at step "${step}": ${reason}`;
+  run.finishedAt = nowIso();
+  await saveRun(options.state, run);
+  options.deps.publish("failed", run);
+}
+
+/** The ids among `functionIds` still missing when the grace period ends (none: ready). */
+async function waitForFunctions(options: ResumeOptions, functionIds: string[]): Promise<string[]> {
+  const deadline = nowMs() + options.graceMs;
+  for (;;) {
+    const listed = (await options.deps.trigger({
+      function_id: "engine::functions::list",
+      payload: { include_internal: true },
+    })) as {
+      functions: Array<{ function_id: string }>;
+    };
+    const present = new Set(listed.functions.map((fn) => fn.function_id));
+    const missing = [...new Set(functionIds)].filter((id) => !present.has(id));
+    if (missing.length === 0 || nowMs() >= deadline) return missing;
+    await new Promise((resolve) => setTimeout(resolve, 250).unref());
+  }
+}

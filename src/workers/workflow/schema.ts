@@ -1,0 +1,125 @@
+import { z } from "zod";
+
+export const stepModes = ["sequential", "fanout", "collect", "conditional", "loop"] as const;
+export const errorModes = ["fail", "skip", "retry"] as const;
+
+const name = (field: string, max: number) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .min(1, `${field} is required`)
+    .max(max);
+
+export const stepSchema = z
+  .strictObject({
+    name: name("name", 200),
+    functionId: name("functionId", 256).regex(/^[A-Za-z0-9_.\-:]+$/, "functionId must be a function id"),
+    mode: z.enum(stepModes, { error: `mode must be one of ${stepModes.join(", ")}` }).default("sequential"),
+    promptTemplate: z.string().max(100_000).optional(),
+    timeoutMs: z.number().int().min(1, "timeoutMs must be a positive integer").max(3_600_000).optional(),
+    errorMode: z
+      .enum(errorModes, { error: `errorMode must be one of ${errorModes.join(", ")}` })
+      .default("fail"),
+    maxRetries: z.number().int().min(0, "maxRetries must be 0 or more").max(20).default(3),
+    outputVar: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "outputVar must be a variable name (letters, digits, _)")
+      .max(100)
+      .refine((value) => value !== "input" && value !== "__fanout", "outputVar cannot be input or __fanout")
+      .optional(),
+    condition: z.string().max(10_000).optional(),
+    maxIterations: z
+      .number()
+      .int()
+      .min(1, "maxIterations must be at least 1")
+      .max(1000, "maxIterations must be at most 1000")
+      .default(10),
+    until: z.string().max(10_000).optional(),
+  })
+  .superRefine((step, ctx) => {
+    if (step.mode === "conditional" && step.condition === undefined) {
+      ctx.addIssue({ code: "custom", path: ["condition"], message: "a conditional step needs condition" });
+    }
+  });
+export type Step = z.infer<typeof stepSchema>;
+
+export const workflowInput = z
+  .strictObject({
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+$/, "id must use letters, digits, _ . -")
+      .max(200)
+      .optional(),
+    name: name("name", 200),
+    description: z.string().max(4000).optional(),
+    steps: z.array(stepSchema).min(1, "steps must not be empty").max(500),
+  })
+  .superRefine((workflow, ctx) => {
+    const seen = new Map<string, number>();
+    workflow.steps.forEach((step, index) => {
+      const first = seen.get(step.name);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["steps", index, "name"],
+          message: `duplicate step name "${step.name}" (also step ${first})`,
+        });
+      } else seen.set(step.name, index);
+    });
+  });
+export type WorkflowInput = z.infer<typeof workflowInput>;
+
+export interface Workflow extends WorkflowInput {
+  id: string;
+  createdAt: string;
+}
+
+export const runInput = z.strictObject({
+  workflowId: name("workflowId", 200),
+  input: z.unknown().optional(),
+  agentId: z.string().min(1).max(256).optional(),
+});
+
+export const runsInput = z.strictObject({
+  id: name("id", 200),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1, "limit must be between 1 and 100")
+    .max(100, "limit must be between 1 and 100")
+    .default(20),
+  offset: z.coerce.number().int().min(0, "offset must be 0 or more").default(0),
+});
+
+export const runIdInput = z.strictObject({ runId: name("runId", 200) });
+export const listInput = z.strictObject({});
+
+export interface StepResult {
+  stepName: string;
+  output: unknown;
+  durationMs: number;
+  error?: string;
+  skipped?: true;
+}
+
+export type RunStatus = "running" | "completed" | "failed" | "interrupted";
+
+export interface Run {
+  runId: string;
+  workflowId: string;
+  status: RunStatus;
+  input: unknown;
+  agentId?: string;
+  results: StepResult[];
+  vars: Record<string, unknown>;
+  /** The index of the next step to run: the checkpoint a restart resumes from. */
+  position: number;
+  error?: string;
+  /** The step a failed or interrupted run stopped at. */
+  stoppedAt?: string;
+  startedAt: string;
+  finishedAt?: string;
+  failedAt?: string;
+  /** Cluster mode: the node running it and when it last said so (a stale lease means it died). */
+  owner?: string;
+  heartbeatAt?: string;
+}

@@ -1,0 +1,64 @@
+import type { StateClient } from "../../engine/state/client.ts";
+import { nowIso } from "../../shared/clock.ts";
+import type { Run, Workflow } from "./schema.ts";
+
+export const WORKFLOWS_SCOPE = "workflows";
+export const RUNS_SCOPE = "workflow_runs";
+/** Runs not finished yet, by id: what a restart looks at (never a scan of every run). */
+export const ACTIVE_SCOPE = "workflow_runs_active";
+const COUNTS_SCOPE = "workflow_run_counts";
+const indexScope = (workflowId: string) => `workflow_run_index:${workflowId}`;
+
+/** Index keys sort newest first: the start time counted down from a far-future constant, then the id. */
+function indexKey(run: Run): string {
+  const inverted = 9_999_999_999_999 - Date.parse(run.startedAt);
+  return `${String(inverted).padStart(13, "0")}:${run.runId}`;
+}
+
+export async function listWorkflows(state: StateClient): Promise<Workflow[]> {
+  const workflows: Workflow[] = [];
+  for await (const record of state.scan<Workflow>(WORKFLOWS_SCOPE)) workflows.push(record.value);
+  return workflows;
+}
+
+/** A new run: its record, its place in the workflow's newest-first index, the count, and the active set. */
+export async function startRun(state: StateClient, run: Run): Promise<void> {
+  await state.set(RUNS_SCOPE, run.runId, run, 0);
+  await state.set(ACTIVE_SCOPE, run.runId, { workflowId: run.workflowId });
+  await state.set(indexScope(run.workflowId), indexKey(run), { runId: run.runId });
+  await state.update(COUNTS_SCOPE, run.workflowId, [{ type: "increment", path: "count", by: 1 }]);
+}
+
+/** The checkpoint: the whole record after each step; a finished run leaves the active set. */
+export async function saveRun(state: StateClient, run: Run): Promise<void> {
+  // Each checkpoint also says the run's node is alive (cluster mode resumes only quiet runs).
+  run.heartbeatAt = nowIso();
+  await state.set(RUNS_SCOPE, run.runId, run);
+  if (run.status !== "running") await state.delete(ACTIVE_SCOPE, run.runId);
+}
+
+/** Newest first, `limit` from `offset`, with the total: cost grows with offset + limit, not with all runs. */
+export async function listRuns(
+  state: StateClient,
+  workflowId: string,
+  limit: number,
+  offset: number,
+): Promise<{ runs: Run[]; total: number }> {
+  const counted = await state.get<{ count?: number }>(COUNTS_SCOPE, workflowId);
+  const ids: string[] = [];
+  let skipped = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await state.list<{ runId: string }>(indexScope(workflowId), {
+      limit: Math.min(1000, offset - skipped + limit),
+      cursor,
+    });
+    for (const item of page.items) {
+      if (skipped < offset) skipped++;
+      else if (ids.length < limit) ids.push(item.value.runId);
+    }
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor && ids.length < limit);
+  const runs = await Promise.all(ids.map((id) => state.get<Run>(RUNS_SCOPE, id)));
+  return { runs: runs.filter((run): run is Run => run !== null), total: counted?.count ?? 0 };
+}
