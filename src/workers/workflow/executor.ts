@@ -40,7 +40,7 @@ export async function executeRun(deps: ExecutorDeps, workflow: Workflow, run: Ru
         const batch = fanoutBatch(steps, run.position);
         const results = await Promise.all(batch.map((member) => runStep(deps, run, member, {})));
         run.vars.__fanout = results.map((result) => result.output);
-        batch.forEach((member, index) => setOutputVar(run, member, results[index]?.output));
+        for (const [index, member] of batch.entries()) setOutputVar(run, member, results[index]?.output);
         await complete(deps, run, results, batch.length);
         continue;
       }

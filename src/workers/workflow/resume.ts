@@ -26,7 +26,7 @@ export async function resumeRuns(options: ResumeOptions): Promise<number> {
   let resumed = 0;
   for await (const record of state.scan<{ workflowId: string }>(ACTIVE_SCOPE)) {
     const run = await state.get<Run>(RUNS_SCOPE, record.key);
-    if (!run || run.status !== "running") {
+    if (run?.status !== "running") {
       await state.delete(ACTIVE_SCOPE, record.key);
       continue;
     }
