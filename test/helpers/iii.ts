@@ -5,6 +5,12 @@ import { startTestServer, type TestServer } from "./server.ts";
 
 /** iii-sdk chats on the console ([iii] and [OTel] lines); tests keep only what they assert on. */
 const sdkLine = /^\[(iii|OTel)\]/;
+const originalError = console.error.bind(console);
+// Reconnect attempts while a server restarts are expected noise; other errors stay visible (and spy-able).
+console.error = (...args: unknown[]) => {
+  if (typeof args[0] === "string" && args[0].startsWith("[iii] WebSocket error")) return;
+  originalError(...args);
+};
 for (const method of ["debug", "log", "warn"] as const) {
   const original = console[method].bind(console);
   console[method] = (...args: unknown[]) => {

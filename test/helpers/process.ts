@@ -105,14 +105,17 @@ export interface ServeProcess {
 
 export interface ServeOptions {
   dataDir: string;
+  /** Fixed ports (a restart that workers must find again); free ones by default. */
+  port?: number;
+  enginePort?: number;
   /** Extra environment (e.g. AGENTOS_API_KEY); AGENTOS_LOG_LEVEL defaults to "warn". */
   env?: Env;
 }
 
 /** Spawns `agentos serve` on a free port and waits until GET /healthz answers. */
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
-  const port = await freePort();
-  const enginePort = await freePort();
+  const port = options.port ?? (await freePort());
+  const enginePort = options.enginePort ?? (await freePort());
   const env = childEnv({
     AGENTOS_LOG_LEVEL: "warn",
     ...options.env,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { namesOnlyInternal } from "./tools.ts";
+import { INTERNAL_FUNCTIONS_TEXT, namesOnlyInternal } from "../../shared/internal-functions.ts";
 
 export const toolProfiles = ["chat", "code", "research", "ops", "data", "full"] as const;
 export type ToolProfile = (typeof toolProfiles)[number];
@@ -24,8 +24,7 @@ export const DEFAULT_REALM = "realm-default";
 
 /** Agents' tools may not name the service's internal functions (see isInternalFunction in tools.ts). */
 const toolPattern = functionPattern.refine((pattern) => !namesOnlyInternal(pattern), {
-  message:
-    "must not name an internal function (state::, search::, auth::, vault::, security::, engine::, agent::, catalog::, openai::, api::, publish)",
+  message: `must not name an internal function (${INTERNAL_FUNCTIONS_TEXT})`,
 });
 
 export const createAgentInput = z.strictObject({

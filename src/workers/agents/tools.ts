@@ -1,5 +1,6 @@
 import { jsonSchema, type ToolSet, tool } from "ai";
 import type { TriggerFn } from "../../engine/types.ts";
+import { isInternalFunction } from "../../shared/internal-functions.ts";
 import { isJsonObject } from "../../shared/json-object.ts";
 import type { Agent } from "./schema.ts";
 
@@ -11,44 +12,6 @@ export function matchesPattern(pattern: string, id: string): boolean {
     .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
     .join(".*");
   return new RegExp(`^${source}$`).test(id);
-}
-
-/**
- * Functions no agent may call as a tool, whatever its tools or capabilities say (even `*`): storage,
- * keys, secrets, audit, the engine, other agents and the service's own plumbing. They run under the
- * caller's principal but check no realm (they are reached only from inside the service), so a tool call
- * to one would let a model, or text it read, cross realms or mint keys.
- */
-const INTERNAL_PREFIXES = [
-  "state::",
-  "search::",
-  "auth::",
-  "vault::",
-  "security::",
-  "engine::",
-  "agent::",
-  "catalog::",
-  "openai::",
-  "api::",
-];
-const INTERNAL_IDS = new Set(["publish", "memory::forget_agent"]);
-
-export function isInternalFunction(id: string, metadata?: Record<string, unknown>): boolean {
-  return (
-    INTERNAL_IDS.has(id) ||
-    INTERNAL_PREFIXES.some((prefix) => id.startsWith(prefix)) ||
-    metadata?.internal === true
-  );
-}
-
-/** A tool pattern that can only name internal functions (`state::*`, `vault::get`): refused at create. */
-export function namesOnlyInternal(pattern: string): boolean {
-  const literal = pattern.split("*")[0] ?? "";
-  if (!pattern.includes("*")) return isInternalFunction(pattern);
-  return (
-    INTERNAL_PREFIXES.some((prefix) => literal.startsWith(prefix)) ||
-    (literal !== "" && INTERNAL_IDS.has(literal))
-  );
 }
 
 /** What the agent may call: its capabilities, or without them exactly its tools plus memory::*. */

@@ -1,9 +1,11 @@
 import { stateClient } from "../../engine/state/client.ts";
-import { systemPrincipal } from "../../engine/types.ts";
+import { type Principal, systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { isPrivileged } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { describeZodError, forbidden, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { isInternalFunction } from "../../shared/internal-functions.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
 import { loadWorkflowFiles } from "./files.ts";
 import { resumeRuns } from "./resume.ts";
@@ -105,6 +107,7 @@ export function registerWorkflow(
     async ({ workflowId, input, agentId }, ctx) => {
       const workflow = await state.get<Workflow>(WORKFLOWS_SCOPE, workflowId);
       if (!workflow) throw notFound(`Workflow ${workflowId} not found`);
+      refuseInternalSteps(workflow, ctx.auth);
       if (agentId) await authorize(worker, workflow, agentId, ctx.auth);
       const run: Run = {
         runId: newId("run"),
@@ -172,6 +175,20 @@ export function registerWorkflow(
   })();
   resumed.catch((error) => warn(`Resuming workflow runs failed: ${(error as Error).message}`));
   return { resumed };
+}
+
+/**
+ * Steps run under the caller's principal. Internal functions check no realm, so only admin keys and
+ * the service itself may run workflows whose steps name one; anyone else gets 403 naming the step.
+ */
+function refuseInternalSteps(workflow: Workflow, auth: Principal): void {
+  if (isPrivileged(auth)) return;
+  const step = workflow.steps.find((candidate) => isInternalFunction(candidate.functionId));
+  if (step) {
+    throw forbidden(
+      `Step "${step.name}" calls ${step.functionId}, an internal function only admin keys may run in a workflow`,
+    );
+  }
 }
 
 /** Every step's function must be within the agent's capabilities before anything runs (403 names it). */
