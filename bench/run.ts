@@ -4,6 +4,7 @@ import { benchHttp } from "./http.bench.ts";
 import { benchIii } from "./iii.bench.ts";
 import { benchMemory } from "./memory.bench.ts";
 import { benchState } from "./state.bench.ts";
+import { benchWorkflow } from "./workflow.bench.ts";
 
 const suites: Record<string, () => Promise<void>> = {
   engine: benchEngine,
@@ -11,6 +12,7 @@ const suites: Record<string, () => Promise<void>> = {
   http: benchHttp,
   agents: benchAgents,
   iii: benchIii,
+  workflow: benchWorkflow,
   memory: benchMemory,
 };
 const selected = process.argv.slice(2);

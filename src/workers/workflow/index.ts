@@ -19,7 +19,7 @@ import {
   type WorkflowInput,
   workflowInput,
 } from "./schema.ts";
-import { listRuns, listWorkflows, RUNS_SCOPE, saveRun, startRun, WORKFLOWS_SCOPE } from "./store.ts";
+import { listRuns, listWorkflows, loadRun, saveRun, startRun, WORKFLOWS_SCOPE } from "./store.ts";
 
 export interface WorkflowOptions {
   /** Directory whose `workflows/*.yaml` are loaded at start (the working directory by default). */
@@ -140,7 +140,7 @@ export function registerWorkflow(
   worker.registerFunction(
     { id: "workflow::get_run", description: "One run with its step history", input: runIdInput },
     async ({ runId }) => {
-      const run = await state.get<Run>(RUNS_SCOPE, runId);
+      const run = await loadRun(state, runId);
       if (!run) throw notFound(`Run ${runId} not found`);
       return run;
     },

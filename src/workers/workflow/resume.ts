@@ -2,7 +2,7 @@ import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
 import type { Run, Workflow } from "./schema.ts";
-import { ACTIVE_SCOPE, RUNS_SCOPE, saveRun, WORKFLOWS_SCOPE } from "./store.ts";
+import { ACTIVE_SCOPE, loadRun, saveRun, WORKFLOWS_SCOPE } from "./store.ts";
 
 export interface ResumeOptions {
   state: StateClient;
@@ -25,7 +25,7 @@ export async function resumeRuns(options: ResumeOptions): Promise<number> {
   const { state } = options;
   let resumed = 0;
   for await (const record of state.scan<{ workflowId: string }>(ACTIVE_SCOPE)) {
-    const run = await state.get<Run>(RUNS_SCOPE, record.key);
+    const run = await loadRun(state, record.key);
     if (run?.status !== "running") {
       await state.delete(ACTIVE_SCOPE, record.key);
       continue;

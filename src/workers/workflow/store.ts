@@ -8,6 +8,15 @@ export const RUNS_SCOPE = "workflow_runs";
 export const ACTIVE_SCOPE = "workflow_runs_active";
 const COUNTS_SCOPE = "workflow_run_counts";
 const indexScope = (workflowId: string) => `workflow_run_index:${workflowId}`;
+/** Step results, one record each, so a checkpoint writes one result and not the whole history again. */
+const stepsScope = (runId: string) => `workflow_run_steps:${runId}`;
+const stepKey = (index: number) => String(index).padStart(6, "0");
+
+/** The stored record: the run without its results (they are in the steps scope), plus how many there are. */
+type StoredRun = Omit<Run, "results"> & { resultCount: number };
+
+/** How many of a live run's results are already stored (runs are checkpointed by the process running them). */
+const storedResults = new WeakMap<Run, number>();
 
 /** Index keys sort newest first: the start time counted down from a far-future constant, then the id. */
 function indexKey(run: Run): string {
@@ -23,7 +32,7 @@ export async function listWorkflows(state: StateClient): Promise<Workflow[]> {
 
 /** A new run: its record, its place in the workflow's newest-first index, the count, and the active set. */
 export async function startRun(state: StateClient, run: Run): Promise<void> {
-  await state.set(RUNS_SCOPE, run.runId, run, 0);
+  await state.set(RUNS_SCOPE, run.runId, stored(run), 0);
   await state.set(ACTIVE_SCOPE, run.runId, { workflowId: run.workflowId });
   await state.set(indexScope(run.workflowId), indexKey(run), { runId: run.runId });
   await state.update(COUNTS_SCOPE, run.workflowId, [{ type: "increment", path: "count", by: 1 }]);
@@ -33,8 +42,31 @@ export async function startRun(state: StateClient, run: Run): Promise<void> {
 export async function saveRun(state: StateClient, run: Run): Promise<void> {
   // Each checkpoint also says the run's node is alive (cluster mode resumes only quiet runs).
   run.heartbeatAt = nowIso();
-  await state.set(RUNS_SCOPE, run.runId, run);
+  for (let index = storedResults.get(run) ?? 0; index < run.results.length; index++) {
+    await state.set(stepsScope(run.runId), stepKey(index), run.results[index]);
+  }
+  storedResults.set(run, run.results.length);
+  await state.set(RUNS_SCOPE, run.runId, stored(run));
   if (run.status !== "running") await state.delete(ACTIVE_SCOPE, run.runId);
+}
+
+function stored(run: Run): StoredRun {
+  const { results, ...rest } = run;
+  return { ...rest, resultCount: results.length };
+}
+
+/** A run with its step results, in order. */
+export async function loadRun(state: StateClient, runId: string): Promise<Run | null> {
+  const record = await state.get<StoredRun>(RUNS_SCOPE, runId);
+  if (!record) return null;
+  const { resultCount, ...rest } = record;
+  const results: Run["results"] = [];
+  for await (const item of state.scan<Run["results"][number]>(stepsScope(runId))) {
+    if (results.length < resultCount) results.push(item.value);
+  }
+  const run: Run = { ...rest, results };
+  storedResults.set(run, results.length);
+  return run;
 }
 
 /** Newest first, `limit` from `offset`, with the total: cost grows with offset + limit, not with all runs. */
@@ -59,6 +91,6 @@ export async function listRuns(
     }
     cursor = page.nextCursor ?? undefined;
   } while (cursor && ids.length < limit);
-  const runs = await Promise.all(ids.map((id) => state.get<Run>(RUNS_SCOPE, id)));
+  const runs = await Promise.all(ids.map((id) => loadRun(state, id)));
   return { runs: runs.filter((run): run is Run => run !== null), total: counted?.count ?? 0 };
 }
