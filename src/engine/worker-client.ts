@@ -33,6 +33,16 @@ export class WorkerClient {
     return this.engine.registerTrigger(this.name, registration);
   }
 
+  /** An http trigger: `function_id` answers `http_method api_path` (status 201 for creates). */
+  registerRoute(
+    function_id: string,
+    http_method: string,
+    api_path: string,
+    options: { status?: 200 | 201 | 202 } = {},
+  ): { id: string; unregister(): void } {
+    return this.registerTrigger({ type: "http", function_id, config: { api_path, http_method, ...options } });
+  }
+
   registerTriggerType(provider: TriggerTypeProvider): void {
     this.engine.registerTriggerType(provider);
   }

@@ -165,17 +165,11 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
     },
   );
 
-  const route = (function_id: string, api_path: string, http_method: string, status?: 201) =>
-    worker.registerTrigger({
-      type: "http",
-      function_id,
-      config: { api_path, http_method, ...(status ? { status } : {}) },
-    });
-  route("agent::list", "/api/agents", "GET");
-  route("agent::create", "/api/agents", "POST", 201);
-  route("agent::get", "/api/agents/:id", "GET");
-  route("agent::delete", "/api/agents/:id", "DELETE");
-  route("agent::message", "/api/agents/:id/message", "POST");
-  route("agent::sessions", "/api/agents/:id/sessions", "GET");
-  route("agent::memory", "/api/agents/:id/memory", "POST");
+  worker.registerRoute("agent::list", "GET", "/api/agents");
+  worker.registerRoute("agent::create", "POST", "/api/agents", { status: 201 });
+  worker.registerRoute("agent::get", "GET", "/api/agents/:id");
+  worker.registerRoute("agent::delete", "DELETE", "/api/agents/:id");
+  worker.registerRoute("agent::message", "POST", "/api/agents/:id/message");
+  worker.registerRoute("agent::sessions", "GET", "/api/agents/:id/sessions");
+  worker.registerRoute("agent::memory", "POST", "/api/agents/:id/memory");
 }

@@ -105,9 +105,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
     config: { api_path: "/api/providers/:provider/test", http_method: "POST" },
   });
 
-  const route = (function_id: string, api_path: string) =>
-    worker.registerTrigger({ type: "http", function_id, config: { api_path, http_method: "GET" } });
-  route("catalog::models", "/api/models");
-  route("catalog::aliases", "/api/models/aliases");
-  route("catalog::providers", "/api/providers");
+  worker.registerRoute("catalog::models", "GET", "/api/models");
+  worker.registerRoute("catalog::aliases", "GET", "/api/models/aliases");
+  worker.registerRoute("catalog::providers", "GET", "/api/providers");
 }

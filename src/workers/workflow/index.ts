@@ -146,17 +146,11 @@ export function registerWorkflow(
     },
   );
 
-  const route = (function_id: string, api_path: string, http_method: string, status?: 201) =>
-    worker.registerTrigger({
-      type: "http",
-      function_id,
-      config: { api_path, http_method, ...(status ? { status } : {}) },
-    });
-  route("workflow::list", "/api/workflows", "GET");
-  route("workflow::create", "/api/workflows", "POST", 201);
-  route("workflow::run", "/api/workflows/run", "POST");
-  route("workflow::runs", "/api/workflows/:id/runs", "GET");
-  route("workflow::get_run", "/api/workflows/runs/:runId", "GET");
+  worker.registerRoute("workflow::list", "GET", "/api/workflows");
+  worker.registerRoute("workflow::create", "POST", "/api/workflows", { status: 201 });
+  worker.registerRoute("workflow::run", "POST", "/api/workflows/run");
+  worker.registerRoute("workflow::runs", "GET", "/api/workflows/:id/runs");
+  worker.registerRoute("workflow::get_run", "GET", "/api/workflows/runs/:runId");
 
   const warn = options.warn ?? (() => undefined);
   const resumed = (async () => {
