@@ -1,4 +1,4 @@
-import { envPrefix } from "./catalog.ts";
+import { envPrefix } from "../../llm/providers.ts";
 import type { ProviderEntry } from "./schema.ts";
 
 export interface ProviderStatus {

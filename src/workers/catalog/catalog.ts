@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { z } from "zod";
+import { envPrefix } from "../../llm/providers.ts";
 import { type AppError, notFound } from "../../shared/errors.ts";
 import {
   type CatalogData,
@@ -31,11 +32,6 @@ const BUILTIN_FILE = new URL("./catalog.json", import.meta.url);
 
 /** A model named `<local provider>/<name>` that the catalog does not list: assumed capabilities. */
 export const UNLISTED_LOCAL_MODEL = { contextWindow: 8192, maxOutput: 4096, supportsTools: true } as const;
-
-/** `OPENAI`, `LMSTUDIO`, `GITHUB_COPILOT`: the prefix of a provider's environment variables. */
-export function envPrefix(providerId: string): string {
-  return providerId.toUpperCase().replace(/[^A-Z0-9]+/g, "_");
-}
 
 /**
  * The built-in catalog, merged with the user's file, with `<PROVIDER>_BASE_URL` applied. Throws a plain

@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { envPrefix } from "../../../src/llm/providers.ts";
 import { AppError } from "../../../src/shared/errors.ts";
 import {
   aliasTable,
   defaultModel,
-  envPrefix,
   listModels,
   loadCatalog,
   parseBuiltin,
