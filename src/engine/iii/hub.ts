@@ -1,6 +1,6 @@
-import { timingSafeEqual } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { Logger } from "../../shared/logger.ts";
+import { sameSecret } from "../../shared/secrets.ts";
 import type { Engine } from "../engine.ts";
 import { WorkerConnection, type WorkerMetadata } from "./connection.ts";
 import { handleInvoke, type InvocationDeps } from "./invocations.ts";
@@ -292,10 +292,4 @@ function triggerConfig(type: string, config: unknown): unknown {
     return rest;
   }
   return config;
-}
-
-function sameSecret(expected: string, given: string): boolean {
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
 }

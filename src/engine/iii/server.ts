@@ -1,10 +1,10 @@
-import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import { nowMs } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/logger.ts";
+import { sameSecret } from "../../shared/secrets.ts";
 import type { Engine } from "../engine.ts";
 import { IiiHub } from "./hub.ts";
 import { defaultIiiLimits, type IiiLimits } from "./limits.ts";
@@ -147,10 +147,7 @@ export class IiiServer {
     if (!expected) return true;
     const header = request.headers.authorization;
     const given = header?.startsWith("Bearer ") ? header.slice(7).trim() : url.searchParams.get("token");
-    if (!given) return false;
-    const a = Buffer.from(expected);
-    const b = Buffer.from(given);
-    return a.length === b.length && timingSafeEqual(a, b);
+    return given ? sameSecret(expected, given) : false;
   }
 
   private acceptWorker(ws: WebSocket, ip: string): void {
