@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { nowMs } from "../../shared/clock.ts";
-import { createPool, migrate, prepared, qualifiedTable } from "../state/postgres.ts";
+import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, rankScoreSql, type ScoredRow, toHits } from "./score.ts";
 import type { TextDoc, TextHit, TextIndex, TextSearchOptions } from "./types.ts";
@@ -190,13 +190,7 @@ export class PostgresTextIndex implements TextIndex {
     return rows.length === 0 ? 0 : Number(rows[0].n);
   }
 
-  /** Named statements are prepared once per connection; the pool belongs to this index, so names cannot clash. */
-  private async query<T extends object>(statement: Statement, values: unknown[]): Promise<T[]> {
-    const result = await this.pool.query<T>({
-      name: `agentos_search_${statement}`,
-      text: this.sql[statement],
-      values,
-    });
-    return result.rows;
+  private query<T extends object>(statement: Statement, values: unknown[]): Promise<T[]> {
+    return namedQuery<T>(this.pool, `agentos_search_${statement}`, this.sql[statement], values);
   }
 }

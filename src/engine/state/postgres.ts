@@ -58,6 +58,20 @@ export function createPool(connectionString: string, max?: number, onError?: (er
   return pool;
 }
 
+/**
+ * Runs one of a store's named statements. Named statements are prepared once per connection; each store
+ * owns its pool and prefixes its names (`agentos_state_…`), so names cannot clash.
+ */
+export async function namedQuery<T extends object>(
+  runner: Pool | PoolClient,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<T[]> {
+  const result = await runner.query<T>({ name, text, values });
+  return result.rows;
+}
+
 /** Runs DDL once per node start: creates the schema when given, under a cluster-wide advisory lock. */
 export async function migrate(pool: Pool, schema: string | undefined, ddl: string[]): Promise<void> {
   const client = await pool.connect();
@@ -259,12 +273,7 @@ export class PostgresStateStore implements StateStore {
     statement: Statement,
     values: unknown[],
   ): Promise<T[]> {
-    const result = await runner.query<T>({
-      name: `agentos_state_${statement}`,
-      text: this.sql[statement],
-      values,
-    });
-    return result.rows;
+    return namedQuery<T>(runner, `agentos_state_${statement}`, this.sql[statement], values);
   }
 
   /** READ COMMITTED explicitly: the insert-race retry needs each statement to see newly committed rows. */

@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import { createPool, migrate, prepared, qualifiedTable } from "../../engine/state/postgres.ts";
+import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../../engine/state/postgres.ts";
 import { AppError } from "../../shared/errors.ts";
 import { type GcraDecision, gcraParameters, remainingAfter } from "./gcra.ts";
 import type { RateLimitStore } from "./store.ts";
@@ -148,14 +148,8 @@ export class PostgresRateLimitStore implements RateLimitStore {
       });
   }
 
-  /** Named statements are prepared once per connection; the pool belongs to this store, so names cannot clash. */
-  private async query<T extends object>(statement: Statement, values: unknown[]): Promise<T[]> {
-    const result = await this.pool.query<T>({
-      name: `agentos_rate_${statement}`,
-      text: this.sql[statement],
-      values,
-    });
-    return result.rows;
+  private query<T extends object>(statement: Statement, values: unknown[]): Promise<T[]> {
+    return namedQuery<T>(this.pool, `agentos_rate_${statement}`, this.sql[statement], values);
   }
 }
 
