@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Engine } from "../engine/engine.ts";
 import { isJsonObject, type JsonObject } from "../shared/json-object.ts";
-import { callIiiRoute, type RouteCallOptions } from "./iii-route.ts";
+import { callIiiRoute, type RouteCallOptions, routeCaller } from "./iii-route.ts";
 import { type RouteMatch, requestPath } from "./router.ts";
 
 /** One plain payload: query, then body, then path params (params cannot be overridden by the body). */
@@ -41,14 +41,15 @@ export async function callRoute(
   const { target } = match;
   if (target.config.envelope === "iii") return callIiiRoute(engine, match, request, reply, options);
   const envelope = target.config.envelope === true;
-  const result = await engine.trigger({
-    function_id: target.functionId,
-    payload: envelope ? envelopePayload(request, match.params) : plainPayload(request, match.params),
-    metadata: target.metadata,
-    auth: options.auth,
-    requestId: request.id,
-    timeout_ms: options.timeoutMs,
-  });
+  const result = await routeCaller(
+    engine,
+    match,
+    request,
+    options,
+  )(
+    target.functionId,
+    envelope ? envelopePayload(request, match.params) : plainPayload(request, match.params),
+  );
   if (envelope && isJsonObject(result) && typeof result.status_code === "number") {
     sendEnvelope(reply, result);
     return;

@@ -24,6 +24,27 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
+ * Calls a function for a request on a route: the caller's principal, the request id, the route's
+ * metadata and the request timeout go with every call (the handler, a condition, middleware).
+ */
+export function routeCaller(
+  engine: Engine,
+  match: RouteMatch,
+  request: FastifyRequest,
+  options: RouteCallOptions,
+) {
+  return (functionId: string, payload: unknown) =>
+    engine.trigger({
+      function_id: functionId,
+      payload,
+      metadata: match.target.metadata,
+      auth: options.auth,
+      requestId: request.id,
+      timeout_ms: options.timeoutMs,
+    });
+}
+
+/**
  * A route registered by an iii worker (reference/iii-protocol.md §9): the function gets iii's request
  * object and answers {status_code, headers, body}. Before it run the route's condition (false → 422)
  * and middleware (which may answer instead). Where iii hangs or guesses, we answer plainly: no result
@@ -38,15 +59,7 @@ export async function callIiiRoute(
 ): Promise<void> {
   const { target } = match;
   const req = iiiRequest(request, match, options.auth);
-  const call = (functionId: string, payload: unknown) =>
-    engine.trigger({
-      function_id: functionId,
-      payload,
-      metadata: target.metadata,
-      auth: options.auth,
-      requestId: request.id,
-      timeout_ms: options.timeoutMs,
-    });
+  const call = routeCaller(engine, match, request, options);
   const condition = target.config.condition_function_id;
   if (condition && (await call(condition, req)) === false) {
     throw new AppError("unprocessable", "Request condition not met", { reason: "CONDITION_NOT_MET" });

@@ -203,26 +203,28 @@ export function providerError(choice: ModelChoice, baseUrl: string, error: unkno
 
 /** A failure to reach the provider at all (refused, unresolvable, reset), anywhere in the cause chain. */
 function isNetworkError(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 6 && current; depth++) {
+  for (const current of causes(error, 6)) {
     const { code, message } = current as { code?: unknown; message?: unknown };
     if (typeof code === "string" && /^(ECONN|ENOTFOUND|EAI_|EHOST|ENETUNREACH|UND_ERR)/.test(code))
       return true;
     if (typeof message === "string" && /fetch failed|Cannot connect/i.test(message)) return true;
-    const next = current as { lastError?: unknown; cause?: unknown };
-    current = next.lastError ?? next.cause;
   }
   return false;
 }
 
 function findApiCallError(error: unknown): APICallError | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current; depth++) {
-    if (APICallError.isInstance(current)) return current;
+  for (const current of causes(error, 5)) if (APICallError.isInstance(current)) return current;
+  return undefined;
+}
+
+/** An error and what it wraps (the AI SDK's RetryError keeps `lastError`, others `cause`), `max` deep. */
+function* causes(error: unknown, max: number): Generator<unknown> {
+  let current = error;
+  for (let depth = 0; depth < max && current; depth++) {
+    yield current;
     const next = current as { lastError?: unknown; cause?: unknown };
     current = next.lastError ?? next.cause;
   }
-  return undefined;
 }
 
 /** A URL fit for an error message: no user:password and no query string (either may carry a key). */
