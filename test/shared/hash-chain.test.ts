@@ -171,15 +171,20 @@ describe("hash chain verify", () => {
     });
   });
 
-  it("detects an edited entry whose hash was recomputed, at the next link", async () => {
-    const target = chain();
-    await appendMany(target, 5);
-    const key = target.entryKey(3);
+  /** Edits entry `index` and recomputes its own hash, as a careful forger would. */
+  async function forge(target: ReturnType<typeof chain>, index: number): Promise<void> {
+    const key = target.entryKey(index);
     const edited = {
       ...(await state.get<ChainEntry<Fields>>(SCOPE, key)),
       action: "edited",
     } as ChainEntry<Fields>;
     await state.set(SCOPE, key, { ...edited, hash: entryHash(edited) });
+  }
+
+  it("detects an edited entry whose hash was recomputed, at the next link", async () => {
+    const target = chain();
+    await appendMany(target, 5);
+    await forge(target, 3);
     expect(await target.verify()).toMatchObject({ valid: false, brokenAt: 4 });
   });
 
@@ -221,12 +226,7 @@ describe("hash chain verify", () => {
   it("detects a last entry rewritten with a recomputed hash, because the head no longer matches", async () => {
     const target = chain();
     await appendMany(target, 3);
-    const key = target.entryKey(3);
-    const edited = {
-      ...(await state.get<ChainEntry<Fields>>(SCOPE, key)),
-      action: "edited",
-    } as ChainEntry<Fields>;
-    await state.set(SCOPE, key, { ...edited, hash: entryHash(edited) });
+    await forge(target, 3);
     expect(await target.verify()).toMatchObject({
       valid: false,
       brokenAt: 3,

@@ -63,6 +63,26 @@ function everySecond(engine: Engine): string {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Two nodes over the given stores, each scheduling the same every-second trigger for about three
+ * seconds, then stopped (and `settleMs` for claims in flight): the ticks each fired.
+ */
+async function runTwoNodes(storeA: StateStore, storeB: StateStore, settleMs: number): Promise<Fired[]> {
+  cleanups.push(
+    () => storeA.close(),
+    () => storeB.close(),
+  );
+  const fired: Fired[] = [];
+  const [a, b] = [node("A", storeA, fired), node("B", storeB, fired)];
+  everySecond(a);
+  everySecond(b);
+  await sleep(3_200);
+  a.shutdown();
+  b.shutdown();
+  await sleep(settleMs);
+  return fired;
+}
+
 /** Every tick fired exactly once, by one node or the other, and every one was claimed in state. */
 async function expectEachTickOnce(fired: Fired[], store: StateStore): Promise<void> {
   const seconds = fired.map((entry) => entry.payload.scheduled_time);
@@ -169,18 +189,7 @@ describe("cron claims across nodes (state functions)", () => {
   it("fires each every-second tick exactly once across two engines sharing one SQLite state file", async () => {
     const file = join(tempDir(), "agentos.db");
     const [storeA, storeB] = [new SqliteStateStore(file), new SqliteStateStore(file)];
-    cleanups.push(
-      () => storeA.close(),
-      () => storeB.close(),
-    );
-    const fired: Fired[] = [];
-    const [a, b] = [node("A", storeA, fired), node("B", storeB, fired)];
-    everySecond(a);
-    everySecond(b);
-    await sleep(3_200);
-    a.shutdown();
-    b.shutdown();
-    await sleep(100);
+    const fired = await runTwoNodes(storeA, storeB, 100);
     await expectEachTickOnce(fired, storeA);
   });
 
@@ -298,18 +307,7 @@ describe.skipIf(pg.url === null)("cron claims across nodes (PostgreSQL)", () => 
       PostgresStateStore.open({ connectionString: url, schema, max: 4 }),
       PostgresStateStore.open({ connectionString: url, schema, max: 4 }),
     ]);
-    cleanups.push(
-      () => storeA.close(),
-      () => storeB.close(),
-    );
-    const fired: Fired[] = [];
-    const [a, b] = [node("A", storeA, fired), node("B", storeB, fired)];
-    everySecond(a);
-    everySecond(b);
-    await sleep(3_200);
-    a.shutdown();
-    b.shutdown();
-    await sleep(200);
+    const fired = await runTwoNodes(storeA, storeB, 200);
     await expectEachTickOnce(fired, storeB);
     // Both nodes took part: the claims are spread (over a few ticks either may win any one).
     expect(fired.length).toBeGreaterThanOrEqual(2);

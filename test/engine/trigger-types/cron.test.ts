@@ -106,7 +106,10 @@ describe("cron trigger firing", () => {
     expect(scheduled).toBeLessThanOrEqual(actual);
   });
 
-  it("stops firing once the trigger is unregistered", async () => {
+  it.each([
+    ["once the trigger is unregistered", (handle: { unregister(): void }) => handle.unregister()],
+    ["when the engine shuts down", () => engine.shutdown()],
+  ])("stops firing %s", async (_when, stop) => {
     engine = createTestEngine();
     const received = ticks();
     const handle = engine.registerTrigger("cron-test", {
@@ -115,22 +118,7 @@ describe("cron trigger firing", () => {
       config: { expression: "* * * * * *" },
     });
     await vi.waitFor(() => expect(received.length).toBeGreaterThan(0), { timeout: 3_000, interval: 50 });
-    handle.unregister();
-    const count = received.length;
-    await sleepPastNextSecond();
-    expect(received.length).toBe(count);
-  });
-
-  it("stops firing when the engine shuts down", async () => {
-    engine = createTestEngine();
-    const received = ticks();
-    engine.registerTrigger("cron-test", {
-      type: "cron",
-      function_id: "cron::tick",
-      config: { expression: "* * * * * *" },
-    });
-    await vi.waitFor(() => expect(received.length).toBeGreaterThan(0), { timeout: 3_000, interval: 50 });
-    engine.shutdown();
+    stop(handle);
     const count = received.length;
     await sleepPastNextSecond();
     expect(received.length).toBe(count);
