@@ -105,7 +105,7 @@ export async function createAgentOS(
     );
     const keyCache = new KeyCache();
     registerHttpFunctions(engine, router, keyCache);
-    registerWorkers(engine, config);
+    await registerWorkers(engine, config);
     const iii = new IiiServer(engine, {
       host: config.engineHost,
       port: config.enginePort,

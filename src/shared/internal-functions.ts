@@ -17,13 +17,27 @@ const INTERNAL_PREFIXES = [
   "catalog::",
   "openai::",
   "api::",
+  // Governance of the control plane is for keys, not for models: an agent must not re-budget itself,
+  // reshape its org chart, schedule other agents or touch realms.
+  "realm::",
+  "pulse::",
 ];
-const INTERNAL_IDS = new Set(["publish", "memory::forget_agent"]);
+const INTERNAL_IDS = new Set([
+  "publish",
+  "memory::forget_agent",
+  "ledger::set_budget",
+  "ledger::spend",
+  "hierarchy::set",
+  "hierarchy::delete",
+]);
+/** `<group>::purge_realm {realmId}`: each realm-scoped worker's part of a realm delete. */
+export const PURGE_REALM_SUFFIX = "::purge_realm";
 
 export function isInternalFunction(id: string, metadata?: Record<string, unknown>): boolean {
   return (
     INTERNAL_IDS.has(id) ||
     INTERNAL_PREFIXES.some((prefix) => id.startsWith(prefix)) ||
+    id.endsWith(PURGE_REALM_SUFFIX) ||
     metadata?.internal === true
   );
 }
@@ -35,4 +49,4 @@ export function namesOnlyInternal(pattern: string): boolean {
   return INTERNAL_PREFIXES.some((prefix) => literal.startsWith(prefix));
 }
 
-export const INTERNAL_FUNCTIONS_TEXT = `${INTERNAL_PREFIXES.join(", ")} and ${[...INTERNAL_IDS].join(", ")}`;
+export const INTERNAL_FUNCTIONS_TEXT = `${INTERNAL_PREFIXES.join(", ")}, *${PURGE_REALM_SUFFIX} and ${[...INTERNAL_IDS].join(", ")}`;

@@ -3,15 +3,23 @@ import type { Engine } from "../engine/engine.ts";
 import { registerAgents } from "./agents/index.ts";
 import { registerCatalog } from "./catalog/index.ts";
 import { registerChatCompletions } from "./chat-completions/index.ts";
+import { registerDirective } from "./directive/index.ts";
+import { registerHierarchy } from "./hierarchy/index.ts";
+import { registerLedger } from "./ledger/index.ts";
 import { registerMemory } from "./memory/index.ts";
+import { registerPulse } from "./pulse/index.ts";
+import { registerRealm } from "./realm/index.ts";
 import { register as registerSecurity } from "./security/index.ts";
 import { register as registerVault } from "./vault/index.ts";
 import { loadVaultKey } from "./vault/key.ts";
 import { registerWebTools } from "./web/index.ts";
 import { registerWorkflow } from "./workflow/index.ts";
 
-/** Every domain worker, registered in-process. Each gets its own WorkerClient and talks only via trigger. */
-export function registerWorkers(engine: Engine, config: Config): void {
+/**
+ * Every domain worker, registered in-process. Each gets its own WorkerClient and talks only via
+ * trigger. Resolves when their start-up work is done (the default realm exists, pulses are scheduled).
+ */
+export async function registerWorkers(engine: Engine, config: Config): Promise<void> {
   registerSecurity(engine.worker("security", "Audit log: a SHA-256 hash chain"));
   registerVault(engine.worker("vault", "Secrets encrypted at rest (AES-256-GCM)"), {
     key: vaultKeyFor(engine, config),
@@ -38,6 +46,14 @@ export function registerWorkers(engine: Engine, config: Config): void {
   registerChatCompletions(engine.worker("chat-completions", "OpenAI-compatible /v1 endpoint"), {
     env: config.env,
   });
+  const realm = registerRealm(engine.worker("realm", "Realms: multi-tenant isolation, export and import"));
+  registerDirective(engine.worker("directive", "Directives: goal trees with compare-and-swap updates"));
+  registerLedger(engine.worker("ledger", "Ledger: budgets, spend and summaries from running totals"));
+  registerHierarchy(engine.worker("hierarchy", "Hierarchy: the org chart of a realm's agents"));
+  const pulse = registerPulse(engine.worker("pulse", "Pulse: agents woken on a cron schedule"));
+  // The default realm must exist before pulses (and agents) refer to it.
+  await realm.ready;
+  await pulse.ready;
 }
 
 function vaultKeyFor(engine: Engine, config: Config): Buffer {

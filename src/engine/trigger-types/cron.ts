@@ -1,7 +1,8 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { Cron } from "croner";
 import { z } from "zod";
+import { canonicalJson } from "../../shared/canonical-json.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { badRequest } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
@@ -12,6 +13,8 @@ export const cronConfig = z.strictObject({
   expression: z.string().min(1).max(256),
   /** Called with the tick's payload first; the tick is skipped when it answers exactly `false` (iii). */
   condition_function_id: z.string().min(1).max(256).optional(),
+  /** Fields merged into every tick's payload (e.g. pulse's `{agentId, realmId}`). */
+  data: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** Checks an expression the way the scheduler will read it; the error names the expression. */
@@ -46,8 +49,17 @@ export interface CronTriggerOptions {
  * trigger id is left out on purpose: it is random per node. So two triggers binding the same function
  * to the same expression count as one schedule in cluster mode.
  */
-export function cronTickKey(scheduled: Date, functionId: string, expression: string): string {
-  return `${scheduled.toISOString()}|${functionId}|${normalizeExpression(expression)}`;
+export function cronTickKey(
+  scheduled: Date,
+  functionId: string,
+  expression: string,
+  data?: Record<string, unknown>,
+): string {
+  const base = `${scheduled.toISOString()}|${functionId}|${normalizeExpression(expression)}`;
+  // Two schedules of one function that differ in their data (two agents' pulses) are distinct ticks.
+  return data
+    ? `${base}|${createHash("sha256").update(canonicalJson(data)).digest("hex").slice(0, 32)}`
+    : base;
 }
 
 function normalizeExpression(expression: string): string {
@@ -88,10 +100,10 @@ export class CronTriggerType implements TriggerTypeProvider {
   register(record: TriggerRecord): void {
     const parsed = cronConfig.safeParse(record.config);
     if (!parsed.success) throw badRequest("cron trigger config needs {expression: string}");
-    const { expression, condition_function_id: condition } = parsed.data;
+    const { expression, condition_function_id: condition, data } = parsed.data;
     validateCronExpression(expression);
     const job = new Cron(expression, { timezone: "UTC", protect: true }, (self: Cron) => {
-      this.tick(record, expression, self, condition);
+      this.tick(record, { expression, condition, data }, self);
     });
     this.jobs.set(record.id, job);
   }
@@ -101,12 +113,18 @@ export class CronTriggerType implements TriggerTypeProvider {
     this.jobs.delete(record.id);
   }
 
-  private tick(record: TriggerRecord, expression: string, job: Cron, condition: string | undefined): void {
+  private tick(
+    record: TriggerRecord,
+    schedule: { expression: string; condition?: string; data?: Record<string, unknown> },
+    job: Cron,
+  ): void {
+    const { expression, condition, data } = schedule;
     const scheduled = scheduledTick(job, job.currentRun() ?? new Date(nowMs()));
     const fire = () => {
       // The claim is asynchronous: a trigger unregistered (or an engine shut down) meanwhile stays quiet.
       if (job.isStopped()) return;
       const payload = {
+        ...data,
         trigger: "cron",
         job_id: record.id,
         scheduled_time: scheduled.toISOString(),
@@ -133,7 +151,7 @@ export class CronTriggerType implements TriggerTypeProvider {
       fire();
       return;
     }
-    const tickKey = cronTickKey(scheduled, record.function_id, expression);
+    const tickKey = cronTickKey(scheduled, record.function_id, expression, data);
     Promise.resolve()
       .then(() => claim(tickKey))
       .then(
