@@ -2,6 +2,7 @@ import { benchAgents } from "./agents.bench.ts";
 import { benchEngine } from "./engine.bench.ts";
 import { benchHttp } from "./http.bench.ts";
 import { benchIii } from "./iii.bench.ts";
+import { benchLedger } from "./ledger.bench.ts";
 import { benchMemory } from "./memory.bench.ts";
 import { benchState } from "./state.bench.ts";
 import { benchWorkflow } from "./workflow.bench.ts";
@@ -14,6 +15,7 @@ const suites: Record<string, () => Promise<void>> = {
   iii: benchIii,
   workflow: benchWorkflow,
   memory: benchMemory,
+  ledger: benchLedger,
 };
 const selected = process.argv.slice(2);
 

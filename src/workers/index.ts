@@ -50,7 +50,10 @@ export async function registerWorkers(engine: Engine, config: Config): Promise<v
   registerDirective(engine.worker("directive", "Directives: goal trees with compare-and-swap updates"));
   registerLedger(engine.worker("ledger", "Ledger: budgets, spend and summaries from running totals"));
   registerHierarchy(engine.worker("hierarchy", "Hierarchy: the org chart of a realm's agents"));
-  const pulse = registerPulse(engine.worker("pulse", "Pulse: agents woken on a cron schedule"));
+  const pulse = registerPulse(engine.worker("pulse", "Pulse: agents woken on a cron schedule"), {
+    embedded: !config.databaseUrl,
+    warn: (message) => engine.logger.warn(message),
+  });
   // The default realm must exist before pulses (and agents) refer to it.
   await realm.ready;
   await pulse.ready;

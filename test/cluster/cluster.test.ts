@@ -1,34 +1,18 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Client } from "pg";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentOS, createAgentOS } from "../../src/app.ts";
-import { type Config, loadConfig } from "../../src/config/env.ts";
 import { CRON_CLAIMS_SCOPE } from "../../src/engine/trigger-types/cron.ts";
-import { dropSchema, findTestPostgres, uniqueSchema } from "../engine/state/contract.ts";
-
-const ADMIN_KEY = "cluster-admin-key-0123456789abcdef";
-const VAULT_KEY = "ab".repeat(32);
+import { findTestPostgres } from "../engine/state/contract.ts";
+import {
+  CLUSTER_ADMIN_KEY as ADMIN_KEY,
+  type Cluster,
+  nodeConfig,
+  startCluster,
+} from "../helpers/cluster.ts";
 
 type CronPayload = { scheduled_time: string };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const dirs: string[] = [];
-
-function configFor(env: Record<string, string>): Config {
-  const dataDir = mkdtempSync(join(tmpdir(), "agentos-cluster-"));
-  dirs.push(dataDir);
-  return {
-    ...loadConfig({
-      AGENTOS_DATA_DIR: dataDir,
-      AGENTOS_API_KEY: ADMIN_KEY,
-      AGENTOS_LOG_LEVEL: "silent",
-      ...env,
-    }),
-    port: 0,
-    host: "127.0.0.1",
-  };
-}
 
 /** Registers the same every-second cron schedule on a node, as every node of a deployment would. */
 function scheduleEverySecond(
@@ -63,31 +47,17 @@ const found = await findTestPostgres();
 if (found.url === null) console.warn(`Skipping cluster-mode tests: ${found.reason}`);
 
 describe.skipIf(found.url === null)("cluster mode: two nodes on one PostgreSQL", () => {
-  const url = found.url ?? "";
-  const schema = uniqueSchema();
-  // The schema travels in the URL (search_path), as a deployment would set it.
-  const scopedUrl = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  let cluster: Cluster;
   let nodeA: AgentOS;
   let nodeB: AgentOS;
 
   beforeAll(async () => {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    await client.query(`CREATE SCHEMA "${schema}"`);
-    await client.end();
-    const env = {
-      AGENTOS_DATABASE_URL: scopedUrl,
-      AGENTOS_VAULT_KEY: VAULT_KEY,
-      AGENTOS_RATE_LIMITS: "read=5",
-    };
-    nodeA = await createAgentOS(configFor(env));
-    nodeB = await createAgentOS(configFor(env));
+    cluster = await startCluster(found.url ?? "", 2, { AGENTOS_RATE_LIMITS: "read=5" });
+    [nodeA, nodeB] = cluster.nodes as [AgentOS, AgentOS];
   });
 
   afterAll(async () => {
-    await nodeA?.close();
-    await nodeB?.close();
-    await dropSchema(url, schema);
+    await cluster?.close();
   });
 
   it("shares one rate-limit budget per client between nodes", async () => {
@@ -134,7 +104,7 @@ describe.skipIf(found.url === null)("cluster mode: two nodes on one PostgreSQL",
 
 describe("embedded mode: one node", () => {
   it("runs cron ticks without writing claims", async () => {
-    const service = await createAgentOS(configFor({}));
+    const service = await createAgentOS(nodeConfig({}, dirs));
     try {
       const fired: Array<{ node: string; at: string }> = [];
       scheduleEverySecond(service, "only", fired);

@@ -3,9 +3,11 @@ import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
 import { type GenerateResult, generate, type ModelChoice } from "../../llm/generate.ts";
-import { costOf, type Usage } from "../../llm/types.ts";
+import type { Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { AppError, conflict } from "../../shared/errors.ts";
+import { conflict } from "../../shared/errors.ts";
+import { type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
+import { checkBudget, publishCost } from "./accounting.ts";
 import type { Agent } from "./schema.ts";
 import { appendTurn, openSession, recentMessages, type StoredMessage } from "./store.ts";
 import { agentToolIds, buildToolSet, type FunctionInfo } from "./tools.ts";
@@ -116,9 +118,18 @@ export async function agentCompletion(
 async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]> {
   if (agent.status !== "active")
     throw conflict(`Agent ${agent.id} is ${agent.status} and does not take messages`);
+  await assertRealmOpen(deps.trigger, agent.realmId);
   return Promise.all(
     [agent.model, ...(agent.fallbackModels ?? [])].map((m) => resolveChoice(deps.trigger, m)),
   );
+}
+
+/** A paused or archived realm's agents take no messages (read as the system: fail-safe without a realm worker). */
+async function assertRealmOpen(trigger: TriggerFn, realmId: string): Promise<void> {
+  const realm = (await requireRealm(trigger, realmId)) as (RealmRef & { deleting?: boolean }) | undefined;
+  if (realm?.status === "Paused") throw conflict(`Realm ${realmId} is paused`);
+  if (realm?.status === "Archived") throw conflict(`Realm ${realmId} is archived`);
+  if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
 }
 
 /** One listing per turn tells which optional functions (memory, ledger, tools) exist right now. */
@@ -233,46 +244,5 @@ async function toolsFor(deps: ChatDeps, registered: Set<string>, agent: Agent) {
       payload: { type: "tool_call_failed", detail: { agentId: agent.id, functionId: run.functionId } },
       action: { type: "void" },
     });
-  });
-}
-
-/** Fail-safe: only an explicit "not allowed" from a ledger stops the call; no ledger, or a failing one, allows. */
-async function checkBudget(deps: ChatDeps, agent: Agent): Promise<void> {
-  let verdict: { allowed?: boolean; reason?: string } | undefined;
-  try {
-    verdict = (await deps.trigger({
-      function_id: "ledger::check",
-      payload: { agentId: agent.id, realmId: agent.realmId },
-    })) as typeof verdict;
-  } catch {
-    return;
-  }
-  if (verdict?.allowed === false) {
-    throw new AppError("budget_exceeded", verdict.reason ?? `Agent ${agent.id} is over its budget`);
-  }
-}
-
-function publishCost(
-  deps: ChatDeps,
-  agent: Agent,
-  sessionId: string | null,
-  choice: ModelChoice,
-  usage: Usage,
-): void {
-  const data = {
-    agentId: agent.id,
-    realmId: agent.realmId,
-    sessionId,
-    model: choice.model.id,
-    provider: choice.provider.id,
-    inputTokens: usage.inputTokens,
-    outputTokens: usage.outputTokens,
-    cost: costOf(choice.model, usage),
-    at: nowIso(),
-  };
-  void deps.trigger({
-    function_id: "publish",
-    payload: { topic: "cost.incurred", data },
-    action: { type: "void" },
   });
 }

@@ -2,11 +2,19 @@ import type { ModelMessage } from "ai";
 import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
-import { assertRealmAccess, realmFilter } from "../../shared/access.ts";
-import { nowIso } from "../../shared/clock.ts";
-import { type AppError, notFound } from "../../shared/errors.ts";
-import { newId } from "../../shared/ids.ts";
+import { assertRealmAccess, realmFilter, requireAdmin } from "../../shared/access.ts";
+import { notFound } from "../../shared/errors.ts";
+import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { agentCompletion, type ChatDeps, chatTurn } from "./chat.ts";
+import {
+  createAgent,
+  deleteAgent,
+  type LifecycleDeps,
+  purgeRealmAgents,
+  realmAgents,
+  sortAgents,
+} from "./lifecycle.ts";
+import { onceBackfilled } from "./realm-index.ts";
 import {
   type Agent,
   agentIdInput,
@@ -14,12 +22,12 @@ import {
   chatInput,
   completeInput,
   createAgentInput,
-  DEFAULT_REALM,
+  listInput,
   memoryRouteInput,
   messageRouteInput,
-  profilePatterns,
+  purgeRealmInput,
 } from "./schema.ts";
-import { AGENTS_SCOPE, deleteAgentData, listAgents, listSessions } from "./store.ts";
+import { AGENTS_SCOPE, listAgents, listSessions } from "./store.ts";
 import { mayCall } from "./tools.ts";
 
 export interface AgentsOptions {
@@ -33,6 +41,9 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
   const deps: ChatDeps = { trigger, state, env: options.env, maxSteps: options.maxSteps ?? 8 };
+  const lifecycle: LifecycleDeps = { trigger, state, backfilled: onceBackfilled(state) };
+  // Started now so the first request rarely waits; whatever reads the realm index awaits it anyway.
+  lifecycle.backfilled().catch(() => undefined);
 
   /** The agent, if the caller may see it: another realm's agent reads as 403, a missing one 404. */
   const load = async (id: string, ctx: InvocationContext): Promise<Agent> => {
@@ -44,36 +55,20 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
 
   worker.registerFunction(
     { id: "agent::create", description: "Create an agent; returns {id}", input: createAgentInput },
-    async (input, ctx) => {
-      const realmId = input.realmId ?? (ctx.auth.kind === "realm" ? ctx.auth.realmId : DEFAULT_REALM);
-      assertRealmAccess(ctx, realmId);
-      const model = input.model
-        ? await trigger({ function_id: "catalog::resolve", payload: { model: input.model } })
-        : await trigger({ function_id: "catalog::default_model", payload: {} });
-      for (const fallback of input.fallbackModels ?? []) {
-        await trigger({ function_id: "catalog::resolve", payload: { model: fallback } });
-      }
-      const now = nowIso();
-      const agent: Agent = {
-        ...input,
-        id: newId("agent"),
-        model: (model as { id: string }).id,
-        tools: input.tools ?? profilePatterns[input.toolProfile],
-        realmId,
-        status: "active",
-        createdAt: now,
-        updatedAt: now,
-      };
-      await state.set(AGENTS_SCOPE, agent.id, agent, 0);
-      return { id: agent.id };
-    },
+    (input, ctx) => createAgent(lifecycle, input, ctx),
   );
 
   worker.registerFunction(
-    { id: "agent::list", description: "List agents: {agents}" },
-    async (_input, ctx) => ({
-      agents: await listAgents(state, realmFilter(ctx)),
-    }),
+    {
+      id: "agent::list",
+      description: "List agents, of one realm with {realmId}: {agents}",
+      input: listInput,
+    },
+    async ({ realmId }, ctx) => {
+      if (realmId !== undefined) assertRealmAccess(ctx, realmId);
+      const realm = realmId ?? realmFilter(ctx);
+      return { agents: realm ? await realmAgents(lifecycle, realm) : sortAgents(await listAgents(state)) };
+    },
   );
 
   worker.registerFunction(
@@ -88,14 +83,20 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       input: agentIdInput,
     },
     async ({ id }, ctx) => {
-      await load(id, ctx);
-      // Memory first: if it cannot be forgotten the delete fails and can be retried, rather than
-      // answering 204 with the agent's memory left behind. Only an absent memory worker is skipped.
-      await trigger({ function_id: "memory::forget_agent", payload: { agentId: id } }).catch((error) => {
-        if ((error as AppError).reason !== "function_not_found") throw error;
-      });
-      await deleteAgentData(state, id);
+      await deleteAgent(lifecycle, await load(id, ctx));
       return undefined;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: `agent${PURGE_REALM_SUFFIX}`,
+      description: "Delete every agent of {realmId} with all its data (part of realm::delete)",
+      input: purgeRealmInput,
+    },
+    ({ realmId }, ctx) => {
+      requireAdmin(ctx);
+      return purgeRealmAgents(lifecycle, realmId);
     },
   );
 

@@ -69,20 +69,30 @@ export interface Agent {
 
 export const agentIdInput = z.strictObject({ id: z.string().min(1).max(256) });
 
+/**
+ * Extra context for this turn only (a pulse tick's snapshot, a workflow's data): a JSON object, put
+ * into the system prompt so the model sees it, and not stored in the session.
+ */
+const turnContext = z.record(z.string(), z.unknown(), { error: "context must be a JSON object" });
+
 export const chatInput = z.strictObject({
   agentId: z.string().min(1).max(256),
   message: z.string().min(1, "message is required").max(200_000),
   sessionId: z.string().min(1).max(256).optional(),
-  /** Extra context for this turn only (a pulse tick's data, a workflow's input). */
-  context: z.unknown().optional(),
+  context: turnContext.optional(),
 });
 
 export const messageRouteInput = z.strictObject({
   id: z.string().min(1).max(256),
   message: z.string().min(1, "message is required").max(200_000),
   sessionId: z.string().min(1).max(256).optional(),
-  context: z.unknown().optional(),
+  context: turnContext.optional(),
 });
+
+/** agent::list: every agent the caller may see, or those of one realm. */
+export const listInput = z.strictObject({ realmId: z.string().min(1).max(256).optional() });
+
+export const purgeRealmInput = z.strictObject({ realmId: z.string().min(1).max(256) });
 
 export const memoryRouteInput = z.strictObject({
   id: z.string().min(1).max(256),

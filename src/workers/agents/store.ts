@@ -24,11 +24,10 @@ export interface StoredMessage {
   createdAt: string;
 }
 
-export async function listAgents(state: StateClient, realmId?: string): Promise<Agent[]> {
+/** Every agent of every realm (admin listings; a realm's own agents are read through its index). */
+export async function listAgents(state: StateClient): Promise<Agent[]> {
   const agents: Agent[] = [];
-  for await (const record of state.scan<Agent>(AGENTS_SCOPE)) {
-    if (!realmId || record.value.realmId === realmId) agents.push(record.value);
-  }
+  for await (const record of state.scan<Agent>(AGENTS_SCOPE)) agents.push(record.value);
   return agents;
 }
 

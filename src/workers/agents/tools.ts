@@ -1,5 +1,5 @@
 import { jsonSchema, type ToolSet, tool } from "ai";
-import type { TriggerFn } from "../../engine/types.ts";
+import type { Principal, TriggerFn } from "../../engine/types.ts";
 import { isInternalFunction } from "../../shared/internal-functions.ts";
 import { isJsonObject } from "../../shared/json-object.ts";
 import type { Agent } from "./schema.ts";
@@ -65,7 +65,8 @@ export interface ToolRun {
 /**
  * The AI SDK tool set for a turn. A function whose input has `agentId` gets the agent's own id (the
  * model neither sees nor chooses it). Every call is checked against the capabilities again and runs
- * through engine.trigger; a failure goes back to the model as `{error}` instead of ending the turn.
+ * through engine.trigger as the agent's realm; a failure goes back to the model as `{error}` instead of
+ * ending the turn.
  */
 export function buildToolSet(
   agent: Agent,
@@ -90,7 +91,7 @@ export function buildToolSet(
         const payload = isJsonObject(input) ? { ...input } : {};
         if (schema.hadAgentId) payload.agentId = agent.id;
         try {
-          const result = await trigger({ function_id: id, payload });
+          const result = await trigger({ function_id: id, payload, auth: agentPrincipal(agent) });
           onRun({ functionId: id, input, ok: true });
           return result ?? null;
         } catch (error) {
@@ -101,6 +102,15 @@ export function buildToolSet(
     });
   }
   return tools;
+}
+
+/**
+ * Who an agent's tool call runs as: its own realm, whoever woke it (a cron tick runs as the system, an
+ * admin key may message any agent). So a tool, or a model steered by what it read, cannot reach past
+ * the agent's realm. The key id names the agent for audit records.
+ */
+export function agentPrincipal(agent: Pick<Agent, "id" | "realmId">): Principal {
+  return { kind: "realm", realmId: agent.realmId, keyId: `agent:${agent.id}` };
 }
 
 function withoutAgentId(schema: Record<string, unknown> | undefined): {

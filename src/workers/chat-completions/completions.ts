@@ -1,5 +1,5 @@
 import { jsonSchema, type ToolSet, tool } from "ai";
-import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
 import {
   type GenerateRequest,
@@ -8,11 +8,12 @@ import {
   generateStream,
   type ModelChoice,
 } from "../../llm/generate.ts";
-import { costOf, type Usage } from "../../llm/types.ts";
+import type { Usage } from "../../llm/types.ts";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { toModelMessages } from "./convert.ts";
+import { type CostAccount, publishCost } from "./cost.ts";
 import { type ChatCompletionRequest, chatCompletionRequest } from "./schema.ts";
 
 export interface CompletionDeps {
@@ -29,7 +30,11 @@ interface Reply {
 type Target = { kind: "model"; choice: ModelChoice } | { kind: "agent"; agentId: string; model: string };
 
 /** POST /v1/chat/completions: OpenAI's wire format, for a catalog model or for an agent. */
-export async function chatCompletion(deps: CompletionDeps, body: unknown): Promise<Reply> {
+export async function chatCompletion(
+  deps: CompletionDeps,
+  body: unknown,
+  account: CostAccount,
+): Promise<Reply> {
   const parsed = chatCompletionRequest.safeParse(body);
   if (!parsed.success) return openAiError(new AppError("validation", describeZodError(parsed.error)));
   const request = parsed.data;
@@ -43,9 +48,10 @@ export async function chatCompletion(deps: CompletionDeps, body: unknown): Promi
       const includeUsage = request.stream_options?.include_usage === true;
       const events =
         result === null && !request.tools?.length && target.kind === "model"
-          ? streamModel(deps, target.choice, request, meta, includeUsage)
+          ? streamModel(deps, account, target.choice, request, meta, includeUsage)
           : streamResult(
-              result ?? completeWithModel(deps, target as Extract<Target, { kind: "model" }>, request),
+              result ??
+                completeWithModel(deps, account, target as Extract<Target, { kind: "model" }>, request),
               meta,
               includeUsage,
             );
@@ -56,7 +62,7 @@ export async function chatCompletion(deps: CompletionDeps, body: unknown): Promi
       };
     }
     const done = await (result ??
-      completeWithModel(deps, target as Extract<Target, { kind: "model" }>, request));
+      completeWithModel(deps, account, target as Extract<Target, { kind: "model" }>, request));
     return { status_code: 200, body: completionBody(done, meta) };
   } catch (error) {
     return openAiError(error);
@@ -124,6 +130,7 @@ function runAgent(
 
 function completeWithModel(
   deps: CompletionDeps,
+  account: CostAccount,
   target: Extract<Target, { kind: "model" }>,
   request: ChatCompletionRequest,
 ) {
@@ -140,12 +147,13 @@ function completeWithModel(
     maxTokens: maxTokensOf(request),
     env: deps.env,
     trigger: deps.trigger,
-    onStepUsage: (choice, usage) => publishCost(deps, choice, usage),
+    onStepUsage: (choice, usage) => publishCost(deps, account, choice, usage),
   });
 }
 
 async function* streamModel(
   deps: CompletionDeps,
+  account: CostAccount,
   choice: ModelChoice,
   request: ChatCompletionRequest,
   meta: { id: string; created: number },
@@ -166,7 +174,7 @@ async function* streamModel(
       maxTokens: maxTokensOf(request),
       env: deps.env,
       trigger: deps.trigger,
-      onStepUsage: (c, usage) => publishCost(deps, c, usage),
+      onStepUsage: (c, usage) => publishCost(deps, account, c, usage),
     })) {
       if (part.type === "delta") yield chunk({ content: part.text }, null);
       else {
@@ -275,22 +283,6 @@ const openAiUsage = (usage: Usage) => ({
   completion_tokens: usage.outputTokens,
   total_tokens: usage.totalTokens,
 });
-
-function publishCost(deps: CompletionDeps, choice: ModelChoice, usage: Usage): void {
-  const data = {
-    agentId: null,
-    model: choice.model.id,
-    provider: choice.provider.id,
-    ...usage,
-    cost: costOf(choice.model, usage),
-  };
-  void deps.trigger({
-    function_id: "publish",
-    payload: { topic: "cost.incurred", data },
-    action: { type: "void" },
-    auth: systemPrincipal,
-  });
-}
 
 /** OpenAI's error shape {error: {message, type, code}} with our status. */
 export function openAiError(error: unknown): Reply {

@@ -1,5 +1,6 @@
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { type CompletionDeps, chatCompletion } from "./completions.ts";
+import { accountOf } from "./cost.ts";
 
 /**
  * The OpenAI-compatible endpoint (DESIGN.md §5): POST /v1/chat/completions and GET /v1/models. `model`
@@ -14,7 +15,7 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       id: "openai::chat_completions",
       description: "OpenAI-compatible chat completions (streaming included)",
     },
-    (envelope) => chatCompletion(deps, (envelope as { body?: unknown }).body),
+    (envelope, ctx) => chatCompletion(deps, (envelope as { body?: unknown }).body, accountOf(ctx.auth)),
   );
 
   worker.registerFunction(

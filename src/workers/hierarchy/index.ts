@@ -1,6 +1,131 @@
+import { casUpdate } from "../../engine/state/cas.ts";
+import { stateClient } from "../../engine/state/client.ts";
+import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { assertRealmAccess } from "../../shared/access.ts";
+import { requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
+import {
+  buildForest,
+  buildSubtree,
+  type Chart,
+  chainOf,
+  emptyChart,
+  findByCapability,
+  type HierarchyNode,
+  removeNode,
+  setNode,
+} from "./chart.ts";
+import { agentInput, findInput, realmInput, setInput, treeInput } from "./schema.ts";
 
-/** Placeholder until the hierarchy worker lands (issue 6). */
-export function registerHierarchy(_worker: WorkerClient): { ready?: Promise<void> } {
+/**
+ * A realm's whole org chart is ONE record (scope `hierarchy`, key realmId). Org charts are small
+ * (tens, at most a few thousand agents), and keeping them whole makes the cycle check and the write
+ * one compare-and-swap step: two concurrent sets can never each pass the check and jointly close a loop.
+ */
+const SCOPE = "hierarchy";
+
+/** Hierarchy: the org chart of a realm's agents (DESIGN §5, §6). */
+export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void> } {
+  const trigger = worker.trigger.bind(worker);
+  const state = stateClient(trigger);
+
+  const loadChart = async (realmId: string): Promise<Chart> =>
+    (await state.get<Chart>(SCOPE, realmId)) ?? emptyChart();
+  const changeChart = (realmId: string, change: (chart: Chart) => Chart) =>
+    casUpdate<Chart>(state, SCOPE, realmId, ({ value }) => change(value ?? emptyChart()));
+  /** Every function: the caller's key must reach the realm, and the realm must exist. */
+  const enter = async (ctx: InvocationContext, realmId: string, write = false) => {
+    assertRealmAccess(ctx, realmId);
+    await requireRealm(trigger, realmId, { write });
+  };
+
+  worker.registerFunction(
+    {
+      id: "hierarchy::set",
+      description: "Place an agent in the org chart; omitted fields keep their values. Returns the node",
+      input: setInput,
+    },
+    async ({ realmId, agentId, ...changes }, ctx) => {
+      await enter(ctx, realmId, true);
+      await requireAgentInRealm(trigger, agentId, realmId);
+      let stored: HierarchyNode | undefined;
+      await changeChart(realmId, (chart) => {
+        const { chart: next, node } = setNode(chart, realmId, agentId, changes);
+        stored = node;
+        return next;
+      });
+      return stored;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "hierarchy::tree",
+      description: "The org chart as nested {roots: [{agentId, title, capabilities, rank, reports}]}",
+      input: treeInput,
+    },
+    async ({ realmId, rootAgentId }, ctx) => {
+      await enter(ctx, realmId);
+      const chart = await loadChart(realmId);
+      return { roots: rootAgentId ? [buildSubtree(chart, realmId, rootAgentId)] : buildForest(chart) };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "hierarchy::find",
+      description: "Nodes holding a capability (whole word, any case): {matches, count}",
+      input: findInput,
+    },
+    async ({ realmId, capability }, ctx) => {
+      await enter(ctx, realmId);
+      const matches = findByCapability(await loadChart(realmId), capability);
+      return { matches, count: matches.length };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "hierarchy::chain",
+      description: "An agent's chain of command, itself first, root last: {chain} (empty outside the chart)",
+      input: agentInput,
+    },
+    async ({ realmId, agentId }, ctx) => {
+      await enter(ctx, realmId);
+      return { chain: chainOf(await loadChart(realmId), agentId) };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "hierarchy::delete",
+      description: "Remove an agent from the org chart; its reports move up to its manager",
+      input: agentInput,
+    },
+    async ({ realmId, agentId }, ctx) => {
+      await enter(ctx, realmId, true);
+      await changeChart(realmId, (chart) => removeNode(chart, realmId, agentId));
+      return { deleted: true };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "hierarchy::purge_realm",
+      description: "Delete a realm's org chart (part of a realm delete); idempotent",
+      input: realmInput,
+    },
+    async ({ realmId }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      // No requireRealm: the realm worker purges while deleting the realm, which may already be gone.
+      return { purged: (await state.delete(SCOPE, realmId)) !== null };
+    },
+  );
+
+  worker.registerRoute("hierarchy::set", "POST", "/api/hierarchy");
+  worker.registerRoute("hierarchy::tree", "GET", "/api/hierarchy/:realmId/tree");
+  worker.registerRoute("hierarchy::find", "GET", "/api/hierarchy/:realmId/find");
+  worker.registerRoute("hierarchy::chain", "GET", "/api/hierarchy/:realmId/chain/:agentId");
+  worker.registerRoute("hierarchy::delete", "DELETE", "/api/hierarchy/:realmId/:agentId");
   return {};
 }

@@ -1,6 +1,131 @@
+import { stateClient } from "../../engine/state/client.ts";
+import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { assertRealmAccess } from "../../shared/access.ts";
+import { recoverLeases } from "./lease.ts";
+import { invoke, type PulseDeps, purgeRealm, register, status, toggle } from "./pulses.ts";
+import { PulseScheduler } from "./scheduler.ts";
+import {
+  invokeInput,
+  realmInput,
+  registerInput,
+  statusInput,
+  targetInput,
+  tickInput,
+  toggleInput,
+} from "./schema.ts";
+import { tick } from "./tick.ts";
 
-/** Placeholder until the pulse worker lands (issue 6). */
-export function registerPulse(_worker: WorkerClient): { ready?: Promise<void> } {
-  return {};
+/** Published after a pulse config changes; every node's pulse worker re-syncs its trigger for the agent. */
+export const PULSE_CHANGED_TOPIC = "pulse.changed";
+
+export interface PulseOptions {
+  /** Where start-up problems are reported (a stored pulse that could not be scheduled). */
+  warn?: (message: string) => void;
+  /**
+   * Single node (no shared database): at start every run lease is a leftover of the previous process,
+   * so leases are cleared and their runs marked interrupted at once. Off by default, because in a
+   * cluster another node's live run holds its lease (stale leases are then taken over when they expire).
+   */
+  embedded?: boolean;
+}
+
+/**
+ * Pulse: agents woken on a cron schedule (SPEC "Pulse"). Registers the functions and routes, and at
+ * start (`ready`) schedules every stored pulse and subscribes to changes made on other nodes.
+ */
+export function registerPulse(worker: WorkerClient, options: PulseOptions = {}): { ready: Promise<void> } {
+  const trigger = worker.trigger.bind(worker);
+  const state = stateClient(trigger);
+  const scheduler = new PulseScheduler(worker, state);
+  const warn = options.warn ?? (() => undefined);
+  const deps: PulseDeps = {
+    trigger,
+    state,
+    scheduler,
+    publishChanged: async (realmId, agentId) => {
+      // The change is stored and this node's trigger already matches it: a failed publish only delays
+      // other nodes until their next start, so it does not fail the caller's request.
+      await trigger({
+        function_id: "publish",
+        payload: { topic: PULSE_CHANGED_TOPIC, data: { realmId, agentId } },
+        auth: systemPrincipal,
+      }).catch((error) => warn(`pulse.changed not published: ${(error as Error).message}`));
+    },
+  };
+
+  worker.registerFunction(
+    {
+      id: "pulse::register",
+      description:
+        "Schedule agent {agentId} of realm {realmId} on six-field {cron}; returns the pulse config",
+      input: registerInput,
+    },
+    (input, ctx) => register(deps, input, ctx),
+  );
+  worker.registerFunction(
+    { id: "pulse::toggle", description: "Enable or disable an agent's pulse: {enabled}", input: toggleInput },
+    (input, ctx) => toggle(deps, input, ctx),
+  );
+  worker.registerFunction(
+    {
+      id: "pulse::invoke",
+      description: "Wake an agent now; returns the finished pulse run",
+      input: invokeInput,
+    },
+    (input, ctx) => invoke(deps, input, ctx),
+  );
+  worker.registerFunction(
+    {
+      id: "pulse::status",
+      description: "An agent's pulse: {config, recentRuns (newest first), lastTick}",
+      input: statusInput,
+    },
+    (input, ctx) => status(deps, input, ctx),
+  );
+  worker.registerFunction(
+    { id: "pulse::tick", description: "One cron tick of an agent's pulse (internal)", input: tickInput },
+    (input, ctx) => {
+      assertRealmAccess(ctx, input.realmId);
+      return tick(deps, input);
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "pulse::sync",
+      description: "Align this node's cron trigger for an agent with its stored pulse (internal)",
+      input: targetInput,
+    },
+    async ({ realmId, agentId }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      await scheduler.sync(realmId, agentId);
+      return { synced: true };
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "pulse::purge_realm",
+      description: "Stop and delete every pulse of a realm (internal)",
+      input: realmInput,
+    },
+    ({ realmId }, ctx) => purgeRealm(deps, realmId, ctx),
+  );
+
+  worker.registerRoute("pulse::register", "POST", "/api/pulse/register");
+  worker.registerRoute("pulse::invoke", "POST", "/api/pulse/invoke");
+  worker.registerRoute("pulse::status", "GET", "/api/pulse/:realmId/:agentId");
+  worker.registerRoute("pulse::toggle", "PATCH", "/api/pulse/:realmId/:agentId");
+  worker.registerTrigger({
+    type: "subscribe",
+    function_id: "pulse::sync",
+    config: { topic: PULSE_CHANGED_TOPIC },
+  });
+
+  const ready = (async () => {
+    if (options.embedded) await recoverLeases(state);
+    await scheduler.restoreAll(warn);
+  })();
+  // Awaited by the start-up later; until then a failure must not count as an unhandled rejection.
+  ready.catch(() => undefined);
+  return { ready };
 }

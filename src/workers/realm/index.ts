@@ -1,6 +1,184 @@
+import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { assertRealmAccess, isPrivileged, realmFilter, requireAdmin } from "../../shared/access.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { badRequest, conflict, forbidden, isAppError } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { isAbsent, systemCaller } from "./calls.ts";
+import { purgeRealmData } from "./cascade.ts";
+import { exportRealm } from "./export.ts";
+import { importRealm } from "./import.ts";
+import {
+  createRealmInput,
+  DEFAULT_REALM_ID,
+  exportInput,
+  importInput,
+  REALMS_SCOPE,
+  type Realm,
+  realmIdInput,
+  updateRealmInput,
+} from "./schema.ts";
+import {
+  assertWritable,
+  checkTransition,
+  ensureDefaultRealm,
+  insertRealm,
+  listRealms,
+  patched,
+  readRealm,
+  updateRealm,
+} from "./store.ts";
 
-/** Placeholder until the realm worker lands (issue 6). */
-export function registerRealm(_worker: WorkerClient): { ready?: Promise<void> } {
-  return {};
+const UPDATABLE = "name, description, status, defaultModel, maxAgents, metadata";
+
+/**
+ * Realms: tenants of the service (DESIGN.md §5, README.md next to this file). Every realm-scoped worker
+ * reads a realm through realm::get; a delete asks each of them to purge the realm's data.
+ */
+export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
+  const trigger = worker.trigger.bind(worker);
+  const state = stateClient(trigger);
+  const call = systemCaller(trigger);
+
+  const publish = (data: Record<string, unknown>) =>
+    void trigger({
+      function_id: "publish",
+      payload: { topic: "realm.lifecycle", data },
+      action: { type: "void" },
+    });
+
+  /** A default model must be one the catalog knows now (an alias or a local model is kept as written). */
+  const checkModel = async (model: string) => {
+    try {
+      await call("catalog::resolve", { model });
+    } catch (error) {
+      if (isAbsent(error)) return;
+      if (isAppError(error) && error.code === "not_found") throw badRequest(`defaultModel: ${error.message}`);
+      throw error;
+    }
+  };
+
+  worker.registerFunction(
+    {
+      id: "realm::create",
+      description: "Create a realm (admin): {name, owner, ...}",
+      input: createRealmInput,
+    },
+    async (input, ctx) => {
+      requireAdmin(ctx);
+      if (input.defaultModel) await checkModel(input.defaultModel);
+      const now = nowIso();
+      const realm: Realm = { id: newId("realm"), ...input, status: "Active", createdAt: now, updatedAt: now };
+      await insertRealm(state, realm);
+      publish({ type: "created", realmId: realm.id });
+      return realm;
+    },
+  );
+
+  worker.registerFunction(
+    { id: "realm::list", description: "Every realm the caller may see, oldest first" },
+    async (_input, ctx) => {
+      const own = realmFilter(ctx);
+      if (own === undefined) return listRealms(state);
+      const realm = await state.get<Realm>(REALMS_SCOPE, own);
+      return realm ? [realm] : [];
+    },
+  );
+
+  worker.registerFunction(
+    { id: "realm::get", description: "A realm by {id}", input: realmIdInput },
+    ({ id }, ctx) => {
+      assertRealmAccess(ctx, id);
+      return readRealm(state, id);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "realm::update",
+      description: `Change a realm's ${UPDATABLE} (null clears); status moves Active⇄Paused, → Archived`,
+      input: updateRealmInput,
+    },
+    async ({ id, ...patch }, ctx) => {
+      assertRealmAccess(ctx, id);
+      if (Object.values(patch).every((value) => value === undefined)) {
+        throw badRequest(`Nothing to update: give at least one of ${UPDATABLE}`);
+      }
+      // A realm-bound key runs its own realm, but its agent quota is the operator's to set.
+      if (patch.maxAgents !== undefined && !isPrivileged(ctx.auth)) {
+        throw forbidden("maxAgents can only be changed with an admin key");
+      }
+      if (patch.defaultModel) await checkModel(patch.defaultModel);
+      const { before, after } = await updateRealm(state, id, (realm) => {
+        assertWritable(realm);
+        if (patch.status) checkTransition(realm, patch.status);
+        return patched(realm, patch);
+      });
+      const moved = before.status !== after.status ? { from: before.status, to: after.status } : {};
+      publish({ type: "updated", realmId: id, ...moved });
+      return after;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "realm::delete",
+      description: "Delete a realm (admin) with all its agents, directives, missions, budgets, pulses, ...",
+      input: realmIdInput,
+    },
+    async ({ id }, ctx) => {
+      requireAdmin(ctx);
+      if (id === DEFAULT_REALM_ID) throw conflict(`Realm ${DEFAULT_REALM_ID} cannot be deleted`);
+      // Marked first: from here on agent::create refuses the realm, so nothing is created behind the purge.
+      await updateRealm(state, id, (realm) => ({ ...realm, deleting: true }));
+      try {
+        await purgeRealmData(call, id);
+      } catch (error) {
+        await updateRealm(state, id, ({ deleting: _marker, ...realm }) => realm).catch(() => undefined);
+        throw error;
+      }
+      await state.delete(REALMS_SCOPE, id);
+      publish({ type: "deleted", realmId: id });
+      return { deleted: true };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "realm::export",
+      description: "A realm with its agents, directives and hierarchy; secrets only with scrubSecrets false",
+      input: exportInput,
+    },
+    async ({ id, scrubSecrets }, ctx) => {
+      assertRealmAccess(ctx, id);
+      if (!scrubSecrets && !isPrivileged(ctx.auth)) {
+        throw forbidden("Exporting secrets (scrubSecrets: false) requires an admin key");
+      }
+      return exportRealm(call, await readRealm(state, id), scrubSecrets);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "realm::import",
+      description: "Create a realm from an export document {data, newOwner?} (admin): {imported, realmId}",
+      input: importInput,
+    },
+    async ({ data, newOwner }, ctx) => {
+      requireAdmin(ctx);
+      const realmId = await importRealm({ state, call, checkModel }, data, newOwner);
+      publish({ type: "created", realmId });
+      return { imported: true, realmId };
+    },
+  );
+
+  worker.registerRoute("realm::create", "POST", "/api/realms", { status: 201 });
+  worker.registerRoute("realm::list", "GET", "/api/realms");
+  worker.registerRoute("realm::import", "POST", "/api/realms/import", { status: 201 });
+  worker.registerRoute("realm::get", "GET", "/api/realms/:id");
+  worker.registerRoute("realm::update", "PATCH", "/api/realms/:id");
+  worker.registerRoute("realm::delete", "DELETE", "/api/realms/:id");
+  worker.registerRoute("realm::export", "POST", "/api/realms/:id/export");
+
+  return { ready: ensureDefaultRealm(state) };
 }

@@ -1,0 +1,142 @@
+import type { StateClient } from "../../engine/state/client.ts";
+import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
+import { assertRealmAccess } from "../../shared/access.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { type AppError, conflict } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
+import {
+  abandonSlot,
+  dropRealmCount,
+  indexAgent,
+  realmAgentIds,
+  reserveSlot,
+  unindexAgent,
+} from "./realm-index.ts";
+import { type Agent, type CreateAgentInput, DEFAULT_REALM, profilePatterns } from "./schema.ts";
+import { AGENTS_SCOPE, deleteAgentData } from "./store.ts";
+
+export interface LifecycleDeps {
+  trigger: TriggerFn;
+  state: StateClient;
+  /** Resolves once agents created before the realm index existed are indexed. */
+  backfilled: () => Promise<void>;
+}
+
+/** realm::get's view of a realm, with the marker realm::delete sets while it purges. */
+type RealmView = RealmRef & { deleting?: boolean };
+
+/** The realm must exist, not be archived (read-only) and not be going away. */
+async function writableRealm(trigger: TriggerFn, realmId: string): Promise<RealmView | undefined> {
+  const realm = (await requireRealm(trigger, realmId, { write: true })) as RealmView | undefined;
+  if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+  return realm;
+}
+
+/**
+ * A new agent in the caller's realm (or the one named). The realm's default model applies when no model
+ * is named, and its maxAgents through a slot taken by compare-and-swap before the agent is written.
+ */
+export async function createAgent(
+  deps: LifecycleDeps,
+  input: CreateAgentInput,
+  ctx: InvocationContext,
+): Promise<{ id: string }> {
+  const realmId = input.realmId ?? (ctx.auth.kind === "realm" ? ctx.auth.realmId : DEFAULT_REALM);
+  assertRealmAccess(ctx, realmId);
+  const realm = await writableRealm(deps.trigger, realmId);
+  const agent = await configure(deps.trigger, input, realmId, realm?.defaultModel);
+  await deps.backfilled();
+  await reserveSlot(deps.state, realmId, realm?.maxAgents);
+  try {
+    await indexAgent(deps.state, agent);
+    await deps.state.set(AGENTS_SCOPE, agent.id, agent, 0);
+  } catch (error) {
+    await abandonSlot(deps.state, realmId, agent.id).catch(() => undefined);
+    throw error;
+  }
+  // Checked again after the write: a realm delete that started meanwhile either sees this agent in the
+  // index (its purge removes it) or is seen here (and the agent is taken back), never neither.
+  try {
+    await writableRealm(deps.trigger, realmId);
+  } catch (error) {
+    await removeAgent(deps, agent);
+    throw error;
+  }
+  return { id: agent.id };
+}
+
+async function configure(
+  trigger: TriggerFn,
+  input: CreateAgentInput,
+  realmId: string,
+  realmModel: string | undefined,
+): Promise<Agent> {
+  const requested = input.model ?? realmModel;
+  const model = requested
+    ? await trigger({ function_id: "catalog::resolve", payload: { model: requested } })
+    : await trigger({ function_id: "catalog::default_model", payload: {} });
+  for (const fallback of input.fallbackModels ?? []) {
+    await trigger({ function_id: "catalog::resolve", payload: { model: fallback } });
+  }
+  const now = nowIso();
+  return {
+    ...input,
+    id: newId("agent"),
+    model: (model as { id: string }).id,
+    tools: input.tools ?? profilePatterns[input.toolProfile],
+    realmId,
+    status: "active",
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * agent::delete: an archived realm is read-only, its agents included. An agent whose realm is gone
+ * altogether may still be deleted (there is nothing left to protect, and it should not linger).
+ */
+export async function deleteAgent(deps: LifecycleDeps, agent: Agent): Promise<void> {
+  try {
+    await writableRealm(deps.trigger, agent.realmId);
+  } catch (error) {
+    if ((error as AppError).code !== "not_found") throw error;
+  }
+  await removeAgent(deps, agent);
+}
+
+/**
+ * The agent and all its data. Memory goes first: if it cannot be forgotten the delete fails and can be
+ * retried, rather than succeeding with the memory left behind (only an absent memory worker is skipped).
+ * The index entry goes last, so an interrupted delete is still found (and finished) by a realm purge.
+ */
+export async function removeAgent(deps: LifecycleDeps, agent: Pick<Agent, "id" | "realmId">): Promise<void> {
+  await deps
+    .trigger({ function_id: "memory::forget_agent", payload: { agentId: agent.id } })
+    .catch((error) => {
+      if ((error as AppError).reason !== "function_not_found") throw error;
+    });
+  await deleteAgentData(deps.state, agent.id);
+  await unindexAgent(deps.state, agent.realmId, agent.id);
+}
+
+/** Every agent of the realm, with its data; idempotent, so a failed realm delete can simply be retried. */
+export async function purgeRealmAgents(deps: LifecycleDeps, realmId: string): Promise<{ purged: number }> {
+  await deps.backfilled();
+  const ids = await realmAgentIds(deps.state, realmId);
+  for (const id of ids) await removeAgent(deps, { id, realmId });
+  await dropRealmCount(deps.state, realmId);
+  return { purged: ids.length };
+}
+
+/** The realm's agents through its index, oldest first (an entry whose agent is gone is skipped). */
+export async function realmAgents(deps: LifecycleDeps, realmId: string): Promise<Agent[]> {
+  await deps.backfilled();
+  const ids = await realmAgentIds(deps.state, realmId);
+  const agents = await Promise.all(ids.map((id) => deps.state.get<Agent>(AGENTS_SCOPE, id)));
+  return sortAgents(agents.filter((agent): agent is Agent => agent?.realmId === realmId));
+}
+
+export function sortAgents(agents: Agent[]): Agent[] {
+  return agents.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}

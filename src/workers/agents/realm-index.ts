@@ -1,0 +1,106 @@
+import { casUpdate, isConflict } from "../../engine/state/cas.ts";
+import type { StateClient } from "../../engine/state/client.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { conflict } from "../../shared/errors.ts";
+import type { Agent } from "./schema.ts";
+import { AGENTS_SCOPE } from "./store.ts";
+
+/**
+ * Per realm, the ids of its agents (so listing, exporting or purging a realm reads only its own agents,
+ * never the whole agent table) and a running count (the one record a create changes by compare-and-swap,
+ * which makes the realm's maxAgents hold under concurrency, on one node or many).
+ */
+const indexScope = (realmId: string) => `agent_realm_index:${realmId}`;
+const COUNTS_SCOPE = "agent_realm_counts";
+const META_SCOPE = "agents_meta";
+const BACKFILL_MARKER = "realm_index_v1";
+
+interface IndexEntry {
+  agentId: string;
+  createdAt: string;
+}
+interface AgentCount {
+  count: number;
+}
+
+/** Takes one of the realm's agent slots, or refuses with 409 when all `maxAgents` are taken. */
+export async function reserveSlot(state: StateClient, realmId: string, maxAgents?: number): Promise<void> {
+  await casUpdate<AgentCount>(state, COUNTS_SCOPE, realmId, ({ value }) => {
+    const count = value?.count ?? 0;
+    if (maxAgents !== undefined && count >= maxAgents) {
+      throw conflict(`Realm ${realmId} has reached its limit of ${maxAgents} agents`);
+    }
+    return { count: count + 1 };
+  });
+}
+
+export async function releaseSlot(state: StateClient, realmId: string): Promise<void> {
+  await casUpdate<AgentCount>(state, COUNTS_SCOPE, realmId, ({ value }) =>
+    value ? { count: Math.max(0, value.count - 1) } : undefined,
+  );
+}
+
+export async function indexAgent(state: StateClient, agent: Pick<Agent, "id" | "realmId" | "createdAt">) {
+  await state.set<IndexEntry>(indexScope(agent.realmId), agent.id, {
+    agentId: agent.id,
+    createdAt: agent.createdAt,
+  });
+}
+
+/**
+ * Drops the agent from its realm's index and gives its slot back. Only the caller that actually removed
+ * the entry releases the slot, so a delete racing a realm purge counts the agent out once.
+ */
+export async function unindexAgent(state: StateClient, realmId: string, agentId: string): Promise<void> {
+  const removed = await state.delete(indexScope(realmId), agentId);
+  if (removed !== null) await releaseSlot(state, realmId);
+}
+
+/** Undoes a create that failed half-way: its entry, if written, and the slot it took. */
+export async function abandonSlot(state: StateClient, realmId: string, agentId: string): Promise<void> {
+  await state.delete(indexScope(realmId), agentId);
+  await releaseSlot(state, realmId);
+}
+
+export async function realmAgentIds(state: StateClient, realmId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const record of state.scan<IndexEntry>(indexScope(realmId))) ids.push(record.key);
+  return ids;
+}
+
+/** Forgets the realm's count once its agents are gone (the realm itself is being deleted). */
+export async function dropRealmCount(state: StateClient, realmId: string): Promise<void> {
+  await state.delete(COUNTS_SCOPE, realmId);
+}
+
+/**
+ * Agents created before the index existed, indexed and counted once (a marker records it). Index
+ * entries are idempotent writes; counts are create-only, so when several nodes start together the first
+ * complete count stands and a later, staler one cannot overwrite counts already moved by creates.
+ */
+export async function backfillRealmIndex(state: StateClient): Promise<void> {
+  if (await state.get(META_SCOPE, BACKFILL_MARKER)) return;
+  const counts = new Map<string, number>();
+  for await (const { value: agent } of state.scan<Agent>(AGENTS_SCOPE)) {
+    await indexAgent(state, agent);
+    counts.set(agent.realmId, (counts.get(agent.realmId) ?? 0) + 1);
+  }
+  for (const [realmId, count] of counts) {
+    await state.set<AgentCount>(COUNTS_SCOPE, realmId, { count }, 0).catch((error) => {
+      if (!isConflict(error)) throw error;
+    });
+  }
+  await state.set(META_SCOPE, BACKFILL_MARKER, { doneAt: nowIso() });
+}
+
+/** The backfill, run once and awaited by whatever reads the index; a failed run is tried again. */
+export function onceBackfilled(state: StateClient): () => Promise<void> {
+  let pending: Promise<void> | undefined;
+  return () => {
+    pending ??= backfillRealmIndex(state).catch((error) => {
+      pending = undefined;
+      throw error;
+    });
+    return pending;
+  };
+}

@@ -1,0 +1,99 @@
+import { z } from "zod";
+
+export const DIRECTIVE_LEVELS = ["realm", "team", "agent"] as const;
+export const DIRECTIVE_STATUSES = ["Active", "Paused", "Complete", "Cancelled"] as const;
+export const DIRECTIVE_PRIORITIES = ["critical", "high", "normal", "low"] as const;
+
+export type DirectiveLevel = (typeof DIRECTIVE_LEVELS)[number];
+export type DirectiveStatus = (typeof DIRECTIVE_STATUSES)[number];
+export type DirectivePriority = (typeof DIRECTIVE_PRIORITIES)[number];
+
+export interface Directive {
+  id: string;
+  realmId: string;
+  title: string;
+  description?: string;
+  level: DirectiveLevel;
+  status: DirectiveStatus;
+  parentId?: string;
+  ownerAgentId?: string;
+  priority?: DirectivePriority;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * An enum matched case-insensitively and normalised to its canonical spelling: callers spell statuses
+ * both ways (pulse asks for `active`, the spec writes `Active`), and neither should be refused.
+ */
+function looseEnum<const T extends readonly string[]>(field: string, values: T) {
+  const canonical = new Map(values.map((value) => [value.toLowerCase(), value]));
+  return z.string({ error: `${field} must be a string` }).transform((value, ctx) => {
+    const match = canonical.get(value.trim().toLowerCase());
+    if (match === undefined) {
+      ctx.addIssue({ code: "custom", message: `${field} must be one of ${values.join(", ")}` });
+      return z.NEVER;
+    }
+    return match as T[number];
+  });
+}
+
+const id = (field: string) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .min(1, `${field} is required`)
+    .max(256);
+const title = z
+  .string({ error: "title must be a string" })
+  .trim()
+  .min(1, "title is required")
+  .max(500, "title must be at most 500 characters");
+const description = z.string({ error: "description must be a string" }).max(10_000);
+
+export const level = looseEnum("level", DIRECTIVE_LEVELS);
+export const status = looseEnum("status", DIRECTIVE_STATUSES);
+export const priority = looseEnum("priority", DIRECTIVE_PRIORITIES);
+
+export const createInput = z.strictObject({
+  realmId: id("realmId"),
+  title,
+  level,
+  description: description.optional(),
+  parentId: id("parentId").optional(),
+  ownerAgentId: id("ownerAgentId").optional(),
+  priority: priority.optional(),
+});
+export type CreateInput = z.output<typeof createInput>;
+
+export const directiveIdInput = z.strictObject({ realmId: id("realmId"), id: id("id") });
+
+export const listInput = z.strictObject({
+  realmId: id("realmId"),
+  level: level.optional(),
+  status: status.optional(),
+  parentId: id("parentId").optional(),
+});
+export type ListInput = z.output<typeof listInput>;
+
+/** The changeable fields; null clears an optional one (an owner that left, a priority dropped). */
+export const changesSchema = z.strictObject({
+  title: title.optional(),
+  description: description.nullable().optional(),
+  status: status.optional(),
+  priority: priority.nullable().optional(),
+  ownerAgentId: id("ownerAgentId").nullable().optional(),
+});
+export type DirectiveChanges = z.output<typeof changesSchema>;
+
+export const updateInput = changesSchema.extend({
+  realmId: id("realmId"),
+  id: id("id"),
+  expectedVersion: z
+    .number({ error: "expectedVersion must be an integer" })
+    .int("expectedVersion must be an integer")
+    .min(1, "expectedVersion must be at least 1")
+    .optional(),
+});
+
+export const purgeInput = z.strictObject({ realmId: id("realmId") });

@@ -1,0 +1,144 @@
+import { z } from "zod";
+import { isStorableText } from "../../engine/state/schema.ts";
+import { round6 } from "./money.ts";
+
+/**
+ * Ids and labels become state keys and breakdown keys (state::update path segments), so they must be
+ * storable text, fit a path segment (256 bytes at most) and not name an object's prototype plumbing.
+ */
+const RESERVED = new Set(["__proto__", "constructor", "prototype"]);
+
+/** "x is required" when absent, "x must be a <kind>" when of the wrong type. */
+const typeError = (field: string, kind: string) => (issue: { input: unknown }) =>
+  issue.input === undefined ? `${field} is required` : `${field} must be ${kind}`;
+
+const label = (field: string, maxBytes = 256) =>
+  z
+    .string({ error: typeError(field, "a string") })
+    .min(1, `${field} must not be empty`)
+    .refine((text) => Buffer.byteLength(text) <= maxBytes, `${field} must be at most ${maxBytes} bytes`)
+    .refine(isStorableText, `${field} must be valid text without NUL`)
+    .refine((text) => !RESERVED.has(text), `${field} must not be __proto__, constructor or prototype`);
+/** A realm id is part of state scope names (at most 256 characters with their prefix). */
+const realmId = label("realmId", 200);
+
+const count = (field: string) =>
+  z
+    .number({ error: typeError(field, "a number") })
+    .int(`${field} must be an integer`)
+    .min(0, `${field} must be 0 or more`)
+    .max(Number.MAX_SAFE_INTEGER, `${field} is too large`);
+
+/** One spend may cost up to $10M: running totals are kept in integer micro-cents, exact below 2^53. */
+export const MAX_COST_CENTS = 1_000_000_000;
+
+export const setBudgetInput = z.strictObject({
+  realmId,
+  agentId: label("agentId").optional(),
+  monthlyCents: count("monthlyCents"),
+  softThreshold: z
+    .number({ error: typeError("softThreshold", "a number") })
+    .min(0, "softThreshold must be between 0 and 1")
+    .max(1, "softThreshold must be between 0 and 1")
+    .optional(),
+  hardLimit: z.boolean({ error: typeError("hardLimit", "a boolean") }).optional(),
+  /** null clears the billing code; omitted keeps it. */
+  billingCode: label("billingCode").nullable().optional(),
+  /** The budget's version the caller read: a stale one fails with 409 instead of overwriting. */
+  expectedVersion: count("expectedVersion").optional(),
+});
+export type SetBudgetInput = z.infer<typeof setBudgetInput>;
+
+export const checkInput = z.strictObject({ realmId, agentId: label("agentId") });
+
+/**
+ * Not strict: `cost.incurred` messages carry more than a spend (sessionId, cost in dollars, at), and
+ * the subscription hands them over whole; unknown keys are dropped.
+ */
+export const spendInput = z.object({
+  realmId,
+  agentId: label("agentId"),
+  // Cents, fractions allowed (an LLM call costs fractions of a cent), kept to 6 decimal places.
+  costCents: z
+    .number({ error: typeError("costCents", "a number") })
+    .min(0, "costCents must be 0 or more")
+    .max(MAX_COST_CENTS, `costCents must be at most ${MAX_COST_CENTS}`)
+    .transform(round6),
+  provider: label("provider"),
+  model: label("model"),
+  inputTokens: count("inputTokens"),
+  outputTokens: count("outputTokens"),
+  missionId: label("missionId").optional(),
+  billingCode: label("billingCode").optional(),
+  /** Idempotency key: a spend with an eventId already seen is not counted again. */
+  eventId: label("eventId").optional(),
+});
+export type SpendInput = z.infer<typeof spendInput>;
+
+export const groupByValues = ["agent", "model", "provider", "billing_code"] as const;
+export type GroupBy = (typeof groupByValues)[number];
+
+export const summaryInput = z.strictObject({
+  realmId,
+  groupBy: z
+    .enum(groupByValues, { error: `groupBy must be one of ${groupByValues.join(", ")}` })
+    .default("agent"),
+  period: z
+    .string({ error: typeError("period", "a string") })
+    .regex(/^\d{4}-(0[1-9]|1[0-2])$/, "period must be a month written YYYY-MM")
+    .optional(),
+});
+
+export const purgeInput = z.strictObject({ realmId });
+
+export type AlertLevel = "Warning" | "Critical";
+
+export interface Budget {
+  id: string;
+  realmId: string;
+  agentId?: string;
+  monthlyCents: number;
+  spentCents: number;
+  softThreshold: number;
+  hardLimit: boolean;
+  billingCode?: string;
+  version: number;
+  /** Start of the UTC calendar month the spentCents belong to. */
+  periodStart: string;
+  updatedAt: string;
+  /** Set (by the spend that crossed the soft threshold) once soft_threshold was published this period. */
+  softAlert?: { at: string; spendId: string };
+}
+
+export type BudgetScope = "agent" | "realm";
+
+export interface CheckResult {
+  allowed: boolean;
+  spentCents: number;
+  limitCents: number;
+  remainingCents: number;
+  utilizationPct: number;
+  alert: AlertLevel | null;
+  scope: BudgetScope | null;
+  budgetId: string | null;
+  reason?: string;
+}
+
+export interface SpendEvent {
+  id: string;
+  realmId: string;
+  agentId: string;
+  costCents: number;
+  provider: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  missionId?: string;
+  billingCode?: string;
+  eventId?: string;
+  timestamp: string;
+  /** pending: only while the first delivery of an eventId is still being processed. */
+  status: "accepted" | "rejected" | "pending";
+  /** Rejected events: the refusal message. */
+  reason?: string;
+}

@@ -1,0 +1,85 @@
+import type { StateClient } from "../../engine/state/client.ts";
+import type { UpdateOp } from "../../engine/state/update-ops.ts";
+import { fromMicros, periodKey, toMicros } from "./money.ts";
+import type { GroupBy, SpendEvent } from "./schema.ts";
+
+/**
+ * Running totals per realm, all-time (`all`) and per UTC month (`YYYY-MM`), so a summary reads one
+ * record however many spends there were. Money is counted in integer micro-cents: state::update adds
+ * integers exactly, where adding fractional cents would drift.
+ */
+export const totalsScope = (realmId: string) => `ledger_totals:${realmId}`;
+export const ALL_TIME = "all";
+
+const GROUP_FIELD: Record<GroupBy, string> = {
+  agent: "byAgent",
+  model: "byModel",
+  provider: "byProvider",
+  billing_code: "byBillingCode",
+};
+
+interface Totals {
+  totalMicroCents?: number;
+  totalInputTokens?: number;
+  totalOutputTokens?: number;
+  eventCount?: number;
+  byAgent?: Record<string, number>;
+  byModel?: Record<string, number>;
+  byProvider?: Record<string, number>;
+  byBillingCode?: Record<string, number>;
+}
+
+export interface Summary {
+  totalCents: number;
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  eventCount: number;
+  breakdown: Record<string, number>;
+}
+
+/** Atomic increments (no read-modify-write): array paths keep ids containing dots intact. */
+function incrementOps(event: SpendEvent): UpdateOp[] {
+  const micros = toMicros(event.costCents);
+  const groups: Record<GroupBy, string> = {
+    agent: event.agentId,
+    model: event.model,
+    provider: event.provider,
+    billing_code: event.billingCode ?? "none",
+  };
+  return [
+    { type: "increment", path: "totalMicroCents", by: micros },
+    { type: "increment", path: "totalInputTokens", by: event.inputTokens },
+    { type: "increment", path: "totalOutputTokens", by: event.outputTokens },
+    { type: "increment", path: "eventCount", by: 1 },
+    ...Object.entries(groups).map(([group, name]): UpdateOp => {
+      return { type: "increment", path: [GROUP_FIELD[group as GroupBy], name], by: micros };
+    }),
+  ];
+}
+
+export async function addToTotals(state: StateClient, event: SpendEvent): Promise<void> {
+  const ops = incrementOps(event);
+  const scope = totalsScope(event.realmId);
+  const month = periodKey(Date.parse(event.timestamp));
+  await Promise.all([state.update(scope, ALL_TIME, ops), state.update(scope, month, ops)]);
+}
+
+/** The summary of a realm for one month, or all time when `period` is absent. */
+export async function summarize(
+  state: StateClient,
+  realmId: string,
+  groupBy: GroupBy,
+  period?: string,
+): Promise<Summary> {
+  const totals = (await state.get<Totals>(totalsScope(realmId), period ?? ALL_TIME)) ?? {};
+  const groups = totals[GROUP_FIELD[groupBy] as keyof Totals] as Record<string, number> | undefined;
+  return {
+    totalCents: fromMicros(totals.totalMicroCents ?? 0),
+    totalInputTokens: totals.totalInputTokens ?? 0,
+    totalOutputTokens: totals.totalOutputTokens ?? 0,
+    eventCount: totals.eventCount ?? 0,
+    breakdown: Object.fromEntries(
+      Object.entries(groups ?? {}).map(([name, micros]) => [name, fromMicros(micros)]),
+    ),
+  };
+}

@@ -1,0 +1,57 @@
+import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
+import { isAbsent, optional, type SystemCall } from "./calls.ts";
+
+/** Secrets of a realm live in the vault as `realm:<realmId>:<name>`. */
+export const secretPrefix = (realmId: string) => `realm:${realmId}:`;
+
+/**
+ * Pulses go first, so no tick wakes an agent halfway through the delete; agents go last, so every other
+ * worker's purge can still look them up. The rest run in a stable (alphabetical) order.
+ */
+function purgeOrder(ids: string[]): string[] {
+  const rank = (id: string) => (id.startsWith("pulse::") ? 0 : id.startsWith("agent::") ? 2 : 1);
+  return [...ids].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+/**
+ * Everything of a realm except its own record: each worker's `<group>::purge_realm {realmId}` (whatever
+ * workers are running now, so a new realm-scoped worker is covered by registering one), then the realm's
+ * secrets. Purges are idempotent: when one fails the error goes up, and a retry finishes the job.
+ */
+export async function purgeRealmData(call: SystemCall, realmId: string): Promise<void> {
+  const { functions } = await call<{ functions: Array<{ function_id: string }> }>("engine::functions::list", {
+    include_internal: true,
+  });
+  const purges = purgeOrder(
+    functions.map((fn) => fn.function_id).filter((id) => id.endsWith(PURGE_REALM_SUFFIX)),
+  );
+  for (const id of purges) await call(id, { realmId });
+  await deleteSecrets(call, realmId);
+}
+
+async function deleteSecrets(call: SystemCall, realmId: string): Promise<void> {
+  const { keys } = await optional(
+    call<{ keys: Array<{ key: string }> }>("vault::list", { prefix: secretPrefix(realmId) }),
+    { keys: [] },
+  );
+  for (const { key } of keys) {
+    await call("vault::delete", { key }).catch((error) => {
+      // Gone already (a concurrent delete): that is the state wanted.
+      if (!isAbsent(error) && (error as { code?: string }).code !== "not_found") throw error;
+    });
+  }
+}
+
+/** The realm's secrets by name (without the prefix), decrypted: only for an unscrubbed export. */
+export async function readSecrets(call: SystemCall, realmId: string): Promise<Record<string, string>> {
+  const prefix = secretPrefix(realmId);
+  const { keys } = await optional(call<{ keys: Array<{ key: string }> }>("vault::list", { prefix }), {
+    keys: [],
+  });
+  const secrets: Record<string, string> = {};
+  for (const { key } of keys) {
+    const secret = await call<{ value: string } | null>("vault::get", { key });
+    if (secret) secrets[key.slice(prefix.length)] = secret.value;
+  }
+  return secrets;
+}

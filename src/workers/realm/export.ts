@@ -1,0 +1,66 @@
+import { optional, type SystemCall } from "./calls.ts";
+import { readSecrets } from "./cascade.ts";
+import { EXPORT_VERSION, type HierarchyRow, type Realm } from "./schema.ts";
+import { publicRealm } from "./store.ts";
+
+interface TreeNode {
+  agentId: string;
+  title?: string | null;
+  capabilities?: string[];
+  rank?: number;
+  reports?: TreeNode[];
+}
+
+export interface ExportDoc {
+  version: string;
+  realm: Realm;
+  agents: unknown[];
+  directives: unknown[];
+  hierarchy: HierarchyRow[];
+  secrets?: Record<string, string>;
+}
+
+/**
+ * The realm with its agents, directives and org chart, read from the workers that own them. A worker
+ * that is not running contributes an empty list; any other failure fails the export rather than
+ * producing a document that silently lacks data. Secrets are included only when not scrubbed.
+ */
+export async function exportRealm(call: SystemCall, realm: Realm, scrubSecrets: boolean): Promise<ExportDoc> {
+  const realmId = realm.id;
+  const [agents, directives, tree] = await Promise.all([
+    optional(call<{ agents: unknown[] }>("agent::list", { realmId }), { agents: [] }),
+    optional(call<{ directives: unknown[] }>("directive::list", { realmId }), { directives: [] }),
+    optional(call<{ roots: TreeNode[] }>("hierarchy::tree", { realmId }), { roots: [] }),
+  ]);
+  const doc: ExportDoc = {
+    version: EXPORT_VERSION,
+    realm: publicRealm(realm),
+    agents: agents.agents,
+    directives: directives.directives,
+    hierarchy: flattenTree(tree.roots),
+  };
+  if (!scrubSecrets) doc.secrets = await readSecrets(call, realmId);
+  return doc;
+}
+
+/** The nested tree as flat rows, each manager before its reports (so import can set them in order). */
+export function flattenTree(roots: TreeNode[]): HierarchyRow[] {
+  const rows: HierarchyRow[] = [];
+  const queue: Array<{ node: TreeNode; reportsTo: string | null }> = roots.map((node) => ({
+    node,
+    reportsTo: null,
+  }));
+  // Breadth-first with an index instead of shift(): linear in the size of the chart.
+  for (let i = 0; i < queue.length; i++) {
+    const { node, reportsTo } = queue[i] as (typeof queue)[number];
+    rows.push({
+      agentId: node.agentId,
+      reportsTo,
+      title: node.title ?? null,
+      capabilities: node.capabilities ?? [],
+      rank: node.rank ?? 0,
+    });
+    for (const report of node.reports ?? []) queue.push({ node: report, reportsTo: node.agentId });
+  }
+  return rows;
+}

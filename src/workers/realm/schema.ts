@@ -1,0 +1,125 @@
+import { z } from "zod";
+import { storableText } from "../../engine/state/schema.ts";
+
+export const DEFAULT_REALM_ID = "realm-default";
+export const REALMS_SCOPE = "realms";
+export const EXPORT_VERSION = "1.0";
+
+export const realmStatuses = ["Active", "Paused", "Archived"] as const;
+export type RealmStatus = (typeof realmStatuses)[number];
+
+export interface Realm {
+  id: string;
+  name: string;
+  description?: string;
+  status: RealmStatus;
+  owner: string;
+  defaultModel?: string;
+  maxAgents?: number;
+  metadata?: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+  /**
+   * Set while realm::delete purges the realm's data: agent::create refuses the realm from then on, so
+   * nothing is created behind the purge. Cleared again when a purge fails (the realm stays usable).
+   */
+  deleting?: true;
+}
+
+/** Which status may follow which (DESIGN §5): Active⇄Paused, either → Archived, Archived is terminal. */
+export const transitions: Record<RealmStatus, readonly RealmStatus[]> = {
+  Active: ["Paused", "Archived"],
+  Paused: ["Active", "Archived"],
+  Archived: [],
+};
+
+export const realmId = storableText("id", 256).min(1, "id must not be empty");
+const requiredText = (field: string) =>
+  z.string().trim().min(1, `${field} is required`).max(200, `${field} must be at most 200 characters`);
+const description = z.string().max(4000, "description must be at most 4000 characters");
+const model = z.string().trim().min(1, "defaultModel must not be empty").max(256);
+const maxAgents = z
+  .number()
+  .int("maxAgents must be an integer")
+  .min(0, "maxAgents must be at least 0")
+  .max(1_000_000, "maxAgents must be at most 1000000");
+const metadata = z.record(z.string(), z.unknown());
+
+export const createRealmInput = z.strictObject({
+  name: requiredText("name"),
+  owner: requiredText("owner"),
+  description: description.optional(),
+  defaultModel: model.optional(),
+  maxAgents: maxAgents.optional(),
+  metadata: metadata.optional(),
+});
+export type CreateRealmInput = z.infer<typeof createRealmInput>;
+
+/** null clears an optional field; an absent field stays as it is. */
+export const updateRealmInput = z.strictObject({
+  id: realmId,
+  name: requiredText("name").optional(),
+  description: description.nullable().optional(),
+  status: z.enum(realmStatuses).optional(),
+  defaultModel: model.nullable().optional(),
+  maxAgents: maxAgents.nullable().optional(),
+  metadata: metadata.nullable().optional(),
+});
+export type UpdateRealmInput = z.infer<typeof updateRealmInput>;
+
+export const realmIdInput = z.strictObject({ id: realmId });
+
+export const exportInput = z.strictObject({ id: realmId, scrubSecrets: z.boolean().default(true) });
+
+export const importInput = z.strictObject({
+  data: z.record(z.string(), z.unknown(), { error: "data must be an export document (an object)" }),
+  newOwner: requiredText("newOwner").optional(),
+});
+
+/** The parts of an export document that import reads; unknown fields are ignored (forward compatible). */
+const idText = z.string().min(1).max(256);
+export const exportDocument = z.object({
+  realm: z.object({
+    name: requiredText("realm.name"),
+    owner: requiredText("realm.owner").optional(),
+    description: description.nullish(),
+    status: z.string().optional(),
+    defaultModel: model.nullish(),
+    maxAgents: maxAgents.nullish(),
+    metadata: metadata.nullish(),
+  }),
+  agents: z.array(z.looseObject({ id: idText, name: z.string().optional() })).default([]),
+  directives: z
+    .array(
+      z.looseObject({
+        id: idText,
+        title: z.string().optional(),
+        parentId: idText.nullish(),
+        ownerAgentId: idText.nullish(),
+        status: z.string().optional(),
+      }),
+    )
+    .default([]),
+  hierarchy: z
+    .array(
+      z.looseObject({
+        agentId: idText,
+        reportsTo: idText.nullish(),
+        title: z.string().nullish(),
+        capabilities: z.array(z.string()).nullish(),
+        rank: z.number().nullish(),
+      }),
+    )
+    .default([]),
+  secrets: z.record(z.string(), z.string()).optional(),
+});
+export type ExportDocument = z.infer<typeof exportDocument>;
+
+/** One row of the exported org chart: the hierarchy tree flattened parent-first. */
+export interface HierarchyRow {
+  agentId: string;
+  reportsTo: string | null;
+  title: string | null;
+  capabilities: string[];
+  rank: number;
+}

@@ -1,0 +1,45 @@
+import { rmSync } from "node:fs";
+import { expect, it } from "vitest";
+import { startTestServer } from "../../helpers/server.ts";
+import { call, createAgent, createRealm } from "../realm/helpers.ts";
+
+it("indexes and counts agents stored before the realm index existed, once, at the next start", async () => {
+  const first = await startTestServer();
+  const realm = await createRealm(first, { maxAgents: 2 });
+  const trigger = first.service.engine.trigger.bind(first.service.engine);
+  const now = new Date().toISOString();
+  // An agent as stored before this change: only its record in scope `agents`, no index, no count.
+  await trigger({
+    function_id: "state::set",
+    payload: {
+      scope: "agents",
+      key: "agent-legacy",
+      value: {
+        id: "agent-legacy",
+        name: "legacy",
+        model: "gpt-4o",
+        tools: [],
+        toolProfile: "chat",
+        realmId: realm.id,
+        status: "active",
+        createdAt: now,
+        updatedAt: now,
+      },
+    },
+  });
+  await trigger({ function_id: "state::delete", payload: { scope: "agents_meta", key: "realm_index_v1" } });
+  await first.service.close();
+
+  const second = await startTestServer({ dataDir: first.dataDir });
+  try {
+    const listed = await call(second, "GET", `/api/agents?realmId=${realm.id}`);
+    expect(listed.body.agents.map((a: { id: string }) => a.id)).toEqual(["agent-legacy"]);
+    await createAgent(second, { name: "new", realmId: realm.id });
+    expect((await call(second, "POST", "/api/agents", { name: "x", realmId: realm.id })).status).toBe(409);
+    expect((await call(second, "DELETE", "/api/agents/agent-legacy")).status).toBe(204);
+    await createAgent(second, { name: "newer", realmId: realm.id });
+  } finally {
+    await second.close();
+    rmSync(first.dataDir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,248 @@
+import { describe, expect, it } from "vitest";
+import { json } from "../../helpers/server.ts";
+import {
+  check,
+  createAgent,
+  createRealm,
+  ledgerServer,
+  postSpend,
+  realmWithAgent,
+  setBudget,
+  spendOf,
+} from "./setup.ts";
+
+const ctx = ledgerServer();
+
+const monthStart = () => {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+};
+
+describe("ledger::set_budget", () => {
+  it("creates per-agent and realm-wide budgets with the spec's defaults", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    const agentBudget = await setBudget(ctx.server, { realmId, agentId, monthlyCents: 500 });
+    expect(agentBudget).toEqual({
+      id: expect.stringMatching(/^bgt-[0-9a-f-]{36}$/),
+      realmId,
+      agentId,
+      monthlyCents: 500,
+      spentCents: 0,
+      softThreshold: 0.8,
+      hardLimit: true,
+      version: 1,
+      periodStart: monthStart(),
+      updatedAt: expect.any(String),
+    });
+    const realmBudget = await setBudget(ctx.server, { realmId, monthlyCents: 9000, billingCode: "ops" });
+    expect(realmBudget).not.toHaveProperty("agentId");
+    expect(realmBudget).toMatchObject({ monthlyCents: 9000, billingCode: "ops", version: 1 });
+    expect(realmBudget.id).not.toBe(agentBudget.id);
+  });
+
+  it("updates in place: id, spend and period kept, omitted settings kept, version + 1", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    const first = await setBudget(ctx.server, {
+      realmId,
+      agentId,
+      monthlyCents: 500,
+      softThreshold: 0.5,
+      hardLimit: false,
+      billingCode: "team-a",
+    });
+    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 120))).status).toBe(201);
+    const second = await setBudget(ctx.server, { realmId, agentId, monthlyCents: 800 });
+    expect(second).toMatchObject({
+      id: first.id,
+      monthlyCents: 800,
+      spentCents: 120,
+      softThreshold: 0.5,
+      hardLimit: false,
+      billingCode: "team-a",
+      periodStart: first.periodStart,
+      // The spend wrote version 2.
+      version: 3,
+    });
+    const cleared = await setBudget(ctx.server, { realmId, agentId, monthlyCents: 800, billingCode: null });
+    expect(cleared).not.toHaveProperty("billingCode");
+    expect(cleared.version).toBe(4);
+  });
+
+  it("refuses a stale expectedVersion with 409 and applies a current one", async () => {
+    const realmId = await createRealm(ctx.server);
+    await setBudget(ctx.server, { realmId, monthlyCents: 100 });
+    const stale = await ctx.server.request("/api/ledger/budget", {
+      method: "POST",
+      json: { realmId, monthlyCents: 200, expectedVersion: 0 },
+    });
+    expect(stale.status).toBe(409);
+    expect((await json(stale)).error).toBe(`Budget realm of realm ${realmId} is at version 1, not 0`);
+    expect(await setBudget(ctx.server, { realmId, monthlyCents: 200, expectedVersion: 1 })).toMatchObject({
+      monthlyCents: 200,
+      version: 2,
+    });
+  });
+
+  it.each([
+    [{ monthlyCents: 100 }, "realmId: realmId is required"],
+    [{ realmId: "r" }, "monthlyCents: monthlyCents is required"],
+    [{ realmId: "r", monthlyCents: -1 }, "monthlyCents: monthlyCents must be 0 or more"],
+    [{ realmId: "r", monthlyCents: 1.5 }, "monthlyCents: monthlyCents must be an integer"],
+    [{ realmId: "r", monthlyCents: "100" }, "monthlyCents: monthlyCents must be a number"],
+    [
+      { realmId: "r", monthlyCents: 1, softThreshold: 1.5 },
+      "softThreshold: softThreshold must be between 0 and 1",
+    ],
+    [{ realmId: "r", monthlyCents: 1, hardLimit: "yes" }, "hardLimit: hardLimit must be a boolean"],
+    [{ realmId: "r", monthlyCents: 1, agentId: "" }, "agentId: agentId must not be empty"],
+    [{ realmId: "r", monthlyCents: 1, billingCode: "__proto__" }, "billingCode: billingCode must not be"],
+    [{ realmId: "r", monthlyCents: 1, limit: 5 }, "limit"],
+  ])("refuses %j with 400: %s", async (body, message) => {
+    const response = await ctx.server.request("/api/ledger/budget", { method: "POST", json: body });
+    expect(response.status).toBe(400);
+    expect((await json(response)).error).toContain(message);
+  });
+
+  it("refuses a per-agent budget for an agent that is not in the realm with 404", async () => {
+    const realmId = await createRealm(ctx.server, "one");
+    const otherRealm = await createRealm(ctx.server, "two");
+    const stranger = await createAgent(ctx.server, otherRealm);
+    for (const agentId of [stranger, "agent-missing"]) {
+      const response = await ctx.server.request("/api/ledger/budget", {
+        method: "POST",
+        json: { realmId, agentId, monthlyCents: 100 },
+      });
+      expect(response.status).toBe(404);
+      expect((await json(response)).error).toBe(`Agent ${agentId} not found in realm ${realmId}`);
+    }
+  });
+});
+
+describe("ledger::check: the alert table", () => {
+  it("allows with zeros when no budget applies", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    expect(await check(ctx.server, realmId, agentId)).toEqual({
+      allowed: true,
+      spentCents: 0,
+      limitCents: 0,
+      remainingCents: 0,
+      utilizationPct: 0,
+      alert: null,
+      scope: null,
+      budgetId: null,
+    });
+  });
+
+  it("moves null → Warning at exactly the threshold → Critical at exactly 100%, refusing with a reason", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    const budget = await setBudget(ctx.server, { realmId, agentId, monthlyCents: 100, softThreshold: 0.7 });
+    const steps: Array<[number, Record<string, unknown>]> = [
+      [69, { allowed: true, spentCents: 69, remainingCents: 31, utilizationPct: 69, alert: null }],
+      // 0.7 × 100 is 70.00000000000001 in floating point: 70 cents must still count as reaching it.
+      [1, { allowed: true, spentCents: 70, remainingCents: 30, utilizationPct: 70, alert: "Warning" }],
+      [
+        29.5,
+        { allowed: true, spentCents: 99.5, remainingCents: 0.5, utilizationPct: 99.5, alert: "Warning" },
+      ],
+      [0.5, { allowed: false, spentCents: 100, remainingCents: 0, utilizationPct: 100, alert: "Critical" }],
+    ];
+    for (const [cost, expected] of steps) {
+      expect((await postSpend(ctx.server, spendOf(realmId, agentId, cost))).status).toBe(201);
+      expect(await check(ctx.server, realmId, agentId)).toMatchObject({
+        ...expected,
+        limitCents: 100,
+        scope: "agent",
+        budgetId: budget.id,
+      });
+    }
+    expect((await check(ctx.server, realmId, agentId)).reason).toBe(
+      `agent ${agentId} exceeded budget: 100/100`,
+    );
+  });
+
+  it("keeps allowing past 100% without a hard limit (Critical at 150%)", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 100, hardLimit: false });
+    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 150))).status).toBe(201);
+    const result = await check(ctx.server, realmId, agentId);
+    expect(result).toMatchObject({
+      allowed: true,
+      spentCents: 150,
+      remainingCents: 0,
+      utilizationPct: 150,
+      alert: "Critical",
+    });
+    expect(result).not.toHaveProperty("reason");
+  });
+
+  it("reads a zero budget as 0% utilization with no alert; a hard zero budget refuses, a soft one allows", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 0 });
+    expect(await check(ctx.server, realmId, agentId)).toMatchObject({
+      allowed: false,
+      limitCents: 0,
+      utilizationPct: 0,
+      alert: null,
+      reason: `agent ${agentId} exceeded budget: 0/0`,
+    });
+    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 0))).status).toBe(201);
+    const refused = await postSpend(ctx.server, spendOf(realmId, agentId, 1));
+    expect(refused.status).toBe(402);
+    expect((await json(refused)).error).toBe(`agent ${agentId} exceeded budget: 1/0`);
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 0, hardLimit: false });
+    expect(await check(ctx.server, realmId, agentId)).toMatchObject({ allowed: true, alert: null });
+  });
+});
+
+describe("ledger::check: agent and realm budgets both apply", () => {
+  it("reports the realm budget when it refuses although the agent's allows", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 1000 });
+    const realmBudget = await setBudget(ctx.server, { realmId, monthlyCents: 100 });
+    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 100))).status).toBe(201);
+    expect(await check(ctx.server, realmId, agentId)).toMatchObject({
+      allowed: false,
+      scope: "realm",
+      budgetId: realmBudget.id,
+      spentCents: 100,
+      limitCents: 100,
+      alert: "Critical",
+      reason: `agent ${agentId} exceeded budget: 100/100`,
+    });
+  });
+
+  it("reports the agent budget when it refuses although the realm's allows", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    const agentBudget = await setBudget(ctx.server, { realmId, agentId, monthlyCents: 50 });
+    await setBudget(ctx.server, { realmId, monthlyCents: 10_000 });
+    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 50))).status).toBe(201);
+    expect(await check(ctx.server, realmId, agentId)).toMatchObject({
+      allowed: false,
+      scope: "agent",
+      budgetId: agentBudget.id,
+      limitCents: 50,
+    });
+  });
+
+  it("reports the higher utilization when both allow, the agent's on a tie", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    const other = await createAgent(ctx.server, realmId, "other");
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 1000 });
+    await setBudget(ctx.server, { realmId, monthlyCents: 200 });
+    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 20))).status).toBe(201);
+    // agent 2%, realm 10%
+    expect(await check(ctx.server, realmId, agentId)).toMatchObject({ scope: "realm", utilizationPct: 10 });
+    expect((await postSpend(ctx.server, spendOf(realmId, other, 0))).status).toBe(201);
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 200 });
+    // both 10%
+    expect(await check(ctx.server, realmId, agentId)).toMatchObject({ scope: "agent", utilizationPct: 10 });
+    // An agent without its own budget is held to the realm's.
+    expect(await check(ctx.server, realmId, other)).toMatchObject({ scope: "realm", spentCents: 20 });
+  });
+
+  it("refuses a bad check request with 400", async () => {
+    const response = await ctx.server.request("/api/ledger/check/r/a?verbose=1");
+    expect(response.status).toBe(400);
+    expect((await json(response)).error).toContain("verbose");
+  });
+});
