@@ -32,12 +32,15 @@ const INTERNAL_IDS = new Set([
 ]);
 /** `<group>::purge_realm {realmId}`: each realm-scoped worker's part of a realm delete. */
 export const PURGE_REALM_SUFFIX = "::purge_realm";
+/** `<group>::purge_agent {realmId, agentId}`: each worker's part of an agent delete (org chart, pulse). */
+export const PURGE_AGENT_SUFFIX = "::purge_agent";
 
 export function isInternalFunction(id: string, metadata?: Record<string, unknown>): boolean {
   return (
     INTERNAL_IDS.has(id) ||
     INTERNAL_PREFIXES.some((prefix) => id.startsWith(prefix)) ||
     id.endsWith(PURGE_REALM_SUFFIX) ||
+    id.endsWith(PURGE_AGENT_SUFFIX) ||
     metadata?.internal === true
   );
 }
@@ -49,4 +52,4 @@ export function namesOnlyInternal(pattern: string): boolean {
   return INTERNAL_PREFIXES.some((prefix) => literal.startsWith(prefix));
 }
 
-export const INTERNAL_FUNCTIONS_TEXT = `${INTERNAL_PREFIXES.join(", ")}, *${PURGE_REALM_SUFFIX} and ${[...INTERNAL_IDS].join(", ")}`;
+export const INTERNAL_FUNCTIONS_TEXT = `${INTERNAL_PREFIXES.join(", ")}, *${PURGE_REALM_SUFFIX}, *${PURGE_AGENT_SUFFIX} and ${[...INTERNAL_IDS].join(", ")}`;

@@ -9,6 +9,8 @@ export interface RealmRef {
   status: "Active" | "Paused" | "Archived";
   defaultModel?: string;
   maxAgents?: number;
+  /** Set while realm::delete purges the realm's data: nothing new may be written into it. */
+  deleting?: boolean;
 }
 
 const absent = (error: unknown) => (error as AppError | null)?.reason === "function_not_found";
@@ -37,6 +39,7 @@ export async function requireRealm(
   if (options.write && realm.status === "Archived") {
     throw conflict(`Realm ${realmId} is archived and read-only`);
   }
+  if (options.write && realm.deleting) throw conflict(`Realm ${realmId} is being deleted`);
   return realm;
 }
 

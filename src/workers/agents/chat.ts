@@ -6,7 +6,7 @@ import { type GenerateResult, generate, type ModelChoice } from "../../llm/gener
 import type { Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
-import { type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
+import { requireRealm } from "../../shared/realm-refs.ts";
 import { checkBudget, publishCost } from "./accounting.ts";
 import type { Agent } from "./schema.ts";
 import { appendTurn, openSession, recentMessages, type StoredMessage } from "./store.ts";
@@ -126,7 +126,7 @@ async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]
 
 /** A paused or archived realm's agents take no messages (read as the system: fail-safe without a realm worker). */
 async function assertRealmOpen(trigger: TriggerFn, realmId: string): Promise<void> {
-  const realm = (await requireRealm(trigger, realmId)) as (RealmRef & { deleting?: boolean }) | undefined;
+  const realm = await requireRealm(trigger, realmId);
   if (realm?.status === "Paused") throw conflict(`Realm ${realmId} is paused`);
   if (realm?.status === "Archived") throw conflict(`Realm ${realmId} is archived`);
   if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);

@@ -1,9 +1,11 @@
 import type { StateClient } from "../../engine/state/client.ts";
-import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
+import { type InvocationContext, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { type AppError, conflict } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { PURGE_AGENT_SUFFIX } from "../../shared/internal-functions.ts";
+import { purgeFunctionIds, type SystemCallFn } from "../../shared/purge.ts";
 import { type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
 import {
   abandonSlot,
@@ -23,15 +25,9 @@ export interface LifecycleDeps {
   backfilled: () => Promise<void>;
 }
 
-/** realm::get's view of a realm, with the marker realm::delete sets while it purges. */
-type RealmView = RealmRef & { deleting?: boolean };
-
 /** The realm must exist, not be archived (read-only) and not be going away. */
-async function writableRealm(trigger: TriggerFn, realmId: string): Promise<RealmView | undefined> {
-  const realm = (await requireRealm(trigger, realmId, { write: true })) as RealmView | undefined;
-  if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
-  return realm;
-}
+const writableRealm = (trigger: TriggerFn, realmId: string): Promise<RealmRef | undefined> =>
+  requireRealm(trigger, realmId, { write: true });
 
 /**
  * A new agent in the caller's realm (or the one named). The realm's default model applies when no model
@@ -102,7 +98,20 @@ export async function deleteAgent(deps: LifecycleDeps, agent: Agent): Promise<vo
   } catch (error) {
     if ((error as AppError).code !== "not_found") throw error;
   }
+  await purgeAgentElsewhere(deps.trigger, agent);
   await removeAgent(deps, agent);
+}
+
+/**
+ * Other workers' records of the agent (its place in the org chart, its pulse) go with it, through every
+ * `*::purge_agent`; a realm delete does not need this, since each worker purges the whole realm.
+ */
+async function purgeAgentElsewhere(trigger: TriggerFn, agent: Pick<Agent, "id" | "realmId">): Promise<void> {
+  const call: SystemCallFn = (function_id, payload) =>
+    trigger({ function_id, payload, auth: systemPrincipal });
+  for (const id of await purgeFunctionIds(call, PURGE_AGENT_SUFFIX)) {
+    await call(id, { realmId: agent.realmId, agentId: agent.id });
+  }
 }
 
 /**

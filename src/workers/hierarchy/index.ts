@@ -122,6 +122,22 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
     },
   );
 
+  worker.registerFunction(
+    {
+      id: "hierarchy::purge_agent",
+      description:
+        "Take a deleted agent out of the org chart, its reports moving up (part of an agent delete)",
+      input: agentInput,
+    },
+    async ({ realmId, agentId }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      const { changed } = await casUpdate<Chart>(state, SCOPE, realmId, ({ value }) =>
+        value && Object.hasOwn(value.nodes, agentId) ? removeNode(value, realmId, agentId) : undefined,
+      );
+      return { purged: changed };
+    },
+  );
+
   worker.registerRoute("hierarchy::set", "POST", "/api/hierarchy");
   worker.registerRoute("hierarchy::tree", "GET", "/api/hierarchy/:realmId/tree");
   worker.registerRoute("hierarchy::find", "GET", "/api/hierarchy/:realmId/find");

@@ -3,7 +3,7 @@ import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
 import { recoverLeases } from "./lease.ts";
-import { invoke, type PulseDeps, purgeRealm, register, status, toggle } from "./pulses.ts";
+import { invoke, type PulseDeps, purgeAgent, purgeRealm, register, status, toggle } from "./pulses.ts";
 import { PulseScheduler } from "./scheduler.ts";
 import {
   invokeInput,
@@ -109,6 +109,15 @@ export function registerPulse(worker: WorkerClient, options: PulseOptions = {}):
       input: realmInput,
     },
     ({ realmId }, ctx) => purgeRealm(deps, realmId, ctx),
+  );
+
+  worker.registerFunction(
+    {
+      id: "pulse::purge_agent",
+      description: "Stop and delete a deleted agent's pulse (internal)",
+      input: targetInput,
+    },
+    (target, ctx) => purgeAgent(deps, target, ctx),
   );
 
   worker.registerRoute("pulse::register", "POST", "/api/pulse/register");

@@ -141,6 +141,19 @@ export async function status(
   return { config: config ?? null, recentRuns: runs, lastTick: lastTick ?? null };
 }
 
+/** An agent's part of an agent delete: its pulse stops on every node and its records go. Safe to repeat. */
+export async function purgeAgent(deps: PulseDeps, target: Target, ctx: InvocationContext) {
+  const { realmId, agentId } = target;
+  assertRealmAccess(ctx, realmId);
+  const key = agentKey(realmId, agentId);
+  const existed = (await deps.state.delete(CONFIGS_SCOPE, key)) !== null;
+  await deps.scheduler.sync(realmId, agentId);
+  for (const scope of [LAST_TICKS_SCOPE, SEQUENCES_SCOPE, LEASES_SCOPE]) await deps.state.delete(scope, key);
+  await deleteAll(deps.state, runsScope(realmId), `${agentId}/`);
+  await deps.publishChanged(realmId, agentId);
+  return { purged: existed };
+}
+
 /**
  * A realm's part of a realm delete: its pulses stop on every node and all their records go. Safe to
  * repeat. Configs go first, so a tick racing the purge finds no pulse and stops its own trigger.

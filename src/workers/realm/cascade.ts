@@ -1,4 +1,5 @@
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
+import { purgeFunctionIds } from "../../shared/purge.ts";
 import { isAbsent, optional, type SystemCall } from "./calls.ts";
 
 /** Secrets of a realm live in the vault as `realm:<realmId>:<name>`. */
@@ -19,12 +20,7 @@ function purgeOrder(ids: string[]): string[] {
  * secrets. Purges are idempotent: when one fails the error goes up, and a retry finishes the job.
  */
 export async function purgeRealmData(call: SystemCall, realmId: string): Promise<void> {
-  const { functions } = await call<{ functions: Array<{ function_id: string }> }>("engine::functions::list", {
-    include_internal: true,
-  });
-  const purges = purgeOrder(
-    functions.map((fn) => fn.function_id).filter((id) => id.endsWith(PURGE_REALM_SUFFIX)),
-  );
+  const purges = purgeOrder(await purgeFunctionIds(call, PURGE_REALM_SUFFIX));
   for (const id of purges) await call(id, { realmId });
   await deleteSecrets(call, realmId);
 }
