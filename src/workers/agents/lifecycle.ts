@@ -2,7 +2,7 @@ import type { StateClient } from "../../engine/state/client.ts";
 import { type InvocationContext, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { type AppError, conflict } from "../../shared/errors.ts";
+import type { AppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { PURGE_AGENT_SUFFIX } from "../../shared/internal-functions.ts";
 import { purgeFunctionIds, type SystemCallFn } from "../../shared/purge.ts";
