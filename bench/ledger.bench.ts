@@ -1,7 +1,5 @@
-import { createAgentOS } from "../src/app.ts";
-import { loadConfig } from "../src/config/env.ts";
 import type { Engine } from "../src/engine/engine.ts";
-import { compare, type Measurement, median, report, runConcurrent, tempDir } from "./util.ts";
+import { compare, type Measurement, median, report, runConcurrent, withService } from "./util.ts";
 
 const CLIENTS = 32;
 const ROUNDS = 3;
@@ -16,26 +14,13 @@ const SEED_BATCH = 256;
  * 2) ledger::summary of a realm with 100 000 spends vs one with 1 000: running totals, so ≈ 1.
  */
 export async function benchLedger(): Promise<void> {
-  const dir = tempDir();
-  const service = await createAgentOS({
-    ...loadConfig({ AGENTOS_DATA_DIR: dir.path, AGENTOS_API_KEY: "bench-admin-key-0123456789" }),
-    port: 0,
-    host: "127.0.0.1",
-    enginePort: 0,
-  });
-  const { engine } = service;
-  try {
+  await withService(async ({ engine }) => {
     await benchSpend(engine);
     await benchSummary(engine);
-  } finally {
-    await service.close();
-    dir.remove();
-  }
+  });
 }
 
-/** A realm through the realm worker, or a made-up id when none is running (the ledger then checks none). */
 async function newRealm(engine: Engine, name: string): Promise<string> {
-  if (!engine.functions.get("realm::create")) return `realm-bench-${name}`;
   const realm = (await engine.trigger({
     function_id: "realm::create",
     payload: { name, owner: "bench" },

@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type AgentOS, createAgentOS } from "../src/app.ts";
+import { loadConfig } from "../src/config/env.ts";
 
 export interface Measurement {
   name: string;
@@ -100,4 +102,21 @@ export function report(title: string, subject: Measurement, baseline: Measuremen
 export function tempDir(): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), "agentos-bench-"));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** The whole service on a fresh data dir (HTTP and engine on free ports), closed and removed after `run`. */
+export async function withService<T>(run: (service: AgentOS) => Promise<T>): Promise<T> {
+  const dir = tempDir();
+  const service = await createAgentOS({
+    ...loadConfig({ AGENTOS_DATA_DIR: dir.path, AGENTOS_API_KEY: "bench-admin-key-0123456789" }),
+    port: 0,
+    host: "127.0.0.1",
+    enginePort: 0,
+  });
+  try {
+    return await run(service);
+  } finally {
+    await service.close();
+    dir.remove();
+  }
 }

@@ -1,6 +1,4 @@
-import { createAgentOS } from "../src/app.ts";
-import { loadConfig } from "../src/config/env.ts";
-import { compare, report, tempDir } from "./util.ts";
+import { compare, report, withService } from "./util.ts";
 
 const STEPS = 200;
 const WIDTH = 50;
@@ -10,27 +8,19 @@ const WIDTH = 50;
  * engine.trigger calls of the same function; and a 50-wide fanout batch.
  */
 export async function benchWorkflow(): Promise<void> {
-  const dir = tempDir();
-  const service = await createAgentOS({
-    ...loadConfig({ AGENTOS_DATA_DIR: dir.path, AGENTOS_API_KEY: "bench-admin-key-0123456789" }),
-    port: 0,
-    host: "127.0.0.1",
-    enginePort: 0,
-  });
-  const { engine } = service;
-  engine.worker("bench").registerFunction({ id: "bench::noop" }, async () => "ok");
-  const steps = Array.from({ length: STEPS }, (_, i) => ({ name: `s${i}`, functionId: "bench::noop" }));
-  await engine.trigger({ function_id: "workflow::create", payload: { id: "seq", name: "seq", steps } });
-  const fanout = Array.from({ length: WIDTH }, (_, i) => ({
-    name: `f${i}`,
-    functionId: "bench::noop",
-    mode: "fanout",
-  }));
-  await engine.trigger({
-    function_id: "workflow::create",
-    payload: { id: "fan", name: "fan", steps: fanout },
-  });
-  try {
+  await withService(async ({ engine }) => {
+    engine.worker("bench").registerFunction({ id: "bench::noop" }, async () => "ok");
+    const steps = Array.from({ length: STEPS }, (_, i) => ({ name: `s${i}`, functionId: "bench::noop" }));
+    await engine.trigger({ function_id: "workflow::create", payload: { id: "seq", name: "seq", steps } });
+    const fanout = Array.from({ length: WIDTH }, (_, i) => ({
+      name: `f${i}`,
+      functionId: "bench::noop",
+      mode: "fanout",
+    }));
+    await engine.trigger({
+      function_id: "workflow::create",
+      payload: { id: "fan", name: "fan", steps: fanout },
+    });
     const direct = async () => {
       let input: unknown = null;
       for (let i = 0; i < STEPS; i++)
@@ -71,8 +61,5 @@ export async function benchWorkflow(): Promise<void> {
       fan.subject,
       fan.baseline,
     );
-  } finally {
-    await service.close();
-    dir.remove();
-  }
+  });
 }

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, beforeEach } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
 import { startTestServer, type TestServer } from "./server.ts";
 
 /** What the fake model answers next: text, tool calls, an HTTP error, or nothing for a while. */
@@ -21,6 +21,27 @@ export interface FakeOpenAI {
 }
 
 const USAGE = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
+
+/**
+ * The `cost.incurred` message of one fake reply on gpt-4o ($2.50 in, $10 out per million tokens), in
+ * ledger::spend's shape: what the ledger subscribes as is.
+ */
+export function fakeCostEvent(fields: { realmId: unknown; agentId: unknown; sessionId: unknown }) {
+  const cost = (USAGE.prompt_tokens * 2.5 + USAGE.completion_tokens * 10) / 1e6;
+  return {
+    realmId: fields.realmId,
+    agentId: fields.agentId,
+    costCents: expect.closeTo(cost * 100, 6),
+    provider: "openai",
+    model: "gpt-4o",
+    inputTokens: USAGE.prompt_tokens,
+    outputTokens: USAGE.completion_tokens,
+    eventId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    sessionId: fields.sessionId,
+    cost: expect.closeTo(cost, 10),
+    at: expect.any(String),
+  };
+}
 
 /** An OpenAI-compatible chat completions server on loopback, scripted by the test. */
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {

@@ -1,9 +1,8 @@
 import type { TriggerFn } from "../../engine/types.ts";
+import { costEvent } from "../../llm/cost-event.ts";
 import type { ModelChoice } from "../../llm/generate.ts";
-import { costOf, type Usage } from "../../llm/types.ts";
-import { nowIso } from "../../shared/clock.ts";
+import type { Usage } from "../../llm/types.ts";
 import { AppError } from "../../shared/errors.ts";
-import { newId } from "../../shared/ids.ts";
 import type { Agent } from "./schema.ts";
 
 /** Fail-safe: only an explicit "not allowed" from a ledger stops the call; no ledger, or a failing one, allows. */
@@ -25,10 +24,7 @@ export async function checkBudget(deps: { trigger: TriggerFn }, agent: Agent): P
   }
 }
 
-/**
- * `cost.incurred` carries exactly what ledger::spend takes (the ledger subscribes it as is): cents with
- * fractions (the ledger keeps 6 decimals), and a fresh eventId so a spend is counted once across nodes.
- */
+/** Publishes the `cost.incurred` message of one model call of the agent's turn (see costEvent). */
 export function publishCost(
   deps: { trigger: TriggerFn },
   agent: Agent,
@@ -36,23 +32,10 @@ export function publishCost(
   choice: ModelChoice,
   usage: Usage,
 ): void {
-  const cost = costOf(choice.model, usage);
-  const data = {
-    realmId: agent.realmId,
-    agentId: agent.id,
-    costCents: Math.round(cost * 100 * 1e6) / 1e6,
-    provider: choice.provider.id,
-    model: choice.model.id,
-    inputTokens: usage.inputTokens,
-    outputTokens: usage.outputTokens,
-    eventId: newId(),
-    sessionId,
-    cost,
-    at: nowIso(),
-  };
+  const account = { realmId: agent.realmId, agentId: agent.id };
   void deps.trigger({
     function_id: "publish",
-    payload: { topic: "cost.incurred", data },
+    payload: { topic: "cost.incurred", data: costEvent(account, sessionId, choice, usage) },
     action: { type: "void" },
   });
 }

@@ -1,6 +1,7 @@
 import { jsonSchema, type ToolSet, tool } from "ai";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
+import type { CostAccount } from "../../llm/cost-event.ts";
 import {
   type GenerateRequest,
   type GenerateResult,
@@ -13,7 +14,7 @@ import { nowMs } from "../../shared/clock.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { toModelMessages } from "./convert.ts";
-import { type CostAccount, publishCost } from "./cost.ts";
+import { publishCost } from "./cost.ts";
 import { type ChatCompletionRequest, chatCompletionRequest } from "./schema.ts";
 
 export interface CompletionDeps {

@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { expect, it } from "vitest";
+import { call, createAgent, createRealm } from "../../helpers/control-plane.ts";
 import { startTestServer } from "../../helpers/server.ts";
-import { call, createAgent, createRealm } from "../realm/helpers.ts";
 
 it("indexes and counts agents stored before the realm index existed, once, at the next start", async () => {
   const first = await startTestServer();
@@ -34,10 +34,10 @@ it("indexes and counts agents stored before the realm index existed, once, at th
   try {
     const listed = await call(second, "GET", `/api/agents?realmId=${realm.id}`);
     expect(listed.body.agents.map((a: { id: string }) => a.id)).toEqual(["agent-legacy"]);
-    await createAgent(second, { name: "new", realmId: realm.id });
+    await createAgent(second, realm.id, { name: "new" });
     expect((await call(second, "POST", "/api/agents", { name: "x", realmId: realm.id })).status).toBe(409);
     expect((await call(second, "DELETE", "/api/agents/agent-legacy")).status).toBe(204);
-    await createAgent(second, { name: "newer", realmId: realm.id });
+    await createAgent(second, realm.id, { name: "newer" });
   } finally {
     await second.close();
     rmSync(first.dataDir, { recursive: true, force: true });

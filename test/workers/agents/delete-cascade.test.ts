@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { call, createAgent, createRealm } from "../directive/fixtures.ts";
 
 describe("agent delete: the agent leaves the other workers too", () => {
   let server: TestServer;
@@ -12,9 +12,9 @@ describe("agent delete: the agent leaves the other workers too", () => {
   });
 
   it("takes the agent out of the org chart (its reports move up to its manager) and stops its pulse", async () => {
-    const realmId = await createRealm(server, "cascade");
+    const realmId = await newRealm(server, "cascade");
     const [boss, middle, report] = await Promise.all(
-      ["boss", "middle", "report"].map((name) => createAgent(server, realmId, name)),
+      ["boss", "middle", "report"].map((name) => createAgent(server, realmId, { name })),
     );
     await call(server, "POST", "/api/hierarchy", { realmId, agentId: boss, title: "CEO" });
     await call(server, "POST", "/api/hierarchy", { realmId, agentId: middle, reportsTo: boss });
@@ -34,8 +34,8 @@ describe("agent delete: the agent leaves the other workers too", () => {
   });
 
   it("deletes an agent that was never in the chart or scheduled", async () => {
-    const realmId = await createRealm(server, "plain");
-    const agentId = await createAgent(server, realmId, "loner");
+    const realmId = await newRealm(server, "plain");
+    const agentId = await createAgent(server, realmId, { name: "loner" });
     expect((await call(server, "DELETE", `/api/agents/${agentId}`)).status).toBe(204);
     expect((await call(server, "GET", `/api/agents/${agentId}`)).status).toBe(404);
   });

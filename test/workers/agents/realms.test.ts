@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { InvocationContext } from "../../../src/engine/types.ts";
+import { call, createAgent, createRealm } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
 import { json } from "../../helpers/server.ts";
-import { call, createAgent, createRealm } from "../realm/helpers.ts";
 
 const env = serverWithFakeModel();
 
@@ -14,15 +14,15 @@ const message = (agentId: string, text = "hi") =>
 describe("agents in their realm", () => {
   it("take the realm's default model when the request names none", async () => {
     const realm = await createRealm(env.server, { defaultModel: "gpt-4o-mini" });
-    const id = await createAgent(env.server, { name: "a", realmId: realm.id, model: undefined });
+    const id = await createAgent(env.server, realm.id, { name: "a", model: undefined });
     expect((await call(env.server, "GET", `/api/agents/${id}`)).body.model).toBe("gpt-4o-mini");
-    const named = await createAgent(env.server, { name: "b", realmId: realm.id, model: "gpt-4o" });
+    const named = await createAgent(env.server, realm.id, { name: "b", model: "gpt-4o" });
     expect((await call(env.server, "GET", `/api/agents/${named}`)).body.model).toBe("gpt-4o");
   });
 
   it("take no messages while their realm is paused or archived, and again once it is active", async () => {
     const realm = await createRealm(env.server);
-    const id = await createAgent(env.server, { name: "a", realmId: realm.id });
+    const id = await createAgent(env.server, realm.id, { name: "a" });
     await call(env.server, "PATCH", `/api/realms/${realm.id}`, { status: "Paused" });
     expect(await message(id)).toEqual({ status: 409, body: { error: `Realm ${realm.id} is paused` } });
     const v1 = await env.server.request("/v1/chat/completions", {
@@ -45,7 +45,10 @@ describe("agents in their realm", () => {
   });
 
   it("show the turn's context to the model in the system prompt", async () => {
-    const id = await createAgent(env.server, { name: "a", systemPrompt: "You are a pulse." });
+    const id = await createAgent(env.server, "realm-default", {
+      name: "a",
+      systemPrompt: "You are a pulse.",
+    });
     const context = { agentId: id, mode: "full", missions: [{ title: "Ship it" }] };
     await env.server.service.engine.trigger({
       function_id: "agent::chat",
@@ -69,7 +72,7 @@ describe("agents in their realm", () => {
       return { ok: true };
     });
     const realm = await createRealm(env.server);
-    const id = await createAgent(env.server, { name: "a", realmId: realm.id, tools: ["test::probe"] });
+    const id = await createAgent(env.server, realm.id, { name: "a", tools: ["test::probe"] });
     env.fake.reply({ toolCalls: [{ name: "test__probe", arguments: {} }] }, { content: "done" });
     expect((await message(id)).status).toBe(200);
     env.fake.reply({ toolCalls: [{ name: "test__probe", arguments: {} }] }, { content: "done" });
@@ -87,7 +90,7 @@ describe("agents in their realm", () => {
       spentCents: 1200,
       limitCents: 1000,
     }));
-    const id = await createAgent(env.server, { name: "broke" });
+    const id = await createAgent(env.server, "realm-default", { name: "broke" });
     expect(await message(id)).toEqual({
       status: 402,
       body: { error: `agent ${id} exceeded budget: 1200/1000` },
@@ -97,10 +100,10 @@ describe("agents in their realm", () => {
   it("are purged with their realm's purge, which is idempotent", async () => {
     const realm = await createRealm(env.server);
     const ids = [
-      await createAgent(env.server, { name: "a", realmId: realm.id }),
-      await createAgent(env.server, { name: "b", realmId: realm.id }),
+      await createAgent(env.server, realm.id, { name: "a" }),
+      await createAgent(env.server, realm.id, { name: "b" }),
     ];
-    const keep = await createAgent(env.server, { name: "keep" });
+    const keep = await createAgent(env.server, "realm-default", { name: "keep" });
     const purge = () =>
       env.server.service.engine.trigger({
         function_id: "agent::purge_realm",

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/shared/clock.ts";
+import { call, createAgent, newRealm, recordTopic } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { call, createAgent, createRealm, recordTopic } from "./fixtures.ts";
+import { createDirective } from "./fixtures.ts";
 
 let server: TestServer;
-let realmCount = 0;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -12,19 +12,13 @@ beforeAll(async () => {
 afterAll(() => server.close());
 afterEach(() => setClock(null));
 
-/** A fresh realm per test, so tests sharing the server never see each other's directives. */
-const newRealm = () => createRealm(server, `dir-${++realmCount}`);
-
-async function create(body: Record<string, unknown>, key?: string) {
-  const response = await call(server, "POST", "/api/directives", body, key);
-  expect(response.status, JSON.stringify(response.body)).toBe(201);
-  return response.body;
-}
+const create = (body: Record<string, unknown>, key?: string) => createDirective(server, body, key);
+const post = (body: Record<string, unknown>) => call(server, "POST", "/api/directives", body);
 
 describe("directive create and get", () => {
   it("creates an Active directive at version 1, announces it, and reads it back", async () => {
     const events = recordTopic(server, "directive.lifecycle");
-    const realmId = await newRealm();
+    const realmId = await newRealm(server);
     const directive = await create({
       realmId,
       title: "Grow revenue",
@@ -51,8 +45,8 @@ describe("directive create and get", () => {
   });
 
   it("accepts a parent and an owner of the same realm", async () => {
-    const realmId = await newRealm();
-    const owner = await createAgent(server, realmId, "owner");
+    const realmId = await newRealm(server);
+    const owner = await createAgent(server, realmId, { name: "owner" });
     const parent = await create({ realmId, title: "Parent", level: "realm" });
     const child = await create({
       realmId,
@@ -65,16 +59,11 @@ describe("directive create and get", () => {
   });
 
   it("refuses a parent that is missing or belongs to another realm with 400", async () => {
-    const realmId = await newRealm();
-    const other = await newRealm();
+    const realmId = await newRealm(server);
+    const other = await newRealm(server);
     const foreign = await create({ realmId: other, title: "Elsewhere", level: "realm" });
     for (const parentId of ["dir-missing", foreign.id]) {
-      const response = await call(server, "POST", "/api/directives", {
-        realmId,
-        title: "Orphan",
-        level: "team",
-        parentId,
-      });
+      const response = await post({ realmId, title: "Orphan", level: "team", parentId });
       expect(response).toEqual({
         status: 400,
         body: { error: `parent directive ${parentId} not found in realm ${realmId}` },
@@ -83,16 +72,11 @@ describe("directive create and get", () => {
   });
 
   it("refuses an owner that is not an agent of the realm with 404", async () => {
-    const realmId = await newRealm();
-    const other = await newRealm();
-    const outsider = await createAgent(server, other, "outsider");
+    const realmId = await newRealm(server);
+    const other = await newRealm(server);
+    const outsider = await createAgent(server, other, { name: "outsider" });
     for (const ownerAgentId of ["agent-missing", outsider]) {
-      const response = await call(server, "POST", "/api/directives", {
-        realmId,
-        title: "Owned",
-        level: "agent",
-        ownerAgentId,
-      });
+      const response = await post({ realmId, title: "Owned", level: "agent", ownerAgentId });
       expect(response).toEqual({
         status: 404,
         body: { error: `Agent ${ownerAgentId} not found in realm ${realmId}` },
@@ -109,14 +93,14 @@ describe("directive create and get", () => {
     [{ realmId: "r", title: "x", level: "team", priority: "urgent" }, "priority must be one of"],
     [{ realmId: "r", title: "x", level: "team", status: "Paused" }, "status"],
   ])("refuses %j with 400 naming %s", async (body, field) => {
-    const response = await call(server, "POST", "/api/directives", body);
+    const response = await post(body);
     expect(response.status).toBe(400);
     expect(response.body.error).toContain(field);
   });
 
   it("answers 404 for a directive that is missing or in another realm", async () => {
-    const realmId = await newRealm();
-    const other = await newRealm();
+    const realmId = await newRealm(server);
+    const other = await newRealm(server);
     const foreign = await create({ realmId: other, title: "Elsewhere", level: "realm" });
     for (const id of ["dir-missing", foreign.id]) {
       const response = await call(server, "GET", `/api/directives/${realmId}/${id}`);
@@ -132,13 +116,13 @@ describe("directive list", () => {
   it("lists a realm's directives oldest first, filtered by level, status (any case) and parentId", async () => {
     let now = Date.parse("2030-01-01T00:00:00Z");
     setClock({ now: () => now++ });
-    const realmId = await newRealm();
+    const realmId = await newRealm(server);
     const root = await create({ realmId, title: "Root", level: "realm" });
     const teamA = await create({ realmId, title: "Team A", level: "team", parentId: root.id });
     const teamB = await create({ realmId, title: "Team B", level: "team", parentId: root.id });
     const agent = await create({ realmId, title: "Agent", level: "agent", parentId: teamA.id });
     await call(server, "PATCH", `/api/directives/${realmId}/${teamB.id}`, { status: "Paused" });
-    await create({ realmId: await newRealm(), title: "Other realm", level: "realm" });
+    await create({ realmId: await newRealm(server), title: "Other realm", level: "realm" });
 
     const ids = async (query: string) => {
       const { status, body } = await call(server, "GET", `/api/directives/${realmId}${query}`);
@@ -161,7 +145,7 @@ describe("directive list", () => {
     ["?level=mission", "level must be one of realm, team, agent"],
     ["?owner=x", "owner"],
   ])("refuses the filter %s with 400", async (query, message) => {
-    const response = await call(server, "GET", `/api/directives/${await newRealm()}${query}`);
+    const response = await call(server, "GET", `/api/directives/${await newRealm(server)}${query}`);
     expect(response.status).toBe(400);
     expect(response.body.error).toContain(message);
   });
@@ -169,7 +153,7 @@ describe("directive list", () => {
 
 describe("directive ancestry", () => {
   it("walks from the directive up to its root", async () => {
-    const realmId = await newRealm();
+    const realmId = await newRealm(server);
     const root = await create({ realmId, title: "Root", level: "realm" });
     const team = await create({ realmId, title: "Team", level: "team", parentId: root.id });
     const agent = await create({ realmId, title: "Agent", level: "agent", parentId: team.id });
@@ -190,7 +174,7 @@ describe("directive ancestry", () => {
   });
 
   it("stops at a loop or a missing parent written straight into state", async () => {
-    const realmId = await newRealm();
+    const realmId = await newRealm(server);
     const a = await create({ realmId, title: "A", level: "realm" });
     const b = await create({ realmId, title: "B", level: "team", parentId: a.id });
     const c = await create({ realmId, title: "C", level: "agent", parentId: b.id });
@@ -211,7 +195,7 @@ describe("directive ancestry", () => {
   });
 
   it("answers 404 for an unknown directive", async () => {
-    const realmId = await newRealm();
+    const realmId = await newRealm(server);
     const response = await call(server, "GET", `/api/directives/${realmId}/dir-nope/ancestry`);
     expect(response).toEqual({
       status: 404,

@@ -1,28 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { archiveRealm, call, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { archiveRealm, call, createRealm, createRealmKey, hasRealmWorker } from "./fixtures.ts";
+import { createDirective } from "./fixtures.ts";
 
 let server: TestServer;
-let realmCount = 0;
 
 beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.close());
 
-const newRealm = () => createRealm(server, `dir-realm-${++realmCount}`);
-
-async function create(body: Record<string, unknown>, key?: string) {
-  const response = await call(server, "POST", "/api/directives", body, key);
-  expect(response.status, JSON.stringify(response.body)).toBe(201);
-  return response.body;
-}
+const create = (body: Record<string, unknown>, key?: string) => createDirective(server, body, key);
 
 describe("directive realm isolation and purge", () => {
   it("lets a realm-bound key use its own realm and refuses every route of another with 403", async () => {
-    const mine = await newRealm();
-    const theirs = await newRealm();
-    const key = await createRealmKey(server, mine);
+    const mine = await newRealm(server);
+    const theirs = await newRealm(server);
+    const key = await realmKey(server, mine);
     const own = await create({ realmId: mine, title: "Mine", level: "realm" }, key);
     expect((await call(server, "GET", `/api/directives/${mine}/${own.id}`, undefined, key)).status).toBe(200);
     const foreign = await create({ realmId: theirs, title: "Theirs", level: "realm" });
@@ -43,8 +37,8 @@ describe("directive realm isolation and purge", () => {
   });
 
   it("purges every directive of one realm, idempotently, and leaves other realms alone", async () => {
-    const realmId = await newRealm();
-    const other = await newRealm();
+    const realmId = await newRealm(server);
+    const other = await newRealm(server);
     const root = await create({ realmId, title: "Root", level: "realm" });
     await create({ realmId, title: "Child", level: "team", parentId: root.id });
     const kept = await create({ realmId: other, title: "Kept", level: "realm" });
@@ -64,8 +58,7 @@ describe("directive realm isolation and purge", () => {
 });
 
 describe("directive realm checks (with the realm worker)", () => {
-  it("answers 404 for an unknown realm and 409 for writes to an archived one", async (context) => {
-    if (!(await hasRealmWorker(server))) return context.skip("the realm worker is not registered yet");
+  it("answers 404 for an unknown realm and 409 for writes to an archived one", async () => {
     const unknown = "realm-does-not-exist";
     expect((await call(server, "GET", `/api/directives/${unknown}`)).status).toBe(404);
     const created = await call(server, "POST", "/api/directives", {
@@ -75,7 +68,7 @@ describe("directive realm checks (with the realm worker)", () => {
     });
     expect(created.status).toBe(404);
 
-    const realmId = await newRealm();
+    const realmId = await newRealm(server);
     const directive = await create({ realmId, title: "Before archive", level: "realm" });
     await archiveRealm(server, realmId);
     const refused = [

@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/shared/clock.ts";
+import { call, createAgent, newRealm, recordTopic } from "../../helpers/control-plane.ts";
 import type { JsonBody, TestServer } from "../../helpers/server.ts";
 import { startTestServer } from "../../helpers/server.ts";
-import { call, createAgent, createRealm, recordTopic } from "./fixtures.ts";
+import { createDirective } from "./fixtures.ts";
 
 let server: TestServer;
 let events: JsonBody[];
-let realmCount = 0;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -20,10 +20,8 @@ const TERMINAL = new Set(["Complete", "Cancelled"]);
 
 /** A new directive in a new realm, moved to `status` first when that is not Active. */
 async function directiveIn(status: (typeof STATUSES)[number] = "Active") {
-  const realmId = await createRealm(server, `upd-${++realmCount}`);
-  const created = await call(server, "POST", "/api/directives", { realmId, title: "Goal", level: "team" });
-  expect(created.status).toBe(201);
-  let directive = created.body;
+  const realmId = await newRealm(server);
+  let directive = await createDirective(server, { realmId, title: "Goal", level: "team" });
   if (status !== "Active") directive = (await patch(directive, { status })).body;
   expect(directive.status).toBe(status);
   return directive;
@@ -90,7 +88,7 @@ describe("directive field updates", () => {
     let now = Date.parse("2031-01-01T00:00:00Z");
     setClock({ now: () => now });
     const directive = await directiveIn();
-    const owner = await createAgent(server, directive.realmId, "owner");
+    const owner = await createAgent(server, directive.realmId, { name: "owner" });
     now += 60_000;
     const first = await patch(directive, {
       title: "New goal",

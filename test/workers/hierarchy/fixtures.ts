@@ -1,17 +1,15 @@
 import { expect } from "vitest";
+import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
 import type { TestServer } from "../../helpers/server.ts";
-import { call, createAgent, createRealm } from "../directive/fixtures.ts";
-
-let realmCount = 0;
 
 /** A fresh realm with agents of the given names; returns the realm id and a name → agent id map. */
 export async function realmWith(
   server: TestServer,
   ...names: string[]
 ): Promise<{ realmId: string; ids: Record<string, string> }> {
-  const realmId = await createRealm(server, `org-${++realmCount}`);
+  const realmId = await newRealm(server);
   const ids: Record<string, string> = {};
-  for (const name of names) ids[name] = await createAgent(server, realmId, name);
+  for (const name of names) ids[name] = await createAgent(server, realmId, { name });
   return { realmId, ids };
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { archiveRealm, call, realmKey } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { archiveRealm, call, createRealmKey, hasRealmWorker } from "../directive/fixtures.ts";
 import * as org from "./fixtures.ts";
 
 let server: TestServer;
@@ -144,7 +144,7 @@ describe("hierarchy realm isolation", () => {
     const mine = await realmWith("me");
     const theirs = await realmWith("them");
     await place(theirs.realmId, theirs.ids.them);
-    const key = await createRealmKey(server, mine.realmId);
+    const key = await realmKey(server, mine.realmId);
     expect((await set({ realmId: mine.realmId, agentId: mine.ids.me }, key)).status).toBe(200);
     expect((await call(server, "GET", `/api/hierarchy/${mine.realmId}/tree`, undefined, key)).status).toBe(
       200,
@@ -168,8 +168,7 @@ describe("hierarchy realm isolation", () => {
 });
 
 describe("hierarchy realm checks (with the realm worker)", () => {
-  it("answers 404 for an unknown realm and 409 for writes to an archived one", async (context) => {
-    if (!(await hasRealmWorker(server))) return context.skip("the realm worker is not registered yet");
+  it("answers 404 for an unknown realm and 409 for writes to an archived one", async () => {
     const unknown = "realm-does-not-exist";
     for (const path of ["tree", "find?capability=x", "chain/agent-x"]) {
       expect((await call(server, "GET", `/api/hierarchy/${unknown}/${path}`)).status, path).toBe(404);

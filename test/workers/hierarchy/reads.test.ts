@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { call } from "../directive/fixtures.ts";
 import * as org from "./fixtures.ts";
 
 let server: TestServer;

@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { json } from "../../helpers/server.ts";
-import {
-  check,
-  createAgent,
-  createRealm,
-  ledgerServer,
-  postSpend,
-  realmWithAgent,
-  setBudget,
-  spendOf,
-} from "./setup.ts";
+import { check, ledgerServer, postSpend, realmWithAgent, setBudget, spendOf } from "./setup.ts";
 
 const ctx = ledgerServer();
 
@@ -69,7 +61,7 @@ describe("ledger::set_budget", () => {
   });
 
   it("refuses a stale expectedVersion with 409 and applies a current one", async () => {
-    const realmId = await createRealm(ctx.server);
+    const realmId = await newRealm(ctx.server);
     await setBudget(ctx.server, { realmId, monthlyCents: 100 });
     const stale = await ctx.server.request("/api/ledger/budget", {
       method: "POST",
@@ -104,8 +96,8 @@ describe("ledger::set_budget", () => {
   });
 
   it("refuses a per-agent budget for an agent that is not in the realm with 404", async () => {
-    const realmId = await createRealm(ctx.server, "one");
-    const otherRealm = await createRealm(ctx.server, "two");
+    const realmId = await newRealm(ctx.server, "one");
+    const otherRealm = await newRealm(ctx.server, "two");
     const stranger = await createAgent(ctx.server, otherRealm);
     for (const agentId of [stranger, "agent-missing"]) {
       const response = await ctx.server.request("/api/ledger/budget", {
@@ -195,38 +187,35 @@ describe("ledger::check: the alert table", () => {
 });
 
 describe("ledger::check: agent and realm budgets both apply", () => {
-  it("reports the realm budget when it refuses although the agent's allows", async () => {
-    const { realmId, agentId } = await realmWithAgent(ctx.server);
-    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 1000 });
-    const realmBudget = await setBudget(ctx.server, { realmId, monthlyCents: 100 });
-    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 100))).status).toBe(201);
-    expect(await check(ctx.server, realmId, agentId)).toMatchObject({
-      allowed: false,
-      scope: "realm",
-      budgetId: realmBudget.id,
-      spentCents: 100,
-      limitCents: 100,
-      alert: "Critical",
-      reason: `agent ${agentId} exceeded budget: 100/100`,
-    });
-  });
-
-  it("reports the agent budget when it refuses although the realm's allows", async () => {
-    const { realmId, agentId } = await realmWithAgent(ctx.server);
-    const agentBudget = await setBudget(ctx.server, { realmId, agentId, monthlyCents: 50 });
-    await setBudget(ctx.server, { realmId, monthlyCents: 10_000 });
-    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 50))).status).toBe(201);
-    expect(await check(ctx.server, realmId, agentId)).toMatchObject({
-      allowed: false,
-      scope: "agent",
-      budgetId: agentBudget.id,
-      limitCents: 50,
-    });
-  });
+  it.each([
+    ["realm", "agent's", { agentCents: 1000, realmCents: 100 }],
+    ["agent", "realm's", { agentCents: 50, realmCents: 10_000 }],
+  ] as const)(
+    "reports the %s budget when it refuses although the %s allows",
+    async (scope, _other, limits) => {
+      const { realmId, agentId } = await realmWithAgent(ctx.server);
+      const budgets = {
+        agent: await setBudget(ctx.server, { realmId, agentId, monthlyCents: limits.agentCents }),
+        realm: await setBudget(ctx.server, { realmId, monthlyCents: limits.realmCents }),
+      };
+      // Spending exactly the tighter limit: that budget refuses, the other still allows.
+      const limit = Math.min(limits.agentCents, limits.realmCents);
+      expect((await postSpend(ctx.server, spendOf(realmId, agentId, limit))).status).toBe(201);
+      expect(await check(ctx.server, realmId, agentId)).toMatchObject({
+        allowed: false,
+        scope,
+        budgetId: budgets[scope].id,
+        spentCents: limit,
+        limitCents: limit,
+        alert: "Critical",
+        reason: `agent ${agentId} exceeded budget: ${limit}/${limit}`,
+      });
+    },
+  );
 
   it("reports the higher utilization when both allow, the agent's on a tie", async () => {
     const { realmId, agentId } = await realmWithAgent(ctx.server);
-    const other = await createAgent(ctx.server, realmId, "other");
+    const other = await createAgent(ctx.server, realmId, { name: "other" });
     await setBudget(ctx.server, { realmId, agentId, monthlyCents: 1000 });
     await setBudget(ctx.server, { realmId, monthlyCents: 200 });
     expect((await postSpend(ctx.server, spendOf(realmId, agentId, 20))).status).toBe(201);

@@ -1,21 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { json } from "../../helpers/server.ts";
-import { check, createAgent, ledgerServer, postSpend, setBudget, spendOf } from "./setup.ts";
+import { archiveRealm, createAgent, newRealm } from "../../helpers/control-plane.ts";
+import { check, ledgerServer, postSpend, setBudget, spendOf } from "./setup.ts";
 
 const ctx = ledgerServer();
 
-/** The realm worker's id for a new realm, or null while no realm worker is running. */
-async function realRealm(): Promise<string | null> {
-  const response = await ctx.server.request("/api/realms", {
-    method: "POST",
-    json: { name: "real", owner: "ops" },
-  });
-  return response.status === 201 ? (await json(response)).id : null;
-}
-
 describe("with the realm worker", () => {
-  it("answers 404 for a realm that does not exist", async ({ skip }) => {
-    if (!(await realRealm())) return skip("no realm worker");
+  it("answers 404 for a realm that does not exist", async () => {
     const missing = "realm-00000000-0000-4000-8000-000000000000";
     for (const [path, method, body] of [
       ["/api/ledger/budget", "POST", { realmId: missing, monthlyCents: 1 }],
@@ -28,16 +18,11 @@ describe("with the realm worker", () => {
     }
   });
 
-  it("keeps an archived realm's budgets read-only but still records its spends", async ({ skip }) => {
-    const realmId = await realRealm();
-    if (!realmId) return skip("no realm worker");
+  it("keeps an archived realm's budgets read-only but still records its spends", async () => {
+    const realmId = await newRealm(ctx.server);
     const agentId = await createAgent(ctx.server, realmId);
     await setBudget(ctx.server, { realmId, agentId, monthlyCents: 100 });
-    const archived = await ctx.server.request(`/api/realms/${realmId}`, {
-      method: "PATCH",
-      json: { status: "Archived" },
-    });
-    expect(archived.status).toBe(200);
+    await archiveRealm(ctx.server, realmId);
     const refused = await ctx.server.request("/api/ledger/budget", {
       method: "POST",
       json: { realmId, agentId, monthlyCents: 200 },
@@ -47,9 +32,8 @@ describe("with the realm worker", () => {
     expect((await check(ctx.server, realmId, agentId)).spentCents).toBe(5);
   });
 
-  it("is purged with the realm: a realm delete leaves no ledger records behind", async ({ skip }) => {
-    const realmId = await realRealm();
-    if (!realmId) return skip("no realm worker");
+  it("is purged with the realm: a realm delete leaves no ledger records behind", async () => {
+    const realmId = await newRealm(ctx.server);
     const agentId = await createAgent(ctx.server, realmId);
     await setBudget(ctx.server, { realmId, agentId, monthlyCents: 100 });
     await postSpend(ctx.server, spendOf(realmId, agentId, 5, { eventId: "once" }));

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect } from "vitest";
 import { setClock } from "../../../src/shared/clock.ts";
+import { createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { type JsonBody, json, startTestServer, type TestServer } from "../../helpers/server.ts";
 
 /** What the probe functions of a test saw: ledger.alert messages and council::activity calls. */
@@ -52,22 +53,6 @@ export function ledgerServer(): { readonly server: TestServer; readonly probes: 
   };
 }
 
-let fallback = 0;
-
-/** A realm: created through the realm worker when it is there, else a made-up id (nothing checks it). */
-export async function createRealm(server: TestServer, name = "acme"): Promise<string> {
-  const response = await server.request("/api/realms", { method: "POST", json: { name, owner: "ops" } });
-  if (response.status === 404) return `realm-test-${++fallback}`;
-  expect(response.status).toBe(201);
-  return (await json(response)).id;
-}
-
-export async function createAgent(server: TestServer, realmId: string, name = "worker"): Promise<string> {
-  const response = await server.request("/api/agents", { method: "POST", json: { name, realmId } });
-  expect(response.status).toBe(201);
-  return (await json(response)).id;
-}
-
 export async function setBudget(server: TestServer, body: Record<string, unknown>): Promise<JsonBody> {
   const response = await server.request("/api/ledger/budget", { method: "POST", json: body });
   expect(response.status, JSON.stringify(await response.clone().json())).toBe(200);
@@ -97,6 +82,6 @@ export async function check(server: TestServer, realmId: string, agentId: string
 
 /** A realm with one agent, the usual start of a ledger test. */
 export async function realmWithAgent(server: TestServer): Promise<{ realmId: string; agentId: string }> {
-  const realmId = await createRealm(server);
+  const realmId = await newRealm(server);
   return { realmId, agentId: await createAgent(server, realmId) };
 }

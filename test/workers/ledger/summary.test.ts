@@ -1,18 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { setClock } from "../../../src/shared/clock.ts";
+import { createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { eventually } from "../../helpers/iii.ts";
 import { type JsonBody, json, type TestServer } from "../../helpers/server.ts";
-import {
-  check,
-  createAgent,
-  createRealm,
-  ledgerServer,
-  postSpend,
-  realmWithAgent,
-  setBudget,
-  spendOf,
-} from "./setup.ts";
+import { check, ledgerServer, postSpend, realmWithAgent, setBudget, spendOf } from "./setup.ts";
 
 const ctx = ledgerServer();
 
@@ -27,7 +19,7 @@ const at = (iso: string) => setClock({ now: () => Date.parse(iso) });
 describe("ledger::summary", () => {
   it("sums accepted spends by agent, model, provider and billing code", async () => {
     const { realmId, agentId } = await realmWithAgent(ctx.server);
-    const other = await createAgent(ctx.server, realmId, "other");
+    const other = await createAgent(ctx.server, realmId, { name: "other" });
     await setBudget(ctx.server, { realmId, agentId: other, monthlyCents: 10_000, billingCode: "team.b" });
     const spends = [
       spendOf(realmId, agentId, 10, { model: "gpt-4o", provider: "openai" }),
@@ -57,7 +49,7 @@ describe("ledger::summary", () => {
   });
 
   it("answers zeros for a realm without spends", async () => {
-    const realmId = await createRealm(ctx.server);
+    const realmId = await newRealm(ctx.server);
     expect(await summary(ctx.server, realmId)).toEqual({
       totalCents: 0,
       totalInputTokens: 0,
@@ -145,12 +137,8 @@ describe("monthly reset", () => {
 describe("tenant isolation", () => {
   it("refuses a realm-bound key every route of another realm's ledger with 403", async () => {
     const { realmId, agentId } = await realmWithAgent(ctx.server);
-    const mine = await createRealm(ctx.server, "mine");
-    const created = await ctx.server.request("/api/keys", {
-      method: "POST",
-      json: { name: "r", realmId: mine },
-    });
-    const key = (await json(created)).key;
+    const mine = await newRealm(ctx.server, "mine");
+    const key = await realmKey(ctx.server, mine);
     const attempts: Array<[string, string, unknown]> = [
       ["/api/ledger/budget", "POST", { realmId, monthlyCents: 5 }],
       [`/api/ledger/check/${realmId}/${agentId}`, "GET", undefined],

@@ -50,7 +50,8 @@ describe.skipIf(found.url === null)("pulses in cluster mode (two nodes on one Po
 
   it("a pulse registered on one node is scheduled on every node, follows changes and stops on purge", async () => {
     const realm = await call(nodeA, "POST", "/api/realms", { name: "cluster", owner: "tester" });
-    const realmId = realm.status === 404 ? "realm-default" : realm.body.id;
+    expect(realm.status).toBe(201);
+    const realmId = realm.body.id as string;
     const agent = await call(nodeA, "POST", "/api/agents", { name: "c", model: "gpt-4o", realmId });
     expect(agent.status).toBe(201);
     const agentId = agent.body.id as string;

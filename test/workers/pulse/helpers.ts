@@ -1,28 +1,11 @@
 import { expect } from "vitest";
+import { createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { type JsonBody, json, type TestServer } from "../../helpers/server.ts";
 
-/** A realm through the realm worker; without one (it lands separately) agents live in the default realm. */
-export async function createRealm(server: TestServer, name = "pulse-test"): Promise<string> {
-  const response = await server.request("/api/realms", { method: "POST", json: { name, owner: "tester" } });
-  if (response.status === 404) return "realm-default";
-  expect(response.status).toBeLessThan(300);
-  const body = await json(response);
-  return body.id ?? body.realmId;
-}
-
-/** An agent on the fake OpenAI model (gpt-4o resolves to the OpenAI provider the fake stands in for). */
-export async function createAgent(server: TestServer, realmId: string, extra: Record<string, unknown> = {}) {
-  const response = await server.request("/api/agents", {
-    method: "POST",
-    json: { name: "pulsed", model: "gpt-4o", realmId, ...extra },
-  });
-  expect(response.status).toBe(201);
-  return (await json(response)).id as string;
-}
-
+/** A realm with one agent on the fake OpenAI model, the usual start of a pulse test. */
 export async function setup(server: TestServer): Promise<{ realmId: string; agentId: string }> {
-  const realmId = await createRealm(server);
-  return { realmId, agentId: await createAgent(server, realmId) };
+  const realmId = await newRealm(server, "pulse-test");
+  return { realmId, agentId: await createAgent(server, realmId, { name: "pulsed" }) };
 }
 
 export function registerPulse(server: TestServer, body: Record<string, unknown>): Promise<Response> {
@@ -70,17 +53,8 @@ export function pulseTriggers(server: TestServer, agentId: string) {
     );
 }
 
-/**
- * Puts the agent over its budget: through the real ledger when it is there (a one-cent budget, then a
- * one-cent spend), else through a probe ledger::check that refuses.
- */
+/** Puts the agent over its budget through the ledger: a one-cent budget, then a one-cent spend. */
 export async function exhaustBudget(server: TestServer, realmId: string, agentId: string): Promise<void> {
-  if (!server.service.engine.functions.get("ledger::check")) {
-    server.service.engine
-      .worker("probe")
-      .registerFunction({ id: "ledger::check" }, () => ({ allowed: false }));
-    return;
-  }
   const budget = await server.request("/api/ledger/budget", {
     method: "POST",
     json: { realmId, agentId, monthlyCents: 1 },

@@ -82,8 +82,6 @@ describe("pulse::invoke", () => {
   });
 
   it("puts the realm's real directives and the agent's chain of command into a full context", async () => {
-    const { engine } = ctx.server.service;
-    if (!engine.functions.get("directive::create") || !engine.functions.get("hierarchy::set")) return;
     const { realmId, agentId } = await setup(ctx.server);
     const directive = await ctx.server.request("/api/directives", {
       method: "POST",

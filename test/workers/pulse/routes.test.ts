@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { archiveRealm, realmKey } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
 import { json } from "../../helpers/server.ts";
 import { pulseTriggers, registered, registerPulse, setup, statusOf, toggle } from "./helpers.ts";
@@ -87,11 +88,7 @@ describe("pulse::register", () => {
 
   it("refuses a key bound to another realm with 403", async () => {
     const { realmId, agentId } = await setup(ctx.server);
-    const created = await ctx.server.request("/api/keys", {
-      method: "POST",
-      json: { name: "other", realmId: "realm-other" },
-    });
-    const { key } = await json(created);
+    const key = await realmKey(ctx.server, "realm-other");
     const response = await ctx.server.request("/api/pulse/register", {
       method: "POST",
       key,
@@ -177,13 +174,8 @@ describe("internal functions", () => {
 
   it("a realm delete (when the realm worker is there) stops the realm's pulses; an archived realm refuses them", async () => {
     const { realmId, agentId } = await setup(ctx.server);
-    if (realmId === "realm-default") return; // no realm worker: nothing to delete or archive
     await registered(ctx.server, { realmId, agentId, cron: NEVER });
-    const archived = await ctx.server.request(`/api/realms/${realmId}`, {
-      method: "PATCH",
-      json: { status: "Archived" },
-    });
-    expect(archived.status).toBe(200);
+    await archiveRealm(ctx.server, realmId);
     expect((await registerPulse(ctx.server, { realmId, agentId, cron: NEVER })).status).toBe(409);
     expect((await toggle(ctx.server, realmId, agentId, { enabled: false })).status).toBe(409);
     expect((await ctx.server.request(`/api/realms/${realmId}`, { method: "DELETE" })).status).toBeLessThan(

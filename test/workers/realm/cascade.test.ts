@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { call, createAgent, createRealm } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { call, createAgent, createRealm } from "./helpers.ts";
 
 let server: TestServer;
 
@@ -38,7 +38,7 @@ async function recordsMentioning(text: string): Promise<string[]> {
 /** A realm with one of everything: agent, directive, budget, org chart node, pulse, secret. */
 async function populatedRealm(): Promise<{ realmId: string; agentId: string; directiveId: string }> {
   const realmId = (await createRealm(server)).id;
-  const agentId = await createAgent(server, { name: "worker", realmId });
+  const agentId = await createAgent(server, realmId, { name: "worker" });
   const steps = [
     ["POST", "/api/directives", { realmId, title: "Grow", level: "team" }],
     ["POST", "/api/ledger/budget", { realmId, monthlyCents: 10_000 }],

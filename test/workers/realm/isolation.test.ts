@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { call, createRealm, realmKey } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { call, createRealm, realmKey } from "./helpers.ts";
 
 let server: TestServer;
 

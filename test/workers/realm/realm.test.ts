@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { call, createAgent, createRealm, recordTopic } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { call, createAgent, createRealm, subscribe } from "./helpers.ts";
 
 let server: TestServer;
 
@@ -110,7 +110,7 @@ describe("realm CRUD", () => {
 
   it("deletes a realm with its agents: {deleted: true}, then 404", async () => {
     const realm = await createRealm(server);
-    const agent = await createAgent(server, { name: "a", realmId: realm.id });
+    const agent = await createAgent(server, realm.id, { name: "a" });
     expect(await call(server, "DELETE", `/api/realms/${realm.id}`)).toEqual({
       status: 200,
       body: { deleted: true },
@@ -164,7 +164,7 @@ describe("realm status", () => {
 
   it("refuses new agents and agent deletes in an archived realm, and agents in an unknown one", async () => {
     const realm = await createRealm(server);
-    const agent = await createAgent(server, { name: "kept", realmId: realm.id });
+    const agent = await createAgent(server, realm.id, { name: "kept" });
     await call(server, "PATCH", `/api/realms/${realm.id}`, { status: "Archived" });
     expect(await call(server, "POST", "/api/agents", { name: "late", realmId: realm.id })).toEqual({
       status: 409,
@@ -181,7 +181,7 @@ describe("realm status", () => {
 
 describe("realm.lifecycle events", () => {
   it("publishes created, updated (with from/to when the status moved) and deleted", async () => {
-    const events = subscribe(server, "realm.lifecycle");
+    const events = recordTopic(server, "realm.lifecycle");
     const realm = await createRealm(server);
     await call(server, "PATCH", `/api/realms/${realm.id}`, { name: "renamed" });
     await call(server, "PATCH", `/api/realms/${realm.id}`, { status: "Paused" });
@@ -215,7 +215,7 @@ describe("maxAgents", () => {
     const listed = await call(server, "GET", `/api/agents?realmId=${realm.id}`);
     expect(listed.body.agents).toHaveLength(3);
     await call(server, "DELETE", `/api/agents/${created[0]?.body.id}`);
-    await createAgent(server, { name: "replacement", realmId: realm.id });
+    await createAgent(server, realm.id, { name: "replacement" });
     expect((await call(server, "POST", "/api/agents", { name: "x", realmId: realm.id })).status).toBe(409);
   });
 
@@ -223,9 +223,9 @@ describe("maxAgents", () => {
     const realm = await createRealm(server, { maxAgents: 0 });
     expect((await call(server, "POST", "/api/agents", { name: "x", realmId: realm.id })).status).toBe(409);
     await call(server, "PATCH", `/api/realms/${realm.id}`, { maxAgents: 1 });
-    await createAgent(server, { name: "one", realmId: realm.id });
+    await createAgent(server, realm.id, { name: "one" });
     expect((await call(server, "POST", "/api/agents", { name: "x", realmId: realm.id })).status).toBe(409);
     await call(server, "PATCH", `/api/realms/${realm.id}`, { maxAgents: null });
-    await createAgent(server, { name: "two", realmId: realm.id });
+    await createAgent(server, realm.id, { name: "two" });
   });
 });

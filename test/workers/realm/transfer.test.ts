@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { call, createAgent, createRealm, recordTopic } from "../../helpers/control-plane.ts";
 import { type JsonBody, startTestServer, type TestServer } from "../../helpers/server.ts";
-import { call, createAgent, createRealm, subscribe } from "./helpers.ts";
 
 let server: TestServer;
 
@@ -29,9 +29,9 @@ async function sourceRealm() {
     metadata: { region: "eu" },
   });
   const realmId = realm.id;
-  const lead = await createAgent(server, { name: "lead", realmId, systemPrompt: "Lead well." });
-  const manager = await createAgent(server, { name: "manager", realmId, tools: ["memory::*"] });
-  const worker = await createAgent(server, { name: "worker", realmId, temperature: 0.3 });
+  const lead = await createAgent(server, realmId, { name: "lead", systemPrompt: "Lead well." });
+  const manager = await createAgent(server, realmId, { name: "manager", tools: ["memory::*"] });
+  const worker = await createAgent(server, realmId, { name: "worker", temperature: 0.3 });
   await ok("POST", "/api/hierarchy", {
     realmId,
     agentId: lead,
@@ -129,7 +129,7 @@ describe("realm export", () => {
 
 describe("realm import", () => {
   it("round-trips: fresh ids everywhere, references rewritten, status and limits kept", async () => {
-    const events = subscribe(server, "realm.lifecycle");
+    const events = recordTopic(server, "realm.lifecycle");
     const { realmId } = await sourceRealm();
     const doc = await ok("POST", `/api/realms/${realmId}/export`, { scrubSecrets: false });
     const response = await call(server, "POST", "/api/realms/import", { data: doc, newOwner: "new-owner" });

@@ -1,0 +1,92 @@
+import { expect } from "vitest";
+import { type JsonBody, json, type TestServer } from "./server.ts";
+
+/**
+ * Control-plane fixtures shared by the realm, directive, hierarchy, ledger, pulse and agents tests:
+ * realms, agents and realm-bound keys made over HTTP with the admin key, compact requests, and a
+ * recorder for a topic.
+ */
+
+/** A realm created over HTTP (201); returns the realm object. `fields` override the name and owner. */
+export async function createRealm(
+  server: TestServer,
+  fields: Record<string, unknown> = {},
+): Promise<JsonBody> {
+  const response = await server.request("/api/realms", {
+    method: "POST",
+    json: { name: "Acme", owner: "ops@acme.test", ...fields },
+  });
+  expect(response.status, await response.clone().text()).toBe(201);
+  return json(response);
+}
+
+/** The id of a new realm. */
+export async function newRealm(server: TestServer, name?: string): Promise<string> {
+  return (await createRealm(server, name === undefined ? {} : { name })).id;
+}
+
+/**
+ * The id of a new agent of `realmId`, on the fake OpenAI model unless `fields` say otherwise
+ * (`model: undefined` lets the realm's default model apply).
+ */
+export async function createAgent(
+  server: TestServer,
+  realmId: string,
+  fields: Record<string, unknown> = {},
+): Promise<string> {
+  const response = await server.request("/api/agents", {
+    method: "POST",
+    json: { name: "agent", model: "gpt-4o", realmId, ...fields },
+  });
+  expect(response.status, await response.clone().text()).toBe(201);
+  return (await json(response)).id;
+}
+
+/** A new API key bound to `realmId`. */
+export async function realmKey(server: TestServer, realmId: string): Promise<string> {
+  const response = await server.request("/api/keys", {
+    method: "POST",
+    json: { name: "realm key", realmId },
+  });
+  expect(response.status).toBe(201);
+  return (await json(response)).key;
+}
+
+/** Archives a realm, which makes it read-only. */
+export async function archiveRealm(server: TestServer, realmId: string): Promise<void> {
+  const response = await server.request(`/api/realms/${realmId}`, {
+    method: "PATCH",
+    json: { status: "Archived" },
+  });
+  expect(response.status).toBe(200);
+}
+
+/** Status and parsed body of one request (null body for an empty reply), for compact assertions. */
+export async function call(
+  server: TestServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  key?: string,
+): Promise<{ status: number; body: JsonBody }> {
+  const response = await server.request(path, {
+    method,
+    ...(body === undefined ? {} : { json: body }),
+    ...(key === undefined ? {} : { key }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+let recorders = 0;
+
+/** Every message published on `topic` from now on, in arrival order. */
+export function recordTopic(server: TestServer, topic: string): JsonBody[] {
+  const events: JsonBody[] = [];
+  const id = `test::record_${++recorders}`;
+  server.service.engine.worker("test").registerFunction({ id }, (data) => {
+    events.push(data);
+  });
+  server.service.engine.registerTrigger("test", { type: "subscribe", function_id: id, config: { topic } });
+  return events;
+}
