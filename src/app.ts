@@ -79,10 +79,19 @@ async function openBackends(config: Config, logger: Logger): Promise<Backends> {
 }
 
 /** Wires storage, the engine, the HTTP front door and every worker into one service. */
-export async function createAgentOS(
-  config: Config,
-  options: { logger?: Logger; bootstrapAdminKey?: boolean; iiiLimits?: Partial<IiiLimits> } = {},
-): Promise<AgentOS> {
+export interface AgentOSOptions {
+  logger?: Logger;
+  bootstrapAdminKey?: boolean;
+  iiiLimits?: Partial<IiiLimits>;
+  /**
+   * False when the process only uses the service's functions on its storage and does not serve (every
+   * CLI command but `serve`): no pulse is scheduled or recovered and no workflow run is resumed, so a
+   * running server on the same data dir is left undisturbed. Default true.
+   */
+  background?: boolean;
+}
+
+export async function createAgentOS(config: Config, options: AgentOSOptions = {}): Promise<AgentOS> {
   const logger = options.logger ?? silentLogger();
   const backends = await openBackends(config, logger);
   const { store, textIndex, bus, rateLimitStore } = backends;
@@ -105,7 +114,7 @@ export async function createAgentOS(
     );
     const keyCache = new KeyCache();
     registerHttpFunctions(engine, router, keyCache);
-    await registerWorkers(engine, config);
+    await registerWorkers(engine, config, { background: options.background ?? true });
     const iii = new IiiServer(engine, {
       host: config.engineHost,
       port: config.enginePort,

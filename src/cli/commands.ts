@@ -3,9 +3,13 @@ import { join } from "node:path";
 import { type AgentOS, createAgentOS } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
 
-/** Runs one command against the configured storage, with the same functions the server uses. */
+/**
+ * Runs one command against the configured storage, with the same functions the server uses. Without
+ * background work: a server may be running on the same data dir, and its pulses, their leases and its
+ * workflow runs are its own (a command must not schedule, recover or resume any of them).
+ */
 async function withService<T>(work: (service: AgentOS) => Promise<T>): Promise<T> {
-  const service = await createAgentOS(loadConfig(), { bootstrapAdminKey: false });
+  const service = await createAgentOS(loadConfig(), { bootstrapAdminKey: false, background: false });
   try {
     return await work(service);
   } finally {

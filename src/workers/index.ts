@@ -15,11 +15,26 @@ import { loadVaultKey } from "./vault/key.ts";
 import { registerWebTools } from "./web/index.ts";
 import { registerWorkflow } from "./workflow/index.ts";
 
+export interface WorkersOptions {
+  /**
+   * False for a process that uses the service's storage without serving it (a CLI command): no pulse
+   * is scheduled, no pulse lease is recovered, no workflow file is loaded and no workflow run is
+   * resumed, since all of those belong to the process that serves (and a second process on the same
+   * data would disturb it). Default true.
+   */
+  background?: boolean;
+}
+
 /**
  * Every domain worker, registered in-process. Each gets its own WorkerClient and talks only via
  * trigger. Resolves when their start-up work is done (the default realm exists, pulses are scheduled).
  */
-export async function registerWorkers(engine: Engine, config: Config): Promise<void> {
+export async function registerWorkers(
+  engine: Engine,
+  config: Config,
+  options: WorkersOptions = {},
+): Promise<void> {
+  const background = options.background ?? true;
   registerSecurity(engine.worker("security", "Audit log: a SHA-256 hash chain"));
   registerVault(engine.worker("vault", "Secrets encrypted at rest (AES-256-GCM)"), {
     key: vaultKeyFor(engine, config),
@@ -41,6 +56,7 @@ export async function registerWorkers(engine: Engine, config: Config): Promise<v
   registerAgents(engine.worker("agents", "Agents: configuration, sessions, chat turns"), { env: config.env });
   registerWorkflow(engine.worker("workflow", "Durable workflows: runs checkpointed after every step"), {
     cluster: Boolean(config.databaseUrl),
+    startup: background,
     warn: (message) => engine.logger.warn(message),
   });
   registerChatCompletions(engine.worker("chat-completions", "OpenAI-compatible /v1 endpoint"), {
@@ -52,6 +68,7 @@ export async function registerWorkers(engine: Engine, config: Config): Promise<v
   registerHierarchy(engine.worker("hierarchy", "Hierarchy: the org chart of a realm's agents"));
   const pulse = registerPulse(engine.worker("pulse", "Pulse: agents woken on a cron schedule"), {
     embedded: !config.databaseUrl,
+    background,
     warn: (message) => engine.logger.warn(message),
   });
   // The default realm must exist before pulses (and agents) refer to it.

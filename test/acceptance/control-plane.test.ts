@@ -34,8 +34,10 @@ describe("a realm set up, budgeted, given goals and an org chart, its agents wak
     );
     expect(extra.sort()).toEqual([201, 409, 409]);
 
-    // Budgets: a realm-wide one and one for the analyst.
-    await api("POST", "/api/ledger/budget", { realmId: realm.id, monthlyCents: 100_000 }, key);
+    // Budgets: the operator caps the realm (the tenant may not lift that cap: 403), and the tenant
+    // budgets its analyst within it.
+    await api("POST", "/api/ledger/budget", { realmId: realm.id, monthlyCents: 100_000 });
+    await api("POST", "/api/ledger/budget", { realmId: realm.id, monthlyCents: 10_000_000 }, key, [403]);
     await api(
       "POST",
       "/api/ledger/budget",

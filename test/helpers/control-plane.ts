@@ -90,3 +90,17 @@ export function recordTopic(server: TestServer, topic: string): JsonBody[] {
   server.service.engine.registerTrigger("test", { type: "subscribe", function_id: id, config: { topic } });
   return events;
 }
+
+/**
+ * Puts a realm in the state a running realm::delete leaves it in (`deleting: true` on its record), as
+ * if the delete were still purging: for tests of what other workers do meanwhile.
+ */
+export async function markRealmDeleting(server: TestServer, realmId: string): Promise<void> {
+  const trigger = server.service.engine.trigger.bind(server.service.engine);
+  const realm = await trigger({ function_id: "state::get", payload: { scope: "realms", key: realmId } });
+  expect(realm).not.toBeNull();
+  await trigger({
+    function_id: "state::set",
+    payload: { scope: "realms", key: realmId, value: { ...(realm as object), deleting: true } },
+  });
+}

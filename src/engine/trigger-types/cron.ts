@@ -17,7 +17,10 @@ export const cronConfig = z.strictObject({
   data: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** Checks an expression the way the scheduler will read it; the error names the expression. */
+/**
+ * Checks an expression the way the scheduler will read it (six fields, UTC), and refuses one that never
+ * fires; the error names the expression.
+ */
 export function validateCronExpression(expression: string): void {
   const fields = expression.trim().split(/\s+/).length;
   if (fields !== 6) {
@@ -25,11 +28,16 @@ export function validateCronExpression(expression: string): void {
       `Invalid cron expression "${expression}": expected six fields (second minute hour day month weekday), got ${fields}`,
     );
   }
+  let job: Cron;
   try {
-    new Cron(expression, { paused: true }).stop();
+    job = new Cron(expression, { paused: true, timezone: "UTC" });
   } catch (error) {
     throw badRequest(`Invalid cron expression "${expression}": ${(error as Error).message}`);
   }
+  // A well-formed schedule may still name no real date (February 31st): it would never fire.
+  const next = job.nextRun();
+  job.stop();
+  if (next === null) throw badRequest(`Invalid cron expression "${expression}": it never fires`);
 }
 
 /**

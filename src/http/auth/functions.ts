@@ -3,15 +3,19 @@ import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
 import type { KeyCache } from "./cache.ts";
-import { createKey, listKeys, revokeKey } from "./keys.ts";
+import { createKey, listKeys, revokeKey, revokeRealmKeys } from "./keys.ts";
 
 const createInput = z.strictObject({
   name: z.string().min(1).max(128).optional(),
   realmId: z.string().min(1).max(256).optional(),
 });
 const revokeInput = z.strictObject({ id: z.string().min(1).max(64) });
+const purgeRealmInput = z.strictObject({ realmId: z.string().min(1).max(256) });
 
-/** API key management: auth::keys::create|list|revoke, admin keys only. */
+/**
+ * API key management: auth::keys::create|list|revoke, admin keys only; and auth::purge_realm, the
+ * keys' part of a realm delete (internal, no route).
+ */
 export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): void {
   const state = stateClient((request) => worker.trigger(request));
 
@@ -45,6 +49,20 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
       // At once on this node; other nodes and processes notice through the revocation epoch.
       cache.evictHash(revoked.hash);
       return undefined;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "auth::purge_realm",
+      description: "Revoke every API key bound to {realmId} (part of a realm delete); idempotent",
+      input: purgeRealmInput,
+    },
+    async ({ realmId }, ctx) => {
+      requireAdmin(ctx);
+      const revoked = await revokeRealmKeys(state, realmId);
+      for (const record of revoked) cache.evictHash(record.hash);
+      return { realmId, revoked: revoked.length };
     },
   );
 

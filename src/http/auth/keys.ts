@@ -93,8 +93,28 @@ export async function revokeKey(state: StateClient, id: string): Promise<ApiKeyR
   const record = page?.items.find((item) => item.value.id === id);
   if (!record) throw notFound(`API key ${id} not found`);
   await state.delete(KEYS_SCOPE, record.key);
-  await state.update(REVOCATIONS_SCOPE, REVOCATIONS_KEY, [{ type: "increment", path: "epoch", by: 1 }]);
+  await bumpRevocationEpoch(state);
   return record.value;
+}
+
+/**
+ * Deletes every key bound to the realm (the realm is being deleted); returns their records so callers
+ * can evict them from caches. The epoch moves even when no key was found: a run that deleted keys and
+ * then failed before moving it is finished by the retry, and other processes still forget the keys.
+ * Keys are few and realm deletes rare, so a scan of the keys is fine here.
+ */
+export async function revokeRealmKeys(state: StateClient, realmId: string): Promise<ApiKeyRecord[]> {
+  const bound: Array<{ key: string; value: ApiKeyRecord }> = [];
+  for await (const item of state.scan<ApiKeyRecord>(KEYS_SCOPE)) {
+    if (item.value.role === "realm" && item.value.realmId === realmId) bound.push(item);
+  }
+  for (const item of bound) await state.delete(KEYS_SCOPE, item.key);
+  await bumpRevocationEpoch(state);
+  return bound.map((item) => item.value);
+}
+
+function bumpRevocationEpoch(state: StateClient): Promise<unknown> {
+  return state.update(REVOCATIONS_SCOPE, REVOCATIONS_KEY, [{ type: "increment", path: "epoch", by: 1 }]);
 }
 
 export async function revocationEpoch(state: StateClient): Promise<number> {

@@ -4,6 +4,8 @@ import type { RateClass } from "../../config/env.ts";
 const routeClasses: Record<string, RateClass> = {
   "POST /api/agents/:id/message": "message",
   "POST /v1/chat/completions": "message",
+  // Waking an agent by hand runs an LLM turn, like a message.
+  "POST /api/pulse/invoke": "message",
   "POST /api/agents/:id/memory": "read",
   "POST /api/workflows/run": "workflow_run",
 };

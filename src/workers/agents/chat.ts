@@ -1,4 +1,4 @@
-import type { ModelMessage } from "ai";
+import type { ModelMessage, ToolSet } from "ai";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
@@ -44,8 +44,17 @@ const tokensOf = (text: string) => Math.ceil(text.length / 4);
  * One turn: the agent's prompt, the session's recent history trimmed to the model's window, relevant
  * memories, and its tools; the reply is stored in the session and in memory. A ledger check runs
  * before each model call when a ledger exists, and every call's cost is published on `cost.incurred`.
+ *
+ * `signal` is the invocation's (aborted when the caller's timeout expires): the model call is aborted
+ * with it, no further model call or tool call starts, and an aborted turn stores nothing, so a turn the
+ * caller gave up on neither goes on running nor appears in the session afterwards.
  */
-export async function chatTurn(deps: ChatDeps, agent: Agent, turn: ChatTurn): Promise<ChatReply> {
+export async function chatTurn(
+  deps: ChatDeps,
+  agent: Agent,
+  turn: ChatTurn,
+  signal?: AbortSignal,
+): Promise<ChatReply> {
   const choices = await modelChoices(deps, agent);
   const primary = choices[0] as ModelChoice;
   const registered = await registeredFunctions(deps);
@@ -66,7 +75,10 @@ export async function chatTurn(deps: ChatDeps, agent: Agent, turn: ChatTurn): Pr
     system,
     messages,
     sessionId: session.id,
+    signal,
   });
+  // The reply came too late: the caller has given up on this turn, so it is not kept.
+  signal?.throwIfAborted();
   const now = nowIso();
   const stored: StoredMessage[] = [
     { role: "user", content: turn.message, createdAt: now },
@@ -97,6 +109,7 @@ export async function agentCompletion(
   deps: ChatDeps,
   agent: Agent,
   call: AgentCompletion,
+  signal?: AbortSignal,
 ): Promise<GenerateResult> {
   const choices = await modelChoices(deps, agent);
   const registered = await registeredFunctions(deps);
@@ -112,6 +125,7 @@ export async function agentCompletion(
     sessionId: null,
     temperature: call.temperature,
     maxTokens: call.maxTokens,
+    signal,
   });
 }
 
@@ -151,24 +165,66 @@ async function runModel(
     sessionId: string | null;
     temperature?: number;
     maxTokens?: number;
+    signal?: AbortSignal;
   },
 ): Promise<GenerateResult> {
+  const { signal } = call;
   const primary = choices[0] as ModelChoice;
   const tools = primary.model.supportsTools ? await toolsFor(deps, registered, agent) : undefined;
   if (registered.has("ledger::check")) await checkBudget(deps, agent);
+  // Whatever the set-up awaited, no model call starts once the caller has given up.
+  signal?.throwIfAborted();
+  const ledger = registered.has("ledger::check");
   return generate({
     // DESIGN §5: the ledger is asked before every model call of the turn (this covers the later ones).
-    beforeStep: registered.has("ledger::check") ? () => checkBudget(deps, agent) : undefined,
+    // An aborted turn stops here too: its tool loop makes no further model call.
+    beforeStep: async () => {
+      signal?.throwIfAborted();
+      if (ledger) await checkBudget(deps, agent);
+    },
+    abortSignal: signal,
     choices,
     system: call.system,
     messages: call.messages,
-    tools,
+    tools: tools && signal ? abortableTools(tools, signal) : tools,
     maxSteps: deps.maxSteps,
     temperature: call.temperature ?? agent.temperature,
     maxTokens: call.maxTokens ?? agent.maxTokens,
     env: deps.env,
     trigger: deps.trigger,
     onStepUsage: (choice, usage) => publishCost(deps, agent, call.sessionId, choice, usage),
+  });
+}
+
+/**
+ * Tools that give up with the turn: a call made after the abort does not start, and one in flight is
+ * answered with the abort at once (the function it called finishes under its own timeout), so the tool
+ * loop does not wait for it.
+ */
+function abortableTools(tools: ToolSet, signal: AbortSignal): ToolSet {
+  const wrapped: ToolSet = {};
+  for (const [name, entry] of Object.entries(tools)) {
+    const execute = entry.execute as ((input: unknown, options: unknown) => unknown) | undefined;
+    wrapped[name] = execute
+      ? ({
+          ...entry,
+          execute: (input: unknown, options: unknown) => {
+            signal.throwIfAborted();
+            return untilAborted(Promise.resolve(execute(input, options)), signal);
+          },
+        } as ToolSet[string])
+      : entry;
+  }
+  return wrapped;
+}
+
+/** `work`'s outcome, or the abort reason as soon as `signal` aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }
 

@@ -106,7 +106,8 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       description: "Send {message} to agent {agentId} in session {sessionId?}",
       input: chatInput,
     },
-    async ({ agentId, ...turn }, ctx) => chatTurn(deps, await load(agentId, ctx), turn),
+    // ctx.signal aborts when the caller's timeout expires (a pulse's timeoutSecs): the turn stops with it.
+    async ({ agentId, ...turn }, ctx) => chatTurn(deps, await load(agentId, ctx), turn, ctx.signal),
   );
 
   worker.registerFunction(
@@ -128,10 +129,12 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       input: completeInput,
     },
     async ({ agentId, messages, ...options }, ctx) =>
-      agentCompletion(deps, await load(agentId, ctx), {
-        messages: messages as unknown as ModelMessage[],
-        ...options,
-      }),
+      agentCompletion(
+        deps,
+        await load(agentId, ctx),
+        { messages: messages as unknown as ModelMessage[], ...options },
+        ctx.signal,
+      ),
   );
 
   worker.registerFunction(
@@ -141,7 +144,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       input: messageRouteInput,
     },
     async ({ id, ...turn }, ctx) => {
-      const reply = await chatTurn(deps, await load(id, ctx), turn);
+      const reply = await chatTurn(deps, await load(id, ctx), turn, ctx.signal);
       return { content: reply.content, model: reply.model, usage: reply.usage, sessionId: reply.sessionId };
     },
   );

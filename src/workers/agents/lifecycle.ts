@@ -1,3 +1,4 @@
+import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { type InvocationContext, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
@@ -6,7 +7,7 @@ import type { AppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { PURGE_AGENT_SUFFIX } from "../../shared/internal-functions.ts";
 import { purgeFunctionIds, type SystemCallFn } from "../../shared/purge.ts";
-import { type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
+import { AGENT_DELETING, type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
 import {
   abandonSlot,
   dropRealmCount,
@@ -91,6 +92,11 @@ async function configure(
 /**
  * agent::delete: an archived realm is read-only, its agents included. An agent whose realm is gone
  * altogether may still be deleted (there is nothing left to protect, and it should not linger).
+ *
+ * The agent is marked `status: "deleting"` before anything is purged: from then on other workers read
+ * it as missing (requireAgentInRealm answers 404, so no org-chart node, pulse or budget is attached to
+ * it behind the purge) and it takes no messages (409, it is not active). A delete that fails leaves the
+ * mark (the agent stays visible, as deleting, and inert); a retry finishes the job.
  */
 export async function deleteAgent(deps: LifecycleDeps, agent: Agent): Promise<void> {
   try {
@@ -98,8 +104,20 @@ export async function deleteAgent(deps: LifecycleDeps, agent: Agent): Promise<vo
   } catch (error) {
     if ((error as AppError).code !== "not_found") throw error;
   }
+  await markDeleting(deps.state, agent.id);
   await purgeAgentElsewhere(deps.trigger, agent);
   await removeAgent(deps, agent);
+}
+
+/** An agent record as stored: `deleting` is a status only agent::delete gives (see deleteAgent). */
+type StoredAgent = Omit<Agent, "status"> & { status: Agent["status"] | typeof AGENT_DELETING };
+
+async function markDeleting(state: StateClient, agentId: string): Promise<void> {
+  await casUpdate<StoredAgent>(state, AGENTS_SCOPE, agentId, ({ value }) =>
+    !value || value.status === AGENT_DELETING
+      ? undefined
+      : { ...value, status: AGENT_DELETING, updatedAt: nowIso() },
+  );
 }
 
 /**

@@ -14,7 +14,7 @@ import { nowMs } from "../../shared/clock.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { toModelMessages } from "./convert.ts";
-import { publishCost } from "./cost.ts";
+import { checkAccount, publishCost } from "./cost.ts";
 import { type ChatCompletionRequest, chatCompletionRequest } from "./schema.ts";
 
 export interface CompletionDeps {
@@ -41,6 +41,9 @@ export async function chatCompletion(
   const request = parsed.data;
   try {
     const target = await resolveTarget(deps, request.model);
+    // A plain completion is the key's own spending: its realm and budget are asked here, before the
+    // stream opens, so a refusal is a real 402/409 (an agent's turn runs the same checks itself).
+    if (target.kind === "model") await checkAccount(deps, account);
     const result = target.kind === "agent" ? completeWithAgent(deps, target, request) : null;
     // Streamed replies consume it later (or never, if the client leaves first): keep its failure handled.
     result?.catch(() => undefined);

@@ -2,6 +2,8 @@ import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/ty
 import { type CostAccount, costEvent } from "../../llm/cost-event.ts";
 import type { ModelChoice } from "../../llm/generate.ts";
 import type { Usage } from "../../llm/types.ts";
+import { AppError, conflict } from "../../shared/errors.ts";
+import { requireRealm } from "../../shared/realm-refs.ts";
 
 const DEFAULT_REALM = "realm-default";
 
@@ -27,4 +29,34 @@ export function publishCost(
     action: { type: "void" },
     auth: systemPrincipal,
   });
+}
+
+/**
+ * Runs before a plain completion's model call, as for an agent's (DESIGN §5): the account's realm must
+ * take activity (a Paused or Archived realm, or one being deleted, is a 409), and `ledger::check` for
+ * the account must not refuse (402 with the check's reason). Fail-safe like the agents' check: without
+ * a ledger, or when the check itself fails, the call goes ahead. Asked as the caller, whose key the
+ * account belongs to.
+ */
+export async function checkAccount(deps: { trigger: TriggerFn }, account: CostAccount): Promise<void> {
+  const { realmId, agentId } = account;
+  const realm = await requireRealm(deps.trigger, realmId);
+  if (realm?.status === "Paused") throw conflict(`Realm ${realmId} is paused`);
+  if (realm?.status === "Archived") throw conflict(`Realm ${realmId} is archived`);
+  if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+  let verdict: { allowed?: boolean; reason?: string; spentCents?: number; limitCents?: number } | undefined;
+  try {
+    verdict = (await deps.trigger({
+      function_id: "ledger::check",
+      payload: { realmId, agentId },
+    })) as typeof verdict;
+  } catch {
+    return;
+  }
+  if (verdict?.allowed === false) {
+    throw new AppError(
+      "budget_exceeded",
+      verdict.reason ?? `agent ${agentId} exceeded budget: ${verdict.spentCents}/${verdict.limitCents}`,
+    );
+  }
 }

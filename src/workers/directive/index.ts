@@ -2,11 +2,11 @@ import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
-import { assertRealmAccess } from "../../shared/access.ts";
+import { assertRealmAccess, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { recheckRealm, requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { applyChanges, assertNotEmpty, assertVersion } from "./lifecycle.ts";
 import {
   createInput,
@@ -66,6 +66,8 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
       };
       // expectedVersion 0: the key must be new, so a (vanishingly unlikely) id clash cannot overwrite.
       await state.set(directivesScope(realmId), directive.id, directive, 0);
+      // A realm delete that began meanwhile has purged, or will purge, what it saw: see to the rest.
+      await recheckRealm(trigger, realmId, () => purgeDirectives(state, realmId));
       publish({ type: "created", directiveId: directive.id, realmId });
       return directive;
     },
@@ -150,7 +152,8 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
       input: purgeInput,
     },
     async ({ realmId }, ctx) => {
-      assertRealmAccess(ctx, realmId);
+      // An internal cascade step: admin or system only (a realm's own key may not wipe its goals).
+      requireAdmin(ctx);
       return { purged: await purgeDirectives(state, realmId) };
     },
   );

@@ -2,8 +2,8 @@ import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
-import { assertRealmAccess } from "../../shared/access.ts";
-import { requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { assertRealmAccess, requireAdmin } from "../../shared/access.ts";
+import { recheckAgent, recheckRealm, requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
 import {
   buildForest,
   buildSubtree,
@@ -33,6 +33,15 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
     (await state.get<Chart>(SCOPE, realmId)) ?? emptyChart();
   const changeChart = (realmId: string, change: (chart: Chart) => Chart) =>
     casUpdate<Chart>(state, SCOPE, realmId, ({ value }) => change(value ?? emptyChart()));
+  /** The realm's whole chart (a realm delete); true when there was one. */
+  const purgeChart = async (realmId: string) => (await state.delete(SCOPE, realmId)) !== null;
+  /** An agent's node (an agent delete), its reports moving up to its manager; true when there was one. */
+  const purgeNode = async (realmId: string, agentId: string) => {
+    const { changed } = await casUpdate<Chart>(state, SCOPE, realmId, ({ value }) =>
+      value && Object.hasOwn(value.nodes, agentId) ? removeNode(value, realmId, agentId) : undefined,
+    );
+    return changed;
+  };
   /** Every function: the caller's key must reach the realm, and the realm must exist. */
   const enter = async (ctx: InvocationContext, realmId: string, write = false) => {
     assertRealmAccess(ctx, realmId);
@@ -54,6 +63,9 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
         stored = node;
         return next;
       });
+      // A realm or agent delete that began meanwhile: take the node (or the chart) back out.
+      await recheckRealm(trigger, realmId, () => purgeChart(realmId));
+      await recheckAgent(trigger, agentId, realmId, () => purgeNode(realmId, agentId));
       return stored;
     },
   );
@@ -116,9 +128,9 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       input: realmInput,
     },
     async ({ realmId }, ctx) => {
-      assertRealmAccess(ctx, realmId);
-      // No requireRealm: the realm worker purges while deleting the realm, which may already be gone.
-      return { purged: (await state.delete(SCOPE, realmId)) !== null };
+      // An internal cascade step: admin or system only. No requireRealm: the realm is being deleted.
+      requireAdmin(ctx);
+      return { purged: await purgeChart(realmId) };
     },
   );
 
@@ -130,11 +142,8 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       input: agentInput,
     },
     async ({ realmId, agentId }, ctx) => {
-      assertRealmAccess(ctx, realmId);
-      const { changed } = await casUpdate<Chart>(state, SCOPE, realmId, ({ value }) =>
-        value && Object.hasOwn(value.nodes, agentId) ? removeNode(value, realmId, agentId) : undefined,
-      );
-      return { purged: changed };
+      requireAdmin(ctx);
+      return { purged: await purgeNode(realmId, agentId) };
     },
   );
 

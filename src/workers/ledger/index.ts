@@ -1,13 +1,22 @@
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
-import { assertRealmAccess } from "../../shared/access.ts";
+import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
-import { requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { conflict, forbidden } from "../../shared/errors.ts";
+import { recheckAgent, recheckRealm, requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { budgetKey, budgetsScope, currentPeriod, evaluate, tighter, upsertBudget } from "./budget.ts";
-import { type Budget, checkInput, purgeInput, setBudgetInput, spendInput, summaryInput } from "./schema.ts";
+import {
+  type Budget,
+  checkInput,
+  purgeAgentInput,
+  purgeInput,
+  setBudgetInput,
+  spendInput,
+  summaryInput,
+} from "./schema.ts";
 import { type LedgerDeps, spend } from "./spend.ts";
-import { purgeRealm } from "./store.ts";
+import { purgeAgent, purgeRealm } from "./store.ts";
 import { summarize } from "./totals.ts";
 
 /** Ledger: budgets with hard and soft limits, spend recording, summaries from running totals. */
@@ -23,15 +32,22 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       input: setBudgetInput,
     },
     async (input, ctx) => {
-      assertRealmAccess(ctx, input.realmId);
-      await requireRealm(trigger, input.realmId, { write: true });
-      if (input.agentId !== undefined) await requireAgentInRealm(trigger, input.agentId, input.realmId);
-      const written = await casUpdate<Budget>(
-        state,
-        budgetsScope(input.realmId),
-        budgetKey(input.agentId),
-        ({ value }) => upsertBudget(value, input, nowMs(), nowIso()),
+      const { realmId, agentId } = input;
+      assertRealmAccess(ctx, realmId);
+      // The realm-wide budget caps the whole tenant: the operator's control, like the realm's status.
+      if (agentId === undefined && !isPrivileged(ctx.auth)) {
+        throw forbidden("The realm-wide budget can only be set with an admin key");
+      }
+      await requireRealm(trigger, realmId, { write: true });
+      if (agentId !== undefined) await requireAgentInRealm(trigger, agentId, realmId);
+      const written = await casUpdate<Budget>(state, budgetsScope(realmId), budgetKey(agentId), ({ value }) =>
+        upsertBudget(value, input, nowMs(), nowIso()),
       );
+      // A realm or agent delete that began meanwhile has purged, or will purge, what it saw: see to the rest.
+      await recheckRealm(trigger, realmId, () => purgeRealm(state, realmId));
+      if (agentId !== undefined) {
+        await recheckAgent(trigger, agentId, realmId, () => purgeAgent(state, realmId, agentId));
+      }
       return written.value;
     },
   );
@@ -66,10 +82,20 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       input: spendInput,
     },
     async (input, ctx) => {
-      assertRealmAccess(ctx, input.realmId);
-      // Existence only: a cost already incurred is recorded even in an archived realm.
-      await requireRealm(trigger, input.realmId);
-      return spend(deps, input);
+      const { realmId } = input;
+      assertRealmAccess(ctx, realmId);
+      // Not `write`: a cost already incurred is recorded even in an archived realm. But a realm being
+      // deleted keeps nothing: its ledger is being purged, and a record made now would outlive it.
+      const realm = await requireRealm(trigger, realmId);
+      if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+      const outcome = await spend(deps, input).then(
+        (event) => ({ event }),
+        (error: unknown) => ({ error }),
+      );
+      // A refused spend is recorded too, so the re-check runs either way.
+      await recheckRealm(trigger, realmId, () => purgeRealm(state, realmId));
+      if ("error" in outcome) throw outcome.error;
+      return outcome.event;
     },
   );
 
@@ -93,8 +119,20 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       input: purgeInput,
     },
     async ({ realmId }, ctx) => {
-      assertRealmAccess(ctx, realmId);
+      requireAdmin(ctx);
       return { realmId, deleted: await purgeRealm(state, realmId) };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "ledger::purge_agent",
+      description: "Delete a deleted agent's budget (agent delete); its spend history and the totals stay",
+      input: purgeAgentInput,
+    },
+    async ({ realmId, agentId }, ctx) => {
+      requireAdmin(ctx);
+      return { realmId, agentId, deleted: await purgeAgent(state, realmId, agentId) };
     },
   );
 

@@ -8,6 +8,13 @@ import { round6 } from "./money.ts";
  */
 const RESERVED = new Set(["__proto__", "constructor", "prototype"]);
 
+/**
+ * Bounds on what one spend may add: each label is a breakdown key of the running totals (and a state
+ * key), so it must stay short; token counts stay far below 2^53 however many spends are summed.
+ */
+export const MAX_LABEL_CHARS = 200;
+export const MAX_TOKENS = 1_000_000_000;
+
 /** "x is required" when absent, "x must be a <kind>" when of the wrong type. */
 const typeError = (field: string, kind: string) => (issue: { input: unknown }) =>
   issue.input === undefined ? `${field} is required` : `${field} must be ${kind}`;
@@ -16,18 +23,22 @@ const label = (field: string, maxBytes = 256) =>
   z
     .string({ error: typeError(field, "a string") })
     .min(1, `${field} must not be empty`)
+    .max(MAX_LABEL_CHARS, `${field} must be at most ${MAX_LABEL_CHARS} characters`)
     .refine((text) => Buffer.byteLength(text) <= maxBytes, `${field} must be at most ${maxBytes} bytes`)
     .refine(isStorableText, `${field} must be valid text without NUL`)
     .refine((text) => !RESERVED.has(text), `${field} must not be __proto__, constructor or prototype`);
 /** A realm id is part of state scope names (at most 256 characters with their prefix). */
 const realmId = label("realmId", 200);
 
-const count = (field: string) =>
+const count = (field: string, max?: number) =>
   z
     .number({ error: typeError(field, "a number") })
     .int(`${field} must be an integer`)
     .min(0, `${field} must be 0 or more`)
-    .max(Number.MAX_SAFE_INTEGER, `${field} is too large`);
+    .max(
+      max ?? Number.MAX_SAFE_INTEGER,
+      max === undefined ? `${field} is too large` : `${field} must be at most ${max}`,
+    );
 
 /** One spend may cost up to $10M: running totals are kept in integer micro-cents, exact below 2^53. */
 export const MAX_COST_CENTS = 1_000_000_000;
@@ -66,8 +77,8 @@ export const spendInput = z.object({
     .transform(round6),
   provider: label("provider"),
   model: label("model"),
-  inputTokens: count("inputTokens"),
-  outputTokens: count("outputTokens"),
+  inputTokens: count("inputTokens", MAX_TOKENS),
+  outputTokens: count("outputTokens", MAX_TOKENS),
   missionId: label("missionId").optional(),
   billingCode: label("billingCode").optional(),
   /** Idempotency key: a spend with an eventId already seen is not counted again. */
@@ -90,6 +101,7 @@ export const summaryInput = z.strictObject({
 });
 
 export const purgeInput = z.strictObject({ realmId });
+export const purgeAgentInput = z.strictObject({ realmId, agentId: label("agentId") });
 
 export type AlertLevel = "Warning" | "Critical";
 

@@ -23,8 +23,6 @@ export interface LedgerDeps {
   state: StateClient;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Records one spend (DESIGN §5, §6): counted against the agent's budget and the realm-wide budget,
  * each with compare-and-swap, or refused with 402 when a hard limit would be passed. With an eventId
@@ -54,10 +52,15 @@ export async function spend(deps: LedgerDeps, input: SpendInput): Promise<SpendE
   return settle(deps, draft, budgets);
 }
 
+/**
+ * Every spend gets a fresh id: an id made from the caller's eventId could equal another spend's (one
+ * without an eventId is `spn-<random uuid>`, and a later eventId may be that uuid) and overwrite it.
+ * The eventId stays on the event for tracing; a replay finds the id through the claim.
+ */
 function draftEvent(input: SpendInput, now: number): SpendEvent {
   const { eventId, ...fields } = input;
   return {
-    id: eventId !== undefined && UUID.test(eventId) ? `spn-${eventId}` : newId("spn"),
+    id: newId("spn"),
     ...fields,
     ...(eventId === undefined ? {} : { eventId }),
     timestamp: new Date(now).toISOString(),

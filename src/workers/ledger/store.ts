@@ -1,5 +1,5 @@
 import type { StateClient } from "../../engine/state/client.ts";
-import { budgetsScope } from "./budget.ts";
+import { budgetKey, budgetsScope } from "./budget.ts";
 import { totalsScope } from "./totals.ts";
 
 /** Spend events of a realm, keyed by spend id; read back only by id (never scanned on a hot path). */
@@ -29,4 +29,12 @@ export async function purgeRealm(state: StateClient, realmId: string): Promise<n
     }
   }
   return deleted;
+}
+
+/**
+ * Deletes an agent's budget (the agent is being deleted). Its spend events and the running totals are
+ * history and stay; the realm-wide budget keeps counting what the agent spent. Idempotent.
+ */
+export async function purgeAgent(state: StateClient, realmId: string, agentId: string): Promise<number> {
+  return (await state.delete(budgetsScope(realmId), budgetKey(agentId))) === null ? 0 : 1;
 }

@@ -4,10 +4,17 @@ import type { ContextMode } from "./schema.ts";
 export type PulseContext = Record<string, unknown>;
 
 /**
+ * Each context read (and the budget check) gets this long before it counts as failed and falls back, so
+ * a hung worker cannot stretch a run past the lease computed for it (run.ts OVERHEAD_MS covers it).
+ */
+export const CONTEXT_READ_TIMEOUT_MS = 10_000;
+
+/**
  * What the agent is told when it wakes. Thin names the agent and realm only; Full adds its active
  * missions, its budget, its chain of command and the realm's active directives. Each of the four
  * reads is independent (made in parallel) and fail-safe: a missing or failing worker contributes its
- * empty (or allowed) value instead of stopping the pulse. `budget`, when given, is the ledger answer
+ * empty (or allowed) value instead of stopping the pulse, and each is bounded by
+ * CONTEXT_READ_TIMEOUT_MS (a read that takes longer falls back too). `budget`, when given, is the ledger answer
  * the caller already has (a tick asks before running), so the ledger is not asked twice.
  */
 export async function buildContext(
@@ -38,7 +45,10 @@ async function read(
   fallback: unknown[],
 ): Promise<unknown> {
   try {
-    const answer = (await trigger({ function_id, payload })) as Record<string, unknown> | null;
+    const answer = (await trigger({ function_id, payload, timeout_ms: CONTEXT_READ_TIMEOUT_MS })) as Record<
+      string,
+      unknown
+    > | null;
     const value = answer?.[field];
     return Array.isArray(value) ? value : fallback;
   } catch {
@@ -46,7 +56,10 @@ async function read(
   }
 }
 
-/** The ledger's whole check result; a missing or failing ledger allows (fail-safe rule). */
+/**
+ * The ledger's whole check result; a missing, failing or slow (CONTEXT_READ_TIMEOUT_MS) ledger allows
+ * (fail-safe rule).
+ */
 export async function checkBudget(
   trigger: TriggerFn,
   target: { realmId: string; agentId: string },
@@ -55,6 +68,7 @@ export async function checkBudget(
     const answer = await trigger({
       function_id: "ledger::check",
       payload: { realmId: target.realmId, agentId: target.agentId },
+      timeout_ms: CONTEXT_READ_TIMEOUT_MS,
     });
     return answer && typeof answer === "object" ? (answer as Record<string, unknown>) : { allowed: true };
   } catch {

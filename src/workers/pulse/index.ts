@@ -28,6 +28,13 @@ export interface PulseOptions {
    * cluster another node's live run holds its lease (stale leases are then taken over when they expire).
    */
   embedded?: boolean;
+  /**
+   * False in a process that opens the service's storage without serving it (the CLI's `keys` and
+   * `config` commands): no pulse is scheduled, no lease is recovered and pulse.changed is not followed,
+   * so the process neither runs ticks nor disturbs the runs of the process that serves. The functions
+   * are still registered. Default true.
+   */
+  background?: boolean;
 }
 
 /**
@@ -37,7 +44,8 @@ export interface PulseOptions {
 export function registerPulse(worker: WorkerClient, options: PulseOptions = {}): { ready: Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
-  const scheduler = new PulseScheduler(worker, state);
+  const background = options.background ?? true;
+  const scheduler = new PulseScheduler(worker, state, { passive: !background });
   const warn = options.warn ?? (() => undefined);
   const deps: PulseDeps = {
     trigger,
@@ -124,6 +132,7 @@ export function registerPulse(worker: WorkerClient, options: PulseOptions = {}):
   worker.registerRoute("pulse::invoke", "POST", "/api/pulse/invoke");
   worker.registerRoute("pulse::status", "GET", "/api/pulse/:realmId/:agentId");
   worker.registerRoute("pulse::toggle", "PATCH", "/api/pulse/:realmId/:agentId");
+  if (!background) return { ready: Promise.resolve() };
   worker.registerTrigger({
     type: "subscribe",
     function_id: "pulse::sync",

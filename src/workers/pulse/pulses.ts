@@ -1,6 +1,6 @@
 import { casUpdate } from "../../engine/state/cas.ts";
 import type { InvocationContext } from "../../engine/types.ts";
-import { assertRealmAccess } from "../../shared/access.ts";
+import { assertRealmAccess, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict, notFound } from "../../shared/errors.ts";
 import { requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
@@ -22,10 +22,7 @@ import {
 } from "./store.ts";
 import { runLeased, type TickDeps } from "./tick.ts";
 
-export interface PulseDeps extends TickDeps {
-  /** Tells every node (this one included) that the agent's pulse config changed. */
-  publishChanged(realmId: string, agentId: string): Promise<void>;
-}
+export type PulseDeps = TickDeps;
 
 type Target = { realmId: string; agentId: string };
 
@@ -141,10 +138,13 @@ export async function status(
   return { config: config ?? null, recentRuns: runs, lastTick: lastTick ?? null };
 }
 
-/** An agent's part of an agent delete: its pulse stops on every node and its records go. Safe to repeat. */
+/**
+ * An agent's part of an agent delete: its pulse stops on every node and its records go. Safe to repeat.
+ * Internal cascade: only the system (the agent delete calls it so) or an admin key may call it.
+ */
 export async function purgeAgent(deps: PulseDeps, target: Target, ctx: InvocationContext) {
   const { realmId, agentId } = target;
-  assertRealmAccess(ctx, realmId);
+  requireAdmin(ctx);
   const key = agentKey(realmId, agentId);
   const existed = (await deps.state.delete(CONFIGS_SCOPE, key)) !== null;
   await deps.scheduler.sync(realmId, agentId);
@@ -157,9 +157,10 @@ export async function purgeAgent(deps: PulseDeps, target: Target, ctx: Invocatio
 /**
  * A realm's part of a realm delete: its pulses stop on every node and all their records go. Safe to
  * repeat. Configs go first, so a tick racing the purge finds no pulse and stops its own trigger.
+ * Internal cascade: only the system (the realm delete calls it so) or an admin key may call it.
  */
 export async function purgeRealm(deps: PulseDeps, realmId: string, ctx: InvocationContext) {
-  assertRealmAccess(ctx, realmId);
+  requireAdmin(ctx);
   const targets = new Map<string, Target>();
   for (const key of await configKeys(deps.state, realmId)) targets.set(key, splitAgentKey(key));
   for (const target of deps.scheduler.scheduledIn(realmId))

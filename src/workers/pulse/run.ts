@@ -2,7 +2,7 @@ import { DEFAULT_TIMEOUT_MS } from "../../engine/engine.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { isAppError } from "../../shared/errors.ts";
+import { AppError, isAppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { buildContext, type PulseContext } from "./context.ts";
 import type { ContextMode, PulseRun, RunSource } from "./schema.ts";
@@ -14,7 +14,10 @@ export const PULSE_MESSAGE =
 export const OUTPUT_LIMIT = 4000;
 const RETRY_BASE_MS = 250;
 const RETRY_CAP_MS = 10_000;
-/** Context reads and record writes around the agent calls. */
+/**
+ * Context reads (each bounded by CONTEXT_READ_TIMEOUT_MS, made in parallel) and record writes around
+ * the agent calls.
+ */
 const OVERHEAD_MS = 60_000;
 
 export interface RunPlan {
@@ -117,40 +120,44 @@ async function chatWithRetries(trigger: TriggerFn, plan: RunPlan, context: Pulse
   }
 }
 
-class PulseTimeout extends Error {
-  constructor(seconds: number) {
-    super(`agent::chat timed out after ${seconds} s`);
-    this.name = "PulseTimeout";
-  }
-}
+/** How the engine words the timeout of an agent::chat call (engine.ts). */
+const ENGINE_TIMEOUT = "Function agent::chat timed out";
 
 /**
  * One call of agent::chat. Every pulse of an agent continues one session (`pulse:<agentId>`): the
  * agent sees what it did on earlier pulses, and ticks do not pile up a session each.
+ *
+ * `timeoutSecs` is the engine's timeout of the call: when it expires the engine aborts agent::chat's
+ * `ctx.signal` in the same moment it fails this call. agent::chat aborts its model request with it,
+ * starts no further model or tool call and stores nothing, so a timed-out attempt has stopped when this
+ * returns: a retry never runs beside it, and the lease is not released while it goes on. (A tool
+ * function the turn had already called finishes under its own engine timeout, as any call does.)
+ * Without `timeoutSecs` the engine's default timeout applies.
  */
 async function chatOnce(
   trigger: TriggerFn,
   plan: RunPlan,
   context: PulseContext,
 ): Promise<{ content?: unknown } | null> {
-  const request = {
-    function_id: "agent::chat",
-    payload: { agentId: plan.agentId, message: PULSE_MESSAGE, context, sessionId: `pulse:${plan.agentId}` },
-  };
-  if (!plan.timeoutSecs) return (await trigger(request)) as { content?: unknown } | null;
-  const timeoutMs = plan.timeoutSecs * 1000;
-  let timer: NodeJS.Timeout | undefined;
-  // Armed before the call, so it fires before the engine's own timer of the same length and the
-  // error names the pulse's limit in seconds. The engine's timer still aborts the agent's signal.
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new PulseTimeout(plan.timeoutSecs as number)), timeoutMs);
-  });
+  const timeoutMs = plan.timeoutSecs ? plan.timeoutSecs * 1000 : undefined;
   try {
-    return (await Promise.race([trigger({ ...request, timeout_ms: timeoutMs }), expired])) as {
-      content?: unknown;
-    } | null;
-  } finally {
-    clearTimeout(timer);
+    return (await trigger({
+      function_id: "agent::chat",
+      payload: {
+        agentId: plan.agentId,
+        message: PULSE_MESSAGE,
+        context,
+        sessionId: `pulse:${plan.agentId}`,
+      },
+      ...(timeoutMs ? { timeout_ms: timeoutMs } : {}),
+    })) as { content?: unknown } | null;
+  } catch (error) {
+    // The engine's timeout of this very call (not one from inside the turn, such as the provider's or a
+    // tool's), named in the pulse's own unit.
+    if (isAppError(error) && error.code === "timeout" && error.message.startsWith(ENGINE_TIMEOUT)) {
+      throw new AppError("timeout", `agent::chat timed out after ${plan.timeoutSecs} s`, { cause: error });
+    }
+    throw error;
   }
 }
 

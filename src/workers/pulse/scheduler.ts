@@ -16,15 +16,20 @@ export interface Scheduled {
  * pulse (the cron type lets one node run each tick), and `sync` brings this node's trigger in line
  * with the stored config after any node changed it. All changes of one agent's trigger on this node
  * are serialised, so a register and a sync of the same agent cannot interleave.
+ *
+ * A passive scheduler (a process that does no background work, such as a CLI command) keeps no
+ * trigger at all: expressions are still checked by the cron type, but nothing is ever scheduled here.
  */
 export class PulseScheduler {
   private readonly scheduled = new Map<string, Scheduled>();
   private readonly worker: WorkerClient;
   private readonly state: StateClient;
+  private readonly passive: boolean;
 
-  constructor(worker: WorkerClient, state: StateClient) {
+  constructor(worker: WorkerClient, state: StateClient, options: { passive?: boolean } = {}) {
     this.worker = worker;
     this.state = state;
+    this.passive = options.passive ?? false;
   }
 
   /** Runs `work` alone among this node's schedule changes of the agent. */
@@ -43,6 +48,11 @@ export class PulseScheduler {
         function_id: "pulse::tick",
         config: { expression: cron, data: { agentId, realmId } },
       });
+      if (this.passive) {
+        // Registered only to have the expression checked: a passive process schedules nothing.
+        trigger.unregister();
+        return { triggerId: trigger.id, cron, unregister: () => undefined };
+      }
       return { triggerId: trigger.id, cron, unregister: () => trigger.unregister() };
     } catch (error) {
       const cause = error instanceof Error ? error.message : String(error);
@@ -52,6 +62,7 @@ export class PulseScheduler {
 
   /** Makes `entry` the agent's trigger; the one it replaces stops, so there is never more than one. */
   install(realmId: string, agentId: string, entry: Scheduled): void {
+    if (this.passive) return;
     const key = agentKey(realmId, agentId);
     const previous = this.scheduled.get(key);
     this.scheduled.set(key, entry);
@@ -79,6 +90,7 @@ export class PulseScheduler {
    * its trigger: its ticks are skipped (and recorded) so status shows why the agent did not wake.
    */
   sync(realmId: string, agentId: string): Promise<void> {
+    if (this.passive) return Promise.resolve();
     return this.exclusive(realmId, agentId, async () => {
       const config = await this.state.get<PulseConfig>(CONFIGS_SCOPE, agentKey(realmId, agentId));
       const current = this.triggerOf(realmId, agentId);

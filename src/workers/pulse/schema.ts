@@ -98,6 +98,10 @@ export interface PulseRun {
 
 export type SkipReason =
   | "not_registered"
+  /** The realm is gone (realm::get answered 404): the pulse was retired. */
+  | "realm_deleted"
+  /** The agent is gone (agent::get answered 404): the pulse was retired. */
+  | "agent_deleted"
   | "disabled"
   | "realm_paused"
   | "realm_archived"

@@ -1,14 +1,18 @@
+import { systemPrincipal } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
+import { isAppError } from "../../shared/errors.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
 import { checkBudget } from "./context.ts";
 import { acquireLease } from "./lease.ts";
 import { executePulse, maxRunDurationMs, type RunDeps, type RunPlan } from "./run.ts";
 import type { PulseScheduler } from "./scheduler.ts";
 import type { PulseConfig, PulseRun, Skipped, SkipReason } from "./schema.ts";
-import { getConfig, saveLastTick } from "./store.ts";
+import { agentKey, CONFIGS_SCOPE, getConfig, saveLastTick } from "./store.ts";
 
 export interface TickDeps extends RunDeps {
   scheduler: PulseScheduler;
+  /** Tells every node (this one included) that the agent's pulse config changed. */
+  publishChanged(realmId: string, agentId: string): Promise<void>;
 }
 
 export interface TickInput {
@@ -21,8 +25,9 @@ const skip = (reason: SkipReason): Skipped => ({ skipped: true, reason });
 
 /**
  * One cron tick of one agent's pulse. The gates, in order: the pulse still exists (a tick of a deleted
- * pulse stops its trigger), it is enabled, its realm is active, its budget allows, and no earlier run
- * of the agent is still going. Whatever happens is recorded as the agent's last tick.
+ * pulse stops its trigger), its realm and its agent still exist (else the pulse is retired), it is
+ * enabled, its realm is active, its budget allows, and no earlier run of the agent is still going.
+ * Whatever happens is recorded as the agent's last tick.
  */
 export async function tick(deps: TickDeps, input: TickInput): Promise<PulseRun | Skipped> {
   const { realmId, agentId } = input;
@@ -46,9 +51,12 @@ export async function tick(deps: TickDeps, input: TickInput): Promise<PulseRun |
 }
 
 async function gatedRun(deps: TickDeps, config: PulseConfig): Promise<PulseRun | Skipped> {
+  const realm = await readRealm(deps, config.realmId);
+  if (realm === "deleted") return retire(deps, config, "realm_deleted");
+  if (await agentDeleted(deps, config)) return retire(deps, config, "agent_deleted");
   if (!config.enabled) return skip("disabled");
-  const blocked = await realmBlock(deps, config.realmId);
-  if (blocked) return skip(blocked);
+  if (realm?.status === "Paused") return skip("realm_paused");
+  if (realm?.status === "Archived") return skip("realm_archived");
   const budget = await checkBudget(deps.trigger, config);
   if (budget.allowed === false) return skip("budget_exceeded");
   const run = await runLeased(deps, {
@@ -60,20 +68,65 @@ async function gatedRun(deps: TickDeps, config: PulseConfig): Promise<PulseRun |
     maxRetries: config.maxRetries,
     budget,
   });
-  return run ?? skip("already_running");
+  if (!run) return skip("already_running");
+  // The agent went away while it ran (agent::chat answered 404): no later tick should try again.
+  if (run.status === "Failed" && (await agentDeleted(deps, config)))
+    await retire(deps, config, "agent_deleted");
+  return run;
 }
 
-/** A paused or archived realm sleeps. Fail-safe: when the realm cannot be read, the pulse goes ahead. */
-async function realmBlock(deps: TickDeps, realmId: string): Promise<SkipReason | undefined> {
-  const realm = await requireRealm(deps.trigger, realmId).catch(() => undefined);
-  if (realm?.status === "Paused") return "realm_paused";
-  if (realm?.status === "Archived") return "realm_archived";
-  return undefined;
+/** A 404 of the function asked, not the function itself missing (a worker not running is no proof). */
+const isNotFound = (error: unknown) =>
+  isAppError(error) && error.code === "not_found" && error.reason !== "function_not_found";
+
+/**
+ * The realm, "deleted" when the realm worker answers 404, undefined when it cannot be read (or there is
+ * no realm worker): fail-open, the pulse goes ahead.
+ */
+async function readRealm(
+  deps: TickDeps,
+  realmId: string,
+): Promise<Awaited<ReturnType<typeof requireRealm>> | "deleted"> {
+  try {
+    return await requireRealm(deps.trigger, realmId);
+  } catch (error) {
+    return isNotFound(error) ? "deleted" : undefined;
+  }
+}
+
+/**
+ * True only when the agents worker answers that the agent does not exist (or now belongs to another
+ * realm). Any other failure, or no agents worker, is not proof: the pulse goes ahead (fail-open).
+ */
+async function agentDeleted(deps: TickDeps, config: PulseConfig): Promise<boolean> {
+  try {
+    const agent = (await deps.trigger({
+      function_id: "agent::get",
+      payload: { id: config.agentId },
+      auth: systemPrincipal,
+    })) as { realmId?: unknown } | null;
+    return agent?.realmId !== config.realmId;
+  } catch (error) {
+    return isNotFound(error);
+  }
+}
+
+/**
+ * A pulse whose realm or agent no longer exists stops for good: its config is deleted (its runs and
+ * last tick stay, so status shows why), its trigger stops here and, through pulse.changed, on every node.
+ */
+async function retire(deps: TickDeps, config: PulseConfig, reason: SkipReason): Promise<Skipped> {
+  const { realmId, agentId } = config;
+  await deps.state.delete(CONFIGS_SCOPE, agentKey(realmId, agentId));
+  await deps.scheduler.sync(realmId, agentId);
+  await deps.publishChanged(realmId, agentId);
+  return skip(reason);
 }
 
 /**
  * Runs the pulse holding the agent's lease, so runs of one agent never overlap (on any node); null
- * when another run holds it. The lease outlives the run's longest possible duration only if the
+ * when another run holds it. The lease is released only once the run has ended: every attempt either
+ * answered or was aborted by its timeout. It outlives the run's longest possible duration only if the
  * process died, and is then taken over.
  */
 export async function runLeased(deps: RunDeps, plan: RunPlan): Promise<PulseRun | null> {

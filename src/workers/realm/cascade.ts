@@ -6,11 +6,14 @@ import { isAbsent, optional, type SystemCall } from "./calls.ts";
 export const secretPrefix = (realmId: string) => `realm:${realmId}:`;
 
 /**
- * Pulses go first, so no tick wakes an agent halfway through the delete; agents go last, so every other
- * worker's purge can still look them up. The rest run in a stable (alphabetical) order.
+ * Pulses go first, so no tick wakes an agent halfway through the delete; agents next to last, so every
+ * other worker's purge can still look them up; the realm's API keys last, so until everything else is
+ * gone the tenant can still see its realm (and a delete that failed halfway). The rest run in a stable
+ * (alphabetical) order.
  */
 function purgeOrder(ids: string[]): string[] {
-  const rank = (id: string) => (id.startsWith("pulse::") ? 0 : id.startsWith("agent::") ? 2 : 1);
+  const rank = (id: string) =>
+    id.startsWith("pulse::") ? 0 : id.startsWith("agent::") ? 2 : id.startsWith("auth::") ? 3 : 1;
   return [...ids].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 

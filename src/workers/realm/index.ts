@@ -104,9 +104,13 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       if (Object.values(patch).every((value) => value === undefined)) {
         throw badRequest(`Nothing to update: give at least one of ${UPDATABLE}`);
       }
-      // A realm-bound key runs its own realm, but its agent quota is the operator's to set.
+      // A realm-bound key runs its own realm, but its agent quota and its status (pausing stops every
+      // agent; archiving is for good) are the operator's controls: a tenant must not undo them.
       if (patch.maxAgents !== undefined && !isPrivileged(ctx.auth)) {
         throw forbidden("maxAgents can only be changed with an admin key");
+      }
+      if (patch.status !== undefined && !isPrivileged(ctx.auth)) {
+        throw forbidden("A realm's status can only be changed with an admin key");
       }
       if (patch.defaultModel) await checkModel(patch.defaultModel);
       const { before, after } = await updateRealm(state, id, (realm) => {
@@ -129,14 +133,12 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
     async ({ id }, ctx) => {
       requireAdmin(ctx);
       if (id === DEFAULT_REALM_ID) throw conflict(`Realm ${DEFAULT_REALM_ID} cannot be deleted`);
-      // Marked first: from here on agent::create refuses the realm, so nothing is created behind the purge.
-      await updateRealm(state, id, (realm) => ({ ...realm, deleting: true }));
-      try {
-        await purgeRealmData(call, id);
-      } catch (error) {
-        await updateRealm(state, id, ({ deleting: _marker, ...realm }) => realm).catch(() => undefined);
-        throw error;
-      }
+      // Marked first: from here on every write into the realm is refused (and a write that raced with
+      // the marker takes itself back), so nothing is created behind the purge. The marker is never
+      // cleared: when a purge fails the realm stays read-only, half purged, with its delete pending;
+      // purges are idempotent, so a retried DELETE finishes the job.
+      await updateRealm(state, id, (realm) => (realm.deleting ? undefined : { ...realm, deleting: true }));
+      await purgeRealmData(call, id);
       await state.delete(REALMS_SCOPE, id);
       publish({ type: "deleted", realmId: id });
       return { deleted: true };

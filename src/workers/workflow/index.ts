@@ -30,6 +30,12 @@ export interface WorkflowOptions {
   cluster?: boolean;
   /** How long a resumed run waits for its steps' functions (remote workers reconnecting). */
   resumeGraceMs?: number;
+  /**
+   * False in a process that does no background work (a CLI command): no start-up work at all, neither
+   * `workflows/*.yaml` of the working directory loaded nor runs left running resumed, since those belong
+   * to the process that serves the data. Default true.
+   */
+  startup?: boolean;
   warn?: (message: string) => void;
 }
 
@@ -154,6 +160,7 @@ export function registerWorkflow(
 
   const warn = options.warn ?? (() => undefined);
   const resumed = (async () => {
+    if (options.startup === false) return 0;
     for (const file of loadWorkflowFiles(options.directory ?? process.cwd(), warn)) {
       const parsed = workflowInput.safeParse(file.definition);
       if (parsed.success) await save(parsed.data);

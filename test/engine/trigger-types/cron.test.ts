@@ -58,6 +58,19 @@ describe("cron trigger registration", () => {
     }
   });
 
+  it("refuses a well-formed expression that never fires (February 31st, April 31st)", () => {
+    engine = createTestEngine();
+    for (const expression of ["0 0 0 31 2 *", "0 0 0 30 2 *", "0 0 0 31 4 *"]) {
+      const error = registrationError({ expression });
+      expect(error.code).toBe("validation");
+      expect(error.message).toBe(`Invalid cron expression "${expression}": it never fires`);
+    }
+    expect(engine.triggers.list()).toEqual([]);
+    // February 29th comes every four years, and a weekday list makes day 31 of February an "or".
+    expect(() => validateCronExpression("0 0 0 29 2 *")).not.toThrow();
+    expect(() => validateCronExpression("0 0 0 31 2 MON")).not.toThrow();
+  });
+
   it("refuses a config without an expression", () => {
     engine = createTestEngine();
     for (const config of [

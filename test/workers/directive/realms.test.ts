@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { archiveRealm, call, newRealm, realmKey } from "../../helpers/control-plane.ts";
+import { archiveRealm, call, markRealmDeleting, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { createDirective } from "./fixtures.ts";
 
@@ -82,5 +82,33 @@ describe("directive realm checks (with the realm worker)", () => {
       });
     }
     expect((await call(server, "GET", `/api/directives/${realmId}/${directive.id}`)).status).toBe(200);
+  });
+
+  it("refuses creates and updates (409) in a realm being deleted", async () => {
+    const realmId = await newRealm(server);
+    const directive = await create({ realmId, title: "Before delete", level: "realm" });
+    await markRealmDeleting(server, realmId);
+    for (const response of [
+      await call(server, "POST", "/api/directives", { realmId, title: "After", level: "realm" }),
+      await call(server, "PATCH", `/api/directives/${realmId}/${directive.id}`, { title: "After" }),
+    ]) {
+      expect(response).toEqual({ status: 409, body: { error: `Realm ${realmId} is being deleted` } });
+    }
+    expect((await call(server, "GET", `/api/directives/${realmId}`)).body.count).toBe(1);
+  });
+});
+
+describe("directive::purge_realm", () => {
+  it("is an internal cascade step: a realm-bound caller gets 403, even for its own realm", async () => {
+    const realmId = await newRealm(server);
+    await create({ realmId, title: "Kept", level: "realm" });
+    await expect(
+      server.service.engine.trigger({
+        function_id: "directive::purge_realm",
+        payload: { realmId },
+        auth: { kind: "realm", realmId, keyId: "k" },
+      }),
+    ).rejects.toMatchObject({ status: 403 });
+    expect((await call(server, "GET", `/api/directives/${realmId}`)).body.count).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { archiveRealm, call, realmKey } from "../../helpers/control-plane.ts";
+import { archiveRealm, call, markRealmDeleting, realmKey } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import * as org from "./fixtures.ts";
 
@@ -185,6 +185,40 @@ describe("hierarchy realm checks (with the realm worker)", () => {
       status: 409,
       body: { error },
     });
+    expect((await call(server, "GET", `/api/hierarchy/${realmId}/tree`)).body.roots).toHaveLength(1);
+  });
+
+  it("refuses sets and deletes (409) in a realm being deleted", async () => {
+    const { realmId, ids } = await realmWith("a", "b");
+    await place(realmId, ids.a);
+    await markRealmDeleting(server, realmId);
+    const error = `Realm ${realmId} is being deleted`;
+    expect(await set({ realmId, agentId: ids.b, reportsTo: ids.a })).toEqual({
+      status: 409,
+      body: { error },
+    });
+    expect(await call(server, "DELETE", `/api/hierarchy/${realmId}/${ids.a}`)).toEqual({
+      status: 409,
+      body: { error },
+    });
+    expect((await call(server, "GET", `/api/hierarchy/${realmId}/tree`)).body.roots).toHaveLength(1);
+  });
+});
+
+describe("hierarchy purges are internal cascade steps", () => {
+  it("refuses purge_realm and purge_agent to a realm-bound caller (403), even for its own realm", async () => {
+    const { realmId, ids } = await realmWith("a");
+    await place(realmId, ids.a);
+    const auth = { kind: "realm" as const, realmId, keyId: "k" };
+    for (const [function_id, payload] of [
+      ["hierarchy::purge_realm", { realmId }],
+      ["hierarchy::purge_agent", { realmId, agentId: ids.a }],
+    ] as const) {
+      await expect(
+        server.service.engine.trigger({ function_id, payload, auth }),
+        function_id,
+      ).rejects.toMatchObject({ status: 403 });
+    }
     expect((await call(server, "GET", `/api/hierarchy/${realmId}/tree`)).body.roots).toHaveLength(1);
   });
 });

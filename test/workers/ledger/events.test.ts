@@ -14,17 +14,42 @@ function publishCost(server: TestServer, data: Record<string, unknown>): Promise
 }
 
 describe("idempotent spends (eventId)", () => {
-  it("counts an eventId once and answers a repeat with the first event; a uuid forms the spend id", async () => {
+  it("counts an eventId once and answers a repeat with the first event (the eventId is kept for tracing)", async () => {
     const { realmId, agentId } = await realmWithAgent(ctx.server);
     await setBudget(ctx.server, { realmId, agentId, monthlyCents: 1000 });
     const eventId = randomUUID();
     const first = await json(await postSpend(ctx.server, spendOf(realmId, agentId, 9, { eventId })));
-    expect(first).toMatchObject({ id: `spn-${eventId}`, eventId, status: "accepted" });
+    expect(first).toMatchObject({
+      id: expect.stringMatching(/^spn-[0-9a-f-]{36}$/),
+      eventId,
+      status: "accepted",
+    });
+    expect(first.id).not.toBe(`spn-${eventId}`);
     const again = await postSpend(ctx.server, spendOf(realmId, agentId, 9, { eventId }));
     expect(again.status).toBe(201);
     expect(await json(again)).toEqual(first);
     expect((await check(ctx.server, realmId, agentId)).spentCents).toBe(9);
     expect(await eventCount(ctx.server, realmId)).toBe(1);
+  });
+
+  it("never lets a spend's eventId take the id of another stored spend", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    const plain = await json(await postSpend(ctx.server, spendOf(realmId, agentId, 2)));
+    expect(plain.id).toMatch(/^spn-[0-9a-f-]{36}$/);
+    // A later spend whose eventId is the uuid inside the first one's id is another spend.
+    const eventId = plain.id.slice("spn-".length);
+    const later = await json(await postSpend(ctx.server, spendOf(realmId, agentId, 3, { eventId })));
+    expect(later).toMatchObject({ eventId, status: "accepted", costCents: 3 });
+    expect(later.id).not.toBe(plain.id);
+    const page = (await ctx.server.service.engine.trigger({
+      function_id: "state::list",
+      payload: { scope: `ledger_spend:${realmId}`, limit: 100 },
+    })) as { items: Array<{ value: { id: string; costCents: number } }> };
+    expect(page.items.map((item) => item.value).sort((a, b) => a.costCents - b.costCents)).toEqual([
+      plain,
+      later,
+    ]);
+    expect(await eventCount(ctx.server, realmId)).toBe(2);
   });
 
   it("gives an eventId that is not a uuid a fresh spend id, and still counts it once under concurrency", async () => {

@@ -59,10 +59,35 @@ describe("ledger::spend", () => {
     [{ inputTokens: 1.5 }, "inputTokens: inputTokens must be an integer"],
     [{ model: undefined }, "model: model is required"],
     [{ agentId: "constructor" }, "agentId: agentId must not be"],
+    [{ inputTokens: 1_000_000_001 }, "inputTokens: inputTokens must be at most 1000000000"],
+    [{ outputTokens: 1e12 }, "outputTokens: outputTokens must be at most 1000000000"],
+    [{ provider: "p".repeat(201) }, "provider: provider must be at most 200 characters"],
+    [{ model: "m".repeat(201) }, "model: model must be at most 200 characters"],
+    [{ billingCode: "b".repeat(201) }, "billingCode: billingCode must be at most 200 characters"],
+    [{ missionId: "x".repeat(201) }, "missionId: missionId must be at most 200 characters"],
+    [{ eventId: "e".repeat(201) }, "eventId: eventId must be at most 200 characters"],
+    [{ agentId: "a".repeat(201) }, "agentId: agentId must be at most 200 characters"],
+    [{ realmId: "r".repeat(201) }, "realmId: realmId must be at most 200 characters"],
   ])("refuses %j with 400: %s", async (override, message) => {
     const response = await postSpend(ctx.server, { ...spendOf("r", "a", 1), ...override });
     expect(response.status).toBe(400);
     expect((await json(response)).error).toContain(message);
+  });
+
+  it("accepts a spend at the bounds: 10^9 tokens each way, 200-character labels", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    const fields = {
+      inputTokens: 1_000_000_000,
+      outputTokens: 1_000_000_000,
+      provider: "p".repeat(200),
+      model: "m".repeat(200),
+      billingCode: "b".repeat(200),
+      missionId: "x".repeat(200),
+      eventId: "e".repeat(200),
+    };
+    const response = await postSpend(ctx.server, spendOf(realmId, agentId, 1, fields));
+    expect(response.status, await response.clone().text()).toBe(201);
+    expect(await json(response)).toMatchObject(fields);
   });
 
   it("accepts and ignores the extra fields of a cost.incurred message", async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { stateClient } from "../../../src/engine/state/client.ts";
+import { CONTEXT_READ_TIMEOUT_MS } from "../../../src/workers/pulse/context.ts";
 import { PULSE_MESSAGE } from "../../../src/workers/pulse/run.ts";
 import { LEASES_SCOPE, runKey, runsScope, SEQUENCES_SCOPE } from "../../../src/workers/pulse/store.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
@@ -81,13 +82,30 @@ describe("pulse::invoke", () => {
     expect(thin.contextSnapshot).toEqual({ agentId, realmId, mode: "thin" });
   });
 
-  it("puts the realm's real directives and the agent's chain of command into a full context", async () => {
+  it("puts the realm's real directives (Active ones only) and the agent's chain of command into a full context", async () => {
     const { realmId, agentId } = await setup(ctx.server);
     const directive = await ctx.server.request("/api/directives", {
       method: "POST",
       json: { realmId, title: "Ship the pulse worker", level: "realm" },
     });
     expect(directive.status).toBe(201);
+    // Directives that are no longer (or not yet again) in force stay out of the agent's context.
+    for (const [title, status] of [
+      ["Write the old scheduler", "Complete"],
+      ["Port to another runtime", "Paused"],
+    ]) {
+      const created = await ctx.server.request("/api/directives", {
+        method: "POST",
+        json: { realmId, title, level: "realm" },
+      });
+      expect(created.status).toBe(201);
+      const { id } = await json(created);
+      const updated = await ctx.server.request(`/api/directives/${realmId}/${id}`, {
+        method: "PATCH",
+        json: { status },
+      });
+      expect(updated.status).toBe(200);
+    }
     const node = await ctx.server.request("/api/hierarchy", {
       method: "POST",
       json: { realmId, agentId, title: "Night watch", capabilities: ["watch"], rank: 1 },
@@ -99,7 +117,21 @@ describe("pulse::invoke", () => {
     ]);
     expect(run.contextSnapshot.chain).toEqual([expect.objectContaining({ agentId, title: "Night watch" })]);
     expect(systemPromptOf(ctx.fake.requests[0] ?? {})).toContain("Ship the pulse worker");
+    expect(systemPromptOf(ctx.fake.requests[0] ?? {})).not.toContain("Write the old scheduler");
+    expect(systemPromptOf(ctx.fake.requests[0] ?? {})).not.toContain("Port to another runtime");
   });
+
+  it("gives each full-context read 10 s, then falls back: a hung worker cannot stretch the run past its lease", async () => {
+    const { realmId, agentId } = await setup(ctx.server);
+    const probe = ctx.server.service.engine.worker("probe");
+    probe.registerFunction({ id: "mission::list" }, () => new Promise(() => undefined));
+    const started = Date.now();
+    const run = await invoked({ realmId, agentId, contextMode: "Full" });
+    const took = Date.now() - started;
+    expect(run).toMatchObject({ status: "Completed", contextSnapshot: { mode: "full", missions: [] } });
+    expect(took).toBeGreaterThanOrEqual(CONTEXT_READ_TIMEOUT_MS - 100);
+    expect(took).toBeLessThan(CONTEXT_READ_TIMEOUT_MS + 5_000);
+  }, 30_000);
 
   it("fails a run whose agent does not answer within timeoutSecs", async () => {
     const { realmId, agentId } = await setup(ctx.server);

@@ -36,6 +36,11 @@ describe("pulse::register", () => {
     ["five fields", "*/5 * * * *", "expected six fields"],
     ["garbage", "every day at noon", "Invalid cron expression"],
     ["an out-of-range second", "61 * * * * *", "Invalid cron expression"],
+    [
+      "a date that never comes (February 31st)",
+      "0 0 0 31 2 *",
+      'Invalid cron expression "0 0 0 31 2 *": it never fires',
+    ],
   ])("refuses %s with 400 failed to register cron trigger", async (_label, cron, cause) => {
     const { realmId, agentId } = await setup(ctx.server);
     const response = await registerPulse(ctx.server, { realmId, agentId, cron });
@@ -170,6 +175,36 @@ describe("internal functions", () => {
     expect(pulseTriggers(ctx.server, agentId)).toHaveLength(0);
     expect((await ctx.server.request(`/api/pulse/${realmId}/${agentId}`)).status).toBe(404);
     expect(await call("pulse::purge_realm", { realmId })).toEqual({ purged: true, pulses: 0 });
+  });
+
+  it("purge_realm and purge_agent refuse realm-bound and anonymous callers, even of their own realm", async () => {
+    const { realmId, agentId } = await setup(ctx.server);
+    await registered(ctx.server, { realmId, agentId, cron: NEVER });
+    const own = { kind: "realm", realmId, keyId: "key-own" } as const;
+    for (const [function_id, payload] of [
+      ["pulse::purge_realm", { realmId }],
+      ["pulse::purge_agent", { realmId, agentId }],
+    ] as const) {
+      await expect(
+        ctx.server.service.engine.trigger({ function_id, payload, auth: own }),
+      ).rejects.toMatchObject({ code: "forbidden", message: `${function_id} requires an admin key` });
+      await expect(
+        ctx.server.service.engine.trigger({ function_id, payload, auth: { kind: "anonymous" } }),
+      ).rejects.toMatchObject({ code: "unauthorized" });
+    }
+    // Nothing was purged: the pulse is still there and scheduled.
+    expect((await statusOf(ctx.server, realmId, agentId)).config).toMatchObject({ agentId });
+    expect(pulseTriggers(ctx.server, agentId)).toHaveLength(1);
+    // An admin key may (the system, as the cascades call them, is tested above).
+    const admin = { kind: "admin", keyId: "key-admin" } as const;
+    expect(
+      await ctx.server.service.engine.trigger({
+        function_id: "pulse::purge_agent",
+        payload: { realmId, agentId },
+        auth: admin,
+      }),
+    ).toEqual({ purged: true });
+    expect(pulseTriggers(ctx.server, agentId)).toHaveLength(0);
   });
 
   it("a realm delete (when the realm worker is there) stops the realm's pulses; an archived realm refuses them", async () => {

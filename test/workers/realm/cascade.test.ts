@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { call, createAgent, createRealm } from "../../helpers/control-plane.ts";
+import { call, createAgent, createRealm, realmKey } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 
 let server: TestServer;
@@ -103,8 +103,9 @@ describe("realm delete cascade", () => {
     expect(await recordsMentioning(realmId)).toEqual([]);
   });
 
-  it("keeps the realm when a purge fails, and a retry finishes the delete", async () => {
-    const { realmId, agentId } = await populatedRealm();
+  it("keeps a realm whose purge failed read-only, with the delete pending, until a retry finishes it", async () => {
+    const { realmId, agentId, directiveId } = await populatedRealm();
+    const key = await realmKey(server, realmId);
     let failing = true;
     server.service.engine.worker("flaky").registerFunction({ id: "flaky::purge_realm" }, () => {
       if (failing) throw new Error("flaky store is down");
@@ -112,13 +113,51 @@ describe("realm delete cascade", () => {
     });
     const failed = await call(server, "DELETE", `/api/realms/${realmId}`);
     expect(failed.status).toBe(500);
+    // Half deleted (the directive purge ran before the flaky one): the marker stays, so it is read-only.
     const kept = await call(server, "GET", `/api/realms/${realmId}`);
     expect(kept.status).toBe(200);
-    expect(kept.body).not.toHaveProperty("deleting");
+    expect(kept.body.deleting).toBe(true);
+    expect((await call(server, "GET", `/api/directives/${realmId}/${directiveId}`)).status).toBe(404);
+    const error = `Realm ${realmId} is being deleted`;
+    for (const [method, path, body] of [
+      ["PATCH", `/api/realms/${realmId}`, { name: "Back" }],
+      ["PATCH", `/api/realms/${realmId}`, { status: "Active" }],
+      ["POST", "/api/directives", { realmId, title: "Again", level: "realm" }],
+      ["POST", "/api/ledger/budget", { realmId, monthlyCents: 5 }],
+      ["POST", "/api/hierarchy", { realmId, agentId }],
+      ["POST", "/api/agents", { name: "late", model: "gpt-4o", realmId }],
+    ] as const) {
+      expect(await call(server, method, path, body), `${method} ${path}`).toEqual({
+        status: 409,
+        body: { error },
+      });
+    }
+    // The keys still work (they go last), so the tenant sees the pending delete.
+    expect((await call(server, "GET", `/api/realms/${realmId}`, undefined, key)).body.deleting).toBe(true);
+
     failing = false;
     expect((await call(server, "DELETE", `/api/realms/${realmId}`)).body).toEqual({ deleted: true });
+    expect((await call(server, "GET", `/api/realms/${realmId}`)).status).toBe(404);
     expect((await call(server, "GET", `/api/agents/${agentId}`)).status).toBe(404);
+    expect((await call(server, "GET", "/api/realms", undefined, key)).status).toBe(401);
     expect(await recordsMentioning(realmId)).toEqual([]);
+  });
+
+  it("runs the API keys' purge after every other worker's, agents included", async () => {
+    const realmId = (await createRealm(server)).id;
+    const order: string[] = [];
+    const { engine } = server.service;
+    for (const id of ["auth::purge_realm", "agent::purge_realm", "pulse::purge_realm", "zeta::purge_realm"]) {
+      const original = engine.functions.get(id);
+      engine.worker(`spy-${id}`).registerFunction({ id }, (input, context) => {
+        order.push(id);
+        return original ? original.handler(input, context) : { purged: 0 };
+      });
+    }
+    expect((await call(server, "DELETE", `/api/realms/${realmId}`)).body).toEqual({ deleted: true });
+    expect(order[0]).toBe("pulse::purge_realm");
+    expect(order.slice(-2)).toEqual(["agent::purge_realm", "auth::purge_realm"]);
+    expect(order).toContain("zeta::purge_realm");
   });
 });
 

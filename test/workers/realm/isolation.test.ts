@@ -21,8 +21,6 @@ describe("a realm-bound key", () => {
     expect((await call(server, "GET", `/api/realms/${mine.id}`, undefined, key)).status).toBe(200);
     const renamed = await call(server, "PATCH", `/api/realms/${mine.id}`, { name: "Mine 2" }, key);
     expect(renamed.body.name).toBe("Mine 2");
-    const paused = await call(server, "PATCH", `/api/realms/${mine.id}`, { status: "Paused" }, key);
-    expect(paused.body.status).toBe("Paused");
     const exported = await call(server, "POST", `/api/realms/${mine.id}/export`, {}, key);
     expect(exported.status).toBe(200);
     expect(exported.body.realm.id).toBe(mine.id);
@@ -39,7 +37,7 @@ describe("a realm-bound key", () => {
     }
   });
 
-  it("may not create, import or delete realms, change its quota or export secrets", async () => {
+  it("may not create, import or delete realms, change its quota or status, or export secrets", async () => {
     const mine = await createRealm(server);
     const key = await realmKey(server, mine.id);
     const exported = (await call(server, "POST", `/api/realms/${mine.id}/export`, {})).body;
@@ -48,12 +46,30 @@ describe("a realm-bound key", () => {
       ["POST", "/api/realms/import", { data: exported }],
       ["DELETE", `/api/realms/${mine.id}`, undefined],
       ["PATCH", `/api/realms/${mine.id}`, { maxAgents: 100 }],
+      ["PATCH", `/api/realms/${mine.id}`, { status: "Paused" }],
+      ["PATCH", `/api/realms/${mine.id}`, { status: "Archived" }],
+      ["PATCH", `/api/realms/${mine.id}`, { status: "Active" }],
+      ["PATCH", `/api/realms/${mine.id}`, { name: "Renamed", status: "Paused" }],
       ["POST", `/api/realms/${mine.id}/export`, { scrubSecrets: false }],
     ] as const) {
       expect((await call(server, method, path, body, key)).status, `${method} ${path}`).toBe(403);
     }
     expect((await call(server, "GET", `/api/realms/${mine.id}`)).body).toEqual(mine);
     expect((await call(server, "GET", "/api/realms")).body).toHaveLength(2);
+  });
+
+  it("cannot resume a realm the operator paused (the status is the operator's control)", async () => {
+    const mine = await createRealm(server);
+    const key = await realmKey(server, mine.id);
+    expect((await call(server, "PATCH", `/api/realms/${mine.id}`, { status: "Paused" })).status).toBe(200);
+    expect(await call(server, "PATCH", `/api/realms/${mine.id}`, { status: "Active" }, key)).toEqual({
+      status: 403,
+      body: { error: "A realm's status can only be changed with an admin key" },
+    });
+    expect((await call(server, "GET", `/api/realms/${mine.id}`, undefined, key)).body.status).toBe("Paused");
+    // Its other settings stay the key's to change, paused or not.
+    const renamed = await call(server, "PATCH", `/api/realms/${mine.id}`, { description: "on hold" }, key);
+    expect(renamed.body).toMatchObject({ status: "Paused", description: "on hold" });
   });
 
   it("without any key every realm route is 401", async () => {

@@ -1,0 +1,34 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { rateClassOf } from "../../src/http/rate-limit/classes.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("rate classes of routes that run an LLM turn (DESIGN §6)", () => {
+  it("classes agent message, chat completions and pulse invoke as message", () => {
+    for (const route of ["/api/agents/:id/message", "/v1/chat/completions", "/api/pulse/invoke"]) {
+      expect(rateClassOf("POST", route), route).toBe("message");
+    }
+    // The other pulse writes stay in the write class.
+    expect(rateClassOf("POST", "/api/pulse/register")).toBe("write");
+    expect(rateClassOf("PATCH", "/api/pulse/:realmId/:agentId")).toBe("write");
+  });
+
+  it("POST /api/pulse/invoke counts against the message bucket, not the write bucket", async () => {
+    server = await startTestServer({ rateLimits: { read: 100, write: 100, message: 1, workflow_run: 100 } });
+    // The body is refused (no agent), but only after the request has been counted.
+    const first = await server.request("/api/pulse/invoke", { method: "POST", json: {} });
+    expect(first.status).toBe(400);
+    expect(first.headers.get("ratelimit-limit")).toBe("1");
+    const second = await server.request("/api/pulse/invoke", { method: "POST", json: {} });
+    expect(second.status).toBe(429);
+    // The write bucket is untouched.
+    const register = await server.request("/api/pulse/register", { method: "POST", json: {} });
+    expect(register.status).toBe(400);
+    expect(register.headers.get("ratelimit-limit")).toBe("100");
+  });
+});
