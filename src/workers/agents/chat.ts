@@ -3,10 +3,10 @@ import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
 import { type GenerateResult, generate, type ModelChoice } from "../../llm/generate.ts";
+import { assertRealmOpen } from "../../llm/guards.ts";
 import type { Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
-import { requireRealm } from "../../shared/realm-refs.ts";
 import { checkBudget, publishCost } from "./accounting.ts";
 import type { Agent } from "./schema.ts";
 import { appendTurn, openSession, recentMessages, type StoredMessage } from "./store.ts";
@@ -136,14 +136,6 @@ async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]
   return Promise.all(
     [agent.model, ...(agent.fallbackModels ?? [])].map((m) => resolveChoice(deps.trigger, m)),
   );
-}
-
-/** A paused or archived realm's agents take no messages (read as the system: fail-safe without a realm worker). */
-async function assertRealmOpen(trigger: TriggerFn, realmId: string): Promise<void> {
-  const realm = await requireRealm(trigger, realmId);
-  if (realm?.status === "Paused") throw conflict(`Realm ${realmId} is paused`);
-  if (realm?.status === "Archived") throw conflict(`Realm ${realmId} is archived`);
-  if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
 }
 
 /** One listing per turn tells which optional functions (memory, ledger, tools) exist right now. */

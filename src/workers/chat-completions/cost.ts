@@ -1,9 +1,8 @@
 import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { type CostAccount, costEvent } from "../../llm/cost-event.ts";
 import type { ModelChoice } from "../../llm/generate.ts";
+import { assertRealmOpen, assertWithinBudget } from "../../llm/guards.ts";
 import type { Usage } from "../../llm/types.ts";
-import { AppError, conflict } from "../../shared/errors.ts";
-import { requireRealm } from "../../shared/realm-refs.ts";
 
 const DEFAULT_REALM = "realm-default";
 
@@ -39,24 +38,6 @@ export function publishCost(
  * account belongs to.
  */
 export async function checkAccount(deps: { trigger: TriggerFn }, account: CostAccount): Promise<void> {
-  const { realmId, agentId } = account;
-  const realm = await requireRealm(deps.trigger, realmId);
-  if (realm?.status === "Paused") throw conflict(`Realm ${realmId} is paused`);
-  if (realm?.status === "Archived") throw conflict(`Realm ${realmId} is archived`);
-  if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
-  let verdict: { allowed?: boolean; reason?: string; spentCents?: number; limitCents?: number } | undefined;
-  try {
-    verdict = (await deps.trigger({
-      function_id: "ledger::check",
-      payload: { realmId, agentId },
-    })) as typeof verdict;
-  } catch {
-    return;
-  }
-  if (verdict?.allowed === false) {
-    throw new AppError(
-      "budget_exceeded",
-      verdict.reason ?? `agent ${agentId} exceeded budget: ${verdict.spentCents}/${verdict.limitCents}`,
-    );
-  }
+  await assertRealmOpen(deps.trigger, account.realmId);
+  await assertWithinBudget(deps.trigger, account);
 }

@@ -1,0 +1,38 @@
+import type { TriggerFn } from "../engine/types.ts";
+import { AppError, conflict } from "../shared/errors.ts";
+import { requireRealm } from "../shared/realm-refs.ts";
+import type { CostAccount } from "./cost-event.ts";
+
+/**
+ * Checked before every model call (DESIGN §5), whoever makes it (an agent's turn, a plain completion):
+ * a Paused or Archived realm, or one being deleted, takes no activity (409). Fail-safe without a realm
+ * worker.
+ */
+export async function assertRealmOpen(trigger: TriggerFn, realmId: string): Promise<void> {
+  const realm = await requireRealm(trigger, realmId);
+  if (realm?.status === "Paused") throw conflict(`Realm ${realmId} is paused`);
+  if (realm?.status === "Archived") throw conflict(`Realm ${realmId} is archived`);
+  if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+}
+
+type Verdict = { allowed?: boolean; reason?: string; spentCents?: number; limitCents?: number };
+
+/**
+ * `ledger::check` for the account must not refuse (402 with the check's reason). Fail-safe (spec): only
+ * an explicit "not allowed" stops the call; no ledger, or a failing one, allows. Asked as the caller.
+ */
+export async function assertWithinBudget(trigger: TriggerFn, account: CostAccount): Promise<void> {
+  let verdict: Verdict | undefined;
+  try {
+    verdict = (await trigger({ function_id: "ledger::check", payload: { ...account } })) as Verdict;
+  } catch {
+    return;
+  }
+  if (verdict?.allowed === false) {
+    throw new AppError(
+      "budget_exceeded",
+      verdict.reason ??
+        `agent ${account.agentId} exceeded budget: ${verdict.spentCents}/${verdict.limitCents}`,
+    );
+  }
+}
