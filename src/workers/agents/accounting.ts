@@ -1,3 +1,4 @@
+import { publishEvent } from "../../engine/events.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { costEvent } from "../../llm/cost-event.ts";
 import type { ModelChoice } from "../../llm/generate.ts";
@@ -18,9 +19,5 @@ export function publishCost(
   usage: Usage,
 ): void {
   const account = { realmId: agent.realmId, agentId: agent.id };
-  void deps.trigger({
-    function_id: "publish",
-    payload: { topic: "cost.incurred", data: costEvent(account, sessionId, choice, usage) },
-    action: { type: "void" },
-  });
+  publishEvent(deps.trigger, "cost.incurred", costEvent(account, sessionId, choice, usage));
 }

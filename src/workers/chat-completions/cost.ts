@@ -1,4 +1,5 @@
-import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { publishEvent } from "../../engine/events.ts";
+import type { Principal, TriggerFn } from "../../engine/types.ts";
 import { type CostAccount, costEvent } from "../../llm/cost-event.ts";
 import type { ModelChoice } from "../../llm/generate.ts";
 import { assertRealmOpen, assertWithinBudget } from "../../llm/guards.ts";
@@ -22,12 +23,7 @@ export function publishCost(
   choice: ModelChoice,
   usage: Usage,
 ): void {
-  void deps.trigger({
-    function_id: "publish",
-    payload: { topic: "cost.incurred", data: costEvent(account, null, choice, usage) },
-    action: { type: "void" },
-    auth: systemPrincipal,
-  });
+  publishEvent(deps.trigger, "cost.incurred", costEvent(account, null, choice, usage));
 }
 
 /**

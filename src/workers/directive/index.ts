@@ -1,6 +1,6 @@
+import { publishEvent } from "../../engine/events.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
-import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
@@ -27,13 +27,7 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
 
   // Events are fire-and-forget and published as the service: the caller's key grants the write, and
   // a subscriber failing must not undo it.
-  const publish = (data: Record<string, unknown>) =>
-    void trigger({
-      function_id: "publish",
-      payload: { topic: TOPIC, data },
-      action: { type: "void" },
-      auth: systemPrincipal,
-    });
+  const publish = (data: Record<string, unknown>) => publishEvent(trigger, TOPIC, data);
 
   const load = async (realmId: string, id: string): Promise<Directive> => {
     const directive = await loadDirective(state, realmId, id);

@@ -1,3 +1,4 @@
+import { publishEventAwaited } from "../../engine/events.ts";
 import { casUpdate, isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
@@ -185,7 +186,5 @@ function publishSoftThreshold(deps: LedgerDeps, event: SpendEvent, budget: Budge
 
 /** Alerts are awaited (delivered before the spend answers) but a failing publish fails no spend. */
 async function publish(deps: LedgerDeps, data: Record<string, unknown>): Promise<void> {
-  await deps
-    .trigger({ function_id: "publish", payload: { topic: "ledger.alert", data }, auth: systemPrincipal })
-    .catch(() => undefined);
+  await publishEventAwaited(deps.trigger, "ledger.alert", data);
 }

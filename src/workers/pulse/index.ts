@@ -1,5 +1,5 @@
+import { publishEventAwaited } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
-import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
 import { recoverLeases } from "./lease.ts";
@@ -54,11 +54,9 @@ export function registerPulse(worker: WorkerClient, options: PulseOptions = {}):
     publishChanged: async (realmId, agentId) => {
       // The change is stored and this node's trigger already matches it: a failed publish only delays
       // other nodes until their next start, so it does not fail the caller's request.
-      await trigger({
-        function_id: "publish",
-        payload: { topic: PULSE_CHANGED_TOPIC, data: { realmId, agentId } },
-        auth: systemPrincipal,
-      }).catch((error) => warn(`pulse.changed not published: ${(error as Error).message}`));
+      await publishEventAwaited(trigger, PULSE_CHANGED_TOPIC, { realmId, agentId }, (error) =>
+        warn(`pulse.changed not published: ${(error as Error).message}`),
+      );
     },
   };
 

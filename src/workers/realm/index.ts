@@ -1,3 +1,4 @@
+import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, isPrivileged, realmFilter, requireAdmin } from "../../shared/access.ts";
@@ -40,12 +41,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
   const state = stateClient(trigger);
   const call = systemCaller(trigger);
 
-  const publish = (data: Record<string, unknown>) =>
-    void trigger({
-      function_id: "publish",
-      payload: { topic: "realm.lifecycle", data },
-      action: { type: "void" },
-    });
+  const publish = (data: Record<string, unknown>) => publishEvent(trigger, "realm.lifecycle", data);
 
   /** A default model must be one the catalog knows now (an alias or a local model is kept as written). */
   const checkModel = async (model: string) => {

@@ -1,5 +1,6 @@
+import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
-import { type Principal, systemPrincipal } from "../../engine/types.ts";
+import type { Principal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { isPrivileged } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
@@ -51,20 +52,12 @@ export function registerWorkflow(
     trigger,
     checkpoint: (run) => saveRun(state, run),
     publish: (event, run, step) =>
-      void trigger({
-        function_id: "publish",
-        payload: {
-          topic: "workflow.run",
-          data: {
-            event,
-            runId: run.runId,
-            workflowId: run.workflowId,
-            status: run.status,
-            ...(step ? { step } : {}),
-          },
-        },
-        action: { type: "void" },
-        auth: systemPrincipal,
+      publishEvent(trigger, "workflow.run", {
+        event,
+        runId: run.runId,
+        workflowId: run.workflowId,
+        status: run.status,
+        ...(step ? { step } : {}),
       }),
     retryDelayMs: (attempt) => Math.min((options.retryBaseMs ?? 200) * 2 ** attempt, 30_000),
     inputFields: async (functionId) => {
