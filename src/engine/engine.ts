@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { nowMs } from "../shared/clock.ts";
-import { AppError, describeZodError } from "../shared/errors.ts";
+import { AppError, describeZodError, FUNCTION_NOT_FOUND } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
 import { FunctionRegistry } from "./function-registry.ts";
@@ -235,5 +235,5 @@ function parseInput(fn: RegisteredFunction, payload: unknown): unknown {
 }
 
 export function functionNotFound(id: string): AppError {
-  return new AppError("not_found", `Function ${id} not found`, { reason: "function_not_found" });
+  return new AppError("not_found", `Function ${id} not found`, { reason: FUNCTION_NOT_FOUND });
 }

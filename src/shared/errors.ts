@@ -60,6 +60,13 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
+/** The reason of an error saying the called function is not registered (its worker is not running). */
+export const FUNCTION_NOT_FOUND = "function_not_found";
+
+/** True when the call failed because its function is not registered, not because the function refused. */
+export const isFunctionNotFound = (error: unknown): boolean =>
+  (error as { reason?: unknown } | null)?.reason === FUNCTION_NOT_FOUND;
+
 /** One line per problem, each naming the field path, e.g. `steps.0.name: expected string, received number`. */
 export function describeZodError(error: ZodError): string {
   return error.issues

@@ -1,5 +1,5 @@
 import { systemPrincipal, type TriggerFn } from "../engine/types.ts";
-import { type AppError, conflict, notFound } from "./errors.ts";
+import { type AppError, conflict, isFunctionNotFound, notFound } from "./errors.ts";
 
 /** What other workers need to know about a realm (the realm worker owns the full record). */
 export interface RealmRef {
@@ -12,8 +12,6 @@ export interface RealmRef {
   /** Set while realm::delete purges the realm's data: nothing new may be written into it. */
   deleting?: boolean;
 }
-
-const absent = (error: unknown) => (error as AppError | null)?.reason === "function_not_found";
 
 /**
  * The realm, read as the system (callers check the caller's own access with assertRealmAccess).
@@ -35,7 +33,7 @@ export async function requireRealm(
       auth: systemPrincipal,
     })) as RealmRef;
   } catch (error) {
-    if (absent(error)) return undefined;
+    if (isFunctionNotFound(error)) return undefined;
     throw error;
   }
   if (options.write && realm.status === "Archived") {
@@ -88,7 +86,7 @@ export async function requireAgentInRealm(
       auth: systemPrincipal,
     })) as { realmId?: string; status?: string };
   } catch (error) {
-    if (absent(error)) return;
+    if (isFunctionNotFound(error)) return;
     if ((error as AppError | null)?.code === "not_found") throw agentNotFound(agentId, realmId);
     throw error;
   }

@@ -1,12 +1,13 @@
 import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
-import { type InvocationContext, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { systemCaller } from "../../engine/system-call.ts";
+import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import type { AppError } from "../../shared/errors.ts";
+import { type AppError, isFunctionNotFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { PURGE_AGENT_SUFFIX } from "../../shared/internal-functions.ts";
-import { purgeFunctionIds, type SystemCallFn } from "../../shared/purge.ts";
+import { purgeFunctionIds } from "../../shared/purge.ts";
 import { AGENT_DELETING, type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
 import {
   abandonSlot,
@@ -125,8 +126,7 @@ async function markDeleting(state: StateClient, agentId: string): Promise<void> 
  * `*::purge_agent`; a realm delete does not need this, since each worker purges the whole realm.
  */
 async function purgeAgentElsewhere(trigger: TriggerFn, agent: Pick<Agent, "id" | "realmId">): Promise<void> {
-  const call: SystemCallFn = (function_id, payload) =>
-    trigger({ function_id, payload, auth: systemPrincipal });
+  const call = systemCaller(trigger);
   for (const id of await purgeFunctionIds(call, PURGE_AGENT_SUFFIX)) {
     await call(id, { realmId: agent.realmId, agentId: agent.id });
   }
@@ -141,7 +141,7 @@ export async function removeAgent(deps: LifecycleDeps, agent: Pick<Agent, "id" |
   await deps
     .trigger({ function_id: "memory::forget_agent", payload: { agentId: agent.id } })
     .catch((error) => {
-      if ((error as AppError).reason !== "function_not_found") throw error;
+      if (!isFunctionNotFound(error)) throw error;
     });
   await deleteAgentData(deps.state, agent.id);
   await unindexAgent(deps.state, agent.realmId, agent.id);

@@ -1,6 +1,6 @@
 import { systemPrincipal } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { isAppError } from "../../shared/errors.ts";
+import { isAppError, isFunctionNotFound } from "../../shared/errors.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
 import { checkBudget } from "./context.ts";
 import { acquireLease } from "./lease.ts";
@@ -77,7 +77,7 @@ async function gatedRun(deps: TickDeps, config: PulseConfig): Promise<PulseRun |
 
 /** A 404 of the function asked, not the function itself missing (a worker not running is no proof). */
 const isNotFound = (error: unknown) =>
-  isAppError(error) && error.code === "not_found" && error.reason !== "function_not_found";
+  isAppError(error) && error.code === "not_found" && !isFunctionNotFound(error);
 
 /**
  * The realm, "deleted" when the realm worker answers 404, undefined when it cannot be read (or there is

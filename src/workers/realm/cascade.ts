@@ -1,6 +1,8 @@
+import type { SystemCall } from "../../engine/system-call.ts";
+import { isFunctionNotFound } from "../../shared/errors.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { purgeFunctionIds } from "../../shared/purge.ts";
-import { isAbsent, optional, type SystemCall } from "./calls.ts";
+import { optional } from "./calls.ts";
 
 /** Secrets of a realm live in the vault as `realm:<realmId>:<name>`. */
 export const secretPrefix = (realmId: string) => `realm:${realmId}:`;
@@ -36,7 +38,7 @@ async function deleteSecrets(call: SystemCall, realmId: string): Promise<void> {
   for (const { key } of keys) {
     await call("vault::delete", { key }).catch((error) => {
       // Gone already (a concurrent delete): that is the state wanted.
-      if (!isAbsent(error) && (error as { code?: string }).code !== "not_found") throw error;
+      if (!isFunctionNotFound(error) && (error as { code?: string }).code !== "not_found") throw error;
     });
   }
 }

@@ -1,4 +1,5 @@
-import { optional, type SystemCall } from "./calls.ts";
+import type { SystemCall } from "../../engine/system-call.ts";
+import { optional } from "./calls.ts";
 import { readSecrets } from "./cascade.ts";
 import { EXPORT_VERSION, type HierarchyRow, type Realm } from "./schema.ts";
 import { publicRealm } from "./store.ts";

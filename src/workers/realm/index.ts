@@ -1,11 +1,11 @@
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
+import { systemCaller } from "../../engine/system-call.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, isPrivileged, realmFilter, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { badRequest, conflict, forbidden, isAppError } from "../../shared/errors.ts";
+import { badRequest, conflict, forbidden, isAppError, isFunctionNotFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { isAbsent, systemCaller } from "./calls.ts";
 import { purgeRealmData } from "./cascade.ts";
 import { exportRealm } from "./export.ts";
 import { importRealm } from "./import.ts";
@@ -48,7 +48,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
     try {
       await call("catalog::resolve", { model });
     } catch (error) {
-      if (isAbsent(error)) return;
+      if (isFunctionNotFound(error)) return;
       if (isAppError(error) && error.code === "not_found") throw badRequest(`defaultModel: ${error.message}`);
       throw error;
     }
