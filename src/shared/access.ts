@@ -19,6 +19,22 @@ export function assertRealmAccess(ctx: InvocationContext, realmId: string): void
   }
 }
 
+/** The realm every service starts with; admin keys that name no realm work in it. */
+export const DEFAULT_REALM_ID = "realm-default";
+
+/**
+ * The realm a call works in: the one it names (checked against the key), else the key's own realm, else
+ * (admin keys and the service) the default realm.
+ */
+export function callerRealm(ctx: InvocationContext, requested?: string): string {
+  if (requested !== undefined) {
+    assertRealmAccess(ctx, requested);
+    return requested;
+  }
+  if (ctx.auth.kind === "anonymous") throw unauthorized(`${ctx.functionId} requires an API key`);
+  return ctx.auth.kind === "realm" ? ctx.auth.realmId : DEFAULT_REALM_ID;
+}
+
 /** The realm a listing should be limited to, or undefined when the caller may see every realm. */
 export function realmFilter(ctx: InvocationContext): string | undefined {
   if (ctx.auth.kind === "anonymous") throw unauthorized(`${ctx.functionId} requires an API key`);

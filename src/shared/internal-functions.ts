@@ -53,3 +53,10 @@ export function namesOnlyInternal(pattern: string): boolean {
 }
 
 export const INTERNAL_FUNCTIONS_TEXT = `${INTERNAL_PREFIXES.join(", ")}, *${PURGE_REALM_SUFFIX}, *${PURGE_AGENT_SUFFIX} and ${[...INTERNAL_IDS].join(", ")}`;
+
+/** Functions whose result is a secret (a new key, a vault value): never stored, e.g. in a workflow run. */
+const SECRET_RESULT_IDS = new Set(["auth::keys::create", "vault::get"]);
+
+export function returnsSecret(id: string, metadata?: Record<string, unknown>): boolean {
+  return SECRET_RESULT_IDS.has(id) || metadata?.secretResult === true;
+}

@@ -20,7 +20,7 @@ const functionPattern = z
   .max(256)
   .regex(/^[A-Za-z0-9_.\-:*]+$/, "must be a function id or pattern (letters, digits, _ . - : and *)");
 
-export const DEFAULT_REALM = "realm-default";
+export { DEFAULT_REALM_ID as DEFAULT_REALM } from "../../shared/access.ts";
 
 /** Agents' tools may not name the service's internal functions (see isInternalFunction in tools.ts). */
 const toolPattern = functionPattern.refine((pattern) => !namesOnlyInternal(pattern), {

@@ -4,8 +4,7 @@ import { type CostAccount, costEvent } from "../../llm/cost-event.ts";
 import type { ModelChoice } from "../../llm/generate.ts";
 import { assertRealmOpen, assertWithinBudget } from "../../llm/guards.ts";
 import type { Usage } from "../../llm/types.ts";
-
-const DEFAULT_REALM = "realm-default";
+import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 
 /**
  * A realm-bound key's completions are its realm's, an admin key's go to the default realm; the key
@@ -13,7 +12,7 @@ const DEFAULT_REALM = "realm-default";
  */
 export function accountOf(auth: Principal): CostAccount {
   const agentId = "keyId" in auth ? `apikey:${auth.keyId}` : "system";
-  return { realmId: auth.kind === "realm" ? auth.realmId : DEFAULT_REALM, agentId };
+  return { realmId: auth.kind === "realm" ? auth.realmId : DEFAULT_REALM_ID, agentId };
 }
 
 /** Publishes the `cost.incurred` message of one completion (no session: a plain completion has none). */

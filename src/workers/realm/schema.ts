@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { storableText } from "../../engine/state/schema.ts";
 
-export const DEFAULT_REALM_ID = "realm-default";
+export { DEFAULT_REALM_ID } from "../../shared/access.ts";
 export const REALMS_SCOPE = "realms";
 export const EXPORT_VERSION = "1.0";
 

@@ -1,6 +1,7 @@
 import type { TriggerFn } from "../../engine/types.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
+import { returnsSecret } from "../../shared/internal-functions.ts";
 import type { Run, Step, StepResult, Workflow } from "./schema.ts";
 import { asText, outputContains, renderTemplate } from "./templates.ts";
 
@@ -135,8 +136,13 @@ async function runStep(
         function_id: step.functionId,
         payload,
         timeout_ms: step.timeoutMs,
+        auth: run.principal,
       });
-      return { stepName: step.name, output: output ?? null, durationMs: nowMs() - started };
+      // A secret (a new key, a vault value) would be stored in the run: it never leaves the step.
+      const kept = returnsSecret(step.functionId)
+        ? `[redacted: ${step.functionId} returns a secret]`
+        : output;
+      return { stepName: step.name, output: kept ?? null, durationMs: nowMs() - started };
     } catch (error) {
       lastError = error;
     }

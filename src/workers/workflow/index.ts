@@ -1,26 +1,36 @@
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
-import type { Principal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
-import { isPrivileged } from "../../shared/access.ts";
+import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { describeZodError, forbidden, notFound } from "../../shared/errors.ts";
+import { forbidden, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { isInternalFunction } from "../../shared/internal-functions.ts";
+import { requireRealm } from "../../shared/realm-refs.ts";
+import { assertStepsAllowed, runPrincipal } from "./access.ts";
+import {
+  createWorkflow,
+  deleteWorkflow,
+  getWorkflow,
+  loadFileWorkflows,
+  updateWorkflow,
+} from "./definitions.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
 import { loadWorkflowFiles } from "./files.ts";
 import { resumeRuns } from "./resume.ts";
 import {
   listInput,
+  purgeInput,
   type Run,
+  type RunPrincipal,
   runIdInput,
   runInput,
   runsInput,
+  updateInput,
   type Workflow,
-  type WorkflowInput,
+  workflowIdInput,
   workflowInput,
 } from "./schema.ts";
-import { listRuns, listWorkflows, loadRun, saveRun, startRun, WORKFLOWS_SCOPE } from "./store.ts";
+import { listRuns, listWorkflows, loadRun, purgeWorkflows, runRealm, saveRun, startRun } from "./store.ts";
 
 export interface WorkflowOptions {
   /** Directory whose `workflows/*.yaml` are loaded at start (the working directory by default). */
@@ -79,38 +89,62 @@ export function registerWorkflow(
     },
   };
 
-  const save = async (input: WorkflowInput): Promise<Workflow> => {
-    const workflow: Workflow = { ...input, id: input.id ?? newId("wf"), createdAt: nowIso() };
-    await state.set(WORKFLOWS_SCOPE, workflow.id, workflow);
-    return workflow;
-  };
+  const defs = { state, trigger };
 
   worker.registerFunction(
     {
       id: "workflow::create",
-      description: "Store a workflow definition; returns {id}",
+      description:
+        "Store a new workflow definition in a realm (an existing id is a 409); returns {id, version}",
       input: workflowInput,
     },
-    async (input) => ({ id: (await save(input)).id }),
+    async (input, ctx) => {
+      const workflow = await createWorkflow(defs, callerRealm(ctx, input.realmId), input, ctx.auth);
+      return { id: workflow.id, realmId: workflow.realmId, version: workflow.version };
+    },
   );
 
   worker.registerFunction(
-    { id: "workflow::list", description: "Workflow definitions: {workflows}", input: listInput },
-    async () => ({
-      workflows: await listWorkflows(state),
-    }),
+    { id: "workflow::get", description: "One workflow definition", input: workflowIdInput },
+    async ({ id, realmId }, ctx) => getWorkflow(defs, callerRealm(ctx, realmId), id),
+  );
+
+  worker.registerFunction(
+    {
+      id: "workflow::update",
+      description: "Change a workflow (name, description, steps); the version goes up by one",
+      input: updateInput,
+    },
+    async (input, ctx) => updateWorkflow(defs, callerRealm(ctx, input.realmId), input, ctx.auth),
+  );
+
+  worker.registerFunction(
+    { id: "workflow::delete", description: "Delete a workflow and its run history", input: workflowIdInput },
+    async ({ id, realmId }, ctx) => {
+      const workflow = await deleteWorkflow(defs, callerRealm(ctx, realmId), id);
+      return { deleted: true, id: workflow.id, realmId: workflow.realmId };
+    },
+  );
+
+  worker.registerFunction(
+    { id: "workflow::list", description: "A realm's workflow definitions: {workflows}", input: listInput },
+    async ({ realmId }, ctx) => ({ workflows: await listWorkflows(state, callerRealm(ctx, realmId)) }),
   );
 
   worker.registerFunction(
     { id: "workflow::run", description: "Run a workflow: {runId, status, results, vars}", input: runInput },
-    async ({ workflowId, input, agentId }, ctx) => {
-      const workflow = await state.get<Workflow>(WORKFLOWS_SCOPE, workflowId);
-      if (!workflow) throw notFound(`Workflow ${workflowId} not found`);
-      refuseInternalSteps(workflow, ctx.auth);
-      if (agentId) await authorize(worker, workflow, agentId, ctx.auth);
+    async ({ workflowId, input, agentId, realmId: named }, ctx) => {
+      const realmId = callerRealm(ctx, named);
+      const workflow = await getWorkflow(defs, realmId, workflowId);
+      const principal = runPrincipal(ctx.auth, workflow.author, realmId);
+      assertStepsAllowed(workflow.steps, principal, "run");
+      await requireRealm(trigger, realmId, { write: true });
+      if (agentId) await authorize(worker, workflow, agentId, principal);
       const run: Run = {
         runId: newId("run"),
         workflowId,
+        realmId,
+        principal,
         status: "running",
         input: input ?? null,
         ...(agentId ? { agentId } : {}),
@@ -121,7 +155,7 @@ export function registerWorkflow(
       };
       await startRun(state, run);
       deps.publish("started", run);
-      if (agentId) audit(worker, "workflow_run", { runId: run.runId, workflowId, agentId });
+      if (agentId) audit(worker, "workflow_run", { runId: run.runId, workflowId, agentId, realmId });
       const done = await executeRun(deps, workflow, run);
       return { runId: done.runId, status: done.status, results: done.results, vars: done.vars };
     },
@@ -133,32 +167,52 @@ export function registerWorkflow(
       description: "A workflow's runs, newest first: {runs, total, limit, offset}",
       input: runsInput,
     },
-    async ({ id, limit, offset }) => ({ ...(await listRuns(state, id, limit, offset)), limit, offset }),
+    async ({ id, realmId, limit, offset }, ctx) => ({
+      ...(await listRuns(state, callerRealm(ctx, realmId), id, limit, offset)),
+      limit,
+      offset,
+    }),
   );
 
   worker.registerFunction(
     { id: "workflow::get_run", description: "One run with its step history", input: runIdInput },
-    async ({ runId }) => {
+    async ({ runId }, ctx) => {
       const run = await loadRun(state, runId);
-      if (!run) throw notFound(`Run ${runId} not found`);
+      // Another realm's run is as absent as one that never existed.
+      if (!run || (ctx.auth.kind === "realm" && ctx.auth.realmId !== runRealm(run))) {
+        throw notFound(`Run ${runId} not found`);
+      }
+      callerRealm(ctx, runRealm(run));
       return run;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "workflow::purge_realm",
+      description: "Delete every workflow of a realm with its runs (part of a realm delete); idempotent",
+      input: purgeInput,
+    },
+    async ({ realmId }, ctx) => {
+      requireAdmin(ctx);
+      return { purged: await purgeWorkflows(state, realmId) };
     },
   );
 
   worker.registerRoute("workflow::list", "GET", "/api/workflows");
   worker.registerRoute("workflow::create", "POST", "/api/workflows", { status: 201 });
   worker.registerRoute("workflow::run", "POST", "/api/workflows/run");
+  worker.registerRoute("workflow::get", "GET", "/api/workflows/:id");
+  worker.registerRoute("workflow::update", "PATCH", "/api/workflows/:id");
+  worker.registerRoute("workflow::delete", "DELETE", "/api/workflows/:id");
   worker.registerRoute("workflow::runs", "GET", "/api/workflows/:id/runs");
   worker.registerRoute("workflow::get_run", "GET", "/api/workflows/runs/:runId");
 
   const warn = options.warn ?? (() => undefined);
   const resumed = (async () => {
     if (options.startup === false) return 0;
-    for (const file of loadWorkflowFiles(options.directory ?? process.cwd(), warn)) {
-      const parsed = workflowInput.safeParse(file.definition);
-      if (parsed.success) await save(parsed.data);
-      else warn(`Skipping ${file.path}: ${describeZodError(parsed.error)}`);
-    }
+    const files = loadWorkflowFiles(options.directory ?? process.cwd(), warn);
+    await loadFileWorkflows(defs, DEFAULT_REALM_ID, files, warn);
     return resumeRuns({
       state,
       deps,
@@ -171,26 +225,12 @@ export function registerWorkflow(
   return { resumed };
 }
 
-/**
- * Steps run under the caller's principal. Internal functions check no realm, so only admin keys and
- * the service itself may run workflows whose steps name one; anyone else gets 403 naming the step.
- */
-function refuseInternalSteps(workflow: Workflow, auth: Principal): void {
-  if (isPrivileged(auth)) return;
-  const step = workflow.steps.find((candidate) => isInternalFunction(candidate.functionId));
-  if (step) {
-    throw forbidden(
-      `Step "${step.name}" calls ${step.functionId}, an internal function only admin keys may run in a workflow`,
-    );
-  }
-}
-
 /** Every step's function must be within the agent's capabilities before anything runs (403 names it). */
 async function authorize(
   worker: WorkerClient,
   workflow: Workflow,
   agentId: string,
-  auth: Parameters<WorkerClient["trigger"]>[0]["auth"],
+  auth: RunPrincipal,
 ): Promise<void> {
   const functionIds = [...new Set(workflow.steps.map((step) => step.functionId))];
   const { denied } = (await worker.trigger({

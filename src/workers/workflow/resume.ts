@@ -1,8 +1,8 @@
 import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
-import type { Run, Workflow } from "./schema.ts";
-import { ACTIVE_SCOPE, loadRun, saveRun, WORKFLOWS_SCOPE } from "./store.ts";
+import type { Run } from "./schema.ts";
+import { ACTIVE_SCOPE, loadRun, loadWorkflow, runRealm, saveRun } from "./store.ts";
 
 export interface ResumeOptions {
   state: StateClient;
@@ -40,7 +40,9 @@ export async function resumeRuns(options: ResumeOptions): Promise<number> {
 }
 
 async function resumeOne(options: ResumeOptions, run: Run): Promise<void> {
-  const workflow = await options.state.get<Workflow>(WORKFLOWS_SCOPE, run.workflowId);
+  const workflow = await loadWorkflow(options.state, runRealm(run), run.workflowId);
+  // Runs started before runs recorded their rights resume confined to their realm, never as the service.
+  run.principal ??= { kind: "realm", keyId: "unknown", realmId: runRealm(run) };
   const stopped = workflow?.steps[run.position]?.name ?? `step ${run.position}`;
   if (!workflow) return interrupt(options, run, stopped, `workflow ${run.workflowId} no longer exists`);
   const missing = await waitForFunctions(

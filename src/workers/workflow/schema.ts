@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Principal } from "../../engine/types.ts";
 
 export const stepModes = ["sequential", "fanout", "collect", "conditional", "loop"] as const;
 export const errorModes = ["fail", "skip", "retry"] as const;
@@ -42,45 +43,91 @@ export const stepSchema = z
   });
 export type Step = z.infer<typeof stepSchema>;
 
+const realmIdField = z
+  .string({ error: "realmId must be a string" })
+  .min(1, "realmId is required")
+  .max(200)
+  .regex(/^[A-Za-z0-9_.:-]+$/, "realmId must be a realm id (letters, digits, _ . : -)");
+const workflowId = z
+  .string({ error: "id must be a string" })
+  .min(1, "id is required")
+  .regex(/^[A-Za-z0-9_.-]+$/, "id must use letters, digits, _ . -")
+  .max(200);
+const steps = z.array(stepSchema).min(1, "steps must not be empty").max(500);
+
+/** Step names are unique within a workflow (results and errors name steps). */
+function uniqueStepNames(value: { steps?: Step[] }, ctx: z.RefinementCtx): void {
+  const seen = new Map<string, number>();
+  value.steps?.forEach((step, index) => {
+    const first = seen.get(step.name);
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["steps", index, "name"],
+        message: `duplicate step name "${step.name}" (also step ${first})`,
+      });
+    } else seen.set(step.name, index);
+  });
+}
+
 export const workflowInput = z
   .strictObject({
-    id: z
-      .string()
-      .regex(/^[A-Za-z0-9_.-]+$/, "id must use letters, digits, _ . -")
-      .max(200)
-      .optional(),
+    id: workflowId.optional(),
+    realmId: realmIdField.optional(),
     name: name("name", 200),
     description: z.string().max(4000).optional(),
-    steps: z.array(stepSchema).min(1, "steps must not be empty").max(500),
+    steps,
   })
-  .superRefine((workflow, ctx) => {
-    const seen = new Map<string, number>();
-    workflow.steps.forEach((step, index) => {
-      const first = seen.get(step.name);
-      if (first !== undefined) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["steps", index, "name"],
-          message: `duplicate step name "${step.name}" (also step ${first})`,
-        });
-      } else seen.set(step.name, index);
-    });
-  });
+  .superRefine(uniqueStepNames);
 export type WorkflowInput = z.infer<typeof workflowInput>;
 
-export interface Workflow extends WorkflowInput {
+/** An explicit update: only the fields given change; `expectedVersion` makes it a compare-and-swap. */
+export const updateInput = z
+  .strictObject({
+    id: workflowId,
+    realmId: realmIdField.optional(),
+    name: name("name", 200).optional(),
+    description: z.string().max(4000).optional(),
+    steps: steps.optional(),
+    expectedVersion: z.number().int().min(1, "expectedVersion must be a positive integer").optional(),
+  })
+  .superRefine(uniqueStepNames);
+export type UpdateInput = z.infer<typeof updateInput>;
+
+export const workflowIdInput = z.strictObject({ id: workflowId, realmId: realmIdField.optional() });
+
+/**
+ * Who wrote a workflow: a run never has more rights than its author had. `realm` authors confine every
+ * run to their realm; `admin` and `system` authors leave the caller's own rights in force.
+ */
+export type WorkflowAuthor =
+  | { kind: "system" }
+  | { kind: "admin"; keyId: string }
+  | { kind: "realm"; keyId: string; realmId: string };
+
+export interface Workflow {
   id: string;
+  realmId: string;
+  name: string;
+  description?: string;
+  steps: Step[];
+  /** 1 at create, +1 on every update. */
+  version: number;
+  author: WorkflowAuthor;
   createdAt: string;
+  updatedAt: string;
 }
 
 export const runInput = z.strictObject({
   workflowId: name("workflowId", 200),
+  realmId: realmIdField.optional(),
   input: z.unknown().optional(),
   agentId: z.string().min(1).max(256).optional(),
 });
 
 export const runsInput = z.strictObject({
   id: name("id", 200),
+  realmId: realmIdField.optional(),
   limit: z.coerce
     .number()
     .int()
@@ -91,7 +138,8 @@ export const runsInput = z.strictObject({
 });
 
 export const runIdInput = z.strictObject({ runId: name("runId", 200) });
-export const listInput = z.strictObject({});
+export const listInput = z.strictObject({ realmId: realmIdField.optional() });
+export const purgeInput = z.strictObject({ realmId: realmIdField });
 
 export interface StepResult {
   stepName: string;
@@ -106,6 +154,10 @@ export type RunStatus = "running" | "completed" | "failed" | "interrupted";
 export interface Run {
   runId: string;
   workflowId: string;
+  /** The workflow's realm (runs of records written before realms had none: the default realm). */
+  realmId?: string;
+  /** The rights its steps run with: the caller's, never more than the workflow's author had. */
+  principal?: RunPrincipal;
   status: RunStatus;
   input: unknown;
   agentId?: string;
@@ -123,3 +175,5 @@ export interface Run {
   owner?: string;
   heartbeatAt?: string;
 }
+
+export type RunPrincipal = Exclude<Principal, { kind: "anonymous" }>;

@@ -1,13 +1,27 @@
 import type { StateClient } from "../../engine/state/client.ts";
+import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import type { Run, Workflow } from "./schema.ts";
 
-export const WORKFLOWS_SCOPE = "workflows";
 export const RUNS_SCOPE = "workflow_runs";
 /** Runs not finished yet, by id: what a restart looks at (never a scan of every run). */
 export const ACTIVE_SCOPE = "workflow_runs_active";
 const COUNTS_SCOPE = "workflow_run_counts";
-const indexScope = (workflowId: string) => `workflow_run_index:${workflowId}`;
+
+/**
+ * One scope of definitions per realm, so a listing reads only its realm and a purge deletes only it. The
+ * default realm keeps the names used before workflows had realms (`workflows`, bare workflow ids), so
+ * stored workflows and their run histories stay where they were.
+ */
+export const workflowsScope = (realmId: string) =>
+  realmId === DEFAULT_REALM_ID ? "workflows" : `workflows:${realmId}`;
+/** A workflow's name across realms (`/` is in neither realm nor workflow ids). */
+const qualified = (realmId: string, workflowId: string) =>
+  realmId === DEFAULT_REALM_ID ? workflowId : `${realmId}/${workflowId}`;
+const indexScope = (realmId: string, workflowId: string) =>
+  `workflow_run_index:${qualified(realmId, workflowId)}`;
+/** A run's realm: runs stored before realms existed belong to the default one. */
+export const runRealm = (run: Pick<Run, "realmId">) => run.realmId ?? DEFAULT_REALM_ID;
 /** Step results, one record each, so a checkpoint writes one result and not the whole history again. */
 const stepsScope = (runId: string) => `workflow_run_steps:${runId}`;
 const stepKey = (index: number) => String(index).padStart(6, "0");
@@ -24,9 +38,40 @@ function indexKey(run: Run): string {
   return `${String(inverted).padStart(13, "0")}:${run.runId}`;
 }
 
-export async function listWorkflows(state: StateClient): Promise<Workflow[]> {
+/**
+ * A stored workflow with the fields records written before realms and versions lack: those belong to the
+ * default realm, version 1, and count as written by a realm-bound author (their writer is unknown, so a
+ * run gets no admin rights through them until an admin saves them again).
+ */
+export function normalizeWorkflow(
+  stored: Partial<Workflow> & Pick<Workflow, "id" | "name" | "steps">,
+): Workflow {
+  const realmId = stored.realmId ?? DEFAULT_REALM_ID;
+  const createdAt = stored.createdAt ?? new Date(0).toISOString();
+  return {
+    ...stored,
+    realmId,
+    version: stored.version ?? 1,
+    author: stored.author ?? { kind: "realm", keyId: "unknown", realmId },
+    createdAt,
+    updatedAt: stored.updatedAt ?? createdAt,
+  };
+}
+
+export async function loadWorkflow(
+  state: StateClient,
+  realmId: string,
+  id: string,
+): Promise<Workflow | null> {
+  const stored = await state.get<Workflow>(workflowsScope(realmId), id);
+  return stored ? normalizeWorkflow(stored) : null;
+}
+
+export async function listWorkflows(state: StateClient, realmId: string): Promise<Workflow[]> {
   const workflows: Workflow[] = [];
-  for await (const record of state.scan<Workflow>(WORKFLOWS_SCOPE)) workflows.push(record.value);
+  for await (const record of state.scan<Workflow>(workflowsScope(realmId))) {
+    workflows.push(normalizeWorkflow(record.value));
+  }
   return workflows;
 }
 
@@ -34,8 +79,11 @@ export async function listWorkflows(state: StateClient): Promise<Workflow[]> {
 export async function startRun(state: StateClient, run: Run): Promise<void> {
   await state.set(RUNS_SCOPE, run.runId, stored(run), 0);
   await state.set(ACTIVE_SCOPE, run.runId, { workflowId: run.workflowId });
-  await state.set(indexScope(run.workflowId), indexKey(run), { runId: run.runId });
-  await state.update(COUNTS_SCOPE, run.workflowId, [{ type: "increment", path: "count", by: 1 }]);
+  const realmId = runRealm(run);
+  await state.set(indexScope(realmId, run.workflowId), indexKey(run), { runId: run.runId });
+  await state.update(COUNTS_SCOPE, qualified(realmId, run.workflowId), [
+    { type: "increment", path: "count", by: 1 },
+  ]);
 }
 
 /** The checkpoint: the whole record after each step; a finished run leaves the active set. */
@@ -72,16 +120,17 @@ export async function loadRun(state: StateClient, runId: string): Promise<Run | 
 /** Newest first, `limit` from `offset`, with the total: cost grows with offset + limit, not with all runs. */
 export async function listRuns(
   state: StateClient,
+  realmId: string,
   workflowId: string,
   limit: number,
   offset: number,
 ): Promise<{ runs: Run[]; total: number }> {
-  const counted = await state.get<{ count?: number }>(COUNTS_SCOPE, workflowId);
+  const counted = await state.get<{ count?: number }>(COUNTS_SCOPE, qualified(realmId, workflowId));
   const ids: string[] = [];
   let skipped = 0;
   let cursor: string | undefined;
   do {
-    const page = await state.list<{ runId: string }>(indexScope(workflowId), {
+    const page = await state.list<{ runId: string }>(indexScope(realmId, workflowId), {
       limit: Math.min(1000, offset - skipped + limit),
       cursor,
     });
@@ -93,4 +142,35 @@ export async function listRuns(
   } while (cursor && ids.length < limit);
   const runs = await Promise.all(ids.map((id) => loadRun(state, id)));
   return { runs: runs.filter((run): run is Run => run !== null), total: counted?.count ?? 0 };
+}
+
+/** Every workflow of a realm with its runs, step results, indexes and counts (a realm delete); idempotent. */
+export async function purgeWorkflows(state: StateClient, realmId: string): Promise<number> {
+  const scope = workflowsScope(realmId);
+  // Keys first, deletes after: deleting while paging would move the cursor's ground under it.
+  const ids: string[] = [];
+  for await (const { key } of state.scan(scope)) ids.push(key);
+  for (const id of ids) {
+    await purgeRuns(state, realmId, id);
+    await state.delete(scope, id);
+  }
+  return ids.length;
+}
+
+/** A workflow's runs and what indexes them. */
+export async function purgeRuns(state: StateClient, realmId: string, workflowId: string): Promise<void> {
+  const index = indexScope(realmId, workflowId);
+  const entries: Array<{ key: string; runId: string }> = [];
+  for await (const item of state.scan<{ runId: string }>(index)) {
+    entries.push({ key: item.key, runId: item.value.runId });
+  }
+  for (const { key, runId } of entries) {
+    const steps: string[] = [];
+    for await (const item of state.scan(stepsScope(runId))) steps.push(item.key);
+    for (const step of steps) await state.delete(stepsScope(runId), step);
+    await state.delete(ACTIVE_SCOPE, runId);
+    await state.delete(RUNS_SCOPE, runId);
+    await state.delete(index, key);
+  }
+  await state.delete(COUNTS_SCOPE, qualified(realmId, workflowId));
 }

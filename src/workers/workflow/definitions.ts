@@ -1,0 +1,153 @@
+import { basename, extname } from "node:path";
+import { casUpdate, isConflict } from "../../engine/state/cas.ts";
+import type { StateClient } from "../../engine/state/client.ts";
+import type { Principal, TriggerFn } from "../../engine/types.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { conflict, describeZodError, notFound } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { assertStepsAllowed, authorOf } from "./access.ts";
+import type { WorkflowFile } from "./files.ts";
+import {
+  type UpdateInput,
+  type Workflow,
+  type WorkflowAuthor,
+  type WorkflowInput,
+  workflowInput,
+} from "./schema.ts";
+import { loadWorkflow, normalizeWorkflow, purgeRuns, purgeWorkflows, workflowsScope } from "./store.ts";
+
+export interface DefinitionDeps {
+  state: StateClient;
+  trigger: TriggerFn;
+}
+
+/** Create-only: an existing id in the realm is a 409, never a silent replacement. */
+export async function createWorkflow(
+  deps: DefinitionDeps,
+  realmId: string,
+  input: WorkflowInput,
+  auth: Principal,
+): Promise<Workflow> {
+  assertStepsAllowed(input.steps, auth, "write");
+  await requireRealm(deps.trigger, realmId, { write: true });
+  const { id, realmId: _named, ...fields } = input;
+  const now = nowIso();
+  const workflow: Workflow = {
+    ...fields,
+    id: id ?? newId("wf"),
+    realmId,
+    version: 1,
+    author: authorOf(auth),
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await deps.state.set(workflowsScope(realmId), workflow.id, workflow, 0);
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+    throw conflict(
+      `Workflow ${workflow.id} already exists in realm ${realmId}: change it with PATCH /api/workflows/${workflow.id}`,
+    );
+  }
+  // A realm delete that began meanwhile has purged, or will purge, what it saw: see to the rest.
+  await recheckRealm(deps.trigger, realmId, () => purgeWorkflows(deps.state, realmId));
+  return workflow;
+}
+
+/**
+ * An explicit, versioned change: the fields given replace the stored ones, the version goes up by one,
+ * and whoever changes it becomes its author (runs never get more rights than the last writer had). The
+ * resulting steps are checked against the writer, so a realm key cannot adopt an admin's internal steps.
+ */
+export async function updateWorkflow(
+  deps: DefinitionDeps,
+  realmId: string,
+  input: UpdateInput,
+  auth: Principal,
+): Promise<Workflow> {
+  if (input.steps) assertStepsAllowed(input.steps, auth, "write");
+  await requireRealm(deps.trigger, realmId, { write: true });
+  const { id, realmId: _named, expectedVersion, ...fields } = input;
+  let updated: Workflow | undefined;
+  await casUpdate<Workflow>(deps.state, workflowsScope(realmId), id, ({ value }) => {
+    if (!value) throw notFound(`Workflow ${id} not found in realm ${realmId}`);
+    const current = normalizeWorkflow(value);
+    if (expectedVersion !== undefined && expectedVersion !== current.version) {
+      throw conflict(`Workflow ${id} is at version ${current.version}, not ${expectedVersion}`);
+    }
+    const next: Workflow = {
+      ...current,
+      ...fields,
+      version: current.version + 1,
+      author: authorOf(auth),
+      updatedAt: nowIso(),
+    };
+    assertStepsAllowed(next.steps, auth, "write");
+    updated = next;
+    return next;
+  });
+  return updated as Workflow;
+}
+
+export async function getWorkflow(deps: DefinitionDeps, realmId: string, id: string): Promise<Workflow> {
+  const workflow = await loadWorkflow(deps.state, realmId, id);
+  if (!workflow) throw notFound(`Workflow ${id} not found in realm ${realmId}`);
+  return workflow;
+}
+
+/** Removes the definition and its run history; runs still in flight finish on their own. */
+export async function deleteWorkflow(deps: DefinitionDeps, realmId: string, id: string): Promise<Workflow> {
+  const workflow = await getWorkflow(deps, realmId, id);
+  await requireRealm(deps.trigger, realmId, { write: true });
+  await purgeRuns(deps.state, realmId, id);
+  await deps.state.delete(workflowsScope(realmId), id);
+  return workflow;
+}
+
+/**
+ * `workflows/*.yaml` of the service's home belong to the default realm and are written by the service.
+ * A file without `id` takes its file name, so a restart updates it instead of adding a copy; an
+ * unchanged file leaves the stored workflow (and its version) alone.
+ */
+export async function loadFileWorkflows(
+  deps: DefinitionDeps,
+  realmId: string,
+  files: WorkflowFile[],
+  warn: (message: string) => void,
+): Promise<void> {
+  for (const file of files) {
+    const parsed = workflowInput.safeParse(withFileId(file));
+    if (!parsed.success) {
+      warn(`Skipping ${file.path}: ${describeZodError(parsed.error)}`);
+      continue;
+    }
+    const { id = "", realmId: _named, ...fields } = parsed.data;
+    await casUpdate<Workflow>(deps.state, workflowsScope(realmId), id, ({ value }) => {
+      const now = nowIso();
+      if (!value) {
+        return { ...fields, id, realmId, version: 1, author: SERVICE, createdAt: now, updatedAt: now };
+      }
+      const current = normalizeWorkflow(value);
+      const same =
+        JSON.stringify({ ...fields, author: SERVICE }) ===
+        JSON.stringify({
+          name: current.name,
+          ...(current.description === undefined ? {} : { description: current.description }),
+          steps: current.steps,
+          author: current.author,
+        });
+      if (same) return undefined;
+      return { ...current, ...fields, version: current.version + 1, author: SERVICE, updatedAt: now };
+    });
+  }
+}
+
+const SERVICE: WorkflowAuthor = { kind: "system" };
+
+function withFileId(file: WorkflowFile): unknown {
+  const definition = file.definition;
+  if (typeof definition !== "object" || definition === null || Array.isArray(definition)) return definition;
+  if ("id" in definition) return definition;
+  return { id: basename(file.path, extname(file.path)), ...definition };
+}
