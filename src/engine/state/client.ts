@@ -1,4 +1,5 @@
 import type { TriggerFn } from "../types.ts";
+import type { BatchOp } from "./types.ts";
 import type { UpdateOp, UpdateOpError } from "./update-ops.ts";
 
 export interface VersionedValue<T> {
@@ -37,6 +38,9 @@ export function stateClient(trigger: TriggerFn) {
       call<WriteOutcome<T>>("state::set", { scope, key, value, expectedVersion }),
     delete: <T>(scope: string, key: string, expectedVersion?: number) =>
       call<T | null>("state::delete", { scope, key, expectedVersion }),
+    /** Several writes in one transaction: all or none. */
+    batch: (ops: BatchOp[]) =>
+      call<{ results: Array<WriteOutcome<unknown>> }>("state::batch", { ops }).then(({ results }) => results),
     update: <T>(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number) =>
       call<WriteOutcome<T>>("state::update", { scope, key, ops, expectedVersion }),
     list: <T>(scope: string, options: { prefix?: string; limit?: number; cursor?: string } = {}) =>

@@ -3,6 +3,7 @@ import { andThen } from "../../shared/maybe-promise.ts";
 import type { Engine } from "../engine.ts";
 import { decodeCursor, encodeCursor } from "./keys.ts";
 import {
+  stateBatchInput,
   stateDeleteInput,
   stateGetInput,
   stateListGroupsInput,
@@ -78,6 +79,24 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       input: stateListGroupsInput,
     },
     () => andThen(store.listScopes(), (groups) => ({ groups })),
+  );
+
+  worker.registerFunction(
+    {
+      id: "state::batch",
+      description:
+        "Several set/update/delete ops in one transaction: all applied in order, or none (a conflict fails all)",
+      input: stateBatchInput,
+    },
+    ({ ops }) =>
+      andThen(store.batch(ops), (results) => ({
+        results: results.map(({ old, record, errors }) => ({
+          old_value: old?.value ?? null,
+          new_value: record?.value ?? null,
+          version: record?.version ?? 0,
+          ...(errors && errors.length > 0 ? { errors } : {}),
+        })),
+      })),
   );
 
   worker.registerFunction(

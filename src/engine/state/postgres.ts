@@ -2,7 +2,16 @@ import { escapeIdentifier, Pool, type PoolClient } from "pg";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError, conflict } from "../../shared/errors.ts";
 import { distinctScopesSql, prefixUpperBound } from "./keys.ts";
-import type { ListOptions, ListPage, StateRecord, StateStore, UpdateResult, WriteResult } from "./types.ts";
+import type {
+  BatchOp,
+  BatchOpResult,
+  ListOptions,
+  ListPage,
+  StateRecord,
+  StateStore,
+  UpdateResult,
+  WriteResult,
+} from "./types.ts";
 import { applyUpdateOps, type UpdateOp, type UpdateOpError } from "./update-ops.ts";
 import { serializeValue, versionConflictMessage } from "./values.ts";
 
@@ -96,6 +105,14 @@ function toRecord(row: Row): StateRecord {
     version: Number(row.version),
     updatedAt: row.updated_at,
   };
+}
+
+const DEADLOCK = "40P01";
+
+/** The distinct keys of a batch in one global order (scope, then key, by code point). */
+function lockOrder(ops: BatchOp[]): Array<{ scope: string; key: string }> {
+  const unique = new Map(ops.map((op) => [`${op.scope}\u0000${op.key}`, { scope: op.scope, key: op.key }]));
+  return [...unique.values()].sort((a, b) => compareKeys(a.scope, b.scope) || compareKeys(a.key, b.key));
 }
 
 /** UTF-8 byte order is code point order, the order of the "C" collation (JS `<` compares UTF-16 units). */
@@ -213,6 +230,46 @@ export class PostgresStateStore implements StateStore {
     return { ...result, errors };
   }
 
+  /**
+   * Several writes in one transaction. The rows are locked first in key order, so batches touching the
+   * same keys queue instead of deadlocking; a deadlock PostgreSQL still reports (rows created meanwhile)
+   * reruns the whole batch.
+   */
+  async batch(ops: BatchOp[]): Promise<BatchOpResult[]> {
+    const texts = ops.map((op) => (op.type === "set" ? serializeValue(op.value) : ""));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transaction(async (client) => {
+          for (const { scope, key } of lockOrder(ops)) await this.query(client, "lock", [scope, key]);
+          const results: BatchOpResult[] = [];
+          for (const [index, op] of ops.entries())
+            results.push(await this.batchOp(client, op, texts[index] ?? ""));
+          return results;
+        });
+      } catch (error) {
+        if ((error as { code?: string }).code !== DEADLOCK || attempt >= MAX_WRITE_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  private async batchOp(client: PoolClient, op: BatchOp, text: string): Promise<BatchOpResult> {
+    const { scope, key, expectedVersion } = op;
+    if (op.type === "delete") {
+      const old = await this.lockCurrent(client, scope, key, expectedVersion);
+      if (old) await this.query(client, "delete", [scope, key]);
+      return { old, record: null };
+    }
+    if (op.type === "set")
+      return this.writeIn(client, scope, key, expectedVersion, () => ({ value: op.value, text }));
+    let errors: UpdateOpError[] = [];
+    const result = await this.writeIn(client, scope, key, expectedVersion, (old) => {
+      const applied = applyUpdateOps(old?.value, op.ops);
+      errors = applied.errors;
+      return { value: applied.value, text: serializeValue(applied.value) };
+    });
+    return { ...result, errors };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -231,26 +288,30 @@ export class PostgresStateStore implements StateStore {
     expectedVersion: number | undefined,
     next: (old: StateRecord | null) => NextValue,
   ): Promise<WriteResult> {
-    return this.transaction(async (client) => {
-      for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-        const old = await this.lockCurrent(client, scope, key, expectedVersion);
-        const { value, text } = next(old);
-        const stamps = await this.query<Stamp>(client, old ? "update" : "insert", [
-          scope,
-          key,
-          text,
-          nowIso(),
-        ]);
-        if (stamps[0]) {
-          const record = { key, value, version: Number(stamps[0].version), updatedAt: stamps[0].updated_at };
-          return { old, record };
-        }
+    return this.transaction((client) => this.writeIn(client, scope, key, expectedVersion, next));
+  }
+
+  /** One locked read-modify-write inside the caller's transaction (see `write`). */
+  private async writeIn(
+    client: PoolClient,
+    scope: string,
+    key: string,
+    expectedVersion: number | undefined,
+    next: (old: StateRecord | null) => NextValue,
+  ): Promise<WriteResult> {
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      const old = await this.lockCurrent(client, scope, key, expectedVersion);
+      const { value, text } = next(old);
+      const stamps = await this.query<Stamp>(client, old ? "update" : "insert", [scope, key, text, nowIso()]);
+      if (stamps[0]) {
+        const record = { key, value, version: Number(stamps[0].version), updatedAt: stamps[0].updated_at };
+        return { old, record };
       }
-      throw new AppError(
-        "unavailable",
-        `State key ${scope}/${key} kept changing under concurrent writes; retry`,
-      );
-    });
+    }
+    throw new AppError(
+      "unavailable",
+      `State key ${scope}/${key} kept changing under concurrent writes; retry`,
+    );
   }
 
   private async lockCurrent(

@@ -56,3 +56,35 @@ export const stateUpdateInput = z.strictObject({
   ops: z.array(updateOpSchema).min(1).max(256),
   expectedVersion: version.optional(),
 });
+
+const batchOpSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("set"),
+    scope: scopeSchema,
+    key: keySchema,
+    value: z.unknown(),
+    expectedVersion: version.optional(),
+  }),
+  z.strictObject({
+    type: z.literal("update"),
+    scope: scopeSchema,
+    key: keySchema,
+    ops: z.array(updateOpSchema).min(1).max(256),
+    expectedVersion: version.optional(),
+  }),
+  z.strictObject({
+    type: z.literal("delete"),
+    scope: scopeSchema,
+    key: keySchema,
+    expectedVersion: version.optional(),
+  }),
+]);
+
+export const MAX_BATCH_OPS = 256;
+
+export const stateBatchInput = z.strictObject({
+  ops: z
+    .array(batchOpSchema)
+    .min(1, "ops must not be empty")
+    .max(MAX_BATCH_OPS, `at most ${MAX_BATCH_OPS} ops`),
+});

@@ -5,7 +5,16 @@ import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
 import type { MaybePromise } from "../../shared/maybe-promise.ts";
 import { distinctScopesSql, prefixUpperBound } from "./keys.ts";
-import type { ListOptions, ListPage, StateRecord, StateStore, UpdateResult, WriteResult } from "./types.ts";
+import type {
+  BatchOp,
+  BatchOpResult,
+  ListOptions,
+  ListPage,
+  StateRecord,
+  StateStore,
+  UpdateResult,
+  WriteResult,
+} from "./types.ts";
 import { applyUpdateOps, type UpdateOp } from "./update-ops.ts";
 import { serializeValue, versionConflictMessage } from "./values.ts";
 
@@ -99,21 +108,61 @@ export class SqliteStateStore implements StateStore {
   }
 
   set(scope: string, key: string, value: unknown, expectedVersion?: number): MaybePromise<WriteResult> {
-    return settle(() => {
-      const text = serializeValue(value);
-      return this.readModifyWrite(scope, key, expectedVersion, () => ({ value, text }));
-    });
+    return settle(() => this.setNow(scope, key, value, expectedVersion));
   }
 
   delete(scope: string, key: string, expectedVersion?: number): MaybePromise<StateRecord | null> {
+    return settle(() => this.deleteNow(scope, key, expectedVersion));
+  }
+
+  /** BEGIN IMMEDIATE takes the file's write lock first, so no other process writes in between. */
+  batch(ops: BatchOp[]): MaybePromise<BatchOpResult[]> {
     return settle(() => {
-      for (;;) {
-        const old = this.current(scope, key, expectedVersion);
-        if (!old) return null;
-        if (this.statements.deleteIfVersion.run(scope, key, old.version).changes === 1) return old;
-        // Another process wrote in between: with an expected version that is a conflict, else try again.
+      // Serialise every value before the transaction: an invalid one fails without touching the file.
+      const texts = ops.map((op) => (op.type === "set" ? serializeValue(op.value) : ""));
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        const results = ops.map((op, index): BatchOpResult => {
+          if (op.type === "delete")
+            return { old: this.deleteNow(op.scope, op.key, op.expectedVersion), record: null };
+          if (op.type === "update") return this.updateNow(op.scope, op.key, op.ops, op.expectedVersion);
+          const text = texts[index] as string;
+          return this.readModifyWrite(op.scope, op.key, op.expectedVersion, () => ({
+            value: op.value,
+            text,
+          }));
+        });
+        this.db.exec("COMMIT");
+        return results;
+      } catch (error) {
+        if (this.db.isTransaction) this.db.exec("ROLLBACK");
+        throw error;
       }
     });
+  }
+
+  private setNow(scope: string, key: string, value: unknown, expectedVersion?: number): WriteResult {
+    const text = serializeValue(value);
+    return this.readModifyWrite(scope, key, expectedVersion, () => ({ value, text }));
+  }
+
+  private deleteNow(scope: string, key: string, expectedVersion?: number): StateRecord | null {
+    for (;;) {
+      const old = this.current(scope, key, expectedVersion);
+      if (!old) return null;
+      if (this.statements.deleteIfVersion.run(scope, key, old.version).changes === 1) return old;
+      // Another process wrote in between: with an expected version that is a conflict, else try again.
+    }
+  }
+
+  private updateNow(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): UpdateResult {
+    let errors: UpdateResult["errors"] = [];
+    const result = this.readModifyWrite(scope, key, expectedVersion, (old) => {
+      const applied = applyUpdateOps(old?.value, ops);
+      errors = applied.errors;
+      return { value: applied.value, text: serializeValue(applied.value) };
+    });
+    return { ...result, errors };
   }
 
   listScopes(): MaybePromise<string[]> {
@@ -145,15 +194,7 @@ export class SqliteStateStore implements StateStore {
   }
 
   update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): MaybePromise<UpdateResult> {
-    return settle(() => {
-      let errors: UpdateResult["errors"] = [];
-      const result = this.readModifyWrite(scope, key, expectedVersion, (old) => {
-        const applied = applyUpdateOps(old?.value, ops);
-        errors = applied.errors;
-        return { value: applied.value, text: serializeValue(applied.value) };
-      });
-      return { ...result, errors };
-    });
+    return settle(() => this.updateNow(scope, key, ops, expectedVersion));
   }
 
   async close(): Promise<void> {

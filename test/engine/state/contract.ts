@@ -331,6 +331,63 @@ export function stateStoreContract(name: string, makeStore: () => StateStore | P
       });
     });
 
+    describe("batch", () => {
+      const inc = [{ type: "increment" as const, path: "n", by: 1 }];
+
+      it("applies set, update and delete in order, in one go", async () => {
+        await store.set(scope, "gone", 1);
+        const results = await store.batch([
+          { type: "set", scope, key: "a", value: { x: 1 } },
+          { type: "update", scope, key: "a", ops: [{ type: "set", path: "y", value: 2 }] },
+          { type: "update", scope, key: "n", ops: inc },
+          { type: "delete", scope, key: "gone" },
+          { type: "delete", scope, key: "never" },
+        ]);
+        expect(results.map((result) => result.record?.version ?? null)).toEqual([1, 2, 1, null, null]);
+        expect(results[3]?.old?.value).toBe(1);
+        expect(results[4]?.old).toBeNull();
+        expect((await store.get(scope, "a"))?.value).toEqual({ x: 1, y: 2 });
+        expect(await store.get(scope, "gone")).toBeNull();
+      });
+
+      it("applies nothing when one op's expectedVersion does not match", async () => {
+        await store.set(scope, "a", "before");
+        const failed = store.batch([
+          { type: "set", scope, key: "a", value: "after" },
+          { type: "update", scope, key: "n", ops: inc },
+          { type: "set", scope, key: "claim", value: "x", expectedVersion: 0 },
+          { type: "set", scope, key: "a", value: "late", expectedVersion: 7 },
+        ]);
+        expect((await rejection(failed)).code).toBe("conflict");
+        expect(await store.get(scope, "a")).toMatchObject({ value: "before", version: 1 });
+        expect(await store.get(scope, "n")).toBeNull();
+        expect(await store.get(scope, "claim")).toBeNull();
+      });
+
+      it("applies nothing when a value cannot be stored", async () => {
+        const failed = store.batch([
+          { type: "set", scope, key: "a", value: 1 },
+          { type: "set", scope, key: "b", value: undefined },
+        ]);
+        await rejection(failed);
+        expect(await store.get(scope, "a")).toBeNull();
+      });
+
+      it("loses no write when 40 batches touch the same keys concurrently, in opposite orders", async () => {
+        await Promise.all(
+          Array.from({ length: 40 }, (_, i) => {
+            const ops = [
+              { type: "update" as const, scope, key: "p", ops: inc },
+              { type: "update" as const, scope, key: "q", ops: inc },
+            ];
+            return store.batch(i % 2 === 0 ? ops : ops.reverse());
+          }),
+        );
+        expect((await store.get(scope, "p"))?.value).toEqual({ n: 40 });
+        expect((await store.get(scope, "q"))?.value).toEqual({ n: 40 });
+      });
+    });
+
     describe("scopes", () => {
       it("keeps scopes apart, including scopes that share a prefix", async () => {
         const other = `${scope}x`;
