@@ -157,25 +157,3 @@ export function charged(stored: Budget, charge: Charge): { next: Budget; crossed
   };
   return { next, crossedSoft };
 }
-
-/**
- * Undoes a charge whose other budget refused the spend. Nothing to undo once the period has moved on
- * (the reset already dropped it); a soft alert this spend claimed is released, as it was never sent.
- */
-export function refunded(
-  stored: Budget,
-  charge: Charge,
-  chargedPeriod: string,
-  at: string,
-): Budget | undefined {
-  if (stored.periodStart !== chargedPeriod) return undefined;
-  const { softAlert, ...rest } = stored;
-  const keep = softAlert && softAlert.spendId !== charge.spendId ? { softAlert } : {};
-  return {
-    ...rest,
-    ...keep,
-    spentCents: Math.max(round6(stored.spentCents - charge.costCents), 0),
-    version: stored.version + 1,
-    updatedAt: at,
-  };
-}

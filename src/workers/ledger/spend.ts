@@ -1,8 +1,9 @@
 import { publishEventAwaited } from "../../engine/events.ts";
-import { casUpdate, isConflict } from "../../engine/state/cas.ts";
+import { isConflict, serialized } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
+import type { BatchOp } from "../../engine/state/types.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
-import { nowIso, nowMs } from "../../shared/clock.ts";
+import { nowMs } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import {
@@ -12,12 +13,11 @@ import {
   charged,
   exceededMessage,
   Refusal,
-  refunded,
   utilizationPct,
 } from "./budget.ts";
 import type { Budget, SpendEvent, SpendInput } from "./schema.ts";
 import { claimsScope, spendScope } from "./store.ts";
-import { addToTotals } from "./totals.ts";
+import { totalsOps } from "./totals.ts";
 
 export interface LedgerDeps {
   trigger: TriggerFn;
@@ -25,38 +25,115 @@ export interface LedgerDeps {
 }
 
 /**
- * Records one spend (DESIGN §5, §6): counted against the agent's budget and the realm-wide budget,
- * each with compare-and-swap, or refused with 402 when a hard limit would be passed. With an eventId
- * the spend counts once however often it is delivered (every cluster node's subscriber receives
- * each `cost.incurred`).
+ * Records one spend (DESIGN §5, §6): counted against the agent's budget and the realm-wide budget, or
+ * refused with 402 when a hard limit would be passed. The outcome is one state transaction: the eventId
+ * claim, both budgets (each conditional on the version read, so no update is lost), the event and the
+ * running totals are written together or not at all, so a crash can never leave a spend half counted,
+ * and a redelivered eventId (every cluster node's subscriber receives each `cost.incurred`) finds the
+ * whole outcome or nothing.
  */
 export async function spend(deps: LedgerDeps, input: SpendInput): Promise<SpendEvent> {
+  // Spends of one realm queue in this process (they swap the same realm budget): retries only across nodes.
+  return serialized(`ledger-spend\u0000${input.realmId}`, async () => {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const outcome = await attemptSpend(deps, input);
+      if (outcome) return outcome;
+      await pause(Math.random() * Math.min(2 ** attempt, 50));
+    }
+    throw new AppError(
+      "unavailable",
+      `Too much contention on the budgets of realm ${input.realmId}; try again`,
+    );
+  });
+}
+
+const MAX_ATTEMPTS = 64;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One try: undefined when another writer got in between (the caller reads again and retries). */
+async function attemptSpend(deps: LedgerDeps, input: SpendInput): Promise<SpendEvent | undefined> {
   const now = nowMs();
   const draft = draftEvent(input, now);
+  const { realmId, agentId } = draft;
   const { eventId } = input;
-  if (eventId !== undefined) {
-    const earlier = await claim(deps, draft, eventId);
-    if (earlier) return replay(deps, earlier);
+  const claim =
+    eventId === undefined ? null : await deps.state.getVersioned<SpendEvent>(claimsScope(realmId), eventId);
+  if (claim) {
+    const earlier = await replay(deps, claim.value);
+    if (earlier) return earlier;
   }
+  const budgets = budgetsScope(realmId);
+  const [agent, realm] = await Promise.all([
+    deps.state.getVersioned<Budget>(budgets, budgetKey(agentId)),
+    deps.state.getVersioned<Budget>(budgets, budgetKey()),
+  ]);
   const charge: Charge = { spendId: draft.id, costCents: draft.costCents, now, at: draft.timestamp };
-  let budgets: Charged[];
+  let applied: Array<{ key: string; version: number; next: Budget; crossedSoft: boolean }>;
   try {
-    budgets = await chargeBudgets(deps, draft, charge);
+    applied = [
+      ...(agent
+        ? [{ key: budgetKey(agentId), version: agent.version, ...charged(agent.value, charge) }]
+        : []),
+      ...(realm ? [{ key: budgetKey(), version: realm.version, ...charged(realm.value, charge) }] : []),
+    ];
   } catch (error) {
-    if (error instanceof Refusal) return refuse(deps, draft, error);
-    // Nothing was counted: free the eventId so a retry can count the spend. (After the budgets were
-    // charged the claim stays, whatever fails next: counting a cost twice is worse than a gap in totals.)
-    if (eventId !== undefined)
-      await deps.state.delete(claimsScope(draft.realmId), eventId).catch(() => undefined);
+    if (!(error instanceof Refusal)) throw error;
+    const reason = exceededMessage(agentId, error.wouldSpend, error.budget.monthlyCents);
+    const rejected: SpendEvent = { ...draft, status: "rejected", reason };
+    if (!(await commit(deps, [...claimOp(rejected, claim?.version), eventOp(rejected)]))) return undefined;
+    return refuse(deps, rejected, error);
+  }
+  // A spend without its own billing code is attributed to its budget's (the agent's first).
+  const billingCode = draft.billingCode ?? applied.find((entry) => entry.next.billingCode)?.next.billingCode;
+  const event: SpendEvent = { ...draft, ...(billingCode ? { billingCode } : {}), status: "accepted" };
+  const budgetOps: BatchOp[] = applied.map(({ key, version, next }) => ({
+    type: "set",
+    scope: budgets,
+    key,
+    value: next,
+    expectedVersion: version,
+  }));
+  const ops = [...claimOp(event, claim?.version), ...budgetOps, eventOp(event), ...totalsOps(event)];
+  if (!(await commit(deps, ops))) return undefined;
+  for (const { next, crossedSoft } of applied) {
+    if (crossedSoft) await publishSoftThreshold(deps, event, next);
+  }
+  return event;
+}
+
+/** The batch, or false when a version it was conditional on moved (someone else wrote first). */
+async function commit(deps: LedgerDeps, ops: BatchOp[]): Promise<boolean> {
+  try {
+    await deps.state.batch(ops);
+    return true;
+  } catch (error) {
+    if (isConflict(error)) return false;
     throw error;
   }
-  return settle(deps, draft, budgets);
+}
+
+/** The eventId's claim holds the outcome; create-only, or replacing a claim left pending by an older version. */
+function claimOp(event: SpendEvent, pendingVersion: number | undefined): BatchOp[] {
+  if (event.eventId === undefined) return [];
+  return [
+    {
+      type: "set",
+      scope: claimsScope(event.realmId),
+      key: event.eventId,
+      value: event,
+      expectedVersion: pendingVersion ?? 0,
+    },
+  ];
+}
+
+function eventOp(event: SpendEvent): BatchOp {
+  return { type: "set", scope: spendScope(event.realmId), key: event.id, value: event };
 }
 
 /**
  * Every spend gets a fresh id: an id made from the caller's eventId could equal another spend's (one
  * without an eventId is `spn-<random uuid>`, and a later eventId may be that uuid) and overwrite it.
- * The eventId stays on the event for tracing; a replay finds the id through the claim.
+ * The eventId stays on the event for tracing; a replay finds the outcome through the claim.
  */
 function draftEvent(input: SpendInput, now: number): SpendEvent {
   const { eventId, ...fields } = input;
@@ -69,89 +146,27 @@ function draftEvent(input: SpendInput, now: number): SpendEvent {
   };
 }
 
-/** A create-only write claims the eventId; the earlier claim (the pending draft) when it was taken. */
-async function claim(deps: LedgerDeps, draft: SpendEvent, eventId: string): Promise<SpendEvent | undefined> {
-  const scope = claimsScope(draft.realmId);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await deps.state.set(scope, eventId, draft, 0);
-      return undefined;
-    } catch (error) {
-      if (!isConflict(error)) throw error;
-      const earlier = await deps.state.get<SpendEvent>(scope, eventId);
-      if (earlier) return earlier;
-      // The first delivery failed and released its claim in between: claim it again.
-    }
+/**
+ * A duplicate answers like the first delivery: the accepted event, or the same 402. A claim still
+ * `pending` was left by a version of the ledger that claimed before it charged, interrupted by a crash:
+ * its charge never completed as one outcome, so it is counted now (undefined: go on and count it).
+ */
+async function replay(deps: LedgerDeps, claimed: SpendEvent): Promise<SpendEvent | undefined> {
+  if (claimed.status === "pending") {
+    const stored = await deps.state.get<SpendEvent>(spendScope(claimed.realmId), claimed.id);
+    if (!stored) return undefined;
+    claimed = stored;
   }
-  throw new AppError("unavailable", `Spend event ${eventId} is being retried concurrently; try again`);
+  if (claimed.status === "rejected")
+    throw new AppError("budget_exceeded", claimed.reason ?? "budget exceeded");
+  return claimed;
 }
 
-/** A duplicate answers like the first delivery: the stored event, its refusal, or the pending draft. */
-async function replay(deps: LedgerDeps, claimed: SpendEvent): Promise<SpendEvent> {
-  const stored = await deps.state.get<SpendEvent>(spendScope(claimed.realmId), claimed.id);
-  if (stored?.status === "rejected")
-    throw new AppError("budget_exceeded", stored.reason ?? "budget exceeded");
-  return stored ?? claimed;
-}
-
-/** The accepted spend: stored, added to the running totals, soft alerts published. */
-async function settle(deps: LedgerDeps, draft: SpendEvent, budgets: Charged[]): Promise<SpendEvent> {
-  // A spend without its own billing code is attributed to its budget's (the agent's first).
-  const billingCode =
-    draft.billingCode ?? budgets.find((entry) => entry.budget?.billingCode)?.budget?.billingCode;
-  const event: SpendEvent = { ...draft, ...(billingCode ? { billingCode } : {}), status: "accepted" };
-  await Promise.all([
-    deps.state.set(spendScope(event.realmId), event.id, event),
-    addToTotals(deps.state, event),
-  ]);
-  for (const { budget, crossedSoft } of budgets) {
-    if (budget && crossedSoft) await publishSoftThreshold(deps, event, budget);
-  }
-  return event;
-}
-
-interface Charged {
-  budget: Budget | null;
-  crossedSoft: boolean;
-}
-
-/** Agent budget first, then the realm's; when the realm's refuses, the agent's charge is undone. */
-async function chargeBudgets(deps: LedgerDeps, draft: SpendEvent, charge: Charge): Promise<Charged[]> {
-  const agentKey = budgetKey(draft.agentId);
-  const agent = await chargeOne(deps, draft.realmId, agentKey, charge);
-  try {
-    return [agent, await chargeOne(deps, draft.realmId, budgetKey(), charge)];
-  } catch (error) {
-    const period = agent.budget?.periodStart;
-    if (period !== undefined) {
-      await casUpdate<Budget>(deps.state, budgetsScope(draft.realmId), agentKey, ({ value }) =>
-        value ? refunded(value, charge, period, nowIso()) : undefined,
-      );
-    }
-    throw error;
-  }
-}
-
-async function chargeOne(deps: LedgerDeps, realmId: string, key: string, charge: Charge): Promise<Charged> {
-  let crossedSoft = false;
-  const written = await casUpdate<Budget>(deps.state, budgetsScope(realmId), key, ({ value }) => {
-    // The change runs again after a lost swap: only the attempt that is written decides.
-    crossedSoft = false;
-    if (!value) return undefined;
-    const applied = charged(value, charge);
-    crossedSoft = applied.crossedSoft;
-    return applied.next;
-  });
-  return { budget: written.value, crossedSoft };
-}
-
-/** Records the refusal (not counted anywhere), tells subscribers and the council, then fails with 402. */
-async function refuse(deps: LedgerDeps, draft: SpendEvent, refusal: Refusal): Promise<never> {
-  const { realmId, agentId } = draft;
+/** The refusal is recorded (not counted anywhere): tell subscribers and the council, then fail with 402. */
+async function refuse(deps: LedgerDeps, rejected: SpendEvent, refusal: Refusal): Promise<never> {
+  const { realmId, agentId } = rejected;
   const limitCents = refusal.budget.monthlyCents;
   const spentCents = refusal.wouldSpend;
-  const reason = exceededMessage(agentId, spentCents, limitCents);
-  await deps.state.set(spendScope(realmId), draft.id, { ...draft, status: "rejected", reason });
   await publish(deps, { type: "hard_limit_reached", realmId, agentId, spentCents, limitCents });
   // The council worker may be absent (or failing): the refusal stands either way.
   await deps
@@ -170,7 +185,7 @@ async function refuse(deps: LedgerDeps, draft: SpendEvent, refusal: Refusal): Pr
       timeout_ms: 10_000,
     })
     .catch(() => undefined);
-  throw new AppError("budget_exceeded", reason);
+  throw new AppError("budget_exceeded", rejected.reason ?? "budget exceeded");
 }
 
 function publishSoftThreshold(deps: LedgerDeps, event: SpendEvent, budget: Budget): Promise<void> {

@@ -1,4 +1,5 @@
 import type { StateClient } from "../../engine/state/client.ts";
+import type { BatchOp } from "../../engine/state/types.ts";
 import type { UpdateOp } from "../../engine/state/update-ops.ts";
 import { fromMicros, periodKey, toMicros } from "./money.ts";
 import type { GroupBy, SpendEvent } from "./schema.ts";
@@ -57,11 +58,15 @@ function incrementOps(event: SpendEvent): UpdateOp[] {
   ];
 }
 
-export async function addToTotals(state: StateClient, event: SpendEvent): Promise<void> {
+/** The all-time and monthly totals' increments of an accepted spend, for the spend's own transaction. */
+export function totalsOps(event: SpendEvent): BatchOp[] {
   const ops = incrementOps(event);
   const scope = totalsScope(event.realmId);
   const month = periodKey(Date.parse(event.timestamp));
-  await Promise.all([state.update(scope, ALL_TIME, ops), state.update(scope, month, ops)]);
+  return [
+    { type: "update", scope, key: ALL_TIME, ops },
+    { type: "update", scope, key: month, ops },
+  ];
 }
 
 /** The summary of a realm for one month, or all time when `period` is absent. */
