@@ -1,3 +1,5 @@
+import { publishEvent } from "../engine/events.ts";
+import type { TriggerFn } from "../engine/types.ts";
 import { nowIso } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
 import type { ModelChoice } from "./generate.ts";
@@ -10,7 +12,7 @@ export interface CostAccount {
 }
 
 /**
- * The `cost.incurred` payload of one model call, exactly what ledger::spend takes (the ledger subscribes
+ * The `cost.incurred` payload of one model call, what ledger::record_cost takes (the ledger subscribes
  * it as is): cents with fractions (the ledger keeps 6 decimals), and a fresh eventId so a spend is
  * counted once across nodes.
  */
@@ -29,4 +31,19 @@ export function costEvent(account: CostAccount, sessionId: string | null, choice
     cost,
     at: nowIso(),
   };
+}
+
+export type CostEvent = ReturnType<typeof costEvent>;
+
+/**
+ * Records a model call's cost with the ledger before the answer goes out (`ledger::record_cost`: one
+ * durable transaction, counted once by its eventId), then publishes `cost.incurred` for every other
+ * subscriber. The publish is also the fallback: when the direct call fails (database briefly away), the
+ * ledger's own subscription records it, still once. Without a ledger only the message goes out. A
+ * spend the ledger refuses (402) is recorded as refused and does not fail the answered call.
+ */
+export async function recordCost(trigger: TriggerFn, event: CostEvent): Promise<void> {
+  // A refusal (402) is already recorded; no ledger, or a failure, leaves it to the subscription below.
+  await trigger({ function_id: "ledger::record_cost", payload: event }).catch(() => undefined);
+  publishEvent(trigger, "cost.incurred", event);
 }

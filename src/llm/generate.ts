@@ -35,8 +35,11 @@ export interface GenerateRequest {
   abortSignal?: AbortSignal;
   env: NodeJS.ProcessEnv;
   trigger: TriggerFn;
-  /** After each model call, with its usage (cost accounting). */
-  onStepUsage?: (choice: ModelChoice, usage: Usage) => void;
+  /**
+   * After each model call, with its usage (cost accounting). A returned promise (the cost being
+   * recorded) is awaited before the turn's result is returned, so an answered turn's cost is stored.
+   */
+  onStepUsage?: (choice: ModelChoice, usage: Usage) => void | Promise<void>;
   /** Before each model call, tool round trips included; throwing stops the turn (a budget check). */
   beforeStep?: () => Promise<void>;
 }
@@ -68,8 +71,10 @@ export async function generate(request: GenerateRequest): Promise<GenerateResult
 
 async function generateWith(choice: ModelChoice, request: GenerateRequest): Promise<GenerateResult> {
   const model = await resolveModel(choice, request);
+  const recording: Array<void | Promise<void>> = [];
   try {
-    const result = await generateText(callSettings(choice, model, request));
+    const result = await generateText(callSettings(choice, model, request, recording));
+    await Promise.all(recording);
     return {
       content: result.text,
       model: choice.model.id,
@@ -89,7 +94,12 @@ async function generateWith(choice: ModelChoice, request: GenerateRequest): Prom
 }
 
 /** The settings both ways of calling share: prompt, tools, limits, retries, timeout, usage hook. */
-function callSettings(choice: ModelChoice, model: LanguageModel, request: GenerateRequest) {
+function callSettings(
+  choice: ModelChoice,
+  model: LanguageModel,
+  request: GenerateRequest,
+  recording: Array<void | Promise<void>>,
+) {
   return {
     model,
     system: request.system,
@@ -102,8 +112,9 @@ function callSettings(choice: ModelChoice, model: LanguageModel, request: Genera
     maxRetries: request.maxRetries ?? 2,
     abortSignal: request.abortSignal,
     timeout: { totalMs: request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS },
-    onStepFinish: (step: { usage: Parameters<typeof usageOf>[0] }) =>
-      request.onStepUsage?.(choice, usageOf(step.usage)),
+    onStepFinish: (step: { usage: Parameters<typeof usageOf>[0] }) => {
+      recording.push(request.onStepUsage?.(choice, usageOf(step.usage)));
+    },
     // Before every model call after the first (the caller checks before the turn starts).
     prepareStep: async ({ stepNumber }: { stepNumber: number }) => {
       if (stepNumber > 0) await request.beforeStep?.();
@@ -125,18 +136,21 @@ export async function* generateStream(
   if (!choice) throw new AppError("validation", "No model to call");
   const model = await resolveModel(choice, request);
   let failure: unknown;
+  const recording: Array<void | Promise<void>> = [];
   const result = streamText({
-    ...callSettings(choice, model, request),
+    ...callSettings(choice, model, request, recording),
     onError: ({ error }) => {
       failure = error;
     },
   });
   for await (const text of result.textStream) yield { type: "delta", text };
   if (failure) throw providerError(choice, baseUrlOf(choice.provider, request.env), failure);
+  const usage = usageOf(await result.totalUsage);
+  await Promise.all(recording);
   yield {
     type: "done",
     model: choice.model.id,
-    usage: usageOf(await result.totalUsage),
+    usage,
     finishReason: String(await result.finishReason),
   };
 }

@@ -27,6 +27,7 @@ const INTERNAL_IDS = new Set([
   "memory::forget_agent",
   "ledger::set_budget",
   "ledger::spend",
+  "ledger::record_cost",
   "hierarchy::set",
   "hierarchy::delete",
 ]);

@@ -1,6 +1,5 @@
-import { publishEvent } from "../../engine/events.ts";
 import type { TriggerFn } from "../../engine/types.ts";
-import { costEvent } from "../../llm/cost-event.ts";
+import { costEvent, recordCost } from "../../llm/cost-event.ts";
 import type { ModelChoice } from "../../llm/generate.ts";
 import { assertWithinBudget } from "../../llm/guards.ts";
 import type { Usage } from "../../llm/types.ts";
@@ -10,14 +9,14 @@ import type { Agent } from "./schema.ts";
 export const checkBudget = (deps: { trigger: TriggerFn }, agent: Agent): Promise<void> =>
   assertWithinBudget(deps.trigger, { realmId: agent.realmId, agentId: agent.id });
 
-/** Publishes the `cost.incurred` message of one model call of the agent's turn (see costEvent). */
-export function publishCost(
+/** Records the cost of one model call of the agent's turn (see recordCost). */
+export function recordTurnCost(
   deps: { trigger: TriggerFn },
   agent: Agent,
   sessionId: string | null,
   choice: ModelChoice,
   usage: Usage,
-): void {
+): Promise<void> {
   const account = { realmId: agent.realmId, agentId: agent.id };
-  publishEvent(deps.trigger, "cost.incurred", costEvent(account, sessionId, choice, usage));
+  return recordCost(deps.trigger, costEvent(account, sessionId, choice, usage));
 }

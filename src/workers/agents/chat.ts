@@ -7,7 +7,7 @@ import { assertRealmOpen } from "../../llm/guards.ts";
 import type { Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
-import { checkBudget, publishCost } from "./accounting.ts";
+import { checkBudget, recordTurnCost } from "./accounting.ts";
 import type { Agent } from "./schema.ts";
 import { appendTurn, openSession, recentMessages, type StoredMessage } from "./store.ts";
 import { agentToolIds, buildToolSet, type FunctionInfo } from "./tools.ts";
@@ -184,7 +184,7 @@ async function runModel(
     maxTokens: call.maxTokens ?? agent.maxTokens,
     env: deps.env,
     trigger: deps.trigger,
-    onStepUsage: (choice, usage) => publishCost(deps, agent, call.sessionId, choice, usage),
+    onStepUsage: (choice, usage) => recordTurnCost(deps, agent, call.sessionId, choice, usage),
   });
 }
 

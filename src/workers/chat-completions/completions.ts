@@ -14,7 +14,7 @@ import { nowMs } from "../../shared/clock.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { toModelMessages } from "./convert.ts";
-import { checkAccount, publishCost } from "./cost.ts";
+import { checkAccount, recordCompletionCost } from "./cost.ts";
 import { type ChatCompletionRequest, chatCompletionRequest } from "./schema.ts";
 
 export interface CompletionDeps {
@@ -151,7 +151,7 @@ function completeWithModel(
     maxTokens: maxTokensOf(request),
     env: deps.env,
     trigger: deps.trigger,
-    onStepUsage: (choice, usage) => publishCost(deps, account, choice, usage),
+    onStepUsage: (choice, usage) => recordCompletionCost(deps, account, choice, usage),
   });
 }
 
@@ -178,7 +178,7 @@ async function* streamModel(
       maxTokens: maxTokensOf(request),
       env: deps.env,
       trigger: deps.trigger,
-      onStepUsage: (c, usage) => publishCost(deps, account, c, usage),
+      onStepUsage: (c, usage) => recordCompletionCost(deps, account, c, usage),
     })) {
       if (part.type === "delta") yield chunk({ content: part.text }, null);
       else {

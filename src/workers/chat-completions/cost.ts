@@ -1,6 +1,5 @@
-import { publishEvent } from "../../engine/events.ts";
 import type { Principal, TriggerFn } from "../../engine/types.ts";
-import { type CostAccount, costEvent } from "../../llm/cost-event.ts";
+import { type CostAccount, costEvent, recordCost } from "../../llm/cost-event.ts";
 import type { ModelChoice } from "../../llm/generate.ts";
 import { assertRealmOpen, assertWithinBudget } from "../../llm/guards.ts";
 import type { Usage } from "../../llm/types.ts";
@@ -15,14 +14,14 @@ export function accountOf(auth: Principal): CostAccount {
   return { realmId: auth.kind === "realm" ? auth.realmId : DEFAULT_REALM_ID, agentId };
 }
 
-/** Publishes the `cost.incurred` message of one completion (no session: a plain completion has none). */
-export function publishCost(
+/** Records the cost of one completion (no session: a plain completion has none); see recordCost. */
+export function recordCompletionCost(
   deps: { trigger: TriggerFn },
   account: CostAccount,
   choice: ModelChoice,
   usage: Usage,
-): void {
-  publishEvent(deps.trigger, "cost.incurred", costEvent(account, null, choice, usage));
+): Promise<void> {
+  return recordCost(deps.trigger, costEvent(account, null, choice, usage));
 }
 
 /**

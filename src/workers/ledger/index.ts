@@ -1,5 +1,6 @@
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
+import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
@@ -9,8 +10,10 @@ import { budgetKey, budgetsScope, currentPeriod, evaluate, tighter, upsertBudget
 import {
   type Budget,
   checkInput,
+  costInput,
   purgeAgentInput,
   purgeInput,
+  type SpendInput,
   setBudgetInput,
   spendInput,
   summaryInput,
@@ -75,28 +78,40 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
     },
   );
 
+  const record = async (input: SpendInput, ctx: InvocationContext) => {
+    const { realmId } = input;
+    assertRealmAccess(ctx, realmId);
+    // Not `write`: a cost already incurred is recorded even in an archived realm. But a realm being
+    // deleted keeps nothing: its ledger is being purged, and a record made now would outlive it.
+    const realm = await requireRealm(trigger, realmId);
+    if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+    const outcome = await spend(deps, input).then(
+      (event) => ({ event }),
+      (error: unknown) => ({ error }),
+    );
+    // A refused spend is recorded too, so the re-check runs either way.
+    await recheckRealm(trigger, realmId, () => purgeRealm(state, realmId));
+    if ("error" in outcome) throw outcome.error;
+    return outcome.event;
+  };
+
   worker.registerFunction(
     {
       id: "ledger::spend",
       description: "Record a spend (cents, fractions kept to 6 places); 402 past a hard limit",
       input: spendInput,
     },
-    async (input, ctx) => {
-      const { realmId } = input;
-      assertRealmAccess(ctx, realmId);
-      // Not `write`: a cost already incurred is recorded even in an archived realm. But a realm being
-      // deleted keeps nothing: its ledger is being purged, and a record made now would outlive it.
-      const realm = await requireRealm(trigger, realmId);
-      if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
-      const outcome = await spend(deps, input).then(
-        (event) => ({ event }),
-        (error: unknown) => ({ error }),
-      );
-      // A refused spend is recorded too, so the re-check runs either way.
-      await recheckRealm(trigger, realmId, () => purgeRealm(state, realmId));
-      if ("error" in outcome) throw outcome.error;
-      return outcome.event;
+    record,
+  );
+
+  worker.registerFunction(
+    {
+      id: "ledger::record_cost",
+      description:
+        "Record a model call's cost (a cost.incurred message, extra fields ignored); counted once by eventId",
+      input: costInput,
     },
+    record,
   );
 
   worker.registerFunction(
@@ -142,7 +157,7 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
   worker.registerRoute("ledger::summary", "GET", "/api/ledger/summary/:realmId");
   worker.registerTrigger({
     type: "subscribe",
-    function_id: "ledger::spend",
+    function_id: "ledger::record_cost",
     config: { topic: "cost.incurred" },
   });
   return {};

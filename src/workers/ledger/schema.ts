@@ -62,11 +62,7 @@ export type SetBudgetInput = z.infer<typeof setBudgetInput>;
 
 export const checkInput = z.strictObject({ realmId, agentId: label("agentId") });
 
-/**
- * Not strict: `cost.incurred` messages carry more than a spend (sessionId, cost in dollars, at), and
- * the subscription hands them over whole; unknown keys are dropped.
- */
-export const spendInput = z.object({
+const spendFields = {
   realmId,
   agentId: label("agentId"),
   // Cents, fractions allowed (an LLM call costs fractions of a cent), kept to 6 decimal places.
@@ -83,7 +79,15 @@ export const spendInput = z.object({
   billingCode: label("billingCode").optional(),
   /** Idempotency key: a spend with an eventId already seen is not counted again. */
   eventId: label("eventId").optional(),
-});
+};
+
+/** `POST /api/ledger/spend`: strict, an unknown field is a 400 naming it. */
+export const spendInput = z.strictObject(spendFields);
+/**
+ * `ledger::record_cost` and the `cost.incurred` subscription: model-call cost messages carry more than a
+ * spend (sessionId, cost in dollars, at), handed over whole; unknown keys are dropped.
+ */
+export const costInput = z.object(spendFields);
 export type SpendInput = z.infer<typeof spendInput>;
 
 export const groupByValues = ["agent", "model", "provider", "billing_code"] as const;

@@ -90,14 +90,23 @@ describe("ledger::spend", () => {
     expect(await json(response)).toMatchObject(fields);
   });
 
-  it("accepts and ignores the extra fields of a cost.incurred message", async () => {
+  it("refuses unknown fields on the route with 400 naming them", async () => {
     const { realmId, agentId } = await realmWithAgent(ctx.server);
     const response = await postSpend(
       ctx.server,
-      spendOf(realmId, agentId, 3, { sessionId: "s1", cost: 0.03, at: new Date().toISOString() }),
+      spendOf(realmId, agentId, 3, { sessionId: "s1", colour: "red" }),
     );
-    expect(response.status).toBe(201);
-    const event = await json(response);
+    expect(response.status).toBe(400);
+    expect((await json(response)).error).toMatch(/sessionId|colour/);
+  });
+
+  it("records a cost.incurred message through ledger::record_cost, ignoring its extra fields", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    const event = (await ctx.server.service.engine.trigger({
+      function_id: "ledger::record_cost",
+      payload: spendOf(realmId, agentId, 3, { sessionId: "s1", cost: 0.03, at: new Date().toISOString() }),
+    })) as JsonBody;
+    expect(event.status).toBe("accepted");
     expect(event).not.toHaveProperty("sessionId");
     expect(event).not.toHaveProperty("cost");
   });
