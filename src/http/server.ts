@@ -121,6 +121,9 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     request.routeTemplate = "/metrics";
     const principal = await authenticate(guard, request, reply);
     if (principal.kind !== "admin") throw new AppError("forbidden", "/metrics requires an admin key");
+    const unknown = Object.keys(request.query as Record<string, unknown>);
+    if (unknown.length > 0)
+      throw new AppError("validation", `/metrics takes no query parameters: ${unknown.join(", ")}`);
     reply.type(deps.metrics.contentType);
     return deps.metrics.text();
   });

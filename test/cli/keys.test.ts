@@ -67,8 +67,8 @@ describe("agentos keys create", () => {
   });
 
   it("with --realm and --name creates a realm-bound key that is not an admin key", async () => {
-    const created = await createWithCli("--realm", "realm-a", "--name", "x");
-    expect(created).toMatchObject({ role: "realm", realmId: "realm-a", name: "x" });
+    const created = await createWithCli("--realm", "realm-default", "--name", "x");
+    expect(created).toMatchObject({ role: "realm", realmId: "realm-default", name: "x" });
     expect(created.key).toMatch(/^aos_/);
     expect(created.id).toMatch(/^key_[0-9a-f]{16}$/);
 
@@ -80,7 +80,7 @@ describe("agentos keys create", () => {
 describe("agentos keys list", () => {
   it("lists every key by id, name and role but never prints a key or its hash", async () => {
     const admin = await createWithCli("--name", "listed-admin");
-    const realm = await createWithCli("--realm", "realm-b", "--name", "listed-realm");
+    const realm = await createWithCli("--realm", "realm-default", "--name", "listed-realm");
 
     const result = await agentos("keys", "list");
     expect(result.code).toBe(0);
@@ -88,7 +88,12 @@ describe("agentos keys list", () => {
     expect(listed.keys).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ id: admin.id, name: "listed-admin", role: "admin" }),
-        expect.objectContaining({ id: realm.id, name: "listed-realm", role: "realm", realmId: "realm-b" }),
+        expect.objectContaining({
+          id: realm.id,
+          name: "listed-realm",
+          role: "realm",
+          realmId: "realm-default",
+        }),
         expect.objectContaining({ name: "AGENTOS_API_KEY", role: "admin" }),
       ]),
     );

@@ -44,17 +44,17 @@ describe("API keys", () => {
   });
 
   it("lets a realm-bound key reach its own realm and refuses other realms with 403", async () => {
-    const realmKey = await createKey({ realmId: "realm-a" });
+    const realmKey = await createKey({ realmId: "realm-default" });
     expect(realmKey.role).toBe("realm");
-    const own = await server.request("/api/test/realms/realm-a", { key: realmKey.key });
+    const own = await server.request("/api/test/realms/realm-default", { key: realmKey.key });
     expect(own.status).toBe(200);
     const other = await server.request("/api/test/realms/realm-b", { key: realmKey.key });
     expect(other.status).toBe(403);
-    expect((await json(other)).error).toContain("realm-a");
+    expect((await json(other)).error).toContain("realm-default");
   });
 
   it("refuses key management to realm-bound keys", async () => {
-    const realmKey = await createKey({ realmId: "realm-a" });
+    const realmKey = await createKey({ realmId: "realm-default" });
     const response = await server.request("/api/keys", { method: "POST", json: {}, key: realmKey.key });
     expect(response.status).toBe(403);
   });
@@ -93,7 +93,7 @@ describe("metrics and OpenAPI", () => {
     expect(text).toContain('function_error_total{function="auth::keys::revoke",code="not_found"}');
     expect(text).not.toContain("realm-x");
     expect((await server.request("/metrics", { key: null })).status).toBe(401);
-    const realmKey = await createKey({ realmId: "realm-a" });
+    const realmKey = await createKey({ realmId: "realm-default" });
     expect((await server.request("/metrics", { key: realmKey.key })).status).toBe(403);
   });
 

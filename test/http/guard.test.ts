@@ -115,8 +115,8 @@ describe("the caller's principal follows nested calls", () => {
   }
 
   it("refuses a realm-bound key that reaches another realm through a function calling a function", async () => {
-    const key = await realmKey("realm-a");
-    expect(await json(await server.request("/api/probe/outer/realm-a", { key }))).toEqual({
+    const key = await realmKey("realm-default");
+    expect(await json(await server.request("/api/probe/outer/realm-default", { key }))).toEqual({
       caller: "realm",
     });
     const other = await server.request("/api/probe/outer/realm-b", { key });
@@ -124,7 +124,7 @@ describe("the caller's principal follows nested calls", () => {
   });
 
   it("lets a function elevate to the system on purpose", async () => {
-    const key = await realmKey("realm-a");
+    const key = await realmKey("realm-default");
     const response = await server.request("/api/probe/elevated/realm-b", { key });
     expect(await json(response)).toEqual({ caller: "system" });
   });

@@ -2,12 +2,18 @@ import { z } from "zod";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
+import { requireRealm } from "../../shared/realm-refs.ts";
 import type { KeyCache } from "./cache.ts";
 import { createKey, listKeys, revokeKey, revokeRealmKeys } from "./keys.ts";
 
 const createInput = z.strictObject({
   name: z.string().min(1).max(128).optional(),
-  realmId: z.string().min(1).max(256).optional(),
+  realmId: z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(/^[A-Za-z0-9_.:-]+$/, "realmId must be a realm id (letters, digits, _ . : -)")
+    .optional(),
 });
 const revokeInput = z.strictObject({ id: z.string().min(1).max(64) });
 const purgeRealmInput = z.strictObject({ realmId: z.string().min(1).max(256) });
@@ -25,8 +31,10 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
       description: "Create an API key (admin, or bound to realmId); the key is shown only in this reply",
       input: createInput,
     },
-    (input, ctx) => {
+    async (input, ctx) => {
       requireAdmin(ctx);
+      // A key for a realm that does not exist would be a key for whoever creates that realm later.
+      if (input.realmId !== undefined) await requireRealm(worker.trigger.bind(worker), input.realmId);
       return createKey(state, input);
     },
   );

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { isStorableText } from "../../engine/state/schema.ts";
 import { INTERNAL_FUNCTIONS_TEXT, namesOnlyInternal } from "../../shared/internal-functions.ts";
+import { queryInt } from "../../shared/query-int.ts";
 
 export const toolProfiles = ["chat", "code", "research", "ops", "data", "full"] as const;
 export type ToolProfile = (typeof toolProfiles)[number];
@@ -75,16 +77,23 @@ export const agentIdInput = z.strictObject({ id: z.string().min(1).max(256) });
  */
 const turnContext = z.record(z.string(), z.unknown(), { error: "context must be a JSON object" });
 
+/** Stored in the session and memory, so it must be storable text (PostgreSQL text cannot hold NUL). */
+const message = z
+  .string({ error: "message must be a string" })
+  .min(1, "message is required")
+  .max(200_000)
+  .refine(isStorableText, "message must be valid text without NUL or unpaired surrogates");
+
 export const chatInput = z.strictObject({
   agentId: z.string().min(1).max(256),
-  message: z.string().min(1, "message is required").max(200_000),
+  message,
   sessionId: z.string().min(1).max(256).optional(),
   context: turnContext.optional(),
 });
 
 export const messageRouteInput = z.strictObject({
   id: z.string().min(1).max(256),
-  message: z.string().min(1, "message is required").max(200_000),
+  message,
   sessionId: z.string().min(1).max(256).optional(),
   context: turnContext.optional(),
 });
@@ -97,12 +106,7 @@ export const purgeRealmInput = z.strictObject({ realmId: z.string().min(1).max(2
 export const memoryRouteInput = z.strictObject({
   id: z.string().min(1).max(256),
   query: z.string().min(1, "query is required").max(2000),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1, "limit must be between 1 and 200")
-    .max(200, "limit must be between 1 and 200")
-    .default(10),
+  limit: queryInt("limit", 1, 200).default(10),
 });
 
 /** The agent answering a whole conversation (AI SDK model messages), without a session. */

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { type CompletionDeps, chatCompletion } from "./completions.ts";
 import { accountOf } from "./cost.ts";
@@ -19,7 +20,11 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
   );
 
   worker.registerFunction(
-    { id: "openai::models", description: "OpenAI-compatible model list: catalog models and agents" },
+    {
+      id: "openai::models",
+      description: "OpenAI-compatible model list: catalog models and agents",
+      input: z.strictObject({}),
+    },
     async () => {
       const { models } = (await deps.trigger({ function_id: "catalog::models", payload: {} })) as {
         models: Array<{ id: string; provider: string }>;

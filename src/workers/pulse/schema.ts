@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { queryInt } from "../../shared/query-int.ts";
 
 /**
  * Realm and agent ids become parts of state keys (`<realmId>/<agentId>`), so they may not contain a
@@ -52,12 +53,7 @@ export const invokeInput = z.strictObject({ ...target, contextMode: contextMode.
 
 export const statusInput = z.strictObject({
   ...target,
-  limit: z.coerce
-    .number({ error: "limit must be a number" })
-    .int("limit must be an integer")
-    .min(1, "limit must be between 1 and 100")
-    .max(100, "limit must be between 1 and 100")
-    .default(20),
+  limit: queryInt("limit", 1, 100).default(20),
 });
 
 /** Cron ticks carry the trigger's data plus the scheduler's own fields (trigger, job_id, times). */

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import { systemCaller } from "../../engine/system-call.ts";
@@ -72,7 +73,11 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
   );
 
   worker.registerFunction(
-    { id: "realm::list", description: "Every realm the caller may see, oldest first" },
+    {
+      id: "realm::list",
+      description: "Every realm the caller may see, oldest first",
+      input: z.strictObject({}),
+    },
     async (_input, ctx) => {
       const own = realmFilter(ctx);
       if (own === undefined) return listRealms(state);

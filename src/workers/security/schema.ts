@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { queryInt } from "../../shared/query-int.ts";
 
 /** Serialized size limit of `detail`: the audit log records facts, not payloads. */
 export const MAX_DETAIL_BYTES = 16 * 1024;
@@ -44,7 +45,7 @@ export const auditQueryInput = z
     /** desc (default): newest first. */
     order: z.enum(["asc", "desc"]).default("desc"),
     // Query strings arrive as text over HTTP.
-    limit: z.coerce.number().int().min(1).max(MAX_QUERY_LIMIT).default(100),
+    limit: queryInt("limit", 1, MAX_QUERY_LIMIT).default(100),
     cursor: z
       .string()
       .regex(/^\d{1,20}$/, "cursor: not a cursor returned by this listing")

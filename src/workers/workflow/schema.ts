@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Principal } from "../../engine/types.ts";
+import { queryInt } from "../../shared/query-int.ts";
 
 export const stepModes = ["sequential", "fanout", "collect", "conditional", "loop"] as const;
 export const errorModes = ["fail", "skip", "retry"] as const;
@@ -128,13 +129,8 @@ export const runInput = z.strictObject({
 export const runsInput = z.strictObject({
   id: name("id", 200),
   realmId: realmIdField.optional(),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1, "limit must be between 1 and 100")
-    .max(100, "limit must be between 1 and 100")
-    .default(20),
-  offset: z.coerce.number().int().min(0, "offset must be 0 or more").default(0),
+  limit: queryInt("limit", 1, 100).default(20),
+  offset: queryInt("offset", 0).default(0),
 });
 
 export const runIdInput = z.strictObject({ runId: name("runId", 200) });

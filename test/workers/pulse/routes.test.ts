@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { archiveRealm, realmKey } from "../../helpers/control-plane.ts";
+import { archiveRealm, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
 import { json } from "../../helpers/server.ts";
 import { pulseTriggers, registered, registerPulse, setup, statusOf, toggle } from "./helpers.ts";
@@ -93,7 +93,7 @@ describe("pulse::register", () => {
 
   it("refuses a key bound to another realm with 403", async () => {
     const { realmId, agentId } = await setup(ctx.server);
-    const key = await realmKey(ctx.server, "realm-other");
+    const key = await realmKey(ctx.server, await newRealm(ctx.server, "other"));
     const response = await ctx.server.request("/api/pulse/register", {
       method: "POST",
       key,
