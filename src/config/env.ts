@@ -30,6 +30,10 @@ const envSchema = z.object({
   AGENTOS_TRUST_PROXY: z.string().optional(),
   AGENTOS_RATE_LIMITS: z.string().optional(),
   AGENTOS_CATALOG_FILE: z.string().min(1).optional(),
+  AGENTOS_RECEIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
+  AGENTOS_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  AGENTOS_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1_000_000).default(2048),
+  AGENTOS_MAX_IN_FLIGHT_PER_CLIENT: z.coerce.number().int().min(1).max(1_000_000).default(256),
   AGENTOS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -54,8 +58,15 @@ export interface Config {
   catalogFile?: string;
   /** Everything else the workers read from the environment (provider keys and base URLs, tool keys). */
   env: NodeJS.ProcessEnv;
+  /** How long a route's function may run. */
   requestTimeoutMs: number;
+  /** How long a client may take to send a whole request, headers and body (a slow body is cut off). */
+  receiveTimeoutMs: number;
+  /** How long a client may take to send the request headers. */
+  headersTimeoutMs: number;
   maxInFlight: number;
+  /** Requests in flight per client address, so one client (or a handful) cannot take every slot. */
+  maxInFlightPerClient: number;
   bodyLimitBytes: number;
 }
 
@@ -87,7 +98,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogFile: vars.AGENTOS_CATALOG_FILE,
     env,
     requestTimeoutMs: 300_000,
-    maxInFlight: 2048,
+    receiveTimeoutMs: vars.AGENTOS_RECEIVE_TIMEOUT_MS,
+    headersTimeoutMs: Math.min(vars.AGENTOS_HEADERS_TIMEOUT_MS, vars.AGENTOS_RECEIVE_TIMEOUT_MS),
+    maxInFlight: vars.AGENTOS_MAX_IN_FLIGHT,
+    maxInFlightPerClient: vars.AGENTOS_MAX_IN_FLIGHT_PER_CLIENT,
     bodyLimitBytes: 1024 * 1024,
   };
 }

@@ -24,7 +24,11 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   if (error.code === "ECONNRESET" || socket.destroyed) return;
   const status =
     error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
-  const body = JSON.stringify({ error: STATUS_CODES[status] ?? "Bad Request" });
+  const message =
+    status === 408
+      ? "Request Timeout: the request headers or body did not arrive in time"
+      : (STATUS_CODES[status] ?? "Bad Request");
+  const body = JSON.stringify({ error: message });
   const headers = Object.entries(everyResponseHeaders)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join("");

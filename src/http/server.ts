@@ -32,7 +32,17 @@ export interface HttpServerDeps {
   keyCache: KeyCache;
   rateLimitStore: RateLimitStore;
   logger: Logger;
-  config: Pick<Config, "trustProxy" | "rateLimits" | "requestTimeoutMs" | "maxInFlight" | "bodyLimitBytes">;
+  config: Pick<
+    Config,
+    | "trustProxy"
+    | "rateLimits"
+    | "requestTimeoutMs"
+    | "receiveTimeoutMs"
+    | "headersTimeoutMs"
+    | "maxInFlight"
+    | "maxInFlightPerClient"
+    | "bodyLimitBytes"
+  >;
 }
 
 const ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
@@ -45,7 +55,13 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     // A hop count is valid for proxy-addr though Fastify's types only list the other forms.
     trustProxy: config.trustProxy as boolean | string[],
     bodyLimit: config.bodyLimitBytes,
-    requestTimeout: config.requestTimeoutMs,
+    // Node cuts off a request whose headers, or whole body, do not arrive in time (408 and close), so
+    // slow or stalled uploads cannot hold in-flight slots for long. It checks every `interval`.
+    requestTimeout: config.receiveTimeoutMs,
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: checkingInterval(config.headersTimeoutMs),
+    },
     // While draining, a request already on an open connection is served (with Connection: close)
     // rather than given Fastify's bare 503, which would carry none of our headers.
     return503OnClosing: false,
@@ -62,13 +78,19 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     rateLimitStore: deps.rateLimitStore,
   };
   let inFlight = 0;
+  const perClient = new Map<string, number>();
 
   registerBodyParsers(app, config.bodyLimitBytes);
 
-  // When a response closes (answered, failed or abandoned by its client) it leaves the in-flight count
+  // When a response closes (answered, failed or abandoned by its client) it leaves the in-flight counts
   // and is measured; an abandoned one is labelled 499, as nginx does.
-  const finished = (request: FastifyRequest, reply: FastifyReply) => {
-    inFlight--;
+  const finished = (request: FastifyRequest, reply: FastifyReply, client: string | undefined) => {
+    if (client !== undefined) {
+      inFlight--;
+      const left = (perClient.get(client) ?? 1) - 1;
+      if (left > 0) perClient.set(client, left);
+      else perClient.delete(client);
+    }
     const status = reply.raw.writableFinished ? reply.statusCode : 499;
     deps.metrics.observeRequest(
       request.method,
@@ -80,15 +102,24 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   // One callback-style hook does all per-request bookkeeping: every extra hook costs on each request.
   app.addHook("onRequest", (request, reply, done) => {
-    inFlight++;
-    reply.raw.once("close", () => finished(request, reply));
+    // /healthz takes no slot: it is how a balancer tells a busy node from a dead one, so it must answer.
+    const client = isHealthz(request.url) ? undefined : request.ip;
+    if (client !== undefined) {
+      inFlight++;
+      perClient.set(client, (perClient.get(client) ?? 0) + 1);
+    }
+    reply.raw.once("close", () => finished(request, reply, client));
     // Set before anything can fail, so every response (errors and 404s included) carries them.
     reply.headers(everyResponseHeaders);
     reply.header("X-Request-Id", request.id);
-    if (inFlight > config.maxInFlight) {
-      reply.header("Retry-After", "1");
-      done(new AppError("unavailable", `Server busy: more than ${config.maxInFlight} requests in flight`));
-      return;
+    if (client !== undefined) {
+      const refusal = overLimit(config, inFlight, perClient.get(client) ?? 0, client);
+      if (refusal) {
+        // Closed after the answer: an unread body must not keep the socket (and its client) around.
+        reply.header("Retry-After", "1").header("Connection", "close");
+        done(refusal);
+        return;
+      }
     }
     if (request.method === "OPTIONS") {
       reply.headers(preflightHeaders);
@@ -155,4 +186,32 @@ function dispatch(
     auth: request.principal ?? anonymousPrincipal,
     timeoutMs: deps.config.requestTimeoutMs,
   }).then(() => reply);
+}
+
+function isHealthz(url: string): boolean {
+  return url === "/healthz" || url.startsWith("/healthz?");
+}
+
+/** The refusal when the service, or this client, has too many requests in flight. */
+function overLimit(
+  config: Pick<Config, "maxInFlight" | "maxInFlightPerClient">,
+  total: number,
+  ofClient: number,
+  client: string,
+): AppError | undefined {
+  if (ofClient > config.maxInFlightPerClient) {
+    return new AppError(
+      "rate_limited",
+      `Too many requests in flight from ${client}: at most ${config.maxInFlightPerClient} at once`,
+    );
+  }
+  if (total > config.maxInFlight) {
+    return new AppError("unavailable", `Server busy: more than ${config.maxInFlight} requests in flight`);
+  }
+  return undefined;
+}
+
+/** How often Node checks for late headers and bodies: often enough that the timeouts hold to ~25 %. */
+function checkingInterval(headersTimeoutMs: number): number {
+  return Math.max(50, Math.min(1000, Math.floor(headersTimeoutMs / 4)));
 }
