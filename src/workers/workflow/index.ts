@@ -167,11 +167,11 @@ export function registerWorkflow(
       description: "A workflow's runs, newest first: {runs, total, limit, offset}",
       input: runsInput,
     },
-    async ({ id, realmId, limit, offset }, ctx) => ({
-      ...(await listRuns(state, callerRealm(ctx, realmId), id, limit, offset)),
-      limit,
-      offset,
-    }),
+    async ({ id, realmId: named, limit, offset }, ctx) => {
+      const realmId = callerRealm(ctx, named);
+      await getWorkflow(defs, realmId, id);
+      return { ...(await listRuns(state, realmId, id, limit, offset)), limit, offset };
+    },
   );
 
   worker.registerFunction(
