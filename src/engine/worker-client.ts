@@ -38,7 +38,8 @@ export class WorkerClient {
     function_id: string,
     http_method: string,
     api_path: string,
-    options: { status?: 200 | 201 | 202 } = {},
+    /** `array_list`: the answer's list field, sent as a bare array with a `Link` to the next page. */
+    options: { status?: 200 | 201 | 202; array_list?: string } = {},
   ): { id: string; unregister(): void } {
     return this.registerTrigger({ type: "http", function_id, config: { api_path, http_method, ...options } });
   }

@@ -58,10 +58,28 @@ export async function callRoute(
     reply.code(204).send();
     return;
   }
+  const listField = target.config.array_list;
+  if (listField && isJsonObject(result) && Array.isArray(result[listField])) {
+    if (typeof result.nextCursor === "string") {
+      reply.header("Link", `<${nextPageUrl(request, result.nextCursor)}>; rel="next"`);
+    }
+    reply.code(200).type("application/json; charset=utf-8").send(JSON.stringify(result[listField]));
+    return;
+  }
   reply
     .code(target.config.status ?? 200)
     .type("application/json; charset=utf-8")
     .send(JSON.stringify(result));
+}
+
+/** The request's own path and query, with `cursor` set to the next page's. */
+function nextPageUrl(request: FastifyRequest, cursor: string): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(request.query as Record<string, unknown>)) {
+    if (name !== "cursor" && typeof value === "string") query.set(name, value);
+  }
+  query.set("cursor", cursor);
+  return `${requestPath(request.url)}?${query}`;
 }
 
 function sendEnvelope(reply: FastifyReply, result: JsonObject): void {

@@ -26,6 +26,11 @@ export const httpTriggerConfig = z.strictObject({
    * "iii": iii's request object and response mapping (set for routes registered by iii workers).
    */
   envelope: z.union([z.boolean(), z.literal("iii")]).optional(),
+  /**
+   * The function answers `{<array_list>: [...], nextCursor}`; the route answers the bare array (lists the
+   * specification shows as arrays) with an RFC 8288 `Link: <…?cursor=…>; rel="next"` header while more follow.
+   */
+  array_list: z.string().min(1).max(64).optional(),
   /** iii: called with the request first; the route answers 422 when it returns exactly false. */
   condition_function_id: z.string().min(1).max(256).optional(),
   /** iii: called in order before the handler; each may answer the request itself. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
+import { oldestFirst, pageFields, pageOf } from "../../shared/pagination.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
 import type { KeyCache } from "./cache.ts";
 import { createKey, listKeys, revokeKey, revokeRealmKeys } from "./keys.ts";
@@ -41,12 +42,16 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
   worker.registerFunction(
     {
       id: "auth::keys::list",
-      description: "List API keys (never the keys themselves)",
-      input: z.strictObject({}),
+      description: "List API keys, oldest first (never the keys themselves): {keys, nextCursor}",
+      input: z.strictObject(pageFields),
     },
-    async (_input, ctx) => {
+    async ({ limit, cursor }, ctx) => {
       requireAdmin(ctx);
-      return { keys: await listKeys(state) };
+      const page = pageOf(await listKeys(state), (key) => oldestFirst(key.createdAt, key.id), {
+        limit,
+        cursor,
+      });
+      return { keys: page.items, nextCursor: page.nextCursor };
     },
   );
   worker.registerFunction(

@@ -1,19 +1,15 @@
 import type { ModelMessage } from "ai";
 import { stateClient } from "../../engine/state/client.ts";
+import { isStorableText } from "../../engine/state/schema.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, realmFilter, requireAdmin } from "../../shared/access.ts";
 import { notFound } from "../../shared/errors.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
+import { newestFirst, oldestFirst, pageOf } from "../../shared/pagination.ts";
 import { agentCompletion, type ChatDeps, chatTurn } from "./chat.ts";
-import {
-  createAgent,
-  deleteAgent,
-  type LifecycleDeps,
-  purgeRealmAgents,
-  realmAgents,
-  sortAgents,
-} from "./lifecycle.ts";
+import { createAgent, deleteAgent, type LifecycleDeps, purgeRealmAgents, realmAgents } from "./lifecycle.ts";
+import { agentsNamed } from "./name-index.ts";
 import { onceBackfilled } from "./realm-index.ts";
 import {
   type Agent,
@@ -26,6 +22,8 @@ import {
   memoryRouteInput,
   messageRouteInput,
   purgeRealmInput,
+  resolveInput,
+  sessionsInput,
 } from "./schema.ts";
 import { AGENTS_SCOPE, listAgents, listSessions } from "./store.ts";
 import { mayCall } from "./tools.ts";
@@ -61,13 +59,32 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   worker.registerFunction(
     {
       id: "agent::list",
-      description: "List agents, of one realm with {realmId}: {agents}",
+      description: "List agents, oldest first, of one realm with {realmId}: {agents, nextCursor}",
       input: listInput,
     },
-    async ({ realmId }, ctx) => {
+    async ({ realmId, limit, cursor }, ctx) => {
       if (realmId !== undefined) assertRealmAccess(ctx, realmId);
       const realm = realmId ?? realmFilter(ctx);
-      return { agents: realm ? await realmAgents(lifecycle, realm) : sortAgents(await listAgents(state)) };
+      const agents = realm ? await realmAgents(lifecycle, realm) : await listAgents(state);
+      const page = pageOf(agents, (agent) => oldestFirst(agent.createdAt, agent.id), { limit, cursor });
+      return { agents: page.items, nextCursor: page.nextCursor };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::resolve",
+      description: "The agent an id or name names, among those the caller may see: {agentId}; 404 when none",
+      input: resolveInput,
+    },
+    async ({ model }, ctx) => {
+      const visible = (realmId: string) => ctx.auth.kind !== "realm" || ctx.auth.realmId === realmId;
+      const byId = isStorableText(model) ? await state.get<Agent>(AGENTS_SCOPE, model) : null;
+      if (byId && visible(byId.realmId)) return { agentId: byId.id };
+      const named = isStorableText(model) ? await agentsNamed(state, model) : [];
+      const match = named.find((entry) => visible(entry.realmId));
+      if (!match) throw notFound(`No agent ${model}`);
+      return { agentId: match.agentId };
     },
   );
 
@@ -152,12 +169,17 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   worker.registerFunction(
     {
       id: "agent::sessions",
-      description: "An agent's sessions, newest first: {sessions}",
-      input: agentIdInput,
+      description: "An agent's sessions, newest first: {sessions, nextCursor}",
+      input: sessionsInput,
     },
-    async ({ id }, ctx) => {
+    async ({ id, limit, cursor }, ctx) => {
       await load(id, ctx);
-      return { sessions: await listSessions(state, id) };
+      const sessions = await listSessions(state, id);
+      const page = pageOf(sessions, (session) => newestFirst(session.updatedAt, session.id), {
+        limit,
+        cursor,
+      });
+      return { sessions: page.items, nextCursor: page.nextCursor };
     },
   );
 

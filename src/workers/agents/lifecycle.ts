@@ -9,6 +9,7 @@ import { newId } from "../../shared/ids.ts";
 import { PURGE_AGENT_SUFFIX } from "../../shared/internal-functions.ts";
 import { purgeFunctionIds } from "../../shared/purge.ts";
 import { AGENT_DELETING, type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
+import { indexName, unindexName } from "./name-index.ts";
 import {
   abandonSlot,
   dropRealmCount,
@@ -48,8 +49,10 @@ export async function createAgent(
   await reserveSlot(deps.state, realmId, realm?.maxAgents);
   try {
     await indexAgent(deps.state, agent);
+    await indexName(deps.state, agent);
     await deps.state.set(AGENTS_SCOPE, agent.id, agent, 0);
   } catch (error) {
+    await unindexName(deps.state, agent).catch(() => undefined);
     await abandonSlot(deps.state, realmId, agent.id).catch(() => undefined);
     throw error;
   }
@@ -143,6 +146,8 @@ export async function removeAgent(deps: LifecycleDeps, agent: Pick<Agent, "id" |
     .catch((error) => {
       if (!isFunctionNotFound(error)) throw error;
     });
+  const stored = await deps.state.get<Agent>(AGENTS_SCOPE, agent.id);
+  if (stored) await unindexName(deps.state, stored);
   await deleteAgentData(deps.state, agent.id);
   await unindexAgent(deps.state, agent.realmId, agent.id);
 }

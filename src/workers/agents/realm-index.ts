@@ -2,6 +2,7 @@ import { casUpdate, isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
+import { indexName } from "./name-index.ts";
 import type { Agent } from "./schema.ts";
 import { AGENTS_SCOPE } from "./store.ts";
 
@@ -13,7 +14,8 @@ import { AGENTS_SCOPE } from "./store.ts";
 const indexScope = (realmId: string) => `agent_realm_index:${realmId}`;
 const COUNTS_SCOPE = "agent_realm_counts";
 const META_SCOPE = "agents_meta";
-const BACKFILL_MARKER = "realm_index_v1";
+// v2 also indexes names (agents by name for /v1): a store backfilled as v1 runs it again, idempotently.
+const BACKFILL_MARKER = "realm_index_v2";
 
 interface IndexEntry {
   agentId: string;
@@ -83,6 +85,7 @@ export async function backfillRealmIndex(state: StateClient): Promise<void> {
   const counts = new Map<string, number>();
   for await (const { value: agent } of state.scan<Agent>(AGENTS_SCOPE)) {
     await indexAgent(state, agent);
+    await indexName(state, agent);
     counts.set(agent.realmId, (counts.get(agent.realmId) ?? 0) + 1);
   }
   for (const [realmId, count] of counts) {

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { isStorableText } from "../../engine/state/schema.ts";
 import { INTERNAL_FUNCTIONS_TEXT, namesOnlyInternal } from "../../shared/internal-functions.ts";
+import { boundedJsonObject, MAX_METADATA_BYTES, MAX_TURN_CONTEXT_BYTES } from "../../shared/limits.ts";
+import { pageFields } from "../../shared/pagination.ts";
 import { queryInt } from "../../shared/query-int.ts";
 
 export const toolProfiles = ["chat", "code", "research", "ops", "data", "full"] as const;
@@ -30,7 +32,12 @@ const toolPattern = functionPattern.refine((pattern) => !namesOnlyInternal(patte
 });
 
 export const createAgentInput = z.strictObject({
-  name: z.string().trim().min(1, "name is required").max(200),
+  name: z
+    .string()
+    .trim()
+    .min(1, "name is required")
+    .max(200)
+    .refine(isStorableText, "name must be valid text without NUL"),
   description: z.string().max(4000).optional(),
   model: z.string().min(1).max(256).optional(),
   systemPrompt: z.string().max(32_768).optional(),
@@ -46,7 +53,7 @@ export const createAgentInput = z.strictObject({
   /** Models tried in order when the agent's model fails (ids or aliases). */
   fallbackModels: z.array(z.string().min(1).max(256)).max(5).optional(),
   realmId: z.string().min(1).max(256).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: boundedJsonObject("metadata", MAX_METADATA_BYTES).optional(),
 });
 export type CreateAgentInput = z.infer<typeof createAgentInput>;
 
@@ -75,7 +82,7 @@ export const agentIdInput = z.strictObject({ id: z.string().min(1).max(256) });
  * Extra context for this turn only (a pulse tick's snapshot, a workflow's data): a JSON object, put
  * into the system prompt so the model sees it, and not stored in the session.
  */
-const turnContext = z.record(z.string(), z.unknown(), { error: "context must be a JSON object" });
+const turnContext = boundedJsonObject("context", MAX_TURN_CONTEXT_BYTES);
 
 /** Stored in the session and memory, so it must be storable text (PostgreSQL text cannot hold NUL). */
 const message = z
@@ -98,8 +105,12 @@ export const messageRouteInput = z.strictObject({
   context: turnContext.optional(),
 });
 
+/** agent::resolve: an agent id or name, as `/v1/chat/completions` gets it in `model`. */
+export const resolveInput = z.strictObject({ model: z.string().min(1).max(512) });
+
 /** agent::list: every agent the caller may see, or those of one realm. */
-export const listInput = z.strictObject({ realmId: z.string().min(1).max(256).optional() });
+export const listInput = z.strictObject({ realmId: z.string().min(1).max(256).optional(), ...pageFields });
+export const sessionsInput = z.strictObject({ id: z.string().min(1).max(256), ...pageFields });
 
 export const purgeRealmInput = z.strictObject({ realmId: z.string().min(1).max(256) });
 

@@ -1,6 +1,7 @@
 import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { notFound } from "../../shared/errors.ts";
+import { pageOf } from "../../shared/pagination.ts";
 import { createAvailability } from "./availability.ts";
 import { aliasTable, defaultModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
 import { testProvider } from "./provider-test.ts";
@@ -40,10 +41,19 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
   worker.registerFunction(
     {
       id: "catalog::models",
-      description: "Catalog models, optionally of one tier and/or provider: {models}",
+      description:
+        "Catalog models, optionally of one tier and/or provider: {models, nextCursor} (the route: a bare array)",
       input: modelsInput,
     },
-    (filter) => ({ models: listModels(catalog, filter) }),
+    ({ limit, cursor, ...filter }) => {
+      // The catalog's own order: the position is each model's index in it.
+      const models = listModels(catalog, filter).map((model, index) => ({
+        model,
+        at: String(index).padStart(6, "0"),
+      }));
+      const page = pageOf(models, (entry) => entry.at, { limit, cursor });
+      return { models: page.items.map((entry) => entry.model), nextCursor: page.nextCursor };
+    },
   );
 
   worker.registerFunction(
@@ -105,7 +115,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
     config: { api_path: "/api/providers/:provider/test", http_method: "POST" },
   });
 
-  worker.registerRoute("catalog::models", "GET", "/api/models");
+  worker.registerRoute("catalog::models", "GET", "/api/models", { array_list: "models" });
   worker.registerRoute("catalog::aliases", "GET", "/api/models/aliases");
   worker.registerRoute("catalog::providers", "GET", "/api/providers");
 }

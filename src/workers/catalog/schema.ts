@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pageFields } from "../../shared/pagination.ts";
 
 export const TIERS = ["frontier", "smart", "balanced", "fast", "local"] as const;
 export const tierSchema = z.enum(TIERS);
@@ -75,6 +76,7 @@ export type CatalogOverride = z.infer<typeof catalogOverrideSchema>;
 export const modelsInput = z.strictObject({
   tier: tierSchema.optional(),
   provider: z.string().min(1).max(64).optional(),
+  ...pageFields,
 });
 
 export const resolveInput = z.strictObject({

@@ -81,10 +81,13 @@ async function resolveTarget(deps: CompletionDeps, model: string): Promise<Targe
   } catch (error) {
     if (!isAppError(error) || error.status !== 404) throw error;
   }
-  const { agents } = (await deps.trigger({ function_id: "agent::list", payload: {} })) as {
-    agents: Array<{ id: string; name: string }>;
-  };
-  const agent = agents.find((a) => a.id === model) ?? agents.find((a) => a.name === model);
+  // One keyed lookup by id, then by name (an index), never a scan of every agent.
+  const agent = (await deps
+    .trigger({ function_id: "agent::resolve", payload: { model } })
+    .catch((error: unknown) => {
+      if (isAppError(error) && error.status === 404) return null;
+      throw error;
+    })) as { agentId: string } | null;
   if (!agent) {
     throw new AppError(
       "not_found",
@@ -94,7 +97,7 @@ async function resolveTarget(deps: CompletionDeps, model: string): Promise<Targe
       },
     );
   }
-  return { kind: "agent", agentId: agent.id, model };
+  return { kind: "agent", agentId: agent.agentId, model };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { readAllPages } from "../../shared/pagination.ts";
 import { type CompletionDeps, chatCompletion } from "./completions.ts";
 import { accountOf } from "./cost.ts";
 
@@ -26,12 +27,14 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       input: z.strictObject({}),
     },
     async () => {
-      const { models } = (await deps.trigger({ function_id: "catalog::models", payload: {} })) as {
-        models: Array<{ id: string; provider: string }>;
-      };
-      const { agents } = (await deps.trigger({ function_id: "agent::list", payload: {} })) as {
-        agents: Array<{ id: string; createdAt: string }>;
-      };
+      const list = (function_id: string) => (payload: Record<string, unknown>) =>
+        deps.trigger({ function_id, payload });
+      const models = await readAllPages<{ id: string; provider: string }>(
+        list("catalog::models"),
+        {},
+        "models",
+      );
+      const agents = await readAllPages<{ id: string; createdAt: string }>(list("agent::list"), {}, "agents");
       return {
         object: "list",
         data: [

@@ -6,6 +6,7 @@ import { assertRealmAccess, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { oldestFirst, pageOf } from "../../shared/pagination.ts";
 import { recheckRealm, requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { applyChanges, assertNotEmpty, assertVersion } from "./lifecycle.ts";
 import {
@@ -79,14 +80,16 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
     {
       id: "directive::list",
       description:
-        "A realm's directives, oldest first, filtered by level, status, parentId: {directives, count}",
+        "A realm's directives, oldest first, filtered by level, status, parentId: {directives, count, nextCursor}",
       input: listInput,
     },
-    async (filter, ctx) => {
+    async ({ limit, cursor, ...filter }, ctx) => {
       assertRealmAccess(ctx, filter.realmId);
       await requireRealm(trigger, filter.realmId);
-      const directives = await listDirectives(state, filter);
-      return { directives, count: directives.length };
+      const matching = await listDirectives(state, filter);
+      const page = pageOf(matching, (entry) => oldestFirst(entry.createdAt, entry.id), { limit, cursor });
+      // count: every directive the filter matches, across pages.
+      return { directives: page.items, count: matching.length, nextCursor: page.nextCursor };
     },
   );
 

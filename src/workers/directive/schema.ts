@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pageFields } from "../../shared/pagination.ts";
 
 export const DIRECTIVE_LEVELS = ["realm", "team", "agent"] as const;
 export const DIRECTIVE_STATUSES = ["Active", "Paused", "Complete", "Cancelled"] as const;
@@ -73,8 +74,9 @@ export const listInput = z.strictObject({
   level: level.optional(),
   status: status.optional(),
   parentId: id("parentId").optional(),
+  ...pageFields,
 });
-export type ListInput = z.output<typeof listInput>;
+export type ListInput = Omit<z.output<typeof listInput>, "limit" | "cursor">;
 
 /** The changeable fields; null clears an optional one (an owner that left, a priority dropped). */
 export const changesSchema = z.strictObject({

@@ -1,4 +1,5 @@
 import type { SystemCall } from "../../engine/system-call.ts";
+import { readAllPages } from "../../shared/pagination.ts";
 import { optional } from "./calls.ts";
 import { readSecrets } from "./cascade.ts";
 import { EXPORT_VERSION, type HierarchyRow, type Realm } from "./schema.ts";
@@ -28,9 +29,18 @@ export interface ExportDoc {
  */
 export async function exportRealm(call: SystemCall, realm: Realm, scrubSecrets: boolean): Promise<ExportDoc> {
   const realmId = realm.id;
+  const list = (functionId: string) => (payload: Record<string, unknown>) => call(functionId, payload);
   const [agents, directives, tree] = await Promise.all([
-    optional(call<{ agents: unknown[] }>("agent::list", { realmId }), { agents: [] }),
-    optional(call<{ directives: unknown[] }>("directive::list", { realmId }), { directives: [] }),
+    optional(
+      readAllPages(list("agent::list"), { realmId }, "agents").then((agents) => ({ agents })),
+      {
+        agents: [],
+      },
+    ),
+    optional(
+      readAllPages(list("directive::list"), { realmId }, "directives").then((directives) => ({ directives })),
+      { directives: [] },
+    ),
     optional(call<{ roots: TreeNode[] }>("hierarchy::tree", { realmId }), { roots: [] }),
   ]);
   const doc: ExportDoc = {

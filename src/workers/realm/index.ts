@@ -7,6 +7,7 @@ import { assertRealmAccess, isPrivileged, realmFilter, requireAdmin } from "../.
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, conflict, forbidden, isAppError, isFunctionNotFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { oldestFirst, pageFields, pageOf } from "../../shared/pagination.ts";
 import { purgeRealmData } from "./cascade.ts";
 import { exportRealm } from "./export.ts";
 import { importRealm } from "./import.ts";
@@ -75,14 +76,16 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
   worker.registerFunction(
     {
       id: "realm::list",
-      description: "Every realm the caller may see, oldest first",
-      input: z.strictObject({}),
+      description:
+        "Every realm the caller may see, oldest first: {realms, nextCursor} (the route: a bare array)",
+      input: z.strictObject(pageFields),
     },
-    async (_input, ctx) => {
+    async ({ limit, cursor }, ctx) => {
       const own = realmFilter(ctx);
-      if (own === undefined) return listRealms(state);
-      const realm = await state.get<Realm>(REALMS_SCOPE, own);
-      return realm ? [realm] : [];
+      const realm = own === undefined ? undefined : await state.get<Realm>(REALMS_SCOPE, own);
+      const realms = own === undefined ? await listRealms(state) : realm ? [realm] : [];
+      const page = pageOf(realms, (entry) => oldestFirst(entry.createdAt, entry.id), { limit, cursor });
+      return { realms: page.items, nextCursor: page.nextCursor };
     },
   );
 
@@ -176,7 +179,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
   );
 
   worker.registerRoute("realm::create", "POST", "/api/realms", { status: 201 });
-  worker.registerRoute("realm::list", "GET", "/api/realms");
+  worker.registerRoute("realm::list", "GET", "/api/realms", { array_list: "realms" });
   worker.registerRoute("realm::import", "POST", "/api/realms/import", { status: 201 });
   worker.registerRoute("realm::get", "GET", "/api/realms/:id");
   worker.registerRoute("realm::update", "PATCH", "/api/realms/:id");

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { storableText } from "../../engine/state/schema.ts";
+import { boundedJsonObject, MAX_METADATA_BYTES } from "../../shared/limits.ts";
 
 export { DEFAULT_REALM_ID } from "../../shared/access.ts";
 export const REALMS_SCOPE = "realms";
@@ -43,7 +44,7 @@ const maxAgents = z
   .int("maxAgents must be an integer")
   .min(0, "maxAgents must be at least 0")
   .max(1_000_000, "maxAgents must be at most 1000000");
-const metadata = z.record(z.string(), z.unknown());
+const metadata = boundedJsonObject("metadata", MAX_METADATA_BYTES);
 
 export const createRealmInput = z.strictObject({
   name: requiredText("name"),

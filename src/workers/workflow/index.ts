@@ -5,6 +5,7 @@ import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access
 import { nowIso } from "../../shared/clock.ts";
 import { forbidden, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { pageOf } from "../../shared/pagination.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
 import { assertStepsAllowed, runPrincipal } from "./access.ts";
 import {
@@ -127,8 +128,16 @@ export function registerWorkflow(
   );
 
   worker.registerFunction(
-    { id: "workflow::list", description: "A realm's workflow definitions: {workflows}", input: listInput },
-    async ({ realmId }, ctx) => ({ workflows: await listWorkflows(state, callerRealm(ctx, realmId)) }),
+    {
+      id: "workflow::list",
+      description: "A realm's workflow definitions by id: {workflows, nextCursor} (the route: a bare array)",
+      input: listInput,
+    },
+    async ({ realmId, limit, cursor }, ctx) => {
+      const workflows = await listWorkflows(state, callerRealm(ctx, realmId));
+      const page = pageOf(workflows, (workflow) => workflow.id, { limit, cursor });
+      return { workflows: page.items, nextCursor: page.nextCursor };
+    },
   );
 
   worker.registerFunction(
@@ -199,7 +208,7 @@ export function registerWorkflow(
     },
   );
 
-  worker.registerRoute("workflow::list", "GET", "/api/workflows");
+  worker.registerRoute("workflow::list", "GET", "/api/workflows", { array_list: "workflows" });
   worker.registerRoute("workflow::create", "POST", "/api/workflows", { status: 201 });
   worker.registerRoute("workflow::run", "POST", "/api/workflows/run");
   worker.registerRoute("workflow::get", "GET", "/api/workflows/:id");

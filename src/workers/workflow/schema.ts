@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Principal } from "../../engine/types.ts";
+import { pageFields } from "../../shared/pagination.ts";
 import { queryInt } from "../../shared/query-int.ts";
 
 export const stepModes = ["sequential", "fanout", "collect", "conditional", "loop"] as const;
@@ -44,6 +45,9 @@ export const stepSchema = z
   });
 export type Step = z.infer<typeof stepSchema>;
 
+/** A whole definition stays small, so a page of a realm's workflows does too. */
+export const MAX_STEPS_BYTES = 256 * 1024;
+
 const realmIdField = z
   .string({ error: "realmId must be a string" })
   .min(1, "realmId is required")
@@ -54,7 +58,14 @@ const workflowId = z
   .min(1, "id is required")
   .regex(/^[A-Za-z0-9_.-]+$/, "id must use letters, digits, _ . -")
   .max(200);
-const steps = z.array(stepSchema).min(1, "steps must not be empty").max(500);
+const steps = z
+  .array(stepSchema)
+  .min(1, "steps must not be empty")
+  .max(500)
+  .refine(
+    (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_STEPS_BYTES,
+    `steps must be at most ${MAX_STEPS_BYTES} bytes as JSON`,
+  );
 
 /** Step names are unique within a workflow (results and errors name steps). */
 function uniqueStepNames(value: { steps?: Step[] }, ctx: z.RefinementCtx): void {
@@ -134,7 +145,7 @@ export const runsInput = z.strictObject({
 });
 
 export const runIdInput = z.strictObject({ runId: name("runId", 200) });
-export const listInput = z.strictObject({ realmId: realmIdField.optional() });
+export const listInput = z.strictObject({ realmId: realmIdField.optional(), ...pageFields });
 export const purgeInput = z.strictObject({ realmId: realmIdField });
 
 export interface StepResult {

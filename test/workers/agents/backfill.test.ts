@@ -27,13 +27,19 @@ it("indexes and counts agents stored before the realm index existed, once, at th
       },
     },
   });
-  await trigger({ function_id: "state::delete", payload: { scope: "agents_meta", key: "realm_index_v1" } });
+  await trigger({ function_id: "state::delete", payload: { scope: "agents_meta", key: "realm_index_v2" } });
   await first.service.close();
 
   const second = await startTestServer({ dataDir: first.dataDir });
   try {
     const listed = await call(second, "GET", `/api/agents?realmId=${realm.id}`);
     expect(listed.body.agents.map((a: { id: string }) => a.id)).toEqual(["agent-legacy"]);
+    // And by name, through the name index /v1 model lookups use.
+    const resolved = await second.service.engine.trigger({
+      function_id: "agent::resolve",
+      payload: { model: "legacy" },
+    });
+    expect(resolved).toEqual({ agentId: "agent-legacy" });
     await createAgent(second, realm.id, { name: "new" });
     expect((await call(second, "POST", "/api/agents", { name: "x", realmId: realm.id })).status).toBe(409);
     expect((await call(second, "DELETE", "/api/agents/agent-legacy")).status).toBe(204);

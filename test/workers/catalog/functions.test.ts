@@ -118,7 +118,7 @@ describe("catalog functions", () => {
       .map((trigger) => [trigger.function_id, trigger.config]);
     expect(routes).toEqual([
       ["catalog::test_provider", { api_path: "/api/providers/:provider/test", http_method: "POST" }],
-      ["catalog::models", { api_path: "/api/models", http_method: "GET" }],
+      ["catalog::models", { api_path: "/api/models", http_method: "GET", array_list: "models" }],
       ["catalog::aliases", { api_path: "/api/models/aliases", http_method: "GET" }],
       ["catalog::providers", { api_path: "/api/providers", http_method: "GET" }],
     ]);

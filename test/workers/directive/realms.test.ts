@@ -47,7 +47,7 @@ describe("directive realm isolation and purge", () => {
     expect(await purge()).toEqual({ purged: 2 });
     expect(await purge()).toEqual({ purged: 0 });
     const listed = await call(server, "GET", `/api/directives/${realmId}`);
-    expect(listed.body).toEqual({ directives: [], count: 0 });
+    expect(listed.body).toEqual({ directives: [], count: 0, nextCursor: null });
     expect((await call(server, "GET", `/api/directives/${other}/${kept.id}`)).status).toBe(200);
   });
 
