@@ -36,9 +36,14 @@ async function ok(server: TestServer, method: string, path: string, body?: unkno
  * a directive; budgets and a spend; a pulse; an org chart node; a workflow with a run; a realm-bound key.
  * The server's model must answer (see serverWithFakeModel).
  */
-export async function createRealmFixture(server: TestServer, name: string): Promise<RealmFixture> {
+export async function createRealmFixture(
+  server: TestServer,
+  name: string,
+  options: { realmId?: string } = {},
+): Promise<RealmFixture> {
   const marker = `marker-${name}-${randomUUID()}`;
-  const realmId = await newRealm(server, `${name} ${marker}`);
+  // An existing realm (the admin's realm-default, say) gets the resources without being created.
+  const realmId = options.realmId ?? (await newRealm(server, `${name} ${marker}`));
   const agentId = await createAgent(server, realmId, { name: `agent ${marker}`, systemPrompt: marker });
   const message = await ok(server, "POST", `/api/agents/${agentId}/message`, {
     message: `remember ${marker}`,

@@ -170,53 +170,61 @@ function namesRealmA(request: WalkRequest, a: RealmFixture): boolean {
 }
 
 describe("the tenancy walk", () => {
-  it("no route answers realm B's key with realm A's data, changes realm A, or succeeds naming A", async () => {
-    const server = ctx.server;
-    const a = await createRealmFixture(server, "a");
-    const b = await createRealmFixture(server, "b");
-    const document = await json(await server.request("/api/openapi.json"));
+  it.each([
+    ["another realm", {}],
+    ["the admin's realm-default", { realmId: "realm-default" }],
+  ])(
+    "no route answers realm B's key with %s's data, changes it, or succeeds naming it",
+    async (_name, where) => {
+      const server = ctx.server;
+      const a = await createRealmFixture(server, "a", where);
+      const b = await createRealmFixture(server, "b");
+      const document = await json(await server.request("/api/openapi.json"));
 
-    // Every route is in the document: the routes of the http triggers are exactly its operations.
-    const triggers = server.service.engine.triggers
-      .list()
-      .filter((trigger) => trigger.type === "http")
-      .map((trigger) => {
-        const config = trigger.config as { api_path: string; http_method?: string };
-        return `${(config.http_method ?? "GET").toUpperCase()} ${config.api_path.replace(/:(\w+)/g, "{$1}")}`;
-      });
-    const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(
-      ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
-    );
-    expect(new Set(documented)).toEqual(new Set(triggers));
-    expect(Object.keys(OUTSIDE_THE_DOCUMENT).every((route) => !documented.includes(route))).toBe(true);
+      // Every route is in the document: the routes of the http triggers are exactly its operations.
+      const triggers = server.service.engine.triggers
+        .list()
+        .filter((trigger) => trigger.type === "http")
+        .map((trigger) => {
+          const config = trigger.config as { api_path: string; http_method?: string };
+          return `${(config.http_method ?? "GET").toUpperCase()} ${config.api_path.replace(/:(\w+)/g, "{$1}")}`;
+        });
+      const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(
+        ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+      );
+      expect(new Set(documented)).toEqual(new Set(triggers));
+      expect(Object.keys(OUTSIDE_THE_DOCUMENT).every((route) => !documented.includes(route))).toBe(true);
 
-    const baseline = await snapshotRealm(server, a);
-    const failures: string[] = [];
-    let sent = 0;
-    for (const [path, methods] of Object.entries(
-      document.paths as Record<string, Record<string, Operation>>,
-    )) {
-      for (const [method, op] of Object.entries(methods)) {
-        for (const request of requestsFor(path, method, op, a, b)) {
-          sent++;
-          const response = await server.request(request.path, {
-            method: request.method.toUpperCase(),
-            key: b.key,
-            ...(request.body === undefined ? {} : { json: request.body }),
-          });
-          const text = await response.text();
-          const where = `${request.label} → ${response.status}`;
-          if (response.status >= 500) failures.push(`${where}: server error ${text.slice(0, 200)}`);
-          if (text.includes(a.marker)) failures.push(`${where}: answered with realm A's data`);
-          if (response.status < 300 && namesRealmA(request, a) && !GLOBAL[op.operationId]) {
-            failures.push(`${where}: succeeded naming realm A's resources ${text.slice(0, 200)}`);
+      const baseline = await snapshotRealm(server, a);
+      const failures: string[] = [];
+      let sent = 0;
+      for (const [path, methods] of Object.entries(
+        document.paths as Record<string, Record<string, Operation>>,
+      )) {
+        for (const [method, op] of Object.entries(methods)) {
+          for (const request of requestsFor(path, method, op, a, b)) {
+            sent++;
+            const response = await server.request(request.path, {
+              method: request.method.toUpperCase(),
+              key: b.key,
+              ...(request.body === undefined ? {} : { json: request.body }),
+            });
+            const text = await response.text();
+            const where = `${request.label} → ${response.status}`;
+            if (response.status >= 500) failures.push(`${where}: server error ${text.slice(0, 200)}`);
+            if (text.includes(a.marker)) failures.push(`${where}: answered with realm A's data`);
+            if (response.status < 300 && namesRealmA(request, a) && !GLOBAL[op.operationId]) {
+              failures.push(`${where}: succeeded naming realm A's resources ${text.slice(0, 200)}`);
+            }
+            const changed = changedRecords(baseline, await snapshotRealm(server, a));
+            if (changed.length > 0)
+              failures.push(`${where}: changed realm A's records ${changed.join(", ")}`);
           }
-          const changed = changedRecords(baseline, await snapshotRealm(server, a));
-          if (changed.length > 0) failures.push(`${where}: changed realm A's records ${changed.join(", ")}`);
         }
       }
-    }
-    expect(failures).toEqual([]);
-    expect(sent).toBeGreaterThan(documented.length);
-  }, 120_000);
+      expect(failures).toEqual([]);
+      expect(sent).toBeGreaterThan(documented.length);
+    },
+    120_000,
+  );
 });
