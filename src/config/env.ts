@@ -34,6 +34,7 @@ const envSchema = z.object({
   AGENTOS_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   AGENTOS_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1_000_000).default(2048),
   AGENTOS_MAX_IN_FLIGHT_PER_CLIENT: z.coerce.number().int().min(1).max(1_000_000).default(256),
+  AGENTOS_WORKFLOW_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
   AGENTOS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -68,6 +69,8 @@ export interface Config {
   /** Requests in flight per client address, so one client (or a handful) cannot take every slot. */
   maxInFlightPerClient: number;
   bodyLimitBytes: number;
+  /** Cluster mode: how long a node holds a workflow run it executes without renewing it. */
+  workflowLeaseMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -102,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: Math.min(vars.AGENTOS_HEADERS_TIMEOUT_MS, vars.AGENTOS_RECEIVE_TIMEOUT_MS),
     maxInFlight: vars.AGENTOS_MAX_IN_FLIGHT,
     maxInFlightPerClient: vars.AGENTOS_MAX_IN_FLIGHT_PER_CLIENT,
+    workflowLeaseMs: vars.AGENTOS_WORKFLOW_LEASE_MS,
     bodyLimitBytes: 1024 * 1024,
   };
 }

@@ -56,6 +56,7 @@ export async function registerWorkers(
   registerAgents(engine.worker("agents", "Agents: configuration, sessions, chat turns"), { env: config.env });
   registerWorkflow(engine.worker("workflow", "Durable workflows: runs checkpointed after every step"), {
     cluster: Boolean(config.databaseUrl),
+    leaseMs: config.workflowLeaseMs,
     startup: background,
     warn: (message) => engine.logger.warn(message),
   });

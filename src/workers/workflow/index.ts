@@ -17,6 +17,7 @@ import {
 } from "./definitions.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
 import { loadWorkflowFiles } from "./files.ts";
+import { createLeases, hold, type Leases, renewLeases, tickSeconds } from "./lease.ts";
 import { resumeRuns } from "./resume.ts";
 import {
   listInput,
@@ -31,15 +32,29 @@ import {
   workflowIdInput,
   workflowInput,
 } from "./schema.ts";
-import { listRuns, listWorkflows, loadRun, purgeWorkflows, runRealm, saveRun, startRun } from "./store.ts";
+import {
+  listRuns,
+  listWorkflows,
+  loadRun,
+  purgeWorkflows,
+  runRealm,
+  saveOwnedRun,
+  saveRun,
+  startRun,
+} from "./store.ts";
 
 export interface WorkflowOptions {
   /** Directory whose `workflows/*.yaml` are loaded at start (the working directory by default). */
   directory?: string;
   /** Base of the exponential retry backoff, in ms (default 200: 200, 400, 800, ...). */
   retryBaseMs?: number;
-  /** Cluster mode: runs are leased to nodes, so a restart only resumes runs whose node went quiet. */
+  /**
+   * Cluster mode: each run is leased to the node executing it, renewed while it runs; a live node takes
+   * over a run whose lease lapsed (its node died), resuming from the last checkpoint.
+   */
   cluster?: boolean;
+  /** Length of a run's lease in cluster mode (default 15 s; renewed three times per lease). */
+  leaseMs?: number;
   /** How long a resumed run waits for its steps' functions (remote workers reconnecting). */
   resumeGraceMs?: number;
   /**
@@ -59,9 +74,10 @@ export function registerWorkflow(
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
   const fields = new Map<string, string[] | undefined>();
+  const leases = options.cluster ? createLeases(options.leaseMs) : undefined;
   const deps: ExecutorDeps = {
     trigger,
-    checkpoint: (run) => saveRun(state, run),
+    checkpoint: (run) => (leases ? saveOwnedRun(state, run, leases.leaseMs) : saveRun(state, run)),
     publish: (event, run, step) =>
       publishEvent(trigger, "workflow.run", {
         event,
@@ -162,11 +178,16 @@ export function registerWorkflow(
         position: 0,
         startedAt: nowIso(),
       };
-      await startRun(state, run);
-      deps.publish("started", run);
-      if (agentId) audit(worker, "workflow_run", { runId: run.runId, workflowId, agentId, realmId });
-      const done = await executeRun(deps, workflow, run);
-      return { runId: done.runId, status: done.status, results: done.results, vars: done.vars };
+      if (leases) hold(leases, run);
+      try {
+        await startRun(state, run);
+        deps.publish("started", run);
+        if (agentId) audit(worker, "workflow_run", { runId: run.runId, workflowId, agentId, realmId });
+        const done = await executeRun(deps, workflow, run);
+        return { runId: done.runId, status: done.status, results: done.results, vars: done.vars };
+      } finally {
+        leases?.local.delete(run.runId);
+      }
     },
   );
 
@@ -222,16 +243,36 @@ export function registerWorkflow(
     if (options.startup === false) return 0;
     const files = loadWorkflowFiles(options.directory ?? process.cwd(), warn);
     await loadFileWorkflows(defs, DEFAULT_REALM_ID, files, warn);
-    return resumeRuns({
-      state,
-      deps,
-      cluster: options.cluster ?? false,
-      graceMs: options.resumeGraceMs ?? 30_000,
-      warn,
-    });
+    const resume = { state, deps, leases, graceMs: options.resumeGraceMs ?? 30_000, warn };
+    if (leases) watchLeases(worker, leases, () => resumeRuns(resume));
+    return resumeRuns(resume);
   })();
   resumed.catch((error) => warn(`Resuming workflow runs failed: ${(error as Error).message}`));
   return { resumed };
+}
+
+/**
+ * Each node's own cron tick (its node id in the tick's data, so every node runs its own): renew the
+ * leases of the runs it executes, then take over runs whose lease lapsed.
+ */
+function watchLeases(worker: WorkerClient, leases: Leases, takeOver: () => Promise<number>): void {
+  const state = stateClient(worker.trigger.bind(worker));
+  worker.registerFunction(
+    { id: "workflow::lease_tick", description: "Renew this node's run leases and take over lapsed runs" },
+    async () => {
+      await renewLeases(state, leases);
+      return { takenOver: await takeOver() };
+    },
+  );
+  const seconds = tickSeconds(leases);
+  worker.registerTrigger({
+    type: "cron",
+    function_id: "workflow::lease_tick",
+    config: {
+      expression: seconds === 1 ? "* * * * * *" : `*/${seconds} * * * * *`,
+      data: { node: leases.nodeId },
+    },
+  });
 }
 
 /** Every step's function must be within the agent's capabilities before anything runs (403 names it). */

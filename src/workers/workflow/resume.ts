@@ -1,19 +1,18 @@
 import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
+import { type Leases, takeOverLapsed } from "./lease.ts";
 import type { Run } from "./schema.ts";
-import { ACTIVE_SCOPE, loadRun, loadWorkflow, runRealm, saveRun } from "./store.ts";
+import { ACTIVE_SCOPE, loadRun, loadWorkflow, runRealm } from "./store.ts";
 
 export interface ResumeOptions {
   state: StateClient;
   deps: ExecutorDeps;
-  cluster: boolean;
+  /** Cluster mode: only runs whose lease lapsed are taken, each by one node. */
+  leases?: Leases;
   graceMs: number;
   warn: (message: string) => void;
 }
-
-/** In cluster mode a run whose checkpoint is older than this belongs to a node that went away. */
-export const STALE_RUN_MS = 5 * 60_000;
 
 /**
  * Runs that were running when the process died continue from their last checkpoint: completed steps
@@ -22,7 +21,14 @@ export const STALE_RUN_MS = 5 * 60_000;
  * `interrupted` with the step it stopped at. Returns how many runs were picked up.
  */
 export async function resumeRuns(options: ResumeOptions): Promise<number> {
-  const { state } = options;
+  const { state, leases } = options;
+  if (leases) {
+    return takeOverLapsed(state, leases, (run) => {
+      void resumeOne(options, run)
+        .catch((error) => options.warn(`Run ${run.runId} could not resume: ${(error as Error).message}`))
+        .finally(() => leases.local.delete(run.runId));
+    });
+  }
   let resumed = 0;
   for await (const record of state.scan<{ workflowId: string }>(ACTIVE_SCOPE)) {
     const run = await loadRun(state, record.key);
@@ -30,7 +36,6 @@ export async function resumeRuns(options: ResumeOptions): Promise<number> {
       await state.delete(ACTIVE_SCOPE, record.key);
       continue;
     }
-    if (options.cluster && nowMs() - Date.parse(run.heartbeatAt ?? run.startedAt) < STALE_RUN_MS) continue;
     resumed++;
     void resumeOne(options, run).catch((error) =>
       options.warn(`Run ${run.runId} could not resume: ${(error as Error).message}`),
@@ -61,7 +66,7 @@ async function interrupt(options: ResumeOptions, run: Run, step: string, reason:
   run.stoppedAt = step;
   run.error = `Interrupted at step "${step}": ${reason}`;
   run.finishedAt = nowIso();
-  await saveRun(options.state, run);
+  await options.deps.checkpoint(run);
   options.deps.publish("failed", run);
 }
 

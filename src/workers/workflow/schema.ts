@@ -181,6 +181,8 @@ export interface Run {
   /** Cluster mode: the node running it and when it last said so (a stale lease means it died). */
   owner?: string;
   heartbeatAt?: string;
+  /** Cluster mode: until when the owner holds the run; a live node takes over a run whose lease lapsed. */
+  leaseUntil?: string;
 }
 
 export type RunPrincipal = Exclude<Principal, { kind: "anonymous" }>;

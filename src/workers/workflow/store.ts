@@ -1,6 +1,9 @@
+import { isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
+import type { BatchOp } from "../../engine/state/types.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
+import { AppError } from "../../shared/errors.ts";
 import type { Run, Workflow } from "./schema.ts";
 
 export const RUNS_SCOPE = "workflow_runs";
@@ -27,7 +30,7 @@ const stepsScope = (runId: string) => `workflow_run_steps:${runId}`;
 const stepKey = (index: number) => String(index).padStart(6, "0");
 
 /** The stored record: the run without its results (they are in the steps scope), plus how many there are. */
-type StoredRun = Omit<Run, "results"> & { resultCount: number };
+export type StoredRun = Omit<Run, "results"> & { resultCount: number };
 
 /** How many of a live run's results are already stored (runs are checkpointed by the process running them). */
 const storedResults = new WeakMap<Run, number>();
@@ -96,6 +99,49 @@ export async function saveRun(state: StateClient, run: Run): Promise<void> {
   storedResults.set(run, run.results.length);
   await state.set(RUNS_SCOPE, run.runId, stored(run));
   if (run.status !== "running") await state.delete(ACTIVE_SCOPE, run.runId);
+}
+
+/**
+ * The checkpoint of a run leased to this node (cluster mode): new step results and the record in one
+ * transaction, written only while the record still names this node as the run's owner, so a node that
+ * lost its run to another never writes over the new owner's progress. The lease is extended with it.
+ */
+export async function saveOwnedRun(state: StateClient, run: Run, leaseMs: number): Promise<void> {
+  const owner = run.owner;
+  for (let attempt = 0; attempt < 16; attempt++) {
+    const current = await state.getVersioned<StoredRun>(RUNS_SCOPE, run.runId);
+    if (!current || current.value.owner !== owner) throw leaseLost(run.runId);
+    run.heartbeatAt = nowIso();
+    run.leaseUntil = new Date(Date.now() + leaseMs).toISOString();
+    const from = storedResults.get(run) ?? 0;
+    const ops: BatchOp[] = run.results.slice(from).map((result, offset) => ({
+      type: "set",
+      scope: stepsScope(run.runId),
+      key: stepKey(from + offset),
+      value: result,
+    }));
+    ops.push({
+      type: "set",
+      scope: RUNS_SCOPE,
+      key: run.runId,
+      value: stored(run),
+      expectedVersion: current.version,
+    });
+    if (run.status !== "running") ops.push({ type: "delete", scope: ACTIVE_SCOPE, key: run.runId });
+    try {
+      await state.batch(ops);
+      storedResults.set(run, run.results.length);
+      return;
+    } catch (error) {
+      // A lease renewal wrote in between: read again (and give up if the run changed hands).
+      if (!isConflict(error)) throw error;
+    }
+  }
+  throw leaseLost(run.runId);
+}
+
+export function leaseLost(runId: string): AppError {
+  return new AppError("conflict", `Run ${runId} was taken over by another node`, { reason: "lease_lost" });
 }
 
 function stored(run: Run): StoredRun {
