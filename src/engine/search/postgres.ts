@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { nowMs } from "../../shared/clock.ts";
 import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
+import { COMMON_TERM_WINDOW, informativeTerms } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, rankScoreSql, type ScoredRow, toHits } from "./score.ts";
 import type { TextDoc, TextHit, TextIndex, TextSearchOptions } from "./types.ts";
@@ -40,6 +41,8 @@ function sqlFor(docs: string, scopes: string, gin: string) {
         PRIMARY KEY (idx, scope, id)
       )`,
       `CREATE INDEX IF NOT EXISTS ${gin} ON ${docs} USING gin (tsv)`,
+      // The scope's newest entries, read in order (the common-term window).
+      `CREATE INDEX IF NOT EXISTS ${gin}_recent ON ${docs} (idx, scope, created_ms DESC)`,
       // How many documents each scope holds, kept by every write (BM25's N, and count, without a scan).
       `CREATE TABLE IF NOT EXISTS ${scopes} (
         idx text COLLATE "C" NOT NULL,
@@ -58,6 +61,13 @@ function sqlFor(docs: string, scopes: string, gin: string) {
       )
       INSERT INTO ${scopes} AS s (idx, scope, docs) SELECT $1, $2, 1 FROM written WHERE inserted
       ON CONFLICT (idx, scope) DO UPDATE SET docs = s.docs + 1`,
+    /** $3 the terms (each quoted for to_tsquery), $4 the window: how many of the newest entries hold each. */
+    window: `WITH recent AS MATERIALIZED (
+        SELECT tsv FROM ${docs} WHERE idx = $1 AND scope = $2 ORDER BY created_ms DESC LIMIT $4
+      )
+      SELECT (SELECT count(*) FROM recent) AS size,
+        array(SELECT (SELECT count(*) FROM recent WHERE recent.tsv @@ to_tsquery('english', t.term))
+              FROM unnest($3::text[]) WITH ORDINALITY AS t(term, i) ORDER BY t.i) AS found`,
     delete: deleteSql(docs, scopes, "AND id = $3"),
     deleteScope: deleteSql(docs, scopes, ""),
     count: `SELECT docs AS n FROM ${scopes} WHERE idx = $1 AND scope = $2`,
@@ -161,7 +171,11 @@ export class PostgresTextIndex implements TextIndex {
   }
 
   async search(index: string, scope: string, query: string, options: TextSearchOptions): Promise<TextHit[]> {
-    const terms = queryTerms(query).map((term) => `'${term}'`);
+    const terms = await this.informative(
+      index,
+      scope,
+      queryTerms(query).map((term) => `'${term}'`),
+    );
     if (terms.length === 0) return [];
     const now = nowMs();
     const halfLife = options.recencyHalfLifeMs ?? DEFAULT_RECENCY_HALF_LIFE_MS;
@@ -182,6 +196,18 @@ export class PostgresTextIndex implements TextIndex {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
+  }
+
+  /** The terms worth ranking by (see common-terms.ts), counted in the scope's newest entries. */
+  private async informative(index: string, scope: string, terms: string[]): Promise<string[]> {
+    if (terms.length === 0) return terms;
+    const [row] = await this.query<{ size: string; found: string[] }>("window", [
+      index,
+      scope,
+      terms,
+      COMMON_TERM_WINDOW,
+    ]);
+    return informativeTerms(terms, Number(row?.size ?? 0), (row?.found ?? []).map(Number));
   }
 
   /** The `n` of a statement's one row (pg returns bigint as a string); 0 without a row. */

@@ -3,6 +3,7 @@ import { nowMs } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { MaybePromise } from "../../shared/maybe-promise.ts";
 import { openSqliteDatabase } from "../state/sqlite.ts";
+import { COMMON_TERM_WINDOW, informativeTerms, MIN_ENTRIES } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, toHits } from "./score.ts";
 import { type RankerOptions, SqliteRanker } from "./sqlite-rank.ts";
@@ -102,6 +103,16 @@ export class SqliteTextIndex implements TextIndex {
       deleteScopeText: prepare("DELETE FROM search_fts WHERE rowid BETWEEN ? AND ?"),
       countDocs: prepare("UPDATE search_meta SET value = value + ? WHERE key = 'docs'"),
       count: prepare("SELECT count(*) AS n FROM search_docs WHERE rowid BETWEEN ? AND ?"),
+      // The scope's newest entries (the common-term window): its oldest rowid and its size.
+      window: prepare(
+        `SELECT min(rowid) AS first, count(*) AS n FROM (SELECT rowid FROM search_docs
+         WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)`,
+      ),
+      // How many entries of a rowid range hold a phrase, counting no further than the cap.
+      found: prepare(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM search_fts
+         WHERE search_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?)`,
+      ),
     };
     this.ranker = new SqliteRanker(this.db, ranking);
   }
@@ -159,7 +170,11 @@ export class SqliteTextIndex implements TextIndex {
       const base = terms.length === 0 ? null : this.scopeBase(index, scope);
       if (base === null) return [];
       // Terms are letters, digits and marks only: quoted, each is a plain string to FTS5.
-      const phrases = terms.map((term) => `"${term}"`);
+      const phrases = this.informative(
+        terms.map((term) => `"${term}"`),
+        base,
+      );
+      if (phrases.length === 0) return [];
       const request = {
         match: phrases.join(" OR "),
         phrases,
@@ -176,6 +191,22 @@ export class SqliteTextIndex implements TextIndex {
 
   async close(): Promise<void> {
     if (this.db.isOpen) this.db.close();
+  }
+
+  /** The phrases worth ranking by (see common-terms.ts), counted in the scope's newest entries. */
+  private informative(phrases: string[], base: bigint): string[] {
+    const last = base + SLOTS - 1n;
+    const window = this.statements.window.get(base, last, COMMON_TERM_WINDOW) as {
+      first: bigint | null;
+      n: bigint;
+    };
+    const size = Number(window.n);
+    if (size < MIN_ENTRIES || window.first === null) return phrases;
+    const cap = Math.floor(size / 2) + 1;
+    const found = phrases.map((phrase) =>
+      Number((this.statements.found.get(phrase, window.first, last, cap) as { n: bigint }).n),
+    );
+    return informativeTerms(phrases, size, found);
   }
 
   /** The first rowid of the scope's range, or null when the scope holds nothing. */

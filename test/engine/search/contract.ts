@@ -100,6 +100,25 @@ export function textIndexContract(
       expect(await search("dinner")).toEqual([]);
     });
 
+    it("ignores terms found in most of a large scope's newest entries, and finds nothing by them alone", async () => {
+      // 300 entries all saying "hello"; every tenth also names a fruit, and five name a rare word.
+      for (let i = 0; i < 300; i++) {
+        const extra = i % 10 === 0 ? " banana" : i < 5 ? " zeppelin" : "";
+        await put(`e${i}`, `hello there, note ${i}${extra}`, ago(HOUR + i * 1000));
+      }
+      expect(await search("hello")).toEqual([]);
+      expect(ids(await search("hello zeppelin")).sort()).toEqual(["e1", "e2", "e3", "e4"]);
+      // Not common (a tenth of the entries): still ranked, and "hello" adds nothing to it.
+      const bananas = await search("banana hello", 50);
+      expect(bananas).toHaveLength(30);
+      expect(ids(bananas)).toEqual(ids(await search("banana", 50)));
+    });
+
+    it("still ranks by a common term in a small scope", async () => {
+      for (let i = 0; i < 20; i++) await put(`s${i}`, `hello again ${i}`);
+      expect(await search("hello", 50)).toHaveLength(20);
+    });
+
     it("stems words, so a plural finds the singular", async () => {
       await put("a", "The server crashed overnight");
       expect(ids(await search("servers"))).toEqual(["a"]);
