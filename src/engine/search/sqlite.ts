@@ -202,7 +202,7 @@ export class SqliteTextIndex implements TextIndex {
     };
     const size = Number(window.n);
     if (size < MIN_ENTRIES || window.first === null) return phrases;
-    const cap = Math.floor(size / 2) + 1;
+    const cap = Math.ceil(size / 2);
     const found = phrases.map((phrase) =>
       Number((this.statements.found.get(phrase, window.first, last, cap) as { n: bigint }).n),
     );

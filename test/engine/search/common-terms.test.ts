@@ -36,9 +36,9 @@ describe("common terms (SQLite)", () => {
                 createdAt: new Date(Date.now() - i * 1000).toISOString(),
               });
             }
-            // Brute force: a word is common when more than half of the (at most 1 000 newest) entries hold it.
+            // Brute force: a word is common when at least half of the (at most 1 000 newest) entries hold it.
             const common = (word: string) =>
-              size >= MIN_ENTRIES && docs.filter((words) => words.includes(word)).length * 2 > size;
+              size >= MIN_ENTRIES && docs.filter((words) => words.includes(word)).length * 2 >= size;
             const kept = query.filter((word) => !common(word));
             const hits = await index.search("m", scope, query.join(" "), { limit: 500 });
             if (kept.length === 0) {
