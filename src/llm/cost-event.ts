@@ -1,6 +1,7 @@
 import { publishEvent } from "../engine/events.ts";
 import type { TriggerFn } from "../engine/types.ts";
 import { nowIso } from "../shared/clock.ts";
+import { isAppError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import type { ModelChoice } from "./generate.ts";
 import { costOf, type Usage } from "./types.ts";
@@ -43,7 +44,11 @@ export type CostEvent = ReturnType<typeof costEvent>;
  * spend the ledger refuses (402) is recorded as refused and does not fail the answered call.
  */
 export async function recordCost(trigger: TriggerFn, event: CostEvent): Promise<void> {
-  // A refusal (402) is already recorded; no ledger, or a failure, leaves it to the subscription below.
-  await trigger({ function_id: "ledger::record_cost", payload: event }).catch(() => undefined);
-  publishEvent(trigger, "cost.incurred", event);
+  // A refusal (402) is recorded too; no ledger, or a failure, leaves it to the subscription below.
+  const recorded = await trigger({ function_id: "ledger::record_cost", payload: event }).then(
+    () => true,
+    (error: unknown) => isAppError(error) && error.code === "budget_exceeded",
+  );
+  // `recorded`: the ledger's subscribers on every node skip it, instead of each finding the claim.
+  publishEvent(trigger, "cost.incurred", { ...event, recorded });
 }

@@ -24,7 +24,7 @@ const USAGE = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
 
 /**
  * The `cost.incurred` message of one fake reply on gpt-4o ($2.50 in, $10 out per million tokens), in
- * ledger::spend's shape: what the ledger subscribes as is.
+ * ledger::record_cost's shape: what the ledger subscribes as is.
  */
 export function fakeCostEvent(fields: { realmId: unknown; agentId: unknown; sessionId: unknown }) {
   const cost = (USAGE.prompt_tokens * 2.5 + USAGE.completion_tokens * 10) / 1e6;
@@ -40,6 +40,8 @@ export function fakeCostEvent(fields: { realmId: unknown; agentId: unknown; sess
     sessionId: fields.sessionId,
     cost: expect.closeTo(cost, 10),
     at: expect.any(String),
+    // Recorded with the ledger before the answer (the service's own publishers say so).
+    recorded: true,
   };
 }
 

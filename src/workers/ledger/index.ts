@@ -111,7 +111,7 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
         "Record a model call's cost (a cost.incurred message, extra fields ignored); counted once by eventId",
       input: costInput,
     },
-    record,
+    async ({ recorded, ...input }, ctx) => (recorded ? null : record(input, ctx)),
   );
 
   worker.registerFunction(

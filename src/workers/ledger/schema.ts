@@ -87,7 +87,11 @@ export const spendInput = z.strictObject(spendFields);
  * `ledger::record_cost` and the `cost.incurred` subscription: model-call cost messages carry more than a
  * spend (sessionId, cost in dollars, at), handed over whole; unknown keys are dropped.
  */
-export const costInput = z.object(spendFields);
+export const costInput = z.object({
+  ...spendFields,
+  /** Set by the service's own publishers once the cost is recorded: the subscription has nothing to do. */
+  recorded: z.boolean().optional(),
+});
 export type SpendInput = z.infer<typeof spendInput>;
 
 export const groupByValues = ["agent", "model", "provider", "billing_code"] as const;
