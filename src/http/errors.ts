@@ -39,3 +39,19 @@ function clientErrorMessage(status: number, error: Error): string {
   if (status === 415) return "Unsupported Content-Type";
   return error.message.replace(/^FST_\w+:\s*/, "");
 }
+
+/**
+ * The OpenAI-compatible routes (`/v1/...`) answer every error in OpenAI's shape, the front door's own
+ * (missing key, rate limit, busy) included, so the official clients read them.
+ */
+export function openAiShaped(status: number, body: ErrorReply["body"]): Record<string, unknown> {
+  const type =
+    status === 401
+      ? "authentication_error"
+      : status === 429
+        ? "rate_limit_error"
+        : status < 500
+          ? "invalid_request_error"
+          : "api_error";
+  return { error: { message: body.error, type, code: null } };
+}

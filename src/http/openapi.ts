@@ -18,6 +18,33 @@ const errorResponse = {
   },
 };
 
+/**
+ * What any route may answer besides its success (README, HTTP contract): the front door's refusals (key,
+ * realm, rate and in-flight limits, body size and type, slow requests) and the functions' own (invalid
+ * input, missing resource, conflict, budget, a failed step). 500 is an unexpected failure, never meant.
+ */
+const ERROR_STATUSES = [400, 401, 402, 403, 404, 408, 409, 413, 415, 422, 429, 431, 500, 503, 504];
+
+/** The OpenAI-compatible routes answer errors in OpenAI's shape. */
+const openAiErrorResponse = {
+  description: "Error (OpenAI's shape)",
+  content: {
+    "application/json": {
+      schema: {
+        type: "object",
+        required: ["error"],
+        properties: {
+          error: {
+            type: "object",
+            required: ["message"],
+            properties: { message: { type: "string" }, type: { type: "string" }, code: {} },
+          },
+        },
+      },
+    },
+  },
+};
+
 function inputSchema(functions: FunctionRegistry, functionId: string): JsonSchema {
   const input = functions.get(functionId)?.input;
   if (!input) return { type: "object" };
@@ -51,11 +78,12 @@ function operation(functions: FunctionRegistry, route: RouteTarget): Record<stri
     responses: {
       [String(route.config.status ?? 200)]: { description: "Success" },
       "204": { description: "Success, no content" },
-      "400": errorResponse,
-      "401": errorResponse,
-      "404": errorResponse,
-      "429": errorResponse,
-      "500": errorResponse,
+      ...Object.fromEntries(
+        ERROR_STATUSES.map((status) => [
+          String(status),
+          route.template.startsWith("/v1/") ? openAiErrorResponse : errorResponse,
+        ]),
+      ),
     },
   };
   if (route.method === "GET" || route.method === "DELETE") {

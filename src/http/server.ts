@@ -9,7 +9,7 @@ import type { Logger } from "../shared/logger.ts";
 import type { KeyCache } from "./auth/cache.ts";
 import { registerBodyParsers } from "./body.ts";
 import { callRoute } from "./dispatch.ts";
-import { toErrorReply } from "./errors.ts";
+import { openAiShaped, toErrorReply } from "./errors.ts";
 import { answerClientError, answerFrameworkError } from "./framework-errors.ts";
 import { authenticate, type GuardDeps, guardRequest } from "./guard.ts";
 import { everyResponseHeaders, preflightHeaders } from "./headers.ts";
@@ -138,7 +138,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.setErrorHandler((error, request, reply) => {
     const { status, body, unexpected } = toErrorReply(error);
     if (unexpected) request.log.error({ err: error, reqId: request.id }, "request failed");
-    reply.code(status).type("application/json; charset=utf-8").send(JSON.stringify(body));
+    const shaped = request.url.startsWith("/v1/") ? openAiShaped(status, body) : body;
+    reply.code(status).type("application/json; charset=utf-8").send(JSON.stringify(shaped));
   });
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({ error: `No route for ${request.method} ${requestPath(request.url)}` });
