@@ -1,0 +1,272 @@
+import type { ServeProcess } from "../helpers/process.ts";
+import type { JsonBody } from "../helpers/server.ts";
+
+/**
+ * The crash matrix's domains (issue #22): each acknowledges writes over HTTP and says how to find them
+ * again after a kill -9. Adding a domain (missions, council, KG, swarms, channel deliveries…) is one
+ * entry: `write` returns the id of what the service acknowledged (null when it refused or failed),
+ * `verify` returns what is missing or duplicated among the acknowledged ids.
+ */
+export interface CrashDomain {
+  name: string;
+  /** Run once on the first start, before any load (the agent messages go to, say). */
+  setup?(client: Client): Promise<void>;
+  write(client: Client, i: number): Promise<string | null>;
+  verify(client: Client, acked: string[]): Promise<string[]>;
+}
+
+export interface Client {
+  server: ServeProcess;
+  key: string;
+  /** Per-domain memory that survives restarts (ids made in setup). */
+  shared: Record<string, string>;
+}
+
+export const REALM = "realm-default";
+
+export async function send(
+  client: Client,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: JsonBody }> {
+  const response = await client.server.request(path, {
+    method,
+    key: client.key,
+    ...(body === undefined ? {} : { json: body }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/** The id of a 2xx answer's `field`, or null. */
+async function acked(
+  client: Client,
+  method: string,
+  path: string,
+  body: unknown,
+  field = "id",
+): Promise<string | null> {
+  const { status, body: answer } = await send(client, method, path, body);
+  return status < 300 && answer && typeof answer[field] === "string" ? answer[field] : null;
+}
+
+/** Every item of a paginated list (object lists with nextCursor). */
+async function listAll(client: Client, path: string, field: string): Promise<JsonBody[]> {
+  const items: JsonBody[] = [];
+  let cursor: string | null = null;
+  do {
+    const separator = path.includes("?") ? "&" : "?";
+    const { body } = await send(
+      client,
+      "GET",
+      `${path}${separator}limit=500${cursor ? `&cursor=${cursor}` : ""}`,
+    );
+    items.push(...(body?.[field] ?? []));
+    cursor = body?.nextCursor ?? null;
+  } while (cursor);
+  return items;
+}
+
+/** Acknowledged ids not among `found`, and ids found more than once. */
+function missingOrDoubled(acknowledged: string[], found: string[]): string[] {
+  const counts = new Map<string, number>();
+  for (const id of found) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return acknowledged.flatMap((id) => {
+    const n = counts.get(id) ?? 0;
+    return n === 1 ? [] : [`${id} found ${n} times`];
+  });
+}
+
+async function eachStatus(
+  client: Client,
+  acknowledged: string[],
+  path: (id: string) => string,
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const id of acknowledged) {
+    const { status } = await send(client, "GET", path(id));
+    if (status !== 200) problems.push(`${id}: GET ${path(id)} answered ${status}`);
+  }
+  return problems;
+}
+
+export const DOMAINS: CrashDomain[] = [
+  {
+    name: "agents",
+    write: (client, i) => acked(client, "POST", "/api/agents", { name: `crash-agent-${i}`, model: "gpt-4o" }),
+    verify: async (client, ids) =>
+      missingOrDoubled(
+        ids,
+        (await listAll(client, "/api/agents", "agents")).map((agent) => agent.id),
+      ),
+  },
+  {
+    name: "sessions and messages",
+    async setup(client) {
+      const id = await acked(client, "POST", "/api/agents", { name: "crash-talker", model: "gpt-4o" });
+      if (!id) throw new Error("crash matrix: could not create the talking agent");
+      client.shared.talker = id;
+    },
+    write: (client, i) =>
+      acked(
+        client,
+        "POST",
+        `/api/agents/${client.shared.talker}/message`,
+        { message: `note ${i}` },
+        "sessionId",
+      ),
+    verify: async (client, ids) => {
+      const sessions = await listAll(client, `/api/agents/${client.shared.talker}/sessions`, "sessions");
+      const problems = missingOrDoubled(
+        ids,
+        sessions.map((session) => session.id),
+      );
+      for (const session of sessions) {
+        if (ids.includes(session.id) && session.messageCount < 2) {
+          problems.push(`${session.id}: ${session.messageCount} messages stored for an answered message`);
+        }
+      }
+      return problems;
+    },
+  },
+  {
+    name: "ledger spends",
+    write: async (client, i) => {
+      const eventId = `crash-spend-${Date.now()}-${i}`;
+      const spend = { realmId: REALM, agentId: "crash-spender", costCents: 1, provider: "p", model: "m" };
+      const { status } = await send(client, "POST", "/api/ledger/spend", {
+        ...spend,
+        inputTokens: 1,
+        outputTokens: 1,
+        eventId,
+      });
+      return status === 201 ? eventId : null;
+    },
+    verify: async (client, ids) => {
+      // Delivered again, every acknowledged spend must be found counted already: the total stays.
+      const before = (await send(client, "GET", `/api/ledger/summary/${REALM}?groupBy=agent`)).body;
+      const problems: string[] = [];
+      for (const eventId of ids) {
+        const spend = { realmId: REALM, agentId: "crash-spender", costCents: 1, provider: "p", model: "m" };
+        const { status } = await send(client, "POST", "/api/ledger/spend", {
+          ...spend,
+          inputTokens: 1,
+          outputTokens: 1,
+          eventId,
+        });
+        if (status !== 201) problems.push(`${eventId}: redelivery answered ${status}`);
+      }
+      const after = (await send(client, "GET", `/api/ledger/summary/${REALM}?groupBy=agent`)).body;
+      if (after.eventCount !== before.eventCount) {
+        problems.push(
+          `redelivering ${ids.length} acknowledged spends counted ${after.eventCount - before.eventCount} again`,
+        );
+      }
+      if ((after.breakdown?.["crash-spender"] ?? 0) < ids.length) {
+        problems.push(
+          `${ids.length} spends acknowledged, ${after.breakdown?.["crash-spender"] ?? 0} cents counted`,
+        );
+      }
+      return problems;
+    },
+  },
+  {
+    name: "ledger budgets",
+    async setup(client) {
+      for (let n = 0; n < 4; n++) {
+        const id = await acked(client, "POST", "/api/agents", {
+          name: `crash-budgeted-${n}`,
+          model: "gpt-4o",
+        });
+        if (!id) throw new Error("crash matrix: could not create the budgeted agents");
+        client.shared[`budgeted${n}`] = id;
+      }
+    },
+    write: async (client, i) => {
+      const agentId = client.shared[`budgeted${i % 4}`];
+      const body = { realmId: REALM, agentId, monthlyCents: i + 1 };
+      const { status } = await send(client, "POST", "/api/ledger/budget", body);
+      return status === 200 ? `${agentId}:${i + 1}` : null;
+    },
+    verify: async (client, ids) => {
+      // Writes of one budget race, so the stored limit is the latest acknowledged one or a later one.
+      const latest = new Map<string, number>();
+      for (const id of ids) {
+        const [agentId = "", cents] = id.split(":");
+        latest.set(agentId, Math.max(latest.get(agentId) ?? 0, Number(cents)));
+      }
+      const problems: string[] = [];
+      for (const [agentId, cents] of latest) {
+        const { body } = await send(client, "GET", `/api/ledger/check/${REALM}/${agentId}`);
+        if (body?.scope !== "agent" || !(body?.limitCents >= cents)) {
+          problems.push(`${agentId}: acknowledged a limit of ${cents}, found ${JSON.stringify(body)}`);
+        }
+      }
+      return problems;
+    },
+  },
+  {
+    name: "directives",
+    write: (client, i) =>
+      acked(client, "POST", "/api/directives", { realmId: REALM, title: `crash ${i}`, level: "realm" }),
+    verify: async (client, ids) =>
+      missingOrDoubled(
+        ids,
+        (await listAll(client, `/api/directives/${REALM}`, "directives")).map((entry) => entry.id),
+      ),
+  },
+  {
+    name: "workflows",
+    write: (client, i) =>
+      acked(client, "POST", "/api/workflows", {
+        id: `crash-wf-${Date.now()}-${i}`,
+        name: "crash",
+        steps: [{ name: "s", functionId: "memory::recall" }],
+      }),
+    verify: (client, ids) => eachStatus(client, ids, (id) => `/api/workflows/${id}`),
+  },
+  {
+    name: "vault",
+    write: async (client, i) => {
+      const key = `crash-secret-${Date.now()}-${i}`;
+      const { status } = await send(client, "POST", "/api/vault", { key, value: `v${i}` });
+      return status === 201 ? key : null;
+    },
+    verify: async (client, ids) =>
+      missingOrDoubled(
+        ids,
+        ((await send(client, "GET", "/api/vault")).body?.keys ?? []).map((entry: JsonBody) => entry.key),
+      ),
+  },
+  {
+    name: "keys",
+    write: (client, i) => acked(client, "POST", "/api/keys", { name: `crash-key-${i}` }),
+    verify: async (client, ids) =>
+      missingOrDoubled(
+        ids,
+        (await listAll(client, "/api/keys", "keys")).map((key) => key.id),
+      ),
+  },
+  {
+    name: "realms",
+    write: (client, i) =>
+      acked(client, "POST", "/api/realms", { name: `crash realm ${i}`, owner: "crash@test" }),
+    verify: (client, ids) => eachStatus(client, ids, (id) => `/api/realms/${id}`),
+  },
+  {
+    name: "hierarchy",
+    write: async (client, i) => {
+      const agentId = await acked(client, "POST", "/api/agents", {
+        name: `crash-node-${i}`,
+        model: "gpt-4o",
+      });
+      if (!agentId) return null;
+      const body = { realmId: REALM, agentId, title: "crash" };
+      const { status } = await send(client, "POST", "/api/hierarchy", body);
+      return status < 300 ? agentId : null;
+    },
+    verify: (client, ids) => eachStatus(client, ids, (id) => `/api/hierarchy/${REALM}/chain/${id}`),
+  },
+];
