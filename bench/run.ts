@@ -1,5 +1,6 @@
 import { benchAgents } from "./agents.bench.ts";
 import { benchEngine } from "./engine.bench.ts";
+import { benchGateway } from "./gateway.bench.ts";
 import { benchHttp } from "./http.bench.ts";
 import { benchIii } from "./iii.bench.ts";
 import { benchLedger } from "./ledger.bench.ts";
@@ -16,6 +17,7 @@ const suites: Record<string, () => Promise<void>> = {
   workflow: benchWorkflow,
   memory: benchMemory,
   ledger: benchLedger,
+  gateway: benchGateway,
 };
 const selected = process.argv.slice(2);
 
