@@ -103,22 +103,21 @@ export const DOMAINS: CrashDomain[] = [
       ),
   },
   {
-    name: "sessions and messages",
+    name: "sessions, messages and memories",
     async setup(client) {
       const id = await acked(client, "POST", "/api/agents", { name: "crash-talker", model: "gpt-4o" });
       if (!id) throw new Error("crash matrix: could not create the talking agent");
       client.shared.talker = id;
     },
-    write: (client, i) =>
-      acked(
-        client,
-        "POST",
-        `/api/agents/${client.shared.talker}/message`,
-        { message: `note ${i}` },
-        "sessionId",
-      ),
-    verify: async (client, ids) => {
-      const sessions = await listAll(client, `/api/agents/${client.shared.talker}/sessions`, "sessions");
+    write: async (client, i) => {
+      const path = `/api/agents/${client.shared.talker}/message`;
+      const sessionId = await acked(client, "POST", path, { message: `note ${i}` }, "sessionId");
+      return sessionId ? `${sessionId}|${i}` : null;
+    },
+    verify: async (client, acknowledged) => {
+      const talker = client.shared.talker;
+      const sessions = await listAll(client, `/api/agents/${talker}/sessions`, "sessions");
+      const ids = acknowledged.map((entry) => entry.split("|")[0] ?? "");
       const problems = missingOrDoubled(
         ids,
         sessions.map((session) => session.id),
@@ -127,6 +126,15 @@ export const DOMAINS: CrashDomain[] = [
         if (ids.includes(session.id) && session.messageCount < 2) {
           problems.push(`${session.id}: ${session.messageCount} messages stored for an answered message`);
         }
+      }
+      // The message's own number finds the memory the turn stored before it answered.
+      for (const entry of acknowledged) {
+        const [sessionId, i] = entry.split("|");
+        const { body } = await send(client, "POST", `/api/agents/${talker}/memory`, { query: i, limit: 5 });
+        const found = (body?.results ?? []).some(
+          (hit: JsonBody) => hit.sessionId === sessionId && hit.content === `note ${i}`,
+        );
+        if (!found) problems.push(`${sessionId}: the memory of "note ${i}" is missing`);
       }
       return problems;
     },

@@ -85,7 +85,8 @@ export async function chatTurn(
     { role: "assistant", content: result.content, createdAt: now },
   ];
   await appendTurn(deps.state, session, stored);
-  if (registered.has("memory::store")) remember(deps, agent, session.id, stored);
+  // Stored before the answer goes out, so an answered turn's memories survive a crash too.
+  if (registered.has("memory::store")) await remember(deps, agent, session.id, stored);
   return {
     content: result.content,
     model: result.model,
@@ -262,21 +263,28 @@ async function recall(deps: ChatDeps, agentId: string, query: string): Promise<s
   }
 }
 
-function remember(deps: ChatDeps, agent: Agent, sessionId: string, turn: StoredMessage[]): void {
-  for (const message of turn) {
-    deps
-      .trigger({
-        function_id: "memory::store",
-        payload: {
-          agentId: agent.id,
-          sessionId,
-          role: message.role,
-          content: message.content.slice(0, 32_768),
-        },
-        action: { type: "void" },
-      })
-      .catch(() => undefined);
-  }
+/** Memories are an enrichment: a store that fails does not fail the answered turn. */
+async function remember(
+  deps: ChatDeps,
+  agent: Agent,
+  sessionId: string,
+  turn: StoredMessage[],
+): Promise<void> {
+  await Promise.all(
+    turn.map((message) =>
+      deps
+        .trigger({
+          function_id: "memory::store",
+          payload: {
+            agentId: agent.id,
+            sessionId,
+            role: message.role,
+            content: message.content.slice(0, 32_768),
+          },
+        })
+        .catch(() => undefined),
+    ),
+  );
 }
 
 async function toolsFor(deps: ChatDeps, registered: Set<string>, agent: Agent) {
