@@ -3,11 +3,12 @@ import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { forbidden, notFound } from "../../shared/errors.ts";
+import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
 import { assertStepsAllowed, runPrincipal } from "./access.ts";
+import { audit, authorize } from "./authorize.ts";
 import {
   createWorkflow,
   deleteWorkflow,
@@ -23,12 +24,10 @@ import {
   listInput,
   purgeInput,
   type Run,
-  type RunPrincipal,
   runIdInput,
   runInput,
   runsInput,
   updateInput,
-  type Workflow,
   workflowIdInput,
   workflowInput,
 } from "./schema.ts";
@@ -272,39 +271,5 @@ function watchLeases(worker: WorkerClient, leases: Leases, takeOver: () => Promi
       expression: seconds === 1 ? "* * * * * *" : `*/${seconds} * * * * *`,
       data: { node: leases.nodeId },
     },
-  });
-}
-
-/** Every step's function must be within the agent's capabilities before anything runs (403 names it). */
-async function authorize(
-  worker: WorkerClient,
-  workflow: Workflow,
-  agentId: string,
-  auth: RunPrincipal,
-): Promise<void> {
-  const functionIds = [...new Set(workflow.steps.map((step) => step.functionId))];
-  const { denied } = (await worker.trigger({
-    function_id: "agent::authorize",
-    payload: { agentId, functionIds },
-    auth,
-  })) as { denied: string[] };
-  if (denied.length === 0) return;
-  const step = workflow.steps.find((candidate) => denied.includes(candidate.functionId));
-  audit(worker, "capability_denied", {
-    agentId,
-    workflowId: workflow.id,
-    step: step?.name,
-    functionId: step?.functionId,
-  });
-  throw forbidden(
-    `Agent ${agentId} may not call ${step?.functionId} (step "${step?.name}" of workflow ${workflow.id})`,
-  );
-}
-
-function audit(worker: WorkerClient, type: string, detail: Record<string, unknown>): void {
-  void worker.trigger({
-    function_id: "security::audit",
-    payload: { type, detail },
-    action: { type: "void" },
   });
 }
