@@ -236,6 +236,50 @@ export const DOMAINS: CrashDomain[] = [
     verify: (client, ids) => eachStatus(client, ids, (id) => `/api/workflows/${id}`),
   },
   {
+    name: "workflow runs",
+    async setup(client) {
+      const agentId = await acked(client, "POST", "/api/agents", { name: "crash-runner", model: "gpt-4o" });
+      if (!agentId) throw new Error("crash matrix: could not create the runner agent");
+      client.shared.runner = agentId;
+      // One step that fails (recall gets no query): a run is a checkpointed record either way.
+      const steps = [{ name: "recall", functionId: "memory::recall" }];
+      const { status } = await send(client, "POST", "/api/workflows", {
+        id: "crash-runs",
+        name: "runs",
+        steps,
+      });
+      if (status !== 201) throw new Error(`crash matrix: could not create the workflow (${status})`);
+    },
+    write: async (client, i) => {
+      const body = { workflowId: "crash-runs", agentId: client.shared.runner, input: `run ${i}` };
+      const { status, body: answer } = await send(client, "POST", "/api/workflows/run", body);
+      if (status === 200) return answer.runId;
+      // A failed run answers 422 naming it.
+      return status === 422 ? (/run (run-[\w-]+)/.exec(answer?.error ?? "")?.[1] ?? null) : null;
+    },
+    verify: async (client, ids) => {
+      const problems = await eachStatus(client, ids, (id) => `/api/workflows/runs/${id}`);
+      // Runs the kill caught in flight resume (or are marked interrupted) after the restart: none stays running.
+      const deadline = Date.now() + 15_000;
+      let running: string[] = [];
+      do {
+        running = [];
+        for (let offset = 0; ; offset += 100) {
+          const { body } = await send(
+            client,
+            "GET",
+            `/api/workflows/crash-runs/runs?limit=100&offset=${offset}`,
+          );
+          const runs: JsonBody[] = body?.runs ?? [];
+          running.push(...runs.filter((run) => run.status === "running").map((run) => run.runId));
+          if (runs.length < 100) break;
+        }
+        if (running.length > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+      } while (running.length > 0 && Date.now() < deadline);
+      return [...problems, ...running.map((id) => `${id} still running after the restart`)];
+    },
+  },
+  {
     name: "vault",
     write: async (client, i) => {
       const key = `crash-secret-${Date.now()}-${i}`;

@@ -122,7 +122,12 @@ describe("the crash matrix", () => {
       await admin.end();
       cleanups.push(() => dropSchema(url, schema));
       const scoped = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-      const env = { AGENTOS_DATABASE_URL: scoped, AGENTOS_VAULT_KEY: "ef".repeat(32) };
+      // Cluster mode: a run the kill caught is taken over once its lease lapses (3 s here, 15 s by default).
+      const env = {
+        AGENTOS_DATABASE_URL: scoped,
+        AGENTOS_VAULT_KEY: "ef".repeat(32),
+        AGENTOS_WORKFLOW_LEASE_MS: "3000",
+      };
       const problems = await runMatrix(DOMAINS, { name: "postgres", env }, fake);
       expect(problems).toEqual(Object.fromEntries(DOMAINS.map((domain) => [domain.name, []])));
     },
