@@ -24,13 +24,32 @@ interface Backend {
   env: Record<string, string>;
 }
 
-/** Every process whose command line names the data dir (the service and anything it started). */
-function processesOf(dataDir: string): string[] {
-  const listing = execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" });
-  return listing
+/** The processes a process started, and theirs (from `ps`). */
+function descendants(pid: number): number[] {
+  const rows = execFileSync("ps", ["-eo", "pid=,ppid="], { encoding: "utf8" })
+    .trim()
     .split("\n")
-    .filter((line) => line.includes(dataDir) && !line.includes("ps -eo"))
-    .map((line) => line.trim());
+    .map((line) => line.trim().split(/\s+/).map(Number) as [number, number]);
+  const found: number[] = [];
+  const visit = (parent: number) => {
+    for (const [child, ppid] of rows) {
+      if (ppid === parent && !found.includes(child)) {
+        found.push(child);
+        visit(child);
+      }
+    }
+  };
+  visit(pid);
+  return found;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Runs the domains through `cycles` kill -9 cycles; returns each domain's problems (empty: all good). */
@@ -70,12 +89,15 @@ async function runMatrix(
     };
     const lanes = domains.flatMap((domain) => [lane(domain), lane(domain)]);
     await new Promise((resolve) => setTimeout(resolve, 500 + Math.random() * 700));
-    const killed = server.child.pid;
+    const killed = server.child.pid as number;
+    // Whatever the service started (bridge runs, shell tools, a browser) must die with it or be reaped.
+    const children = descendants(killed);
     await server.stop("SIGKILL");
     stopped = true;
     await Promise.all(lanes);
-    const left = processesOf(dataDir);
-    if (left.length > 0) problems.orphans = [`after kill -9 of ${killed}: ${left.join("; ")}`];
+    const left = [killed, ...children].filter(alive);
+    if (left.length > 0)
+      note(problems, "orphans", `after kill -9 of ${killed}, still running: ${left.join(", ")}`);
     server = await startServe({ dataDir, env });
     for (const domain of domains) {
       const ids = acked.get(domain.name) ?? [];
