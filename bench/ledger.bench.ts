@@ -1,5 +1,5 @@
 import type { Engine } from "../src/engine/engine.ts";
-import { compare, type Measurement, median, report, runConcurrent, withService } from "./util.ts";
+import { compare, type Measurement, median, newRealm, report, runConcurrent, withService } from "./util.ts";
 
 const CLIENTS = 32;
 const ROUNDS = 3;
@@ -18,16 +18,6 @@ export async function benchLedger(): Promise<void> {
     await benchSpend(engine);
     await benchSummary(engine);
   });
-}
-
-async function newRealm(engine: Engine, name: string): Promise<string> {
-  const realm = (await engine.trigger({
-    function_id: "realm::create",
-    payload: { name, owner: "bench" },
-  })) as {
-    id: string;
-  };
-  return realm.id;
 }
 
 const spendOf = (realmId: string, agentId: string, i: number) => ({

@@ -1,11 +1,14 @@
 import { benchAgents } from "./agents.bench.ts";
+import { benchControl } from "./control.bench.ts";
 import { benchEngine } from "./engine.bench.ts";
 import { benchGateway } from "./gateway.bench.ts";
 import { benchHttp } from "./http.bench.ts";
 import { benchIii } from "./iii.bench.ts";
+import { benchKg } from "./kg.bench.ts";
 import { benchLedger } from "./ledger.bench.ts";
 import { benchMemory } from "./memory.bench.ts";
 import { benchState } from "./state.bench.ts";
+import { benchTools } from "./tools.bench.ts";
 import { benchWorkflow } from "./workflow.bench.ts";
 
 const suites: Record<string, () => Promise<void>> = {
@@ -18,6 +21,9 @@ const suites: Record<string, () => Promise<void>> = {
   memory: benchMemory,
   ledger: benchLedger,
   gateway: benchGateway,
+  control: benchControl,
+  kg: benchKg,
+  tools: benchTools,
 };
 const selected = process.argv.slice(2);
 

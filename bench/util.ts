@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AgentOS, createAgentOS } from "../src/app.ts";
 import { loadConfig } from "../src/config/env.ts";
+import type { Engine } from "../src/engine/engine.ts";
 
 export interface Measurement {
   name: string;
@@ -119,4 +120,13 @@ export async function withService<T>(run: (service: AgentOS) => Promise<T>): Pro
     await service.close();
     dir.remove();
   }
+}
+
+/** A new realm, created as the service (for benchmarks that need one of their own). */
+export async function newRealm(engine: Engine, name: string): Promise<string> {
+  const realm = (await engine.trigger({
+    function_id: "realm::create",
+    payload: { name, owner: "bench" },
+  })) as { id: string };
+  return realm.id;
 }

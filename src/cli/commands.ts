@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { type AgentOS, createAgentOS } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
+import { readDeclared } from "../workers/config/files.ts";
 
 /**
  * Runs one command against the configured storage, with the same functions the server uses. Without
@@ -29,6 +30,48 @@ export async function configSetKey(provider: string, key: string): Promise<void>
     }),
   );
   print(`Stored the ${provider} API key in the vault (encrypted).`);
+}
+
+export async function configReload(): Promise<void> {
+  print(await call("config::reload", {}));
+}
+
+/** Reads and checks a directory's declarative files without starting anything; exit 1 on a problem. */
+export function configValidate(directory = "."): void {
+  const declared = readDeclared(resolve(directory));
+  print({
+    agents: declared.agents.map((agent) => `${agent.name} (${agent.file})`),
+    channels: declared.channels.map(
+      (channel) => `${channel.config.platform}:${channel.config.channel_id} (${channel.file})`,
+    ),
+    hands: declared.hands.map((hand) => `${hand.name} (${hand.file})`),
+    problems: declared.problems,
+  });
+  if (declared.problems.length > 0) process.exitCode = 1;
+}
+
+export async function configSetSecret(name: string, value: string): Promise<void> {
+  await withService((service) =>
+    service.engine.trigger({ function_id: "vault::set", payload: { key: name, value } }),
+  );
+  print(`Stored ${name} in the vault (encrypted).`);
+}
+
+/** A function of the service, called with the service's own rights (the CLI runs where the data is). */
+const call = (function_id: string, payload: Record<string, unknown>) =>
+  withService((service) => service.engine.trigger({ function_id, payload }));
+
+export async function channelsBind(platform: string, channelId: string, agentId: string): Promise<void> {
+  print(await call("channel::bind", { platform, channelId, agentId }));
+}
+
+export async function channelsList(options: { realm?: string; platform?: string }): Promise<void> {
+  print(await call("channel::bindings", { realmId: options.realm, platform: options.platform, limit: 200 }));
+}
+
+export async function channelsUnbind(platform: string, channelId: string): Promise<void> {
+  await call("channel::unbind", { platform, channelId });
+  print(`Unbound ${platform}:${channelId}.`);
 }
 
 export async function keysCreate(options: { realm?: string; name?: string }): Promise<void> {

@@ -1,6 +1,18 @@
 import { Command } from "commander";
 import { serviceVersion } from "../shared/version.ts";
-import { configSetKey, health, keysCreate, keysList, keysRevoke } from "./commands.ts";
+import {
+  channelsBind,
+  channelsList,
+  channelsUnbind,
+  configReload,
+  configSetKey,
+  configSetSecret,
+  configValidate,
+  health,
+  keysCreate,
+  keysList,
+  keysRevoke,
+} from "./commands.ts";
 import { serve } from "./serve.ts";
 
 const program = new Command()
@@ -20,6 +32,35 @@ config
   .command("set-key <provider> <key>")
   .description("Store a model provider's API key, encrypted, in the vault")
   .action(configSetKey);
+
+config
+  .command("reload")
+  .description("Load agents/*/agent.toml and config/channels/*.toml again (from AGENTOS_HOME)")
+  .action(configReload);
+config
+  .command("validate [directory]")
+  .description("Check a directory's declarative files without starting anything (exit 1 on a problem)")
+  .action(configValidate);
+config
+  .command("set-secret <name> <value>")
+  .description("Store a secret, encrypted, in the vault (e.g. channel:slack:signing_secret)")
+  .action(configSetSecret);
+
+const channels = program.command("channels").description("Chat channels bound to agents");
+channels
+  .command("bind <platform> <channelId> <agentId>")
+  .description("Bind a platform channel (slack, telegram, …, or webhook for the generic route) to an agent")
+  .action(channelsBind);
+channels
+  .command("list")
+  .description("List channel bindings")
+  .option("--realm <realmId>", "only this realm's")
+  .option("--platform <platform>", "only this platform's")
+  .action(channelsList);
+channels
+  .command("unbind <platform> <channelId>")
+  .description("Remove a channel's binding")
+  .action(channelsUnbind);
 
 const keys = program.command("keys").description("API keys for the HTTP API");
 keys

@@ -24,6 +24,8 @@ const envSchema = z.object({
     .max(256 * 1024 * 1024)
     .default(8 * 1024 * 1024),
   AGENTOS_DATA_DIR: z.string().min(1).default("./data"),
+  /** Where the declarative files live (agents/, config/channels/, workflows/): default the working directory. */
+  AGENTOS_HOME: z.string().min(1).default("."),
   AGENTOS_DATABASE_URL: z.string().url().optional(),
   AGENTOS_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   AGENTOS_VAULT_KEY: z.string().min(1).optional(),
@@ -35,6 +37,7 @@ const envSchema = z.object({
   AGENTOS_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1_000_000).default(2048),
   AGENTOS_MAX_IN_FLIGHT_PER_CLIENT: z.coerce.number().int().min(1).max(1_000_000).default(256),
   AGENTOS_WORKFLOW_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
+  AGENTOS_WORKFLOW_RESUME_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   AGENTOS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -47,6 +50,8 @@ export interface Config {
   engineToken?: string;
   engineMaxFrameBytes: number;
   dataDir: string;
+  /** The service's home: agents/, config/channels/ and workflows/ are read from here. */
+  home: string;
   databaseUrl?: string;
   apiKey?: string;
   vaultKey?: string;
@@ -71,6 +76,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Cluster mode: how long a node holds a workflow run it executes without renewing it. */
   workflowLeaseMs: number;
+  /** How long a resumed run waits for its steps' functions (remote workers reconnecting). */
+  workflowResumeGraceMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -92,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engineToken: vars.AGENTOS_ENGINE_TOKEN,
     engineMaxFrameBytes: vars.AGENTOS_ENGINE_MAX_FRAME_BYTES,
     dataDir: resolve(vars.AGENTOS_DATA_DIR),
+    home: resolve(vars.AGENTOS_HOME),
     databaseUrl: vars.AGENTOS_DATABASE_URL,
     apiKey: vars.AGENTOS_API_KEY,
     vaultKey: vars.AGENTOS_VAULT_KEY,
@@ -106,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxInFlight: vars.AGENTOS_MAX_IN_FLIGHT,
     maxInFlightPerClient: vars.AGENTOS_MAX_IN_FLIGHT_PER_CLIENT,
     workflowLeaseMs: vars.AGENTOS_WORKFLOW_LEASE_MS,
+    workflowResumeGraceMs: vars.AGENTOS_WORKFLOW_RESUME_GRACE_MS,
     bodyLimitBytes: 1024 * 1024,
   };
 }

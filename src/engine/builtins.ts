@@ -22,7 +22,7 @@ const schemas = new WeakMap<z.ZodType, Record<string, unknown> | undefined>();
  * A function's input as JSON Schema (what an LLM tool definition needs); absent when it has none.
  * Converted once per schema: agents ask for their tools' schemas on every turn.
  */
-function requestSchema(input: z.ZodType | undefined): Record<string, unknown> | undefined {
+export function requestSchema(input: z.ZodType | undefined): Record<string, unknown> | undefined {
   if (!input) return undefined;
   if (schemas.has(input)) return schemas.get(input);
   let schema: Record<string, unknown> | undefined;

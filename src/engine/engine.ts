@@ -180,24 +180,43 @@ export class Engine {
     }
     if (!isPromiseLike(pending)) return Promise.resolve(pending);
     const timeoutMs = effectiveTimeout(request.timeout_ms);
+    const callerSignal = request.signal;
     return new Promise((resolve, reject) => {
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        const error = new AppError("timeout", `Function ${fn.id} timed out after ${timeoutMs} ms`);
+      let stopped = false;
+      const stop = (error: AppError, report: boolean) => {
+        if (stopped) return;
+        stopped = true;
+        clearTimeout(timer);
+        callerSignal?.removeEventListener("abort", onCallerAbort);
         controller ??= new AbortController();
         controller.abort(error);
-        this.reportError(fn.id, error);
+        if (report) this.reportError(fn.id, error);
         reject(error);
-      }, timeoutMs);
+      };
+      const timer = setTimeout(
+        () => stop(new AppError("timeout", `Function ${fn.id} timed out after ${timeoutMs} ms`), true),
+        timeoutMs,
+      );
+      const onCallerAbort = () =>
+        stop(
+          new AppError("conflict", `Function ${fn.id} was cancelled by its caller`, { reason: "cancelled" }),
+          false,
+        );
+      if (callerSignal?.aborted) onCallerAbort();
+      else callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
       pending.then(
         (value) => {
+          if (stopped) return;
+          stopped = true;
           clearTimeout(timer);
+          callerSignal?.removeEventListener("abort", onCallerAbort);
           resolve(value);
         },
         (error) => {
+          if (stopped) return;
+          stopped = true;
           clearTimeout(timer);
-          if (timedOut) return;
+          callerSignal?.removeEventListener("abort", onCallerAbort);
           this.reportError(fn.id, error);
           reject(error);
         },

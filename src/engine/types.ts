@@ -54,6 +54,11 @@ export interface TriggerRequest {
   auth?: Principal;
   requestId?: string;
   metadata?: Record<string, unknown>;
+  /**
+   * In-process callers only: aborting it aborts the invocation (its `ctx.signal`) and rejects the call
+   * at once, as a timeout does (a cancelled workflow run stops its running step this way).
+   */
+  signal?: AbortSignal;
 }
 
 export interface TriggerRegistration {

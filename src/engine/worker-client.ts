@@ -38,8 +38,17 @@ export class WorkerClient {
     function_id: string,
     http_method: string,
     api_path: string,
-    /** `array_list`: the answer's list field, sent as a bare array with a `Link` to the next page. */
-    options: { status?: 200 | 201 | 202; array_list?: string } = {},
+    /**
+     * `array_list`: the answer's list field, sent as a bare array with a `Link` to the next page;
+     * `accepted_field`: 202 when the payload's field is true; `envelope`: the raw request and reply.
+     */
+    options: {
+      status?: 200 | 201 | 202;
+      array_list?: string;
+      accepted_field?: string;
+      envelope?: boolean;
+      api_key?: "optional";
+    } = {},
   ): { id: string; unregister(): void } {
     return this.registerTrigger({ type: "http", function_id, config: { api_path, http_method, ...options } });
   }

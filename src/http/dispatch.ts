@@ -41,15 +41,8 @@ export async function callRoute(
   const { target } = match;
   if (target.config.envelope === "iii") return callIiiRoute(engine, match, request, reply, options);
   const envelope = target.config.envelope === true;
-  const result = await routeCaller(
-    engine,
-    match,
-    request,
-    options,
-  )(
-    target.functionId,
-    envelope ? envelopePayload(request, match.params) : plainPayload(request, match.params),
-  );
+  const payload = envelope ? envelopePayload(request, match.params) : plainPayload(request, match.params);
+  const result = await routeCaller(engine, match, request, options)(target.functionId, payload);
   if (envelope && isJsonObject(result) && typeof result.status_code === "number") {
     sendEnvelope(reply, result);
     return;
@@ -66,8 +59,9 @@ export async function callRoute(
     reply.code(200).type("application/json; charset=utf-8").send(JSON.stringify(result[listField]));
     return;
   }
+  const accepted = target.config.accepted_field && payload[target.config.accepted_field] === true;
   reply
-    .code(target.config.status ?? 200)
+    .code(accepted ? 202 : (target.config.status ?? 200))
     .type("application/json; charset=utf-8")
     .send(JSON.stringify(result));
 }

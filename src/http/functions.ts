@@ -1,5 +1,8 @@
 import { z } from "zod";
+import { requestSchema } from "../engine/builtins.ts";
 import type { Engine } from "../engine/engine.ts";
+import { isPrivileged } from "../shared/access.ts";
+import { isInternalFunction, isStepCallable } from "../shared/internal-functions.ts";
 import { serviceVersion } from "../shared/version.ts";
 import type { KeyCache } from "./auth/cache.ts";
 import { registerKeyFunctions } from "./auth/functions.ts";
@@ -7,6 +10,9 @@ import { buildOpenApi } from "./openapi.ts";
 import type { HttpRouter } from "./router.ts";
 
 const noInput = z.strictObject({});
+const functionsInput = z.strictObject({
+  prefix: z.string().max(256, "prefix must be at most 256 characters").optional(),
+});
 
 /** The front door's own functions: health, OpenAPI and API key management. */
 export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCache: KeyCache): void {
@@ -35,6 +41,36 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
     type: "http",
     function_id: "api::openapi",
     config: { api_path: "/api/openapi.json" },
+  });
+
+  worker.registerFunction(
+    {
+      id: "api::functions",
+      description:
+        "The functions the caller may call (as workflow steps, or grant as agent tools): {functions, count}",
+      input: functionsInput,
+    },
+    ({ prefix }, ctx) => {
+      const privileged = isPrivileged(ctx.auth);
+      const functions = engine.functions
+        .list()
+        .filter((fn) => !fn.id.startsWith("engine::") && (!prefix || fn.id.startsWith(prefix)))
+        .filter((fn) => privileged || isStepCallable(fn.id, fn.metadata))
+        .sort((a, b) => a.id.localeCompare(b.id))
+        .map((fn) => ({
+          id: fn.id,
+          description: fn.description ?? "",
+          worker: engine.workerName(fn.worker) ?? fn.id.split("::")[0],
+          inputSchema: requestSchema(fn.input) ?? fn.metadata?.request_format ?? null,
+          ...(privileged && isInternalFunction(fn.id, fn.metadata) ? { internal: true } : {}),
+        }));
+      return { functions, count: functions.length };
+    },
+  );
+  worker.registerTrigger({
+    type: "http",
+    function_id: "api::functions",
+    config: { api_path: "/api/functions" },
   });
 
   registerKeyFunctions(worker, keyCache);

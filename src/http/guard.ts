@@ -60,6 +60,12 @@ export function guardRequest(
   request.routeMatch = match;
   if (match) request.routeTemplate = match.target.template;
   if (!isProtectedPath(canonicalPath(path)) && !(match && isProtectedPath(match.target.template))) {
+    // A public route that also takes an API key (the generic webhook): a key it is given must be valid.
+    if (match?.target.config.api_key === "optional" && bearerToken(request.headers.authorization)) {
+      return andThen(authenticate(deps, request, reply), (principal) => {
+        request.principal = principal;
+      });
+    }
     request.principal = anonymousPrincipal;
     return undefined;
   }

@@ -77,6 +77,9 @@ function operation(functions: FunctionRegistry, route: RouteTarget): Record<stri
     parameters,
     responses: {
       [String(route.config.status ?? 200)]: { description: "Success" },
+      ...(route.config.accepted_field
+        ? { "202": { description: `Accepted: ${route.config.accepted_field} was true, the work goes on` } }
+        : {}),
       "204": { description: "Success, no content" },
       ...Object.fromEntries(
         ERROR_STATUSES.map((status) => [

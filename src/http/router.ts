@@ -20,6 +20,8 @@ export const httpTriggerConfig = z.strictObject({
     .pipe(z.enum(methods)),
   /** Status for a successful reply with a body (201 for creates); an empty reply is always 204. */
   status: z.union([z.literal(200), z.literal(201), z.literal(202)]).optional(),
+  /** When the payload's field of this name is true, a successful reply is 202 (work left running). */
+  accepted_field: z.string().min(1).max(64).optional(),
   /**
    * true: give the function the raw request envelope {body, rawBody, headers, query_params,
    * path_params, method, path} and expect {status_code, body, headers?} back (signature checks).
@@ -31,6 +33,11 @@ export const httpTriggerConfig = z.strictObject({
    * specification shows as arrays) with an RFC 8288 `Link: <…?cursor=…>; rel="next"` header while more follow.
    */
   array_list: z.string().min(1).max(64).optional(),
+  /**
+   * "optional": a route outside /api and /v1 that also accepts an API key (the generic webhook takes a
+   * key or a signature): a Bearer key sent is checked (401 when invalid) and becomes the caller.
+   */
+  api_key: z.literal("optional").optional(),
   /** iii: called with the request first; the route answers 422 when it returns exactly false. */
   condition_function_id: z.string().min(1).max(256).optional(),
   /** iii: called in order before the handler; each may answer the request itself. */

@@ -1,5 +1,4 @@
 import {
-  APICallError,
   generateText,
   type LanguageModel,
   type ModelMessage,
@@ -9,6 +8,7 @@ import {
 } from "ai";
 import type { TriggerFn } from "../engine/types.ts";
 import { AppError, isAppError } from "../shared/errors.ts";
+import { providerError } from "./provider-errors.ts";
 import { apiKeyOf, baseUrlOf, languageModel, missingKey } from "./providers.ts";
 import type { ModelEntry, ProviderEntry, Usage } from "./types.ts";
 
@@ -168,88 +168,4 @@ function usageOf(
   const inputTokens = usage?.inputTokens ?? 0;
   const outputTokens = usage?.outputTokens ?? 0;
   return { inputTokens, outputTokens, totalTokens: usage?.totalTokens ?? inputTokens + outputTokens };
-}
-
-/** A provider failure as our error: which provider, what it said, and what to do about it. */
-export function providerError(choice: ModelChoice, baseUrl: string, error: unknown): AppError {
-  if (isAppError(error)) return error;
-  const id = choice.provider.id;
-  const apiError = findApiCallError(error);
-  if (apiError?.statusCode === 401 || apiError?.statusCode === 403) {
-    return new AppError("upstream", `Provider ${id} rejected the API key (HTTP ${apiError.statusCode})`, {
-      cause: error,
-    });
-  }
-  if (apiError?.statusCode) {
-    return new AppError(
-      "upstream",
-      `Provider ${id} answered HTTP ${apiError.statusCode} for model ${choice.model.id}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  if (/abort|timeout|timed out/i.test(`${(error as Error)?.name} ${message}`)) {
-    return new AppError("timeout", `Provider ${id} did not answer in time (model ${choice.model.id})`, {
-      cause: error,
-    });
-  }
-  if (apiError || isNetworkError(error)) {
-    const hint = choice.provider.local ? ` (is it running? set ${id.toUpperCase()}_BASE_URL)` : "";
-    return new AppError(
-      "upstream",
-      `Provider ${id} is unreachable at ${withoutSecrets(baseUrl)}: ${message}${hint}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  // The provider answered, but not usably (e.g. no call of a required tool, an unreadable reply).
-  return new AppError(
-    "upstream",
-    `Provider ${id} gave no usable answer for model ${choice.model.id}: ${message}`,
-    {
-      cause: error,
-    },
-  );
-}
-
-/** A failure to reach the provider at all (refused, unresolvable, reset), anywhere in the cause chain. */
-function isNetworkError(error: unknown): boolean {
-  for (const current of causes(error, 6)) {
-    const { code, message } = current as { code?: unknown; message?: unknown };
-    if (typeof code === "string" && /^(ECONN|ENOTFOUND|EAI_|EHOST|ENETUNREACH|UND_ERR)/.test(code))
-      return true;
-    if (typeof message === "string" && /fetch failed|Cannot connect/i.test(message)) return true;
-  }
-  return false;
-}
-
-function findApiCallError(error: unknown): APICallError | undefined {
-  for (const current of causes(error, 5)) if (APICallError.isInstance(current)) return current;
-  return undefined;
-}
-
-/** An error and what it wraps (the AI SDK's RetryError keeps `lastError`, others `cause`), `max` deep. */
-function* causes(error: unknown, max: number): Generator<unknown> {
-  let current = error;
-  for (let depth = 0; depth < max && current; depth++) {
-    yield current;
-    const next = current as { lastError?: unknown; cause?: unknown };
-    current = next.lastError ?? next.cause;
-  }
-}
-
-/** A URL fit for an error message: no user:password and no query string (either may carry a key). */
-function withoutSecrets(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = "";
-    parsed.password = "";
-    parsed.search = "";
-    return parsed.href;
-  } catch {
-    return "(invalid URL)";
-  }
 }

@@ -21,6 +21,12 @@ const INTERNAL_PREFIXES = [
   // reshape its org chart, schedule other agents or touch realms.
   "realm::",
   "pulse::",
+  // Votes and the activity log speak for council members and the service: keys only.
+  "council::",
+  // Channel bindings, deliveries and tool approvals are the operator's (agents use tool::channel_send).
+  "channel::",
+  "tools::",
+  "config::",
 ];
 const INTERNAL_IDS = new Set([
   "publish",
@@ -44,6 +50,18 @@ export function isInternalFunction(id: string, metadata?: Record<string, unknown
     id.endsWith(PURGE_AGENT_SUFFIX) ||
     metadata?.internal === true
   );
+}
+
+/**
+ * Internal functions a key may still name as a workflow step: each checks the caller's realm itself
+ * (`agent::chat` loads the agent as the caller, another realm's agent is a 404), so a step reaches
+ * nothing the key could not reach over HTTP. Agents still cannot call them as tools.
+ */
+const STEP_CALLABLE_IDS = new Set(["agent::chat"]);
+
+/** May a workflow step written or run by a non-admin key name this function? */
+export function isStepCallable(id: string, metadata?: Record<string, unknown>): boolean {
+  return STEP_CALLABLE_IDS.has(id) || !isInternalFunction(id, metadata);
 }
 
 /** A pattern that can only name internal functions (`state::*`, `vault::get`). */

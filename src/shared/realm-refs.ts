@@ -94,20 +94,51 @@ export async function requireAgentInRealm(
 }
 
 /**
- * As recheckRealm, for a write that attached a record to an agent (checked with requireAgentInRealm
- * before): agent::delete marks the agent before it calls the `*::purge_agent` functions, so when the
- * agent reads as missing now, `undo` removes what was just written and the write fails with 404.
+ * Agent ids in the control plane are opaque (DESIGN §5): an id the agents worker does not know is
+ * accepted (an agent of an external runtime, a remote worker, or one created later). An id it does know
+ * must be of this realm and not being deleted, exactly as requireAgentInRealm checks: a realm cannot
+ * attach records to another realm's agent, nor probe which ids exist elsewhere.
  */
-export async function recheckAgent(
+export async function assertAgentRef(trigger: TriggerFn, agentId: string, realmId: string): Promise<void> {
+  const known = await knownAgent(trigger, agentId);
+  if (known && (known.realmId !== realmId || known.status === AGENT_DELETING)) {
+    throw agentNotFound(agentId, realmId);
+  }
+}
+
+/**
+ * As recheckRealm, for a write that attached a record to an agent id (checked with assertAgentRef
+ * before): agent::delete marks the agent before it calls the `*::purge_agent` functions, so when a known
+ * agent reads as gone or going now, `undo` removes what was just written and the write fails with 404.
+ */
+export async function recheckAgentRef(
   trigger: TriggerFn,
   agentId: string,
   realmId: string,
   undo: () => Promise<unknown>,
 ): Promise<void> {
   try {
-    await requireAgentInRealm(trigger, agentId, realmId);
+    await assertAgentRef(trigger, agentId, realmId);
   } catch (error) {
     if ((error as AppError | null)?.code === "not_found") await undo();
+    throw error;
+  }
+}
+
+async function knownAgent(
+  trigger: TriggerFn,
+  agentId: string,
+): Promise<{ realmId?: string; status?: string } | null> {
+  try {
+    return (await trigger({
+      function_id: "agent::get",
+      payload: { id: agentId },
+      auth: systemPrincipal,
+    })) as { realmId?: string; status?: string };
+  } catch (error) {
+    if (isFunctionNotFound(error) || (error as AppError | null)?.code === "not_found") return null;
+    // An id agent::get refuses as input (too long, say) names no agent of ours.
+    if ((error as AppError | null)?.code === "validation") return null;
     throw error;
   }
 }

@@ -1,15 +1,23 @@
 import { type Config, ConfigError } from "../config/env.ts";
 import type { Engine } from "../engine/engine.ts";
 import { registerAgents } from "./agents/index.ts";
+import { registerBridge } from "./bridge/index.ts";
 import { registerCatalog } from "./catalog/index.ts";
+import { registerChannels } from "./channels/index.ts";
 import { registerChatCompletions } from "./chat-completions/index.ts";
+import { registerConfig } from "./config/index.ts";
+import { registerCouncil } from "./council/index.ts";
 import { registerDirective } from "./directive/index.ts";
 import { registerHierarchy } from "./hierarchy/index.ts";
+import { registerKg } from "./kg/index.ts";
 import { registerLedger } from "./ledger/index.ts";
 import { registerMemory } from "./memory/index.ts";
+import { registerMission } from "./mission/index.ts";
 import { registerPulse } from "./pulse/index.ts";
 import { registerRealm } from "./realm/index.ts";
 import { register as registerSecurity } from "./security/index.ts";
+import { registerSwarm } from "./swarm/index.ts";
+import { registerTools } from "./tools/index.ts";
 import { register as registerVault } from "./vault/index.ts";
 import { loadVaultKey } from "./vault/key.ts";
 import { registerWebTools } from "./web/index.ts";
@@ -48,18 +56,38 @@ export async function registerWorkers(
     throw new ConfigError((error as Error).message);
   }
   registerMemory(engine.worker("memory", "Agent memory: full-text recall with recency"));
+  registerKg(engine.worker("kg", "Knowledge graph: each agent's temporal graph, versioned and indexed"));
+  registerSwarm(engine.worker("swarm", "Swarms: a realm's agents on one goal, deciding by vote"), {
+    background,
+  });
   registerWebTools(engine.worker("web", "Web fetch and search tools (SSRF-guarded)"), {
     env: config.env,
     // Tests only: lets the web tools reach loopback and private addresses.
     allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
   });
+  registerTools(engine.worker("tools", "Agent tools: files, shell, code, data, git, system, web, browser"), {
+    env: config.env,
+    dataDir: config.dataDir,
+    allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
+    background,
+  });
   registerAgents(engine.worker("agents", "Agents: configuration, sessions, chat turns"), { env: config.env });
   registerWorkflow(engine.worker("workflow", "Durable workflows: runs checkpointed after every step"), {
     cluster: Boolean(config.databaseUrl),
     leaseMs: config.workflowLeaseMs,
+    resumeGraceMs: config.workflowResumeGraceMs,
     startup: background,
     warn: (message) => engine.logger.warn(message),
   });
+  registerChannels(
+    engine.worker("channels", "Channels: verified platform webhooks, bindings, durable replies"),
+    {
+      env: config.env,
+      allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
+      background,
+      cluster: Boolean(config.databaseUrl),
+    },
+  );
   registerChatCompletions(engine.worker("chat-completions", "OpenAI-compatible /v1 endpoint"), {
     env: config.env,
   });
@@ -67,14 +95,33 @@ export async function registerWorkers(
   registerDirective(engine.worker("directive", "Directives: goal trees with compare-and-swap updates"));
   registerLedger(engine.worker("ledger", "Ledger: budgets, spend and summaries from running totals"));
   registerHierarchy(engine.worker("hierarchy", "Hierarchy: the org chart of a realm's agents"));
+  registerMission(engine.worker("mission", "Missions: a realm's work items, taken by atomic checkout"));
+  registerCouncil(engine.worker("council", "Council: proposals decided by vote, with a hash-chained log"));
+  const bridge = registerBridge(
+    engine.worker("bridge", "Bridge: supervised external runtimes and coding CLIs"),
+    {
+      allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
+      startup: background,
+    },
+  );
   const pulse = registerPulse(engine.worker("pulse", "Pulse: agents woken on a cron schedule"), {
     embedded: !config.databaseUrl,
     background,
     warn: (message) => engine.logger.warn(message),
   });
+  const declarative = registerConfig(
+    engine.worker("config", "Declarative configuration: agents and channels from files"),
+    {
+      home: config.home,
+      background,
+      warn: (message) => engine.logger.warn(message),
+    },
+  );
   // The default realm must exist before pulses (and agents) refer to it.
   await realm.ready;
   await pulse.ready;
+  await bridge.ready;
+  await declarative.load();
 }
 
 function vaultKeyFor(engine: Engine, config: Config): Buffer {

@@ -89,6 +89,29 @@ describe.skipIf(found.url === null)("control plane on two nodes sharing one Post
     expect(summary.breakdown[other]).toBe(7);
   });
 
+  it("lets exactly one of 20 checkouts made on both nodes take a mission", async () => {
+    const mission = await call(nodeA, "POST", "/api/missions", {
+      realmId,
+      title: "shared backlog",
+      createdBy: "ops",
+    });
+    const attempts = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 === 0 ? nodeA : nodeB).http.inject({
+          method: "POST",
+          url: `/api/missions/${realmId}/${mission.id}/checkout`,
+          headers: { authorization: `Bearer ${CLUSTER_ADMIN_KEY}` },
+          payload: { agentId: `worker-${i}` },
+        }),
+      ),
+    );
+    expect(attempts.filter((attempt) => attempt.statusCode === 200)).toHaveLength(1);
+    expect(attempts.filter((attempt) => attempt.statusCode === 409)).toHaveLength(19);
+    const winner = attempts.find((attempt) => attempt.statusCode === 200)?.json().assigneeId;
+    const stored = await call(nodeB, "GET", `/api/missions/${realmId}/${mission.id}`);
+    expect(stored).toMatchObject({ status: "active", assigneeId: winner, version: 2 });
+  });
+
   it("schedules a pulse registered on one node on the others, so it keeps firing when that node stops", async () => {
     const sleeper = (await call(nodeA, "POST", "/api/agents", { name: "sleeper", realmId })).id;
     await call(nodeA, "POST", "/api/pulse/register", { realmId, agentId: sleeper, cron: "* * * * * *" });

@@ -217,6 +217,126 @@ export const DOMAINS: CrashDomain[] = [
       ),
   },
   {
+    name: "knowledge graph",
+    setup: async (client) => {
+      const id = await acked(client, "POST", "/api/agents", { name: "crash-grapher", model: "gpt-4o" });
+      if (id) client.shared.grapher = id;
+    },
+    write: (client, i) =>
+      acked(
+        client,
+        "POST",
+        "/api/kg/add",
+        {
+          agentId: client.shared.grapher,
+          entity: `crash-${i}`,
+          type: "t",
+          relations: [{ target: "hub", type: "r" }],
+        },
+        "entity",
+      ),
+    verify: async (client, entities) => {
+      const problems: string[] = [];
+      for (const entity of entities) {
+        const { body } = await send(client, "POST", "/api/kg/query", {
+          agentId: client.shared.grapher,
+          entity,
+          depth: 0,
+        });
+        if (!Array.isArray(body) || body.length !== 1) problems.push(`${entity}: ${JSON.stringify(body)}`);
+      }
+      return problems;
+    },
+  },
+  {
+    name: "swarm messages",
+    setup: async (client) => {
+      const { body } = await send(client, "POST", "/api/swarm/create", {
+        goal: "survive",
+        agentIds: ["crash-member"],
+        maxDurationMs: 3_600_000,
+      });
+      client.shared.swarm = body?.swarmId;
+    },
+    write: async (client, i) => {
+      const { status, body } = await send(client, "POST", `/api/swarm/${client.shared.swarm}/broadcast`, {
+        agentId: "crash-member",
+        type: "observation",
+        message: `note ${i}`,
+      });
+      return status < 300 && typeof body?.seq === "number" ? `note ${i}` : null;
+    },
+    verify: async (client, notes) => {
+      const { body } = await send(client, "GET", `/api/swarm/${client.shared.swarm}/collect`);
+      const messages = (body?.observations ?? []) as Array<{ message: string; seq: number }>;
+      const seqs = messages.map((m) => m.seq);
+      const gaps = seqs.some((seq, index) => seq !== index + 1)
+        ? [`message numbers not consecutive: ${seqs.join(",")}`]
+        : [];
+      return [
+        ...gaps,
+        ...missingOrDoubled(
+          notes,
+          messages.map((m) => m.message),
+        ),
+      ];
+    },
+  },
+  {
+    name: "mission checkouts",
+    // Each write creates a mission and checks it out; an acknowledged checkout must be stored as active.
+    write: async (client, i) => {
+      const id = await acked(client, "POST", "/api/missions", {
+        realmId: REALM,
+        title: `crash ${i}`,
+        createdBy: "x",
+      });
+      if (!id) return null;
+      const taken = await acked(client, "POST", `/api/missions/${REALM}/${id}/checkout`, {
+        agentId: `crash-${i}`,
+      });
+      return taken;
+    },
+    verify: async (client, ids) => {
+      const problems: string[] = [];
+      for (const id of ids) {
+        const { status, body } = await send(client, "GET", `/api/missions/${REALM}/${id}`);
+        if (status !== 200 || body?.status !== "active") problems.push(`${id}: ${status} ${body?.status}`);
+      }
+      return problems;
+    },
+  },
+  {
+    name: "council activity",
+    write: (client, i) =>
+      acked(
+        client,
+        "POST",
+        "/api/council/activity",
+        {
+          realmId: REALM,
+          actorKind: "human",
+          actorId: "crash",
+          action: `crash_${i}`,
+          entityType: "x",
+          entityId: "y",
+        },
+        "hash",
+      ),
+    verify: async (client, hashes) => {
+      const { body } = await send(client, "GET", `/api/council/verify/${REALM}`);
+      const problems = body?.valid ? [] : [`chain broken: ${JSON.stringify(body)}`];
+      const entries = await listAll(client, `/api/council/log/${REALM}`, "entries");
+      return [
+        ...problems,
+        ...missingOrDoubled(
+          hashes,
+          entries.map((entry) => entry.hash),
+        ),
+      ];
+    },
+  },
+  {
     name: "workflows",
     write: (client, i) =>
       acked(client, "POST", "/api/workflows", {

@@ -88,7 +88,9 @@ async function runMatrix(
       }
     };
     const lanes = domains.flatMap((domain) => [lane(domain), lane(domain)]);
-    await new Promise((resolve) => setTimeout(resolve, 500 + Math.random() * 700));
+    // Long enough that the slowest domain (an agent turn on PostgreSQL, among 30 lanes) gets answers
+    // even on a loaded machine.
+    await new Promise((resolve) => setTimeout(resolve, 2000 + Math.random() * 1000));
     const killed = server.child.pid as number;
     // Whatever the service started (bridge runs, shell tools, a browser) must die with it or be reaped.
     const children = descendants(killed);

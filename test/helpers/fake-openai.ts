@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, expect } from "vitest";
+import type { ModelChoice } from "../../src/llm/generate.ts";
 import { startTestServer, type TestServer } from "./server.ts";
 
 /** What the fake model answers next: text, tool calls, an HTTP error, or nothing for a while. */
@@ -74,6 +75,19 @@ async function handle(
 ): Promise<void> {
   if (req.method === "GET" && req.url?.startsWith("/v1/models")) {
     send(res, 200, { object: "list", data: [{ id: "fake-model", object: "model" }] });
+    return;
+  }
+  if (req.method === "POST" && req.url?.startsWith("/v1/audio/")) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    requests.push({ audio: req.url, contentType: req.headers["content-type"], bytes: body.length });
+    if (req.url.startsWith("/v1/audio/transcriptions"))
+      send(res, 200, { text: `heard ${body.length} bytes` });
+    else {
+      res.writeHead(200, { "content-type": "audio/mpeg" });
+      res.end(Buffer.concat([Buffer.from("ID3"), body.subarray(0, 16)]));
+    }
     return;
   }
   if (req.method !== "POST" || !req.url?.startsWith("/v1/chat/completions")) {
@@ -186,5 +200,24 @@ export function serverWithFakeModel(extraEnv: Record<string, string> = {}): {
       if (!server) throw new Error("serverWithFakeModel: no server outside a test");
       return server;
     },
+  };
+}
+
+/** A catalog choice of a model on the fake provider `fakeai` (openai-compatible), for the LLM layer's tests. */
+export function fakeModelChoice(
+  baseUrl: string,
+  overrides: Partial<ModelChoice["provider"]> = {},
+): ModelChoice {
+  return {
+    model: {
+      id: "fake-model",
+      provider: "fakeai",
+      contextWindow: 8000,
+      maxOutput: 1000,
+      inputPrice: 1,
+      outputPrice: 2,
+      supportsTools: true,
+    },
+    provider: { id: "fakeai", baseUrl, envKey: "FAKEAI_API_KEY", driver: "openai_compat", ...overrides },
   };
 }

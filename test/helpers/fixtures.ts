@@ -21,6 +21,9 @@ export interface RealmFixture {
   directiveId: string;
   workflowId: string;
   runId: string;
+  missionId: string;
+  proposalId: string;
+  swarmId: string;
   /** Every id above, for path parameters and bodies. */
   ids: Record<string, string>;
 }
@@ -33,7 +36,9 @@ async function ok(server: TestServer, method: string, path: string, body?: unkno
 
 /**
  * Creates the realm and its resources: an agent on the fake model with a session, messages and memories;
- * a directive; budgets and a spend; a pulse; an org chart node; a workflow with a run; a realm-bound key.
+ * a directive; budgets and a spend; a pulse; an org chart node (a council member); a workflow with a run;
+ * a mission with a comment; a council proposal; a knowledge-graph entity named by the marker; a swarm with a message;
+ * a Slack channel bound to the agent; a realm-bound key.
  * The server's model must answer (see serverWithFakeModel).
  */
 export async function createRealmFixture(
@@ -76,6 +81,30 @@ export async function createRealmFixture(
     input: marker,
   });
   const runs = await ok(server, "GET", `/api/workflows/${workflow.id}/runs?realmId=${realmId}`);
+  const mission = await ok(server, "POST", "/api/missions", { realmId, title: marker, createdBy: agentId });
+  await ok(server, "POST", `/api/missions/${realmId}/${mission.id}/comments`, {
+    authorId: agentId,
+    body: marker,
+  });
+  const proposal = await ok(server, "POST", "/api/council/proposals", {
+    realmId,
+    kind: "custom",
+    title: marker,
+    requestedBy: agentId,
+  });
+  await ok(server, "POST", "/api/kg/add", {
+    agentId,
+    entity: marker,
+    type: "secret",
+    relations: [{ target: `${marker}-target`, type: "knows" }],
+  });
+  const swarm = await ok(server, "POST", "/api/swarm/create", { realmId, goal: marker, agentIds: [agentId] });
+  await ok(server, "POST", `/api/swarm/${swarm.swarmId}/broadcast`, {
+    agentId,
+    type: "observation",
+    message: marker,
+  });
+  await ok(server, "POST", "/api/channels", { platform: "slack", channelId: marker, agentId });
   const key = await realmKey(server, realmId);
   const keys = await ok(server, "GET", "/api/keys");
   const keyId = keys.keys.find((entry: JsonBody) => entry.realmId === realmId)?.id;
@@ -86,6 +115,11 @@ export async function createRealmFixture(
     directiveId: directive.id,
     workflowId: workflow.id,
     runId: runs.runs[0]?.runId,
+    missionId: mission.id,
+    proposalId: proposal.id,
+    swarmId: swarm.swarmId,
+    platform: "slack",
+    channelId: marker,
     keyId,
   };
   return { ...ids, key, keyId, marker, ids } as RealmFixture;

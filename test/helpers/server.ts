@@ -25,6 +25,8 @@ export async function startTestServer(
   const config: Config = {
     ...loadConfig({
       AGENTOS_DATA_DIR: dataDir,
+      // The declarative files (agents/, config/channels/, workflows/) of a test live in its own directory.
+      AGENTOS_HOME: dataDir,
       AGENTOS_API_KEY: TEST_ADMIN_KEY,
       AGENTOS_LOG_LEVEL: "silent",
     }),

@@ -93,6 +93,8 @@ function idFor(name: string, path: string, a: RealmFixture): string | undefined 
       directives: a.directiveId,
       realms: a.realmId,
       keys: a.keyId,
+      missions: a.missionId,
+      council: a.proposalId,
     };
     return byResource[resource ?? ""] ?? a.agentId;
   }
@@ -105,6 +107,9 @@ function idFor(name: string, path: string, a: RealmFixture): string | undefined 
     directiveId: a.directiveId,
     parentId: a.directiveId,
     rootAgentId: a.agentId,
+    entity: a.marker,
+    startEntity: a.marker,
+    swarmId: a.swarmId,
     key: "x",
   };
   return byName[name];

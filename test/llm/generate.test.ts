@@ -1,26 +1,13 @@
 import { jsonSchema, tool } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { generate, generateStream, type ModelChoice } from "../../src/llm/generate.ts";
+import { generate, generateStream } from "../../src/llm/generate.ts";
 import { costOf } from "../../src/llm/types.ts";
-import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.ts";
+import { type FakeOpenAI, fakeModelChoice, startFakeOpenAI } from "../helpers/fake-openai.ts";
 
 let fake: FakeOpenAI;
 const noVault = async () => null;
 
-function choiceFor(baseUrl: string, overrides: Partial<ModelChoice["provider"]> = {}): ModelChoice {
-  return {
-    model: {
-      id: "fake-model",
-      provider: "fakeai",
-      contextWindow: 8000,
-      maxOutput: 1000,
-      inputPrice: 1,
-      outputPrice: 2,
-      supportsTools: true,
-    },
-    provider: { id: "fakeai", baseUrl, envKey: "FAKEAI_API_KEY", driver: "openai_compat", ...overrides },
-  };
-}
+const choiceFor = fakeModelChoice;
 
 const env = () => ({ FAKEAI_API_KEY: "sk-test" });
 

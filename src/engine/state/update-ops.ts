@@ -40,21 +40,30 @@ function checkSegments(segments: string[]): string | null {
 }
 
 /**
- * Walks to the parent of the last segment, creating missing objects on the way when `create` is set;
- * null if a non-object blocks it, undefined if a segment is missing and `create` is not set.
+ * A copy of the root and of each object on the way to the last segment's parent (everything else is
+ * shared, never changed), creating missing objects when `create` is set; null if a non-object blocks
+ * the way, undefined if a segment is missing and `create` is not set. Copying only the path keeps an
+ * op's cost independent of the value's size, and a failing op leaves the value as it was.
  */
-function parentOf(root: JsonObject, segments: string[], create: boolean): JsonObject | null | undefined {
-  let node = root;
+function copyPath(
+  root: JsonObject,
+  segments: string[],
+  create: boolean,
+): { root: JsonObject; parent: JsonObject } | null | undefined {
+  const copy: JsonObject = { ...root };
+  let node = copy;
   for (const segment of segments.slice(0, -1)) {
-    if (!Object.hasOwn(node, segment) || node[segment] === undefined || node[segment] === null) {
+    let next = Object.hasOwn(node, segment) ? node[segment] : undefined;
+    if (next === undefined || next === null) {
       if (!create) return undefined;
-      node[segment] = {};
+      next = {};
     }
-    const next = node[segment];
     if (!isJsonObject(next)) return null;
-    node = next;
+    const child: JsonObject = { ...next };
+    node[segment] = child;
+    node = child;
   }
-  return node;
+  return { root: copy, parent: node };
 }
 
 class OpFailure extends Error {
@@ -73,9 +82,10 @@ function applyOne(root: unknown, op: UpdateOp): unknown {
   if (!isJsonObject(root))
     throw new OpFailure(`${op.type}.target_not_object`, "the stored value is not an object");
   // remove never creates: removing under a missing parent is a no-op, not a new empty object.
-  const parent = parentOf(root, segments, op.type !== "remove");
-  if (parent === undefined) return root;
-  if (!parent) throw new OpFailure(`${op.type}.target_not_object`, "a value on the path is not an object");
+  const copied = copyPath(root, segments, op.type !== "remove");
+  if (copied === undefined) return root;
+  if (!copied) throw new OpFailure(`${op.type}.target_not_object`, "a value on the path is not an object");
+  const { parent } = copied;
   const leaf = segments[segments.length - 1];
   const current = Object.hasOwn(parent, leaf) ? parent[leaf] : undefined;
   switch (op.type) {
@@ -108,7 +118,7 @@ function applyOne(root: unknown, op: UpdateOp): unknown {
       delete parent[leaf];
       break;
   }
-  return root;
+  return copied.root;
 }
 
 function applyAtRoot(root: unknown, op: UpdateOp): unknown {
@@ -142,8 +152,8 @@ export function applyUpdateOps(start: unknown, ops: UpdateOp[]): { value: unknow
   const errors: UpdateOpError[] = [];
   ops.forEach((op, index) => {
     try {
-      // Each op works on its own copy, so a failing op leaves no half-made change behind.
-      value = applyOne(structuredClone(value), op);
+      // Each op copies what it changes, so a failing op leaves no half-made change behind.
+      value = applyOne(value, op);
     } catch (error) {
       if (!(error instanceof OpFailure)) throw error;
       errors.push({ op_index: index, code: error.code, message: error.message });

@@ -103,6 +103,8 @@ export interface AgentCompletion {
   system?: string;
   temperature?: number;
   maxTokens?: number;
+  /** False: the model answers without the agent's tools (a tool that asks the agent's model, say). */
+  withTools?: boolean;
 }
 
 /** The agent answering a conversation it is given (the OpenAI-compatible endpoint): no session is kept. */
@@ -126,6 +128,7 @@ export async function agentCompletion(
     sessionId: null,
     temperature: call.temperature,
     maxTokens: call.maxTokens,
+    withTools: call.withTools,
     signal,
   });
 }
@@ -158,12 +161,16 @@ async function runModel(
     sessionId: string | null;
     temperature?: number;
     maxTokens?: number;
+    withTools?: boolean;
     signal?: AbortSignal;
   },
 ): Promise<GenerateResult> {
   const { signal } = call;
   const primary = choices[0] as ModelChoice;
-  const tools = primary.model.supportsTools ? await toolsFor(deps, registered, agent) : undefined;
+  const tools =
+    primary.model.supportsTools && call.withTools !== false
+      ? await toolsFor(deps, registered, agent)
+      : undefined;
   if (registered.has("ledger::check")) await checkBudget(deps, agent);
   // Whatever the set-up awaited, no model call starts once the caller has given up.
   signal?.throwIfAborted();

@@ -8,7 +8,14 @@ import { notFound } from "../../shared/errors.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { newestFirst, oldestFirst, pageOf } from "../../shared/pagination.ts";
 import { agentCompletion, type ChatDeps, chatTurn } from "./chat.ts";
-import { createAgent, deleteAgent, type LifecycleDeps, purgeRealmAgents, realmAgents } from "./lifecycle.ts";
+import {
+  createAgent,
+  deleteAgent,
+  type LifecycleDeps,
+  purgeRealmAgents,
+  realmAgents,
+  updateAgent,
+} from "./lifecycle.ts";
 import { agentsNamed } from "./name-index.ts";
 import { onceBackfilled } from "./realm-index.ts";
 import {
@@ -24,9 +31,10 @@ import {
   purgeRealmInput,
   resolveInput,
   sessionsInput,
+  updateAgentInput,
 } from "./schema.ts";
 import { AGENTS_SCOPE, listAgents, listSessions } from "./store.ts";
-import { mayCall } from "./tools.ts";
+import { agentToolIds, mayCall } from "./tools.ts";
 
 export interface AgentsOptions {
   env: NodeJS.ProcessEnv;
@@ -89,8 +97,33 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   );
 
   worker.registerFunction(
-    { id: "agent::get", description: "An agent with its full configuration", input: agentIdInput },
-    ({ id }, ctx) => load(id, ctx),
+    {
+      id: "agent::get",
+      description: "An agent with its full configuration and resolvedTools: the functions its tools name now",
+      input: agentIdInput,
+    },
+    async ({ id }, ctx) => {
+      const agent = await load(id, ctx);
+      const { functions } = (await trigger({ function_id: "engine::functions::list", payload: {} })) as {
+        functions: Array<{ function_id: string }>;
+      };
+      return {
+        ...agent,
+        resolvedTools: agentToolIds(
+          agent,
+          functions.map((fn) => fn.function_id),
+        ),
+      };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::update",
+      description: "Change an agent's configuration (not its name or realm): the agent as it is now",
+      input: updateAgentInput,
+    },
+    async (input, ctx) => updateAgent(lifecycle, await load(input.id, ctx), input),
   );
 
   worker.registerFunction(

@@ -4,7 +4,7 @@ import { systemCaller } from "../../engine/system-call.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { type AppError, isFunctionNotFound } from "../../shared/errors.ts";
+import { type AppError, isFunctionNotFound, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { PURGE_AGENT_SUFFIX } from "../../shared/internal-functions.ts";
 import { purgeFunctionIds } from "../../shared/purge.ts";
@@ -18,7 +18,13 @@ import {
   reserveSlot,
   unindexAgent,
 } from "./realm-index.ts";
-import { type Agent, type CreateAgentInput, DEFAULT_REALM, profilePatterns } from "./schema.ts";
+import {
+  type Agent,
+  type CreateAgentInput,
+  DEFAULT_REALM,
+  profilePatterns,
+  type UpdateAgentInput,
+} from "./schema.ts";
 import { AGENTS_SCOPE, deleteAgentData } from "./store.ts";
 
 export interface LifecycleDeps {
@@ -171,4 +177,35 @@ export async function realmAgents(deps: LifecycleDeps, realmId: string): Promise
 
 export function sortAgents(agents: Agent[]): Agent[] {
   return agents.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}
+
+/**
+ * agent::update: the given fields replace the agent's (a new model is resolved through the catalog; a new
+ * tool profile without tools brings the profile's tools), with compare-and-swap on the agent's record.
+ */
+export async function updateAgent(
+  deps: LifecycleDeps,
+  agent: Agent,
+  input: UpdateAgentInput,
+): Promise<Agent> {
+  await writableRealm(deps.trigger, agent.realmId);
+  const { id, ...changes } = input;
+  if (changes.model !== undefined) {
+    const resolved = (await deps.trigger({
+      function_id: "catalog::resolve",
+      payload: { model: changes.model },
+    })) as { id: string };
+    changes.model = resolved.id;
+  }
+  for (const fallback of changes.fallbackModels ?? []) {
+    await deps.trigger({ function_id: "catalog::resolve", payload: { model: fallback } });
+  }
+  if (changes.toolProfile !== undefined && changes.tools === undefined)
+    changes.tools = profilePatterns[changes.toolProfile];
+  const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+  const { value } = await casUpdate<Agent>(deps.state, AGENTS_SCOPE, id, ({ value: current }) => {
+    if (!current || (current.status as string) === AGENT_DELETING) throw notFound(`Agent ${id} not found`);
+    return { ...current, ...defined, updatedAt: nowIso() } as Agent;
+  });
+  return value as Agent;
 }

@@ -54,8 +54,23 @@ export const createAgentInput = z.strictObject({
   fallbackModels: z.array(z.string().min(1).max(256)).max(5).optional(),
   realmId: z.string().min(1).max(256).optional(),
   metadata: boundedJsonObject("metadata", MAX_METADATA_BYTES).optional(),
+  /**
+   * Per tool (function-id pattern): `approval: "required"` makes the agent's calls of that tool that
+   * change the outside world wait for an admin's decision (the most specific pattern wins).
+   */
+  toolPolicies: z
+    .record(functionPattern, z.strictObject({ approval: z.enum(["required", "none"]) }))
+    .refine((policies) => Object.keys(policies).length <= 100, "toolPolicies may name at most 100 patterns")
+    .optional(),
 });
 export type CreateAgentInput = z.infer<typeof createAgentInput>;
+
+/** The fields of an agent that may change (not its name or realm: declarative files key agents by them). */
+export const updateAgentInput = createAgentInput
+  .omit({ name: true, realmId: true, toolProfile: true })
+  .partial()
+  .extend({ id: z.string().min(1).max(256), toolProfile: z.enum(toolProfiles).optional() });
+export type UpdateAgentInput = z.infer<typeof updateAgentInput>;
 
 export interface Agent {
   id: string;
@@ -69,6 +84,7 @@ export interface Agent {
   temperature?: number;
   maxTokens?: number;
   fallbackModels?: string[];
+  toolPolicies?: Record<string, { approval: "required" | "none" }>;
   realmId: string;
   status: "active" | "paused" | "terminated";
   metadata?: Record<string, unknown>;
@@ -127,6 +143,8 @@ export const completeInput = z.strictObject({
   system: z.string().max(200_000).optional(),
   temperature: z.number().min(0).max(2).optional(),
   maxTokens: z.number().int().min(1).max(1_000_000).optional(),
+  /** false: answer without the agent's tools. */
+  withTools: z.boolean().optional(),
 });
 
 export const authorizeInput = z.strictObject({

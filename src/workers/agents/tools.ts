@@ -1,18 +1,11 @@
 import { jsonSchema, type ToolSet, tool } from "ai";
 import type { Principal, TriggerFn } from "../../engine/types.ts";
+import { matchesPattern } from "../../shared/function-pattern.ts";
 import { isInternalFunction } from "../../shared/internal-functions.ts";
 import { isJsonObject } from "../../shared/json-object.ts";
 import type { Agent } from "./schema.ts";
 
-/** `*` matches any run of characters; everything else is literal (DESIGN.md §5 capability patterns). */
-export function matchesPattern(pattern: string, id: string): boolean {
-  if (!pattern.includes("*")) return pattern === id;
-  const source = pattern
-    .split("*")
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".*");
-  return new RegExp(`^${source}$`).test(id);
-}
+export { matchesPattern };
 
 /** What the agent may call: its capabilities, or without them exactly its tools plus memory::*. */
 export function capabilityPatterns(agent: Pick<Agent, "capabilities" | "tools">): string[] {

@@ -9,6 +9,7 @@ import {
   generateStream,
   type ModelChoice,
 } from "../../llm/generate.ts";
+import { forwardCompletion, forwardStream, speaksOpenAi } from "../../llm/passthrough.ts";
 import type { Usage } from "../../llm/types.ts";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
@@ -35,6 +36,7 @@ export async function chatCompletion(
   deps: CompletionDeps,
   body: unknown,
   account: CostAccount,
+  rawBody?: string,
 ): Promise<Reply> {
   const parsed = chatCompletionRequest.safeParse(body);
   if (!parsed.success) return openAiError(new AppError("validation", describeZodError(parsed.error)));
@@ -44,6 +46,9 @@ export async function chatCompletion(
     // A plain completion is the key's own spending: its realm and budget are asked here, before the
     // stream opens, so a refusal is a real 402/409 (an agent's turn runs the same checks itself).
     if (target.kind === "model") await checkAccount(deps, account);
+    if (target.kind === "model" && speaksOpenAi(target.choice)) {
+      return await forward(deps, account, target.choice, request, rawBody);
+    }
     const result = target.kind === "agent" ? completeWithAgent(deps, target, request) : null;
     // Streamed replies consume it later (or never, if the client leaves first): keep its failure handled.
     result?.catch(() => undefined);
@@ -71,6 +76,36 @@ export async function chatCompletion(
   } catch (error) {
     return openAiError(error);
   }
+}
+
+/** A plain model whose provider speaks OpenAI's format: the request and the answer pass through. */
+async function forward(
+  deps: CompletionDeps,
+  account: CostAccount,
+  choice: ModelChoice,
+  request: ChatCompletionRequest,
+  rawBody: string | undefined,
+): Promise<Reply> {
+  const forwardRequest = {
+    choice,
+    body: request,
+    rawBody,
+    env: deps.env,
+    trigger: deps.trigger,
+    onUsage: (usage: Usage) => recordCompletionCost(deps, account, choice, usage),
+  };
+  if (request.stream) {
+    return {
+      status_code: 200,
+      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
+      body: await forwardStream(forwardRequest),
+    };
+  }
+  return {
+    status_code: 200,
+    headers: { "content-type": "application/json; charset=utf-8" },
+    body: await forwardCompletion(forwardRequest),
+  };
 }
 
 /** `agent:<id>`, an agent id or name, or else a catalog id or alias. */

@@ -17,7 +17,15 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       id: "openai::chat_completions",
       description: "OpenAI-compatible chat completions (streaming included)",
     },
-    (envelope, ctx) => chatCompletion(deps, (envelope as { body?: unknown }).body, accountOf(ctx.auth)),
+    (envelope, ctx) => {
+      const { body, rawBody } = envelope as { body?: unknown; rawBody?: unknown };
+      return chatCompletion(
+        deps,
+        body,
+        accountOf(ctx.auth),
+        typeof rawBody === "string" ? rawBody : undefined,
+      );
+    },
   );
 
   worker.registerFunction(

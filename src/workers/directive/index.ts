@@ -7,7 +7,7 @@ import { nowIso } from "../../shared/clock.ts";
 import { badRequest, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { oldestFirst, pageOf } from "../../shared/pagination.ts";
-import { recheckRealm, requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { assertAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { applyChanges, assertNotEmpty, assertVersion } from "./lifecycle.ts";
 import {
   createInput,
@@ -49,7 +49,7 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
       if (parentId !== undefined && !(await loadDirective(state, realmId, parentId))) {
         throw badRequest(`parent directive ${parentId} not found in realm ${realmId}`);
       }
-      if (ownerAgentId !== undefined) await requireAgentInRealm(trigger, ownerAgentId, realmId);
+      if (ownerAgentId !== undefined) await assertAgentRef(trigger, ownerAgentId, realmId);
       const now = nowIso();
       const directive: Directive = {
         ...input,
@@ -104,7 +104,7 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
       assertRealmAccess(ctx, realmId);
       assertNotEmpty(changes);
       await requireRealm(trigger, realmId, { write: true });
-      if (changes.ownerAgentId) await requireAgentInRealm(trigger, changes.ownerAgentId, realmId);
+      if (changes.ownerAgentId) await assertAgentRef(trigger, changes.ownerAgentId, realmId);
       let before: Directive | undefined;
       const { value } = await casUpdate<Directive>(state, directivesScope(realmId), id, ({ value }) => {
         if (!value) throw notFound(`Directive ${id} not found in realm ${realmId}`);

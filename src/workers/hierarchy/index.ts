@@ -3,7 +3,7 @@ import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, requireAdmin } from "../../shared/access.ts";
-import { recheckAgent, recheckRealm, requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { assertAgentRef, recheckAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import {
   buildForest,
   buildSubtree,
@@ -56,7 +56,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
     },
     async ({ realmId, agentId, ...changes }, ctx) => {
       await enter(ctx, realmId, true);
-      await requireAgentInRealm(trigger, agentId, realmId);
+      await assertAgentRef(trigger, agentId, realmId);
       let stored: HierarchyNode | undefined;
       await changeChart(realmId, (chart) => {
         const { chart: next, node } = setNode(chart, realmId, agentId, changes);
@@ -65,7 +65,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       });
       // A realm or agent delete that began meanwhile: take the node (or the chart) back out.
       await recheckRealm(trigger, realmId, () => purgeChart(realmId));
-      await recheckAgent(trigger, agentId, realmId, () => purgeNode(realmId, agentId));
+      await recheckAgentRef(trigger, agentId, realmId, () => purgeNode(realmId, agentId));
       return stored;
     },
   );

@@ -5,7 +5,7 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { conflict, forbidden } from "../../shared/errors.ts";
-import { recheckAgent, recheckRealm, requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { assertAgentRef, recheckAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { budgetKey, budgetsScope, currentPeriod, evaluate, tighter, upsertBudget } from "./budget.ts";
 import {
   type Budget,
@@ -42,14 +42,14 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
         throw forbidden("The realm-wide budget can only be set with an admin key");
       }
       await requireRealm(trigger, realmId, { write: true });
-      if (agentId !== undefined) await requireAgentInRealm(trigger, agentId, realmId);
+      if (agentId !== undefined) await assertAgentRef(trigger, agentId, realmId);
       const written = await casUpdate<Budget>(state, budgetsScope(realmId), budgetKey(agentId), ({ value }) =>
         upsertBudget(value, input, nowMs(), nowIso()),
       );
       // A realm or agent delete that began meanwhile has purged, or will purge, what it saw: see to the rest.
       await recheckRealm(trigger, realmId, () => purgeRealm(state, realmId));
       if (agentId !== undefined) {
-        await recheckAgent(trigger, agentId, realmId, () => purgeAgent(state, realmId, agentId));
+        await recheckAgentRef(trigger, agentId, realmId, () => purgeAgent(state, realmId, agentId));
       }
       return written.value;
     },

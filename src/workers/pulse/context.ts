@@ -22,6 +22,7 @@ export async function buildContext(
   target: { realmId: string; agentId: string },
   mode: ContextMode,
   budget?: unknown,
+  withGraph = false,
 ): Promise<PulseContext> {
   const { realmId, agentId } = target;
   if (mode === "Thin") return { agentId, realmId, mode: "thin" };
@@ -33,7 +34,50 @@ export async function buildContext(
     // implementation matched none of them.
     read(trigger, "directive::list", { realmId, status: "Active" }, "directives", []),
   ]);
-  return { agentId, realmId, mode: "full", missions, budget: budgetNow, chain, directives };
+  const full = { agentId, realmId, mode: "full", missions, budget: budgetNow, chain, directives };
+  return withGraph
+    ? { ...full, graph: await missionGraph(trigger, agentId, missions as Array<Record<string, unknown>>) }
+    : full;
+}
+
+/** Most graph versions a context carries: enough to orient the agent, small enough for a prompt. */
+const GRAPH_LIMIT = 50;
+
+/**
+ * The agent's own knowledge graph around its active missions: the entities named by each mission's id
+ * or title, with what they relate to (depth 1), current versions only. Fail-safe like every read.
+ */
+async function missionGraph(
+  trigger: TriggerFn,
+  agentId: string,
+  missions: Array<Record<string, unknown>>,
+): Promise<unknown[]> {
+  const names = [
+    ...new Set(
+      missions
+        .slice(0, 10)
+        .flatMap((m) => [m.id, m.title])
+        .filter((n) => typeof n === "string"),
+    ),
+  ];
+  const found = await Promise.all(
+    names.map((entity) =>
+      trigger({
+        function_id: "kg::query_temporal",
+        payload: { agentId, entity, depth: 1 },
+        timeout_ms: CONTEXT_READ_TIMEOUT_MS,
+      }).catch(() => []),
+    ),
+  );
+  const seen = new Set<string>();
+  const versions: unknown[] = [];
+  for (const version of found.flat() as Array<{ entity: string; version: number }>) {
+    const key = `${version.entity}@${version.version}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    versions.push(version);
+  }
+  return versions.slice(0, GRAPH_LIMIT);
 }
 
 /** One array field of a function's answer, or the fallback when the call fails or the field is absent. */

@@ -17,6 +17,7 @@ import {
   realmPrefix,
   recentRuns,
   runsScope,
+  SEEN_SCOPE,
   SEQUENCES_SCOPE,
   splitAgentKey,
 } from "./store.ts";
@@ -68,6 +69,8 @@ function configOf(input: RegisterInput, previous: PulseConfig | null): PulseConf
     cron: input.cron,
     enabled: true,
     contextMode: input.contextMode,
+    contextGraph: input.contextGraph,
+    wakeOn: input.wakeOn,
     ...(input.timeoutSecs !== undefined ? { timeoutSecs: input.timeoutSecs } : {}),
     ...(input.maxRetries !== undefined ? { maxRetries: input.maxRetries } : {}),
     createdAt: previous?.createdAt ?? now,
@@ -115,6 +118,7 @@ export async function invoke(
     agentId,
     source: "manual",
     contextMode: input.contextMode ?? config?.contextMode ?? "Thin",
+    contextGraph: config?.contextGraph,
     timeoutSecs: config?.timeoutSecs,
     maxRetries: config?.maxRetries,
   });
@@ -148,7 +152,8 @@ export async function purgeAgent(deps: PulseDeps, target: Target, ctx: Invocatio
   const key = agentKey(realmId, agentId);
   const existed = (await deps.state.delete(CONFIGS_SCOPE, key)) !== null;
   await deps.scheduler.sync(realmId, agentId);
-  for (const scope of [LAST_TICKS_SCOPE, SEQUENCES_SCOPE, LEASES_SCOPE]) await deps.state.delete(scope, key);
+  for (const scope of [LAST_TICKS_SCOPE, SEQUENCES_SCOPE, LEASES_SCOPE, SEEN_SCOPE])
+    await deps.state.delete(scope, key);
   await deleteAll(deps.state, runsScope(realmId), `${agentId}/`);
   await deps.publishChanged(realmId, agentId);
   return { purged: existed };
@@ -167,7 +172,7 @@ export async function purgeRealm(deps: PulseDeps, realmId: string, ctx: Invocati
     targets.set(agentKey(target.realmId, target.agentId), target);
   await deleteAll(deps.state, CONFIGS_SCOPE, realmPrefix(realmId));
   for (const target of targets.values()) await deps.scheduler.sync(target.realmId, target.agentId);
-  for (const scope of [LAST_TICKS_SCOPE, SEQUENCES_SCOPE, LEASES_SCOPE]) {
+  for (const scope of [LAST_TICKS_SCOPE, SEQUENCES_SCOPE, LEASES_SCOPE, SEEN_SCOPE]) {
     await deleteAll(deps.state, scope, realmPrefix(realmId));
   }
   await deleteAll(deps.state, runsScope(realmId));

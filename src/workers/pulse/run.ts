@@ -25,6 +25,8 @@ export interface RunPlan {
   agentId: string;
   source: RunSource;
   contextMode: ContextMode;
+  /** Full context: add the agent's knowledge-graph neighbourhood of its active missions. */
+  contextGraph?: boolean;
   timeoutSecs?: number;
   maxRetries?: number;
   /** A ledger answer the caller already has (ticks check before running). */
@@ -71,7 +73,7 @@ export async function executePulse(
   plan: RunPlan,
   onStored: (runKey: string) => Promise<void> = async () => undefined,
 ): Promise<PulseRun> {
-  const context = await buildContext(deps.trigger, plan, plan.contextMode, plan.budget);
+  const context = await buildContext(deps.trigger, plan, plan.contextMode, plan.budget, plan.contextGraph);
   const started: PulseRun = {
     id: newId("run"),
     agentId: plan.agentId,

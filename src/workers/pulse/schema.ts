@@ -29,6 +29,10 @@ export const registerInput = z.strictObject({
     .min(1, "cron is required")
     .max(256, "cron must be at most 256 characters"),
   contextMode: contextMode.default("Thin"),
+  /** With Full: the context adds the agent's knowledge-graph neighbourhood of its active missions. */
+  contextGraph: z.boolean({ error: "contextGraph must be true or false" }).default(false),
+  /** "changes": a tick skips the model when nothing the agent can see changed since its last run. */
+  wakeOn: z.enum(["always", "changes"], { error: "wakeOn must be always or changes" }).default("always"),
   timeoutSecs: z
     .number({ error: "timeoutSecs must be a number" })
     .int("timeoutSecs must be an integer")
@@ -68,6 +72,8 @@ export interface PulseConfig {
   cron: string;
   enabled: boolean;
   contextMode: ContextMode;
+  contextGraph?: boolean;
+  wakeOn?: "always" | "changes";
   timeoutSecs?: number;
   maxRetries?: number;
   createdAt: string;
@@ -102,7 +108,9 @@ export type SkipReason =
   | "realm_paused"
   | "realm_archived"
   | "budget_exceeded"
-  | "already_running";
+  | "already_running"
+  /** wakeOn "changes": nothing the agent can see changed since its last run; no model call. */
+  | "no_changes";
 
 export interface Skipped {
   skipped: true;

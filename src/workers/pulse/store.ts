@@ -8,6 +8,8 @@ export const LAST_TICKS_SCOPE = "pulse_last_ticks";
 /** Per agent: the atomic run counter that names run keys. */
 export const SEQUENCES_SCOPE = "pulse_run_seq";
 export const LEASES_SCOPE = "pulse_leases";
+/** wakeOn "changes": the digest of what the agent saw at its last completed run. */
+export const SEEN_SCOPE = "pulse_seen";
 /** One scope per realm; keys `<agentId>/<13 digits>`, so one agent's runs are a prefix, newest first. */
 export const runsScope = (realmId: string) => `pulse_runs:${realmId}`;
 

@@ -7,7 +7,8 @@ import { acquireLease } from "./lease.ts";
 import { executePulse, maxRunDurationMs, type RunDeps, type RunPlan } from "./run.ts";
 import type { PulseScheduler } from "./scheduler.ts";
 import type { PulseConfig, PulseRun, Skipped, SkipReason } from "./schema.ts";
-import { agentKey, CONFIGS_SCOPE, getConfig, saveLastTick } from "./store.ts";
+import { agentKey, CONFIGS_SCOPE, getConfig, SEEN_SCOPE, saveLastTick } from "./store.ts";
+import { changeDigest } from "./wake.ts";
 
 export interface TickDeps extends RunDeps {
   scheduler: PulseScheduler;
@@ -59,16 +60,23 @@ async function gatedRun(deps: TickDeps, config: PulseConfig): Promise<PulseRun |
   if (realm?.status === "Archived") return skip("realm_archived");
   const budget = await checkBudget(deps.trigger, config);
   if (budget.allowed === false) return skip("budget_exceeded");
+  const key = agentKey(config.realmId, config.agentId);
+  const seen = config.wakeOn === "changes" ? await changeDigest(deps.trigger, config) : null;
+  if (seen !== null && seen === (await deps.state.get<string>(SEEN_SCOPE, key))) return skip("no_changes");
   const run = await runLeased(deps, {
     realmId: config.realmId,
     agentId: config.agentId,
     source: "cron",
     contextMode: config.contextMode,
+    contextGraph: config.contextGraph,
     timeoutSecs: config.timeoutSecs,
     maxRetries: config.maxRetries,
     budget,
   });
   if (!run) return skip("already_running");
+  // Only a run that completed has seen this state: a failed one wakes again next tick.
+  if (seen !== null && run.status === "Completed")
+    await deps.state.set(SEEN_SCOPE, key, seen).catch(() => undefined);
   // The agent went away while it ran (agent::chat answered 404): no later tick should try again.
   if (run.status === "Failed" && (await agentDeleted(deps, config)))
     await retire(deps, config, "agent_deleted");

@@ -5,8 +5,8 @@ import {
   type NetworkPolicy,
   type Resolver,
   systemResolver,
-  webFetch,
-} from "./fetch.ts";
+} from "../../shared/net/guarded-request.ts";
+import { webFetch } from "./fetch.ts";
 import { webFetchInput, webSearchInput } from "./schema.ts";
 import { webSearch } from "./search.ts";
 

@@ -1,5 +1,5 @@
 import { AppError } from "../../shared/errors.ts";
-import type { GuardedRequestInit, GuardedResponse } from "./fetch.ts";
+import type { GuardedRequestInit, GuardedResponse } from "../../shared/net/guarded-request.ts";
 import { htmlToText } from "./html.ts";
 
 export const SEARCH_PROVIDERS = ["duckduckgo", "brave", "tavily"] as const;

@@ -1,7 +1,7 @@
 import type { Principal } from "../../engine/types.ts";
 import { isPrivileged } from "../../shared/access.ts";
 import { forbidden, unauthorized } from "../../shared/errors.ts";
-import { isInternalFunction } from "../../shared/internal-functions.ts";
+import { isStepCallable } from "../../shared/internal-functions.ts";
 import type { RunPrincipal, Step, WorkflowAuthor } from "./schema.ts";
 
 /** Who wrote a workflow, recorded with it so that runs never exceed the author's rights. */
@@ -27,7 +27,7 @@ export function runPrincipal(caller: Principal, author: WorkflowAuthor, realmId:
  */
 export function assertStepsAllowed(steps: Step[], auth: Principal, doing: "write" | "run"): void {
   if (isPrivileged(auth)) return;
-  const step = steps.find((candidate) => isInternalFunction(candidate.functionId));
+  const step = steps.find((candidate) => !isStepCallable(candidate.functionId));
   if (!step) return;
   throw forbidden(
     doing === "write"

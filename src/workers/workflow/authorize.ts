@@ -2,14 +2,20 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { forbidden } from "../../shared/errors.ts";
 import type { RunPrincipal, Workflow } from "./schema.ts";
 
-/** Every step's function must be within the agent's capabilities before anything runs (403 names it). */
+/**
+ * Every step's function must be within the agent's capabilities before anything runs (403 names it).
+ * `agent::chat` steps talk to an agent rather than act for it: they are the workflow's, not a tool call.
+ */
 export async function authorize(
   worker: WorkerClient,
   workflow: Workflow,
   agentId: string,
   auth: RunPrincipal,
 ): Promise<void> {
-  const functionIds = [...new Set(workflow.steps.map((step) => step.functionId))];
+  const functionIds = [
+    ...new Set(workflow.steps.map((step) => step.functionId).filter((id) => id !== "agent::chat")),
+  ];
+  if (functionIds.length === 0) return;
   const { denied } = (await worker.trigger({
     function_id: "agent::authorize",
     payload: { agentId, functionIds },

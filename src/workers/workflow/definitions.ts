@@ -15,7 +15,8 @@ import {
   type WorkflowInput,
   workflowInput,
 } from "./schema.ts";
-import { loadWorkflow, normalizeWorkflow, purgeRuns, purgeWorkflows, workflowsScope } from "./store.ts";
+import { deletedScope, loadWorkflow, normalizeWorkflow, purgeWorkflows, workflowsScope } from "./store.ts";
+import { validateSteps } from "./validate.ts";
 
 export interface DefinitionDeps {
   state: StateClient;
@@ -31,6 +32,7 @@ export async function createWorkflow(
 ): Promise<Workflow> {
   assertStepsAllowed(input.steps, auth, "write");
   await requireRealm(deps.trigger, realmId, { write: true });
+  await validateSteps(deps.trigger, input.steps);
   const { id, realmId: _named, ...fields } = input;
   const now = nowIso();
   const workflow: Workflow = {
@@ -68,6 +70,7 @@ export async function updateWorkflow(
 ): Promise<Workflow> {
   if (input.steps) assertStepsAllowed(input.steps, auth, "write");
   await requireRealm(deps.trigger, realmId, { write: true });
+  if (input.steps) await validateSteps(deps.trigger, input.steps);
   const { id, realmId: _named, expectedVersion, ...fields } = input;
   let updated: Workflow | undefined;
   await casUpdate<Workflow>(deps.state, workflowsScope(realmId), id, ({ value }) => {
@@ -96,11 +99,14 @@ export async function getWorkflow(deps: DefinitionDeps, realmId: string, id: str
   return workflow;
 }
 
-/** Removes the definition and its run history; runs still in flight finish on their own. */
+/**
+ * Removes the definition; its runs stay readable (by run id and in the id's run list) until the realm
+ * goes, which a tombstone remembers. Runs still in flight finish on their own.
+ */
 export async function deleteWorkflow(deps: DefinitionDeps, realmId: string, id: string): Promise<Workflow> {
   const workflow = await getWorkflow(deps, realmId, id);
   await requireRealm(deps.trigger, realmId, { write: true });
-  await purgeRuns(deps.state, realmId, id);
+  await deps.state.set(deletedScope(realmId), id, { deletedAt: nowIso(), version: workflow.version });
   await deps.state.delete(workflowsScope(realmId), id);
   return workflow;
 }
@@ -120,6 +126,16 @@ export async function loadFileWorkflows(
     const parsed = workflowInput.safeParse(withFileId(file));
     if (!parsed.success) {
       warn(`Skipping ${file.path}: ${describeZodError(parsed.error)}`);
+      continue;
+    }
+    const notYet = (message: string) =>
+      warn(`${file.path}: ${message}; it runs once the function is registered`);
+    const invalid = await validateSteps(deps.trigger, parsed.data.steps, notYet).then(
+      () => null,
+      (error: Error) => error.message,
+    );
+    if (invalid) {
+      warn(`Skipping ${file.path}: ${invalid}`);
       continue;
     }
     const { id = "", realmId: _named, ...fields } = parsed.data;

@@ -1,11 +1,12 @@
-import type { TriggerFn } from "../../engine/types.ts";
+import type { Principal, TriggerFn } from "../../engine/types.ts";
+import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError, isAppError } from "../../shared/errors.ts";
 import { returnsSecret } from "../../shared/internal-functions.ts";
+import { asText, outputContains, renderArgs, renderTemplate } from "../../shared/templates.ts";
 import type { Run, Step, StepResult, Workflow } from "./schema.ts";
-import { asText, outputContains, renderTemplate } from "./templates.ts";
 
-export type RunEvent = "started" | "step_completed" | "completed" | "failed";
+export type RunEvent = "started" | "step_completed" | "completed" | "failed" | "cancelled";
 
 export interface ExecutorDeps {
   trigger: TriggerFn;
@@ -16,6 +17,14 @@ export interface ExecutorDeps {
   retryDelayMs(attempt: number): number;
   /** The input fields a function accepts, when it declares them (strict functions refuse others). */
   inputFields(functionId: string): Promise<string[] | undefined>;
+}
+
+/** The run was cancelled: by its signal here, or (cluster mode) by a flag its checkpoint found. */
+export class RunCancelled extends Error {
+  constructor() {
+    super("cancelled");
+    this.name = "RunCancelled";
+  }
 }
 
 /** Thrown when a step fails the run (errorMode fail, or retry exhausted). */
@@ -30,22 +39,30 @@ export class StepFailure extends Error {
 /**
  * Runs the workflow from the run's checkpoint (`position`) to the end, per the specification's modes:
  * sequential, fanout batches (consecutive fanout steps in parallel), collect, conditional and loop. The
- * run is checkpointed after every step; a failing step marks it failed and rethrows.
+ * run is checkpointed after every step; a failing step marks it failed and rethrows. `signal` cancels
+ * it: the running step's invocation is aborted and the run ends `cancelled` at that step.
  */
-export async function executeRun(deps: ExecutorDeps, workflow: Workflow, run: Run): Promise<Run> {
+export async function executeRun(
+  deps: ExecutorDeps,
+  workflow: Workflow,
+  run: Run,
+  signal?: AbortSignal,
+): Promise<Run> {
   const { steps } = workflow;
+  const call: StepCall = { deps, run, signal };
   try {
     while (run.position < steps.length) {
+      if (signal?.aborted) throw new RunCancelled();
       const step = steps[run.position] as Step;
       if (step.mode === "fanout") {
         const batch = fanoutBatch(steps, run.position);
-        const results = await Promise.all(batch.map((member) => runStep(deps, run, member, {})));
+        const results = await Promise.all(batch.map((member) => runStep(call, member, {})));
         run.vars.__fanout = results.map((result) => result.output);
         for (const [index, member] of batch.entries()) setOutputVar(run, member, results[index]?.output);
         await complete(deps, run, results, batch.length);
         continue;
       }
-      await complete(deps, run, [await runByMode(deps, run, step)], 1);
+      await complete(deps, run, [await runByMode(call, step)], 1);
     }
     run.status = "completed";
     run.finishedAt = nowIso();
@@ -53,6 +70,7 @@ export async function executeRun(deps: ExecutorDeps, workflow: Workflow, run: Ru
     deps.publish("completed", run);
     return run;
   } catch (error) {
+    if (error instanceof RunCancelled) return stopCancelled(deps, workflow, run);
     if (!(error instanceof StepFailure)) throw error;
     run.status = "failed";
     run.error = `Step "${error.step}" failed: ${error.message}`;
@@ -68,6 +86,26 @@ export async function executeRun(deps: ExecutorDeps, workflow: Workflow, run: Ru
   }
 }
 
+/** Ends a cancelled run where it stopped; a caller waiting for it gets a 409 saying so. */
+async function stopCancelled(deps: ExecutorDeps, workflow: Workflow, run: Run): Promise<never> {
+  const step = workflow.steps[run.position]?.name ?? `step ${run.position}`;
+  run.status = "cancelled";
+  run.stoppedAt = step;
+  run.error = `Cancelled at step "${step}"`;
+  run.finishedAt = nowIso();
+  await deps.checkpoint(run);
+  deps.publish("cancelled", run);
+  throw new AppError("conflict", `Workflow ${workflow.id} run ${run.runId}: ${run.error}`, {
+    reason: "cancelled",
+  });
+}
+
+interface StepCall {
+  deps: ExecutorDeps;
+  run: Run;
+  signal?: AbortSignal;
+}
+
 function fanoutBatch(steps: Step[], from: number): Step[] {
   const batch: Step[] = [];
   for (let i = from; i < steps.length && steps[i]?.mode === "fanout"; i++) batch.push(steps[i] as Step);
@@ -81,23 +119,26 @@ async function complete(deps: ExecutorDeps, run: Run, results: StepResult[], adv
   for (const result of results) deps.publish("step_completed", run, result);
 }
 
-async function runByMode(deps: ExecutorDeps, run: Run, step: Step): Promise<StepResult> {
+async function runByMode(call: StepCall, step: Step): Promise<StepResult> {
+  const { run } = call;
   if (step.mode === "conditional" && !outputContains(run.vars.input, step.condition ?? "")) {
     return { stepName: step.name, output: null, skipped: true, durationMs: 0 };
   }
-  if (step.mode === "loop") return runLoop(deps, run, step);
+  if (step.mode === "loop") return runLoop(call, step);
   const extra = step.mode === "collect" ? { fanoutResults: run.vars.__fanout ?? [] } : {};
-  const result = await runStep(deps, run, step, extra);
+  const result = await runStep(call, step, extra);
   advance(run, step, result.output);
   return result;
 }
 
 /** Repeats the step, feeding each output to the next pass, until `until` appears or the bound is hit. */
-async function runLoop(deps: ExecutorDeps, run: Run, step: Step): Promise<StepResult> {
+async function runLoop(call: StepCall, step: Step): Promise<StepResult> {
+  const { run } = call;
   const started = nowMs();
   let last: StepResult = { stepName: step.name, output: null, durationMs: 0 };
   for (let iteration = 1; iteration <= step.maxIterations; iteration++) {
-    last = await runStep(deps, run, step, { iteration });
+    if (call.signal?.aborted) throw new RunCancelled();
+    last = await runStep(call, step, { iteration });
     advance(run, step, last.output);
     if (last.error !== undefined) break;
     if (step.until !== undefined && outputContains(last.output, step.until)) break;
@@ -118,25 +159,24 @@ function setOutputVar(run: Run, step: Step, output: unknown): void {
 /**
  * One call of the step's function, with its error mode: `retry` tries 1 + maxRetries times with
  * exponential backoff, `skip` records the error and yields null, `fail` (and an exhausted retry) fails the run.
+ * A cancel is never retried nor skipped.
  */
-async function runStep(
-  deps: ExecutorDeps,
-  run: Run,
-  step: Step,
-  extra: Record<string, unknown>,
-): Promise<StepResult> {
+async function runStep(call: StepCall, step: Step, extra: Record<string, unknown>): Promise<StepResult> {
+  const { deps, run, signal } = call;
   const started = nowMs();
   const payload = await stepPayload(deps, run, step, extra);
   const attempts = step.errorMode === "retry" ? 1 + step.maxRetries : 1;
   let lastError: unknown;
   for (let attempt = 0; attempt < attempts; attempt++) {
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, deps.retryDelayMs(attempt - 1)));
+    if (attempt > 0) await pause(deps.retryDelayMs(attempt - 1), signal);
+    if (signal?.aborted) throw new RunCancelled();
     try {
       const output = await deps.trigger({
         function_id: step.functionId,
         payload,
         timeout_ms: step.timeoutMs,
-        auth: run.principal,
+        auth: stepPrincipal(run, step),
+        signal,
       });
       // A secret (a new key, a vault value) would be stored in the run: it never leaves the step.
       const kept = returnsSecret(step.functionId)
@@ -144,7 +184,8 @@ async function runStep(
         : output;
       return { stepName: step.name, output: kept ?? null, durationMs: nowMs() - started };
     } catch (error) {
-      lastError = error;
+      if (signal?.aborted) throw new RunCancelled();
+      lastError = refusalOf(step, payload, error);
     }
   }
   if (step.errorMode === "skip") {
@@ -154,16 +195,76 @@ async function runStep(
 }
 
 /**
- * DESIGN §6: `{...vars, input, prompt, message: prompt, agentId}` (+ `iteration`, `fanoutResults`). A
- * function that declares its input fields gets only those, so strict functions (agent::chat, tools)
- * work as steps.
+ * Who a step runs as. A tool step of a run (or step) with an agent runs as that agent, so the agent's
+ * tool policies hold (a risky call it marked `approval: "required"` waits for a decision) and the tool
+ * acts in the agent's workspace with no more than the agent's realm; every other step runs with the run's
+ * rights.
  */
-async function stepPayload(deps: ExecutorDeps, run: Run, step: Step, extra: Record<string, unknown>) {
-  const vars = { ...run.vars, input: run.vars.input };
+function stepPrincipal(run: Run, step: Step): Principal | undefined {
+  const agentId = step.agentId ?? run.agentId;
+  if (!agentId || !step.functionId.startsWith("tool::")) return run.principal;
+  return { kind: "realm", realmId: run.realmId ?? DEFAULT_REALM_ID, keyId: `agent:${agentId}` };
+}
+
+/** A function that refuses its payload (400) is told apart from one that failed doing its work. */
+function refusalOf(step: Step, payload: Record<string, unknown>, error: unknown): unknown {
+  if (!isAppError(error) || error.status !== 400) return error;
+  const fields = Object.keys(payload).join(", ") || "none";
+  const hint = step.args ? "" : ' (give the step "args" to choose its payload)';
+  return new AppError(
+    "validation",
+    `${step.functionId} refused the step's payload {${fields}}: ${error.message}${hint}`,
+    { cause: error },
+  );
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * With `args`: those, rendered over the run's variables, are the payload. Otherwise DESIGN §6:
+ * `{...vars, input, prompt, message: prompt, agentId}` (+ `iteration`, `fanoutResults`), where a
+ * function that declares its input fields gets only those, so strict functions (agent::chat, tools)
+ * work as steps. `agentId` is the step's, else the run's.
+ */
+async function stepPayload(
+  deps: ExecutorDeps,
+  run: Run,
+  step: Step,
+  extra: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const agentId = step.agentId ?? run.agentId;
+  const vars: Record<string, unknown> = { ...run.vars, input: run.vars.input };
+  if (step.args) {
+    const args = renderArgs(step.args, { ...vars, ...extra, ...(agentId ? { agentId } : {}) }) as Record<
+      string,
+      unknown
+    >;
+    // A function that acts for an agent gets the step's (or run's) agent unless args name one.
+    if (
+      agentId &&
+      args.agentId === undefined &&
+      (await deps.inputFields(step.functionId))?.includes("agentId")
+    ) {
+      args.agentId = agentId;
+    }
+    return args;
+  }
   const prompt =
     step.promptTemplate === undefined ? asText(vars.input) : renderTemplate(step.promptTemplate, vars);
   const full: Record<string, unknown> = { ...vars, prompt, message: prompt, ...extra };
-  if (run.agentId) full.agentId = run.agentId;
+  if (agentId) full.agentId = agentId;
   const fields = await deps.inputFields(step.functionId);
   if (!fields) return full;
   return Object.fromEntries(Object.entries(full).filter(([key]) => fields.includes(key)));

@@ -2,13 +2,8 @@ import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access.ts";
-import { nowIso } from "../../shared/clock.ts";
-import { notFound } from "../../shared/errors.ts";
-import { newId } from "../../shared/ids.ts";
 import { pageOf } from "../../shared/pagination.ts";
-import { requireRealm } from "../../shared/realm-refs.ts";
-import { assertStepsAllowed, runPrincipal } from "./access.ts";
-import { audit, authorize } from "./authorize.ts";
+import { authorize } from "./authorize.ts";
 import {
   createWorkflow,
   deleteWorkflow,
@@ -16,14 +11,15 @@ import {
   loadFileWorkflows,
   updateWorkflow,
 } from "./definitions.ts";
-import { type ExecutorDeps, executeRun } from "./executor.ts";
+import { runEvents } from "./events.ts";
+import type { ExecutorDeps } from "./executor.ts";
 import { loadWorkflowFiles } from "./files.ts";
-import { createLeases, hold, type Leases, renewLeases, tickSeconds } from "./lease.ts";
+import { createLeases, type Leases, renewLeases, tickSeconds } from "./lease.ts";
 import { resumeRuns } from "./resume.ts";
+import { cancelRun, type RunControl, retryRun, startWorkflowRun, visibleRun } from "./runs.ts";
 import {
   listInput,
   purgeInput,
-  type Run,
   runIdInput,
   runInput,
   runsInput,
@@ -31,16 +27,8 @@ import {
   workflowIdInput,
   workflowInput,
 } from "./schema.ts";
-import {
-  listRuns,
-  listWorkflows,
-  loadRun,
-  purgeWorkflows,
-  runRealm,
-  saveOwnedRun,
-  saveRun,
-  startRun,
-} from "./store.ts";
+import { hadWorkflow, listRuns, listWorkflows, purgeWorkflows, saveOwnedRun, saveRun } from "./store.ts";
+import { missingFunctions } from "./validate.ts";
 
 export interface WorkflowOptions {
   /** Directory whose `workflows/*.yaml` are loaded at start (the working directory by default). */
@@ -106,6 +94,14 @@ export function registerWorkflow(
   };
 
   const defs = { state, trigger };
+  const control: RunControl = {
+    deps,
+    state,
+    trigger,
+    leases,
+    local: new Map(),
+    authorize: (workflow, agentId, principal) => authorize(worker, workflow, agentId, principal),
+  };
 
   worker.registerFunction(
     {
@@ -121,8 +117,16 @@ export function registerWorkflow(
   );
 
   worker.registerFunction(
-    { id: "workflow::get", description: "One workflow definition", input: workflowIdInput },
-    async ({ id, realmId }, ctx) => getWorkflow(defs, callerRealm(ctx, realmId), id),
+    {
+      id: "workflow::get",
+      description:
+        "One workflow definition, with missingFunctions: optional steps' functions not registered now",
+      input: workflowIdInput,
+    },
+    async ({ id, realmId }, ctx) => {
+      const workflow = await getWorkflow(defs, callerRealm(ctx, realmId), id);
+      return { ...workflow, missingFunctions: await missingFunctions(trigger, workflow.steps) };
+    },
   );
 
   worker.registerFunction(
@@ -156,37 +160,47 @@ export function registerWorkflow(
   );
 
   worker.registerFunction(
-    { id: "workflow::run", description: "Run a workflow: {runId, status, results, vars}", input: runInput },
-    async ({ workflowId, input, agentId, realmId: named }, ctx) => {
-      const realmId = callerRealm(ctx, named);
-      const workflow = await getWorkflow(defs, realmId, workflowId);
-      const principal = runPrincipal(ctx.auth, workflow.author, realmId);
-      assertStepsAllowed(workflow.steps, principal, "run");
-      await requireRealm(trigger, realmId, { write: true });
-      if (agentId) await authorize(worker, workflow, agentId, principal);
-      const run: Run = {
-        runId: newId("run"),
-        workflowId,
-        realmId,
-        principal,
-        status: "running",
-        input: input ?? null,
-        ...(agentId ? { agentId } : {}),
-        results: [],
-        vars: { input: input ?? null },
-        position: 0,
-        startedAt: nowIso(),
+    {
+      id: "workflow::run",
+      description:
+        "Run a workflow: {runId, status, results, vars}; with async: true, {runId, status} at once (202)",
+      input: runInput,
+    },
+    (input, ctx) => startWorkflowRun(control, input, ctx),
+  );
+
+  worker.registerFunction(
+    {
+      id: "workflow::cancel",
+      description: "Cancel a running run: its running step is aborted and the run ends cancelled",
+      input: runIdInput,
+    },
+    ({ runId }, ctx) => cancelRun(control, runId, ctx),
+  );
+
+  worker.registerFunction(
+    {
+      id: "workflow::retry",
+      description:
+        "Resume a failed, interrupted or cancelled run from its last checkpoint, in the background",
+      input: runIdInput,
+    },
+    ({ runId }, ctx) => retryRun(control, runId, ctx),
+  );
+
+  worker.registerFunction(
+    {
+      id: "workflow::run_events",
+      description: "A run's progress as server-sent events (status, step, then the final status)",
+    },
+    async (envelope, ctx) => {
+      const runId = String((envelope as { path_params?: { runId?: unknown } }).path_params?.runId ?? "");
+      await visibleRun(state, runId, ctx);
+      return {
+        status_code: 200,
+        headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
+        body: runEvents(state, runId),
       };
-      if (leases) hold(leases, run);
-      try {
-        await startRun(state, run);
-        deps.publish("started", run);
-        if (agentId) audit(worker, "workflow_run", { runId: run.runId, workflowId, agentId, realmId });
-        const done = await executeRun(deps, workflow, run);
-        return { runId: done.runId, status: done.status, results: done.results, vars: done.vars };
-      } finally {
-        leases?.local.delete(run.runId);
-      }
     },
   );
 
@@ -198,22 +212,15 @@ export function registerWorkflow(
     },
     async ({ id, realmId: named, limit, offset }, ctx) => {
       const realmId = callerRealm(ctx, named);
-      await getWorkflow(defs, realmId, id);
+      // A deleted workflow's runs stay listed under its id.
+      if (!(await hadWorkflow(state, realmId, id))) await getWorkflow(defs, realmId, id);
       return { ...(await listRuns(state, realmId, id, limit, offset)), limit, offset };
     },
   );
 
   worker.registerFunction(
     { id: "workflow::get_run", description: "One run with its step history", input: runIdInput },
-    async ({ runId }, ctx) => {
-      const run = await loadRun(state, runId);
-      // Another realm's run is as absent as one that never existed.
-      if (!run || (ctx.auth.kind === "realm" && ctx.auth.realmId !== runRealm(run))) {
-        throw notFound(`Run ${runId} not found`);
-      }
-      callerRealm(ctx, runRealm(run));
-      return run;
-    },
+    ({ runId }, ctx) => visibleRun(state, runId, ctx),
   );
 
   worker.registerFunction(
@@ -230,7 +237,12 @@ export function registerWorkflow(
 
   worker.registerRoute("workflow::list", "GET", "/api/workflows", { array_list: "workflows" });
   worker.registerRoute("workflow::create", "POST", "/api/workflows", { status: 201 });
-  worker.registerRoute("workflow::run", "POST", "/api/workflows/run");
+  worker.registerRoute("workflow::run", "POST", "/api/workflows/run", { accepted_field: "async" });
+  worker.registerRoute("workflow::cancel", "POST", "/api/workflows/runs/:runId/cancel");
+  worker.registerRoute("workflow::retry", "POST", "/api/workflows/runs/:runId/retry", { status: 202 });
+  worker.registerRoute("workflow::run_events", "GET", "/api/workflows/runs/:runId/events", {
+    envelope: true,
+  });
   worker.registerRoute("workflow::get", "GET", "/api/workflows/:id");
   worker.registerRoute("workflow::update", "PATCH", "/api/workflows/:id");
   worker.registerRoute("workflow::delete", "DELETE", "/api/workflows/:id");
@@ -242,8 +254,8 @@ export function registerWorkflow(
     if (options.startup === false) return 0;
     const files = loadWorkflowFiles(options.directory ?? process.cwd(), warn);
     await loadFileWorkflows(defs, DEFAULT_REALM_ID, files, warn);
-    const resume = { state, deps, leases, graceMs: options.resumeGraceMs ?? 30_000, warn };
-    if (leases) watchLeases(worker, leases, () => resumeRuns(resume));
+    const resume = { state, control, graceMs: options.resumeGraceMs ?? 30_000, warn };
+    if (leases) watchLeases(worker, control, leases, () => resumeRuns(resume));
     return resumeRuns(resume);
   })();
   resumed.catch((error) => warn(`Resuming workflow runs failed: ${(error as Error).message}`));
@@ -254,12 +266,18 @@ export function registerWorkflow(
  * Each node's own cron tick (its node id in the tick's data, so every node runs its own): renew the
  * leases of the runs it executes, then take over runs whose lease lapsed.
  */
-function watchLeases(worker: WorkerClient, leases: Leases, takeOver: () => Promise<number>): void {
+function watchLeases(
+  worker: WorkerClient,
+  control: RunControl,
+  leases: Leases,
+  takeOver: () => Promise<number>,
+): void {
   const state = stateClient(worker.trigger.bind(worker));
   worker.registerFunction(
     { id: "workflow::lease_tick", description: "Renew this node's run leases and take over lapsed runs" },
     async () => {
-      await renewLeases(state, leases);
+      // A run cancelled on another node stops here at once, not only at its next checkpoint.
+      await renewLeases(state, leases, (runId) => control.local.get(runId)?.controller.abort());
       return { takenOver: await takeOver() };
     },
   );

@@ -33,13 +33,23 @@ export function hold(leases: Leases, run: Run): void {
   leases.local.set(run.runId, run);
 }
 
-/** Extends the lease of every run this node executes (a run another node took over is left alone). */
-export async function renewLeases(state: StateClient, leases: Leases): Promise<void> {
+/**
+ * Extends the lease of every run this node executes (a run another node took over is left alone);
+ * `cancelled` hears of each run a cancel on another node flagged.
+ */
+export async function renewLeases(
+  state: StateClient,
+  leases: Leases,
+  cancelled: (runId: string) => void = () => undefined,
+): Promise<void> {
   for (const run of leases.local.values()) {
     const leaseUntil = new Date(nowMs() + leases.leaseMs).toISOString();
-    await casUpdate<StoredRun>(state, RUNS_SCOPE, run.runId, ({ value }) =>
-      value?.owner === leases.nodeId && value.status === "running" ? { ...value, leaseUntil } : undefined,
-    ).catch(() => undefined);
+    await casUpdate<StoredRun>(state, RUNS_SCOPE, run.runId, ({ value }) => {
+      if (value?.cancelRequested) cancelled(run.runId);
+      return value?.owner === leases.nodeId && value.status === "running"
+        ? { ...value, leaseUntil }
+        : undefined;
+    }).catch(() => undefined);
   }
 }
 

@@ -1,15 +1,14 @@
 import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
-import { type ExecutorDeps, executeRun } from "./executor.ts";
-import { type Leases, takeOverLapsed } from "./lease.ts";
+import { takeOverLapsed } from "./lease.ts";
+import { claimLocal, execute, type RunControl } from "./runs.ts";
 import type { Run } from "./schema.ts";
-import { ACTIVE_SCOPE, loadRun, loadWorkflow, runRealm } from "./store.ts";
+import { ACTIVE_SCOPE, loadRun, loadWorkflow, RUNS_SCOPE, runRealm, type StoredRun } from "./store.ts";
 
 export interface ResumeOptions {
   state: StateClient;
-  deps: ExecutorDeps;
-  /** Cluster mode: only runs whose lease lapsed are taken, each by one node. */
-  leases?: Leases;
+  /** The executor and this process's runs (cluster mode: its leases; only lapsed runs are taken). */
+  control: RunControl;
   graceMs: number;
   warn: (message: string) => void;
 }
@@ -21,7 +20,8 @@ export interface ResumeOptions {
  * `interrupted` with the step it stopped at. Returns how many runs were picked up.
  */
 export async function resumeRuns(options: ResumeOptions): Promise<number> {
-  const { state, leases } = options;
+  const { state } = options;
+  const { leases } = options.control;
   if (leases) {
     return takeOverLapsed(state, leases, (run) => {
       void resumeOne(options, run)
@@ -45,6 +45,18 @@ export async function resumeRuns(options: ResumeOptions): Promise<number> {
 }
 
 async function resumeOne(options: ResumeOptions, run: Run): Promise<void> {
+  const { control } = options;
+  // Cancellable from now on, while it waits for its functions too.
+  const signal = claimLocal(control, run.runId);
+  try {
+    await resumeClaimed(options, run, signal);
+  } finally {
+    if (control.local.get(run.runId)?.done === undefined) control.local.delete(run.runId);
+  }
+}
+
+async function resumeClaimed(options: ResumeOptions, run: Run, signal: AbortSignal): Promise<void> {
+  const { control } = options;
   const workflow = await loadWorkflow(options.state, runRealm(run), run.workflowId);
   // Runs started before runs recorded their rights resume confined to their realm, never as the service.
   run.principal ??= { kind: "realm", keyId: "unknown", realmId: runRealm(run) };
@@ -57,8 +69,11 @@ async function resumeOne(options: ResumeOptions, run: Run): Promise<void> {
   if (missing.length > 0) {
     return interrupt(options, run, stopped, `functions not available after restart: ${missing.join(", ")}`);
   }
-  options.deps.publish("started", run);
-  await executeRun(options.deps, workflow, run).catch(() => undefined);
+  // Cancelled (or finished elsewhere) while it waited: nothing to resume.
+  const stored = await options.state.get<StoredRun>(RUNS_SCOPE, run.runId);
+  if (stored?.status !== "running" || (signal.aborted && stored.cancelRequested)) return;
+  control.deps.publish("started", run);
+  await execute(control, workflow, run).catch(() => undefined);
 }
 
 async function interrupt(options: ResumeOptions, run: Run, step: string, reason: string): Promise<void> {
@@ -66,15 +81,15 @@ async function interrupt(options: ResumeOptions, run: Run, step: string, reason:
   run.stoppedAt = step;
   run.error = `Interrupted at step "${step}": ${reason}`;
   run.finishedAt = nowIso();
-  await options.deps.checkpoint(run);
-  options.deps.publish("failed", run);
+  await options.control.deps.checkpoint(run);
+  options.control.deps.publish("failed", run);
 }
 
 /** The ids among `functionIds` still missing when the grace period ends (none: ready). */
 async function waitForFunctions(options: ResumeOptions, functionIds: string[]): Promise<string[]> {
   const deadline = nowMs() + options.graceMs;
   for (;;) {
-    const listed = (await options.deps.trigger({
+    const listed = (await options.control.deps.trigger({
       function_id: "engine::functions::list",
       payload: { include_internal: true },
     })) as {

@@ -37,6 +37,15 @@ export const stepSchema = z
       .max(1000, "maxIterations must be at most 1000")
       .default(10),
     until: z.string().max(10_000).optional(),
+    /**
+     * The function's payload: string leaves are templates over the run's variables (a leaf that is one
+     * whole template keeps the value's type). Without it, the payload of DESIGN §6.
+     */
+    args: z.record(z.string(), z.unknown(), { error: "args must be an object" }).optional(),
+    /** The agent an `agent::chat` step talks to (else the run's `agentId`). */
+    agentId: z.string().min(1, "agentId must not be empty").max(256).optional(),
+    /** The function may be missing at create (a remote worker that connects later). */
+    optional: z.boolean({ error: "optional must be true or false" }).optional(),
   })
   .superRefine((step, ctx) => {
     if (step.mode === "conditional" && step.condition === undefined) {
@@ -135,6 +144,8 @@ export const runInput = z.strictObject({
   realmId: realmIdField.optional(),
   input: z.unknown().optional(),
   agentId: z.string().min(1).max(256).optional(),
+  /** true: answer 202 {runId, status} at once and run in the background. */
+  async: z.boolean({ error: "async must be true or false" }).optional(),
 });
 
 export const runsInput = z.strictObject({
@@ -156,11 +167,13 @@ export interface StepResult {
   skipped?: true;
 }
 
-export type RunStatus = "running" | "completed" | "failed" | "interrupted";
+export type RunStatus = "running" | "completed" | "failed" | "interrupted" | "cancelled";
 
 export interface Run {
   runId: string;
   workflowId: string;
+  /** The workflow's version when the run started: a retry needs the same one. */
+  workflowVersion?: number;
   /** The workflow's realm (runs of records written before realms had none: the default realm). */
   realmId?: string;
   /** The rights its steps run with: the caller's, never more than the workflow's author had. */
@@ -183,6 +196,10 @@ export interface Run {
   heartbeatAt?: string;
   /** Cluster mode: until when the owner holds the run; a live node takes over a run whose lease lapsed. */
   leaseUntil?: string;
+  /** Set by a cancel the run's own node did not receive: the owner stops at its next checkpoint. */
+  cancelRequested?: true;
+  /** How many times the run was retried after it failed, was interrupted or cancelled. */
+  retries?: number;
 }
 
 export type RunPrincipal = Exclude<Principal, { kind: "anonymous" }>;

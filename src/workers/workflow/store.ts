@@ -4,6 +4,7 @@ import type { BatchOp } from "../../engine/state/types.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
+import { RunCancelled } from "./executor.ts";
 import type { Run, Workflow } from "./schema.ts";
 
 export const RUNS_SCOPE = "workflow_runs";
@@ -18,6 +19,8 @@ const COUNTS_SCOPE = "workflow_run_counts";
  */
 export const workflowsScope = (realmId: string) =>
   realmId === DEFAULT_REALM_ID ? "workflows" : `workflows:${realmId}`;
+/** Ids of deleted workflows whose runs are kept: a realm delete purges those runs too. */
+export const deletedScope = (realmId: string) => `workflows_deleted:${realmId}`;
 /** A workflow's name across realms (`/` is in neither realm nor workflow ids). */
 const qualified = (realmId: string, workflowId: string) =>
   realmId === DEFAULT_REALM_ID ? workflowId : `${realmId}/${workflowId}`;
@@ -111,6 +114,8 @@ export async function saveOwnedRun(state: StateClient, run: Run, leaseMs: number
   for (let attempt = 0; attempt < 16; attempt++) {
     const current = await state.getVersioned<StoredRun>(RUNS_SCOPE, run.runId);
     if (!current || current.value.owner !== owner) throw leaseLost(run.runId);
+    // Cancelled on another node: this node stops here (the next checkpoint records it as cancelled).
+    if (current.value.cancelRequested && run.status === "running") throw new RunCancelled();
     run.heartbeatAt = nowIso();
     run.leaseUntil = new Date(Date.now() + leaseMs).toISOString();
     const from = storedResults.get(run) ?? 0;
@@ -192,15 +197,26 @@ export async function listRuns(
 
 /** Every workflow of a realm with its runs, step results, indexes and counts (a realm delete); idempotent. */
 export async function purgeWorkflows(state: StateClient, realmId: string): Promise<number> {
-  const scope = workflowsScope(realmId);
-  // Keys first, deletes after: deleting while paging would move the cursor's ground under it.
-  const ids: string[] = [];
-  for await (const { key } of state.scan(scope)) ids.push(key);
-  for (const id of ids) {
-    await purgeRuns(state, realmId, id);
-    await state.delete(scope, id);
+  let purged = 0;
+  for (const scope of [workflowsScope(realmId), deletedScope(realmId)]) {
+    // Keys first, deletes after: deleting while paging would move the cursor's ground under it.
+    const ids: string[] = [];
+    for await (const { key } of state.scan(scope)) ids.push(key);
+    for (const id of ids) {
+      await purgeRuns(state, realmId, id);
+      await state.delete(scope, id);
+    }
+    if (scope === workflowsScope(realmId)) purged = ids.length;
   }
-  return ids.length;
+  return purged;
+}
+
+/** A workflow that exists, or existed and left runs behind. */
+export async function hadWorkflow(state: StateClient, realmId: string, id: string): Promise<boolean> {
+  return (
+    (await state.get(workflowsScope(realmId), id)) !== null ||
+    (await state.get(deletedScope(realmId), id)) !== null
+  );
 }
 
 /** A workflow's runs and what indexes them. */

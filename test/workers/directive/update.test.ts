@@ -134,18 +134,22 @@ describe("directive field updates", () => {
     expect(response.body.error).toContain(message);
   });
 
-  it("answers 404 for a missing directive and for an owner outside the realm", async () => {
+  it("answers 404 for a missing directive and for an owner in another realm; an unknown owner id is opaque", async () => {
     const directive = await directiveIn();
     const missing = await patch({ realmId: directive.realmId, id: "dir-missing" }, { title: "x" });
     expect(missing).toEqual({
       status: 404,
       body: { error: `Directive dir-missing not found in realm ${directive.realmId}` },
     });
-    const owner = await patch(directive, { ownerAgentId: "agent-nobody" });
+    const otherRealm = await newRealm(server);
+    const outsider = await createAgent(server, otherRealm, { name: "outsider" });
+    const owner = await patch(directive, { ownerAgentId: outsider });
     expect(owner).toEqual({
       status: 404,
-      body: { error: `Agent agent-nobody not found in realm ${directive.realmId}` },
+      body: { error: `Agent ${outsider} not found in realm ${directive.realmId}` },
     });
+    const external = await patch(directive, { ownerAgentId: "agent-of-a-remote-runtime" });
+    expect(external.status).toBe(200);
   });
 });
 

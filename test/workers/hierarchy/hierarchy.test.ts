@@ -60,15 +60,15 @@ describe("hierarchy set", () => {
     expect(chain.body.chain).toHaveLength(1);
   });
 
-  it("refuses an agent that is missing or belongs to another realm with 404", async () => {
+  it("refuses another realm's agent with 404, and takes an id no worker knows (opaque ids)", async () => {
     const { realmId } = await realmWith();
     const other = await realmWith("stranger");
-    for (const agentId of ["agent-missing", other.ids.stranger]) {
-      expect(await set({ realmId, agentId })).toEqual({
-        status: 404,
-        body: { error: `Agent ${agentId} not found in realm ${realmId}` },
-      });
-    }
+    const agentId = other.ids.stranger as string;
+    expect(await set({ realmId, agentId })).toEqual({
+      status: 404,
+      body: { error: `Agent ${agentId} not found in realm ${realmId}` },
+    });
+    expect((await set({ realmId, agentId: "external-runtime-agent" })).status).toBe(200);
   });
 
   it.each([

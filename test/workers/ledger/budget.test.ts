@@ -95,18 +95,35 @@ describe("ledger::set_budget", () => {
     expect((await json(response)).error).toContain(message);
   });
 
-  it("refuses a per-agent budget for an agent that is not in the realm with 404", async () => {
+  it("refuses a per-agent budget for another realm's agent with 404; an unknown agent id is opaque", async () => {
     const realmId = await newRealm(ctx.server, "one");
     const otherRealm = await newRealm(ctx.server, "two");
     const stranger = await createAgent(ctx.server, otherRealm);
-    for (const agentId of [stranger, "agent-missing"]) {
-      const response = await ctx.server.request("/api/ledger/budget", {
+    const budget = (agentId: string) =>
+      ctx.server.request("/api/ledger/budget", {
         method: "POST",
         json: { realmId, agentId, monthlyCents: 100 },
       });
-      expect(response.status).toBe(404);
-      expect((await json(response)).error).toBe(`Agent ${agentId} not found in realm ${realmId}`);
-    }
+    const refused = await budget(stranger);
+    expect(refused.status).toBe(404);
+    expect((await json(refused)).error).toBe(`Agent ${stranger} not found in realm ${realmId}`);
+    expect((await budget("agent-a")).status).toBeLessThan(300);
+    // A cost for an agent the service never created is counted (a remote worker's agent).
+    const spent = await ctx.server.request("/api/ledger/spend", {
+      method: "POST",
+      json: {
+        realmId,
+        agentId: "agent-a",
+        costCents: 7,
+        provider: "openai",
+        model: "gpt-4o",
+        inputTokens: 1,
+        outputTokens: 1,
+      },
+    });
+    expect(spent.status).toBe(201);
+    const summary = await json(await ctx.server.request(`/api/ledger/summary/${realmId}?groupBy=agent`));
+    expect(summary.breakdown["agent-a"]).toBe(7);
   });
 });
 

@@ -10,8 +10,8 @@ export interface Probes {
 }
 
 /**
- * A fresh server per test, with probes on `ledger.alert` and in place of `council::activity`
- * (the council worker lands later), and the clock restored afterwards.
+ * A fresh server per test, with probes on `ledger.alert` and around `council::activity` (what the
+ * ledger tells the council), and the clock restored afterwards.
  */
 export function ledgerServer(): { readonly server: TestServer; readonly probes: Probes } {
   let current: TestServer | undefined;
@@ -30,12 +30,13 @@ export function ledgerServer(): { readonly server: TestServer; readonly probes: 
       function_id: "probe::alert",
       config: { topic: "ledger.alert" },
     });
-    if (!current.service.engine.functions.get("council::activity")) {
-      probe.registerFunction({ id: "council::activity" }, (data) => {
-        seen.activity.push(data);
-        return { recorded: true };
-      });
-    }
+    // The council's own function stays in charge; the probe only watches what reaches it.
+    const council = current.service.engine.functions.get("council::activity");
+    if (council) current.service.engine.unregisterFunction("council::activity");
+    probe.registerFunction({ id: "council::activity", input: council?.input }, (data, invocation) => {
+      seen.activity.push(data);
+      return council ? council.handler(data, invocation) : { recorded: true };
+    });
   });
   afterEach(async () => {
     setClock(null);

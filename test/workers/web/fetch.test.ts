@@ -2,7 +2,7 @@ import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Engine } from "../../../src/engine/engine.ts";
-import { guardedRequest, type Resolver, USER_AGENT } from "../../../src/workers/web/fetch.ts";
+import { guardedRequest, type Resolver, USER_AGENT } from "../../../src/shared/net/guarded-request.ts";
 import { registerWebTools, type WebToolsOptions } from "../../../src/workers/web/index.ts";
 import { createTestEngine, deferred } from "../../helpers/engine.ts";
 import { type LocalServer, startLocalServer } from "./local-server.ts";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Engine } from "../../../src/engine/engine.ts";
-import { USER_AGENT } from "../../../src/workers/web/fetch.ts";
+import { USER_AGENT } from "../../../src/shared/net/guarded-request.ts";
 import { registerWebTools } from "../../../src/workers/web/index.ts";
 import { createTestEngine } from "../../helpers/engine.ts";
 import { type LocalServer, sendJson, startLocalServer } from "./local-server.ts";

@@ -2,8 +2,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Engine } from "../../../src/engine/engine.ts";
+import { stateClient } from "../../../src/engine/state/client.ts";
+import { loadFileWorkflows } from "../../../src/workers/workflow/definitions.ts";
+import { loadWorkflowFiles } from "../../../src/workers/workflow/files.ts";
 import { registerWorkflow } from "../../../src/workers/workflow/index.ts";
 import { createStateEngine } from "../../helpers/engine.ts";
+
+const stateOf = (engine: Engine) => stateClient((request) => engine.trigger(request));
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -37,6 +43,48 @@ describe("workflows/*.yaml", () => {
     expect(workflows.map((w) => w.id)).toEqual(["greet"]);
     expect(warnings.some((w) => w.includes("broken.yml") && w.includes("steps.0.functionId"))).toBe(true);
     expect(warnings.some((w) => w.includes("notyaml.yaml"))).toBe(true);
+    await close();
+  });
+
+  it("gives a file without id its file name, and a re-read updates it instead of adding a copy", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "agentos-wf-"));
+    dirs.push(dir);
+    mkdirSync(join(dir, "workflows"));
+    const file = join(dir, "workflows", "nightly.yaml");
+    const write = (prompt: string) =>
+      writeFileSync(
+        file,
+        `name: Nightly\nsteps:\n  - name: a\n    functionId: test::a\n    promptTemplate: ${prompt}\n`,
+      );
+    const { engine, close } = createStateEngine();
+    engine.worker("test").registerFunction({ id: "test::a" }, () => "ok");
+    registerWorkflow(engine.worker("workflow"), { startup: false });
+    const deps = { state: stateOf(engine), trigger: engine.trigger.bind(engine) };
+    const reload = () =>
+      loadFileWorkflows(
+        deps,
+        "realm-default",
+        loadWorkflowFiles(dir, () => undefined),
+        () => undefined,
+      );
+    const list = async () =>
+      (
+        (await engine.trigger({ function_id: "workflow::list", payload: {} })) as {
+          workflows: Array<{ id: string; version: number; steps: Array<{ promptTemplate: string }> }>;
+        }
+      ).workflows;
+    write("first");
+    await reload();
+    await reload();
+    expect((await list()).map((w) => [w.id, w.version])).toEqual([["nightly", 1]]);
+    write("second");
+    await reload();
+    const [updated] = await list();
+    expect([updated?.id, updated?.version, updated?.steps[0]?.promptTemplate]).toEqual([
+      "nightly",
+      2,
+      "second",
+    ]);
     await close();
   });
 });

@@ -1,6 +1,6 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
-import { guardedLookup, type NetworkPolicy } from "../../../src/workers/web/fetch.ts";
+import { guardedLookup, type NetworkPolicy } from "../../../src/shared/net/guarded-request.ts";
 
 const answers = [
   { address: "203.0.113.7", family: 4 },

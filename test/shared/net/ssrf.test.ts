@@ -8,7 +8,7 @@ import {
   isBlockedAddress,
   parseWebUrl,
   protocolNotAllowed,
-} from "../../../src/workers/web/ssrf.ts";
+} from "../../../src/shared/net/ssrf.ts";
 
 const strict = { allowPrivateNetwork: false };
 /** The specification's message for a blocked literal address (the URL part is whatever was asked for). */

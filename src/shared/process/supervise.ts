@@ -1,0 +1,208 @@
+import { spawn } from "node:child_process";
+import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
+import { delimiter, join } from "node:path";
+
+export const MAX_STDOUT_BYTES = 1024 * 1024;
+const MAX_STDERR_BYTES = 64 * 1024;
+/** Between TERM and KILL: time for a process to save its work and exit. */
+export const KILL_GRACE_MS = 2000;
+/** What a supervised process inherits from the service by default: never its secrets. */
+export const INHERITED_ENV = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "LANG",
+  "LC_ALL",
+  "TERM",
+  "TMPDIR",
+  "TZ",
+  "SHELL",
+];
+
+export interface Launch {
+  command: string;
+  args: string[];
+  /** Set on top of the inherited variables. */
+  env: Record<string, string>;
+  /** Names taken from the service's own environment (default INHERITED_ENV; [] for none). */
+  inherit?: readonly string[];
+  cwd?: string;
+  /** Written to the process's stdin, which is then closed (default: nothing). */
+  stdin?: string;
+  timeoutMs: number;
+  /** `[name, value]` set in the environment, so leftovers are found after a crash (children inherit it). */
+  marker?: readonly [string, string];
+  maxStdoutBytes?: number;
+  maxStderrBytes?: number;
+  /** Between TERM and KILL (default KILL_GRACE_MS; 0 kills at once). */
+  killGraceMs?: number;
+}
+
+export interface Finished {
+  reason: "exited" | "timed_out" | "cancelled" | "spawn_failed";
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  spawnError?: string;
+}
+
+export interface Supervised {
+  /** The child's pid, which is its process group too (null when it could not start). */
+  pid: number | null;
+  done: Promise<Finished>;
+  cancel(): void;
+}
+
+/**
+ * Starts a process without a shell in its own process group, feeds it `stdin`, keeps at most
+ * `maxStdoutBytes` of its output, and ends the whole group (TERM, then KILL after a grace period) on
+ * timeout or cancel. When the process exits, whatever it left running in its group is killed too:
+ * nothing outlives a run.
+ */
+export function supervise(launch: Launch): Supervised {
+  const env: Record<string, string> = {};
+  for (const name of launch.inherit ?? INHERITED_ENV) {
+    if (process.env[name] !== undefined) env[name] = process.env[name] as string;
+  }
+  Object.assign(env, launch.env);
+  if (launch.marker) env[launch.marker[0]] = launch.marker[1];
+  const maxStdout = launch.maxStdoutBytes ?? MAX_STDOUT_BYTES;
+  const maxStderr = launch.maxStderrBytes ?? MAX_STDERR_BYTES;
+  const graceMs = launch.killGraceMs ?? KILL_GRACE_MS;
+  const child = spawn(launch.command, launch.args, {
+    cwd: launch.cwd,
+    env,
+    detached: true,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let reason: Finished["reason"] = "exited";
+  let stdout = "";
+  let stderr = "";
+  let truncated = false;
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    if (stdout.length + chunk.length > maxStdout) {
+      truncated = true;
+      stdout += chunk.slice(0, Math.max(0, maxStdout - stdout.length));
+    } else stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    if (stderr.length < maxStderr) stderr += chunk.slice(0, maxStderr - stderr.length);
+    else truncated = true;
+  });
+  child.stdin.on("error", () => undefined);
+  child.stdin.end(launch.stdin ?? "");
+  const pid = child.pid ?? null;
+  if (pid !== null) watchOnExit(pid);
+  let killTimer: NodeJS.Timeout | undefined;
+  const stop = (why: Finished["reason"]) => {
+    if (reason !== "exited" || pid === null) return;
+    reason = why;
+    if (graceMs === 0) return killGroup(pid, "SIGKILL");
+    killGroup(pid, "SIGTERM");
+    killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), graceMs);
+  };
+  const timer = setTimeout(() => stop("timed_out"), launch.timeoutMs);
+  const done = new Promise<Finished>((resolve) => {
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      resolve({
+        reason: "spawn_failed",
+        exitCode: null,
+        signal: null,
+        stdout,
+        stderr,
+        truncated,
+        spawnError: error.message,
+      });
+    });
+    child.on("exit", () => {
+      // The leader is gone: its group's stragglers go with it, so the pipes close and nothing lingers.
+      if (pid !== null) killGroup(pid, "SIGKILL");
+    });
+    child.on("close", (exitCode, signal) => {
+      if (pid !== null) live.delete(pid);
+      clearTimeout(timer);
+      clearTimeout(killTimer);
+      resolve({ reason, exitCode, signal, stdout, stderr, truncated });
+    });
+  });
+  return { pid, done, cancel: () => stop("cancelled") };
+}
+
+/** Groups of runs still going: a service that exits (not killed) takes them with it. */
+const live = new Set<number>();
+let exitHook = false;
+
+function watchOnExit(pid: number): void {
+  live.add(pid);
+  if (exitHook) return;
+  exitHook = true;
+  process.once("exit", () => {
+    for (const group of live) killGroup(group, "SIGKILL");
+  });
+}
+
+export function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Kills every process that carries the marker `name` with one of these values (Linux /proc): what a
+ * run left behind when the service died, wherever its processes went (reparented, or in groups of
+ * their own).
+ */
+export function killLeftovers(name: string, runIds: Set<string>): number[] {
+  if (runIds.size === 0) return [];
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  const killed: number[] = [];
+  for (const entry of entries) {
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`, "utf8");
+    } catch {
+      continue;
+    }
+    const marker = environ.split("\0").find((pair) => pair.startsWith(`${name}=`));
+    if (!marker || !runIds.has(marker.slice(name.length + 1))) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+      killed.push(pid);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return killed;
+}
+
+/** The executable `command` names, found as the service would start it (a path, or on PATH); null if none. */
+export function findExecutable(command: string, path = process.env.PATH ?? ""): string | null {
+  const candidates = command.includes("/")
+    ? [command]
+    : path
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, command));
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return null;
+}

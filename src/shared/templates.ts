@@ -1,0 +1,76 @@
+/** `{{name}}` or `{{name.field.0}}`: a variable, then dotted steps into objects and arrays. */
+const TEMPLATE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
+const WHOLE_TEMPLATE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}$/;
+
+const MISSING = Symbol("missing");
+
+/** The value at a dotted path (own properties only, array indexes by number), or MISSING. */
+function lookup(vars: Record<string, unknown>, path: string): unknown {
+  let current: unknown = vars;
+  for (const segment of path.split(".")) {
+    if (typeof current !== "object" || current === null || !Object.hasOwn(current, segment)) return MISSING;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}
+
+/**
+ * `{{name}}` and `{{name.path}}` become the value (objects as JSON); a variable or path that does not
+ * exist stays as written, braces included, so a literal `{{…}}` in a prompt survives.
+ */
+export function renderTemplate(template: string, vars: Record<string, unknown>): string {
+  return template.replace(TEMPLATE, (whole, path: string) => {
+    const value = lookup(vars, path);
+    return value === MISSING ? whole : asText(value);
+  });
+}
+
+/**
+ * A step's `args` with every string leaf rendered. A leaf that is exactly one template takes the
+ * value itself, type included (`"{{input.limit}}"` → 20, an object stays an object); any other string
+ * is rendered as text.
+ */
+export function renderArgs(args: unknown, vars: Record<string, unknown>): unknown {
+  if (typeof args === "string") {
+    const whole = WHOLE_TEMPLATE.exec(args);
+    if (whole) {
+      const value = lookup(vars, whole[1] as string);
+      return value === MISSING ? args : value;
+    }
+    return renderTemplate(args, vars);
+  }
+  if (Array.isArray(args)) return args.map((item) => renderArgs(item, vars));
+  if (typeof args === "object" && args !== null) {
+    return Object.fromEntries(Object.entries(args).map(([key, value]) => [key, renderArgs(value, vars)]));
+  }
+  return args;
+}
+
+/** The variables a template or `args` names (their first segment), to tell a user which are unknown. */
+export function templateVariables(value: unknown): string[] {
+  const names = new Set<string>();
+  const visit = (item: unknown) => {
+    if (typeof item === "string")
+      for (const match of item.matchAll(TEMPLATE)) names.add(match[1]?.split(".")[0] as string);
+    else if (Array.isArray(item)) item.forEach(visit);
+    else if (typeof item === "object" && item !== null) Object.values(item).forEach(visit);
+  };
+  visit(value);
+  return [...names];
+}
+
+/** A value as prompt text: strings as they are, everything else as JSON. */
+export function asText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined) return "";
+  try {
+    return JSON.stringify(value) ?? "";
+  } catch {
+    return String(value);
+  }
+}
+
+/** Case-insensitive substring test on the text form of an output (conditions and `until`). */
+export function outputContains(output: unknown, needle: string): boolean {
+  return asText(output).toLowerCase().includes(needle.toLowerCase());
+}

@@ -1,0 +1,230 @@
+import { publishEvent } from "../../engine/events.ts";
+import { stateClient } from "../../engine/state/client.ts";
+import type { InvocationContext } from "../../engine/types.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { isPrivileged, requireAdmin } from "../../shared/access.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { badRequest, conflict, forbidden, notFound } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { type NetworkPolicy, systemResolver } from "../../shared/net/guarded-request.ts";
+import { checkWebUrl } from "../../shared/net/ssrf.ts";
+import { findExecutable } from "../../shared/process/supervise.ts";
+import { assertAgentRef, requireRealm } from "../../shared/realm-refs.ts";
+import { type Execution, execute } from "./execute.ts";
+import { PROCESS_KINDS } from "./kinds.ts";
+import {
+  type BridgeRun,
+  DEFAULT_TIMEOUT_SECS,
+  invokeInput,
+  listInput,
+  purgeRealmInput,
+  type Runtime,
+  registerInput,
+  runIdInput,
+} from "./schema.ts";
+import {
+  finishRecord,
+  interruptLeftovers,
+  listRuntimes,
+  purgeRealmRuns,
+  RUNS_SCOPE,
+  RUNTIMES_SCOPE,
+  startRecord,
+} from "./store.ts";
+
+export interface BridgeOptions {
+  /** Tests only: lets http runtimes reach loopback and private addresses. */
+  allowPrivateNetwork?: boolean;
+  /** False in a process that does not serve (a CLI command): runs of the serving process are left alone. */
+  startup?: boolean;
+}
+
+const TOPIC = "bridge.run";
+
+/**
+ * The bridge to external runtimes (DESIGN §5): processes, HTTP endpoints and coding CLIs, run
+ * supervised. Registering and cancelling are admin-only (a realm key never chooses what the host runs);
+ * an admin may open a runtime to realms, whose keys and agents (as a tool) may then invoke it.
+ */
+export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}): { ready: Promise<void> } {
+  const trigger = worker.trigger.bind(worker);
+  const state = stateClient(trigger);
+  const policy: NetworkPolicy = {
+    allowPrivateNetwork: options.allowPrivateNetwork ?? false,
+    resolve: systemResolver,
+  };
+  const local = new Map<string, Execution>();
+  const publish = (run: BridgeRun) =>
+    publishEvent(trigger, TOPIC, {
+      type: run.status === "running" ? "started" : run.status,
+      runId: run.id,
+      runtimeId: run.runtimeId,
+      realmId: run.realmId,
+    });
+
+  const loadRuntime = async (id: string): Promise<Runtime> => {
+    const runtime = await state.get<Runtime>(RUNTIMES_SCOPE, id);
+    if (!runtime) throw notFound(`Runtime ${id} not found`);
+    return runtime;
+  };
+
+  /** Admins reach every run; a realm key only its realm's. Others' runs read as missing. */
+  const loadRun = async (runId: string, ctx: InvocationContext): Promise<BridgeRun> => {
+    const run = await state.get<BridgeRun>(RUNS_SCOPE, runId);
+    if (
+      !run ||
+      (!isPrivileged(ctx.auth) && (ctx.auth.kind !== "realm" || run.realmId !== ctx.auth.realmId))
+    ) {
+      throw notFound(`Run ${runId} not found`);
+    }
+    return run;
+  };
+
+  worker.registerFunction(
+    {
+      id: "bridge::register",
+      description: "Register an external runtime (admin): process, http or a coding CLI",
+      input: registerInput,
+    },
+    async (input, ctx) => {
+      requireAdmin(ctx);
+      if (input.kind === "http") checkWebUrl(input.url as string, policy);
+      else {
+        const command = input.command ?? PROCESS_KINDS[input.kind].executable ?? "";
+        if (!findExecutable(command)) {
+          throw badRequest(
+            `command: ${command} was not found on this host's PATH (install it, or give its full path)`,
+          );
+        }
+      }
+      const runtime: Runtime = {
+        ...input,
+        id: newId("rt"),
+        timeoutSecs: input.timeoutSecs ?? DEFAULT_TIMEOUT_SECS,
+        createdAt: nowIso(),
+      };
+      await state.set(RUNTIMES_SCOPE, runtime.id, runtime, 0);
+      return runtime;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "bridge::list",
+      description: "The runtimes the caller may invoke: {runtimes, count}",
+      input: listInput,
+    },
+    async (_input, ctx) => {
+      const all = await listRuntimes(state);
+      const runtimes = isPrivileged(ctx.auth) ? all : all.filter((runtime) => mayInvoke(runtime, ctx));
+      return { runtimes, count: runtimes.length };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "bridge::invoke",
+      description:
+        "Hand work to a runtime: {runtimeId, agentId?, context?, prompt?} → {runId, status} at once",
+      input: invokeInput,
+    },
+    async ({ runtimeId, agentId, context, prompt }, ctx) => {
+      const runtime = await loadRuntime(runtimeId);
+      if (!mayInvoke(runtime, ctx)) throw forbidden(`Runtime ${runtimeId} is not open to this key's realm`);
+      const realmId = ctx.auth.kind === "realm" ? ctx.auth.realmId : null;
+      if (realmId) {
+        await requireRealm(trigger, realmId, { write: true });
+        if (agentId) await assertAgentRef(trigger, agentId, realmId);
+      }
+      if (runtime.kind !== "http" && PROCESS_KINDS[runtime.kind].needsPrompt && !prompt) {
+        throw badRequest(`prompt: a ${runtime.kind} runtime runs the tool with a prompt`);
+      }
+      const run: BridgeRun = {
+        id: newId("brun"),
+        runtimeId,
+        kind: runtime.kind,
+        agentId: agentId ?? null,
+        realmId,
+        status: "running",
+        output: null,
+        error: null,
+        exitCode: null,
+        pid: null,
+        truncated: false,
+        startedAt: nowIso(),
+        finishedAt: null,
+      };
+      // Recorded before the process starts: a crash from here on finds it and cleans up after it.
+      await startRecord(state, run);
+      const execution = execute(runtime, run, { context, prompt }, policy);
+      local.set(run.id, execution);
+      if (execution.pid !== null) await state.set(RUNS_SCOPE, run.id, { ...run, pid: execution.pid });
+      publish(run);
+      void execution.done
+        .then(async (finished) => {
+          await finishRecord(state, finished);
+          publish(finished);
+        })
+        .finally(() => local.delete(run.id));
+      return { runId: run.id, status: run.status };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "bridge::run",
+      description: "One run: {id, runtimeId, agentId, status, output, error, exitCode, ...}",
+      input: runIdInput,
+    },
+    ({ runId }, ctx) => loadRun(runId, ctx),
+  );
+
+  worker.registerFunction(
+    {
+      id: "bridge::cancel",
+      description: "Stop a running run (admin): its process group gets TERM, then KILL",
+      input: runIdInput,
+    },
+    async ({ runId }, ctx) => {
+      requireAdmin(ctx);
+      const run = await loadRun(runId, ctx);
+      if (run.status !== "running")
+        throw conflict(`Run ${runId} is ${run.status}: only a running run can be cancelled`);
+      const execution = local.get(runId);
+      if (!execution) throw conflict(`Run ${runId} is not executing on this node`);
+      execution.cancel();
+      await execution.done;
+      return loadRun(runId, ctx);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "bridge::purge_realm",
+      description: "Delete a realm's bridge runs (part of a realm delete)",
+      input: purgeRealmInput,
+    },
+    async ({ realmId }, ctx) => {
+      requireAdmin(ctx);
+      return { purged: await purgeRealmRuns(state, realmId) };
+    },
+  );
+
+  worker.registerRoute("bridge::register", "POST", "/api/bridge/runtimes", { status: 201 });
+  worker.registerRoute("bridge::list", "GET", "/api/bridge/runtimes");
+  worker.registerRoute("bridge::invoke", "POST", "/api/bridge/invoke", { status: 202 });
+  worker.registerRoute("bridge::run", "GET", "/api/bridge/runs/:runId");
+  worker.registerRoute("bridge::cancel", "POST", "/api/bridge/runs/:runId/cancel");
+
+  const ready = (async () => {
+    if (options.startup === false) return;
+    for (const run of await interruptLeftovers(state)) publish(run);
+  })();
+  return { ready };
+}
+
+/** Admins invoke any runtime; a realm's key (or its agents) only those the admin opened to the realm. */
+function mayInvoke(runtime: Runtime, ctx: InvocationContext): boolean {
+  if (isPrivileged(ctx.auth)) return true;
+  return ctx.auth.kind === "realm" && (runtime.realms ?? []).includes(ctx.auth.realmId);
+}

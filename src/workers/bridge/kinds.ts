@@ -1,0 +1,141 @@
+import type { RuntimeKind } from "./schema.ts";
+
+/** What a run produced, read from its standard output. */
+export interface Parsed {
+  output: unknown;
+  /** Set when the tool reported a failure in its own output (its exit code may still be 0). */
+  error?: string;
+}
+
+/**
+ * One runtime kind that runs a process: the executable it runs when the runtime names none, its
+ * command line (the runtime's own args first), whether it needs a prompt, and how its output reads.
+ * Each coding tool runs its documented non-interactive mode with machine-readable output.
+ */
+interface ProcessKind {
+  executable?: string;
+  needsPrompt: boolean;
+  args(prompt: string, extra: string[]): string[];
+  parse(stdout: string): Parsed;
+}
+
+export const PROCESS_KINDS: Record<Exclude<RuntimeKind, "http">, ProcessKind> = {
+  // `command args…`, the context on stdin and in AGENTOS_CONTEXT; JSON output is parsed, text kept.
+  process: {
+    needsPrompt: false,
+    args: (_prompt, extra) => extra,
+    parse: (stdout) => ({ output: jsonOrText(stdout) }),
+  },
+  // Claude Code print mode: `claude -p <prompt> --output-format json` → one result object.
+  claude_code: {
+    executable: "claude",
+    needsPrompt: true,
+    args: (prompt, extra) => [...extra, "-p", prompt, "--output-format", "json"],
+    parse: parseResultObject,
+  },
+  // Codex non-interactive: `codex exec --json <prompt>` → JSONL thread events.
+  codex: {
+    executable: "codex",
+    needsPrompt: true,
+    args: (prompt, extra) => ["exec", ...extra, "--json", prompt],
+    parse: parseCodexEvents,
+  },
+  // Cursor CLI print mode: `cursor-agent -p <prompt> --output-format json` → one result object.
+  cursor: {
+    executable: "cursor-agent",
+    needsPrompt: true,
+    args: (prompt, extra) => [...extra, "-p", prompt, "--output-format", "json"],
+    parse: parseResultObject,
+  },
+  // OpenCode: `opencode run --format json <prompt>` → JSONL events (text parts, step_finish tokens).
+  opencode: {
+    executable: "opencode",
+    needsPrompt: true,
+    args: (prompt, extra) => ["run", ...extra, "--format", "json", prompt],
+    parse: parseOpencodeEvents,
+  },
+};
+
+function jsonOrText(stdout: string): unknown {
+  const trimmed = stdout.trim();
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    return stdout;
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/** Every line that is a JSON object, in order (tools may print other lines around them). */
+function jsonLines(stdout: string): Json[] {
+  const objects: Json[] = [];
+  for (const line of stdout.split("\n")) {
+    const trimmed = line.trim();
+    if (!trimmed.startsWith("{")) continue;
+    try {
+      objects.push(JSON.parse(trimmed) as Json);
+    } catch {
+      // A partial or foreign line: skipped.
+    }
+  }
+  return objects;
+}
+
+const str = (value: unknown) => (typeof value === "string" ? value : undefined);
+
+/** Claude Code and Cursor: `{type: "result", subtype, is_error, result, session_id, usage?, total_cost_usd?}`. */
+function parseResultObject(stdout: string): Parsed {
+  const result = jsonLines(stdout)
+    .reverse()
+    .find((object) => object.type === "result");
+  if (!result) return { output: stdout, error: "the tool printed no result object" };
+  const output = {
+    text: str(result.result) ?? "",
+    ...(str(result.session_id) ? { sessionId: result.session_id } : {}),
+    ...(result.usage ? { usage: result.usage } : {}),
+    ...(typeof result.total_cost_usd === "number" ? { costUsd: result.total_cost_usd } : {}),
+  };
+  if (result.is_error === true || (result.subtype !== undefined && result.subtype !== "success")) {
+    return { output, error: str(result.result) || `the tool ended with ${String(result.subtype)}` };
+  }
+  return { output };
+}
+
+/** Codex: the last `item.completed` agent message, `turn.completed` usage; `turn.failed`/`error` fail it. */
+function parseCodexEvents(stdout: string): Parsed {
+  let text = "";
+  let usage: unknown;
+  let error: string | undefined;
+  for (const event of jsonLines(stdout)) {
+    const item = event.item as Json | undefined;
+    if (event.type === "item.completed" && item?.type === "agent_message") text = str(item.text) ?? text;
+    else if (event.type === "turn.completed") usage = event.usage;
+    else if (event.type === "turn.failed" || event.type === "error") {
+      error = str((event.error as Json | undefined)?.message) ?? str(event.message) ?? JSON.stringify(event);
+    }
+  }
+  return { output: { text, ...(usage ? { usage } : {}) }, ...(error ? { error } : {}) };
+}
+
+/** OpenCode: the text parts of the last step, tokens summed over `step_finish`; `error` events fail it. */
+function parseOpencodeEvents(stdout: string): Parsed {
+  let text = "";
+  const tokens = { input: 0, output: 0 };
+  let error: string | undefined;
+  for (const event of jsonLines(stdout)) {
+    const part = (event.part ?? {}) as Json;
+    if (event.type === "step_start") text = "";
+    else if (event.type === "text") text += str(part.text) ?? "";
+    else if (event.type === "step_finish") {
+      const used = (part.tokens ?? {}) as Json;
+      tokens.input += typeof used.input === "number" ? used.input : 0;
+      tokens.output += typeof used.output === "number" ? used.output : 0;
+    } else if (event.type === "error") {
+      const detail = event.error as Json | undefined;
+      error =
+        str((detail?.data as Json | undefined)?.message) ?? str(detail?.message) ?? JSON.stringify(event);
+    }
+  }
+  return { output: { text: text.trim(), usage: tokens }, ...(error ? { error } : {}) };
+}

@@ -1,0 +1,94 @@
+import { z } from "zod";
+
+export const RUNTIME_KINDS = ["process", "http", "claude_code", "codex", "cursor", "opencode"] as const;
+export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
+
+export const RUN_STATUSES = [
+  "running",
+  "completed",
+  "failed",
+  "cancelled",
+  "timed_out",
+  "interrupted",
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const DEFAULT_TIMEOUT_SECS = 300;
+
+const text = (field: string, max: number) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .min(1, `${field} is required`)
+    .max(max, `${field} must be at most ${max} characters`);
+const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export const registerInput = z
+  .strictObject({
+    kind: z.enum(RUNTIME_KINDS, { error: `kind must be one of ${RUNTIME_KINDS.join(", ")}` }),
+    name: text("name", 200),
+    /** The executable (process: required; coding tools: overrides the tool's usual name). */
+    command: text("command", 1024).optional(),
+    args: z.array(z.string().max(10_000), { error: "args must be an array of strings" }).max(100).optional(),
+    url: text("url", 2048).optional(),
+    headers: z.record(z.string(), z.string().max(8192)).optional(),
+    env: z
+      .record(z.string().regex(envName, "env names are letters, digits and _"), z.string().max(32_768))
+      .optional(),
+    workDir: text("workDir", 4096).optional(),
+    timeoutSecs: z
+      .number({ error: "timeoutSecs must be an integer" })
+      .int("timeoutSecs must be an integer")
+      .min(1, "timeoutSecs must be at least 1")
+      .max(86_400, "timeoutSecs must be at most 86400")
+      .optional(),
+    /** Realms whose keys (and agents, as a tool) may invoke it; the admin decides, none by default. */
+    realms: z.array(text("realms", 256)).max(1000).optional(),
+  })
+  .superRefine((input, ctx) => {
+    if (input.kind === "process" && !input.command) {
+      ctx.addIssue({ code: "custom", path: ["command"], message: "a process runtime needs command" });
+    }
+    if (input.kind === "http" && !input.url) {
+      ctx.addIssue({ code: "custom", path: ["url"], message: "an http runtime needs url" });
+    }
+    if (input.kind !== "http" && input.url) {
+      ctx.addIssue({ code: "custom", path: ["url"], message: "url is for http runtimes" });
+    }
+  });
+export type RegisterInput = z.output<typeof registerInput>;
+
+export interface Runtime extends RegisterInput {
+  id: string;
+  timeoutSecs: number;
+  createdAt: string;
+}
+
+export const invokeInput = z.strictObject({
+  runtimeId: text("runtimeId", 256),
+  agentId: text("agentId", 256).optional(),
+  context: z.unknown().optional(),
+  prompt: z.string({ error: "prompt must be a string" }).max(200_000).optional(),
+});
+export type InvokeInput = z.output<typeof invokeInput>;
+
+export const runIdInput = z.strictObject({ runId: text("runId", 256) });
+export const purgeRealmInput = z.strictObject({ realmId: text("realmId", 256) });
+export const listInput = z.strictObject({});
+
+export interface BridgeRun {
+  id: string;
+  runtimeId: string;
+  kind: RuntimeKind;
+  agentId: string | null;
+  /** The realm of the key that invoked it (admin keys: none). */
+  realmId: string | null;
+  status: RunStatus;
+  output: unknown;
+  error: string | null;
+  exitCode: number | null;
+  /** The child's pid, which is also its process group id. */
+  pid: number | null;
+  truncated: boolean;
+  startedAt: string;
+  finishedAt: string | null;
+}

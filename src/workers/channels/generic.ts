@@ -1,0 +1,75 @@
+import type { Principal } from "../../engine/types.ts";
+import { isAppError } from "../../shared/errors.ts";
+import { guardedRequest, type NetworkPolicy } from "../../shared/net/guarded-request.ts";
+import { type Envelope, header, hmac, type Reply, refused, sameSecret } from "./adapter.ts";
+import { bindingOf, type ChannelDeps, secret } from "./pipeline.ts";
+
+export const PLACEHOLDER = "[Unrecognized webhook payload]";
+
+/**
+ * `POST /webhook/:channelId` (spec: Channel webhooks, rules 1–6). Accepted with a valid API key (the
+ * caller), or with `X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>` under the channel's vault
+ * secret `channel:<channelId>:secret`; anything else is a 401 and runs no turn.
+ */
+export async function inbound(
+  deps: ChannelDeps & { policy: NetworkPolicy },
+  envelope: Envelope,
+  caller: Principal,
+): Promise<Reply> {
+  const query = envelope.query_params as Record<string, unknown>;
+  const channelId =
+    envelope.path_params.channelId || (typeof query.channel === "string" && query.channel) || "default";
+  if (caller.kind === "anonymous") {
+    const key = await secret(deps.trigger, `channel:${channelId}:secret`);
+    const signature = header(envelope, "x-signature-256");
+    if (!key || !signature)
+      return refused("Send an API key, or X-Signature-256 when the channel has a secret in the vault");
+    if (!sameSecret(`sha256=${hmac("sha256", key, envelope.rawBody, "hex")}`, signature))
+      return refused("Invalid X-Signature-256");
+  }
+  const body = envelope.body;
+  if (body !== null && body !== undefined && (typeof body !== "object" || Array.isArray(body))) {
+    return { status_code: 415, body: { error: "Send a JSON object or form data" } };
+  }
+  const fields = (body ?? {}) as Record<string, unknown>;
+  const text = [fields.message, fields.text, fields.content].find(
+    (value) => typeof value === "string" && value !== "",
+  ) as string | undefined;
+  const { agentId, realmId } = await bindingOf(deps.state, "webhook", channelId);
+  let content: string;
+  try {
+    const answer = (await deps.trigger({
+      function_id: "agent::chat",
+      payload: { agentId, message: text ?? PLACEHOLDER, sessionId: `webhook:${channelId}` },
+      auth:
+        caller.kind === "anonymous"
+          ? { kind: "realm", realmId, keyId: `channel:webhook:${channelId}` }
+          : caller,
+    })) as { content?: string };
+    content = answer.content ?? "";
+  } catch (error) {
+    if (isAppError(error)) return { status_code: error.status, body: { error: error.message } };
+    throw error;
+  }
+  const callback = [fields.callback_url, fields.response_url].find((value) => typeof value === "string") as
+    | string
+    | undefined;
+  if (callback) void postBack(callback, content, deps.policy);
+  return { status_code: 200, body: { response: content } };
+}
+
+/** The reply POSTed as `{text}` under the SSRF rule, 30 s at most; failures are ignored (spec rule 5). */
+async function postBack(url: string, text: string, policy: NetworkPolicy): Promise<void> {
+  try {
+    await guardedRequest(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text }),
+      maxBytes: 64 * 1024,
+      timeoutMs: 30_000,
+      policy,
+    });
+  } catch {
+    // Ignored, as the spec says: the caller already has the reply in the response.
+  }
+}

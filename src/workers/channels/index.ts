@@ -1,0 +1,273 @@
+import { z } from "zod";
+import { stateClient } from "../../engine/state/client.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { assertRealmAccess, realmFilter, requireAdmin } from "../../shared/access.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { badRequest, forbidden, notFound } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { systemResolver } from "../../shared/net/guarded-request.ts";
+import type { Envelope } from "./adapter.ts";
+import { ADAPTERS } from "./adapters.ts";
+import { bind, listBindings, unbind } from "./bindings.ts";
+import { inbound } from "./generic.ts";
+import { type ChannelDeps, receive, SEEN_SCOPE, work } from "./pipeline.ts";
+import { type ChannelJob, enqueue, FAILED_SCOPE, QUEUE_SCOPE, recoverLeases, runDue } from "./queue.ts";
+import {
+  BINDINGS_SCOPE,
+  type Binding,
+  bindInput,
+  bindingKey,
+  listBindingsInput,
+  unbindInput,
+} from "./schema.ts";
+
+export interface ChannelsOptions {
+  env: NodeJS.ProcessEnv;
+  allowPrivateNetwork?: boolean;
+  /** False for a process that does no background work (a CLI command): no queue sweep is scheduled. */
+  background?: boolean;
+  /** Cluster mode: leases of other nodes are left to expire instead of being taken over at start. */
+  cluster?: boolean;
+}
+
+const envelopeInput = z.object({}).passthrough();
+const SEEN_RETENTION_MS = 7 * 24 * 3600_000;
+
+/** Channels: the generic webhook, one verified webhook per platform, bindings, and the reply queue. */
+export function registerChannels(worker: WorkerClient, options: ChannelsOptions): void {
+  const trigger = worker.trigger.bind(worker);
+  const state = stateClient(trigger);
+  const adapters = new Map(ADAPTERS.map((adapter) => [adapter.platform, adapter]));
+  const sweep = () => runDue(state, (job) => work(deps, adapters, job)).catch(() => 0);
+  const deps: ChannelDeps = { state, trigger, env: options.env, kick: () => void sweep() };
+  const policy = {
+    allowPrivateNetwork: options.allowPrivateNetwork ?? false,
+    allowedAddresses: new Set<string>(),
+    resolve: systemResolver,
+  };
+
+  worker.registerFunction(
+    {
+      id: "channel::webhook::inbound",
+      description: "Generic webhook: a message to the channel's agent, answered with {response}",
+      input: envelopeInput,
+    },
+    (envelope, ctx) => inbound({ ...deps, policy }, envelope as unknown as Envelope, ctx.auth),
+  );
+  worker.registerRoute("channel::webhook::inbound", "POST", "/webhook/:channelId", {
+    envelope: true,
+    api_key: "optional",
+  });
+
+  for (const adapter of ADAPTERS) {
+    const id = `channel::${adapter.platform}::webhook`;
+    worker.registerFunction(
+      {
+        id,
+        description: `${adapter.platform} webhook: verified, acknowledged at once, answered through the platform's API`,
+        input: envelopeInput,
+      },
+      (envelope) => receive(deps, adapter, envelope as unknown as Envelope),
+    );
+    worker.registerRoute(id, "POST", `/webhook/${adapter.platform}`, { envelope: true });
+    if (adapter.verifyGet)
+      worker.registerRoute(id, "GET", `/webhook/${adapter.platform}`, { envelope: true });
+    for (const route of adapter.routes ?? [])
+      worker.registerRoute(id, route.method, route.path, { envelope: true });
+  }
+
+  worker.registerFunction(
+    {
+      id: "channel::bind",
+      description:
+        "Bind a platform channel to an agent of the caller's realm: {platform, channelId, agentId}",
+      input: bindInput,
+    },
+    (input) => bind(state, trigger, input),
+  );
+  worker.registerFunction(
+    {
+      id: "channel::bindings",
+      description: "Channel bindings the caller may see: {bindings, nextCursor}",
+      input: listBindingsInput,
+    },
+    (input, ctx) => listBindings(state, ctx, input),
+  );
+  worker.registerFunction(
+    { id: "channel::unbind", description: "Remove a channel's binding", input: unbindInput },
+    (input, ctx) => unbind(state, ctx, input),
+  );
+  worker.registerFunction(
+    {
+      id: "channel::failed",
+      description: "Replies that could not be delivered (after their retries), newest last: {failed}",
+      input: z.strictObject({ realmId: z.string().min(1).max(256).optional() }),
+    },
+    async ({ realmId }, ctx) => {
+      if (realmId !== undefined) assertRealmAccess(ctx, realmId);
+      const visible = realmId ?? realmFilter(ctx);
+      const failed: ChannelJob[] = [];
+      for await (const { value } of state.scan<ChannelJob>(FAILED_SCOPE)) {
+        if (!visible || value.realmId === visible) failed.push(value);
+      }
+      return { failed: failed.sort((a, b) => a.createdAt.localeCompare(b.createdAt)) };
+    },
+  );
+  worker.registerRoute("channel::failed", "GET", "/api/channels/failed");
+  worker.registerRoute("channel::bind", "POST", "/api/channels", { status: 201 });
+  worker.registerRoute("channel::bindings", "GET", "/api/channels", { array_list: "bindings" });
+  worker.registerRoute("channel::unbind", "DELETE", "/api/channels/:platform/:channelId");
+
+  worker.registerFunction(
+    {
+      id: "channel::send",
+      description:
+        "Send text to a bound platform channel as its agent (queued and retried until delivered): {queued}",
+      input: z.strictObject({
+        channelId: z.string().min(1).max(600),
+        text: z.string().min(1).max(100_000),
+        agentId: z.string().min(1).max(256),
+      }),
+    },
+    async ({ channelId, text, agentId }, ctx) => {
+      const [platform = "", ...rest] = channelId.split(":");
+      const adapter = adapters.get(platform);
+      if (!adapter)
+        throw badRequest(
+          `channelId must be <platform>:<channel>, with platform one of ${[...adapters.keys()].join(", ")}`,
+        );
+      const binding = await state.get<Binding>(BINDINGS_SCOPE, bindingKey(platform, rest.join(":")));
+      if (!binding) throw notFound(`No binding of ${channelId}: bind it with POST /api/channels`);
+      if (
+        ctx.auth.kind === "realm" &&
+        (ctx.auth.realmId !== binding.realmId || binding.agentId !== agentId)
+      ) {
+        throw forbidden(`Only the agent bound to ${channelId} may send to it`);
+      }
+      const replyTo = replyTargetOf(platform, rest.join(":"));
+      const job: ChannelJob = {
+        id: newId("chj"),
+        platform,
+        realmId: binding.realmId,
+        agentId,
+        sessionId: `${platform}:${rest.join(":")}`,
+        phase: "deliver",
+        text: "",
+        reply: text,
+        delivered: 0,
+        replyTo,
+        attempts: 0,
+        createdAt: nowIso(),
+      };
+      await enqueue(state, job);
+      deps.kick();
+      return { queued: job.id };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "channel::sweep",
+      description: "Run the channel jobs that are due (cron, internal)",
+      input: z.object({}).passthrough(),
+    },
+    async (_input, ctx) => {
+      requireAdmin(ctx);
+      return { started: await sweep() };
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "channel::prune",
+      description: "Forget delivered event ids older than a week (cron, internal)",
+      input: z.object({}).passthrough(),
+    },
+    async (_input, ctx) => {
+      requireAdmin(ctx);
+      let pruned = 0;
+      for await (const { key, value } of state.scan<{ at: string }>(SEEN_SCOPE)) {
+        if (Date.now() - Date.parse(value.at) > SEEN_RETENTION_MS && (await state.delete(SEEN_SCOPE, key)))
+          pruned++;
+      }
+      return { pruned };
+    },
+  );
+  registerPurges(worker, state);
+  if (options.background !== false) {
+    if (!options.cluster) void recoverLeases(state).catch(() => 0);
+    worker.registerTrigger({
+      type: "cron",
+      function_id: "channel::sweep",
+      config: { expression: "* * * * * *" },
+    });
+    worker.registerTrigger({
+      type: "cron",
+      function_id: "channel::prune",
+      config: { expression: "0 17 * * * *" },
+    });
+  }
+}
+
+/** Where `channel::send` delivers on each platform, from the bound channel id alone. */
+function replyTargetOf(platform: string, channelId: string): Record<string, unknown> {
+  switch (platform) {
+    case "slack":
+      return { channel: channelId };
+    case "telegram":
+      return { chat_id: channelId };
+    case "github": {
+      const [repo, number] = channelId.split("#");
+      return { repo, number: Number(number) };
+    }
+    case "line":
+      return { to: channelId };
+    case "messenger":
+      return { recipient: channelId };
+    case "matrix":
+      return { room: channelId };
+    case "teams":
+      return {};
+    default:
+      // Discord answers through an interaction's token, WhatsApp and Twilio from the number a message came to.
+      throw badRequest(`On ${platform} an agent can only answer messages; it cannot start a conversation`);
+  }
+}
+
+function registerPurges(worker: WorkerClient, state: ReturnType<typeof stateClient>): void {
+  const purge = async (keep: (binding: Binding) => boolean) => {
+    let removed = 0;
+    for await (const { key, value } of state.scan<Binding>(BINDINGS_SCOPE)) {
+      if (!keep(value) && (await state.delete(BINDINGS_SCOPE, key))) removed++;
+    }
+    for await (const { key, value } of state.scan<ChannelJob>(QUEUE_SCOPE)) {
+      if (!keep(value as unknown as Binding)) await state.delete(QUEUE_SCOPE, key);
+    }
+    for await (const { key, value } of state.scan<ChannelJob>(FAILED_SCOPE)) {
+      if (!keep(value as unknown as Binding)) await state.delete(FAILED_SCOPE, key);
+    }
+    return { removed };
+  };
+  const id = z.string().min(1).max(256);
+  worker.registerFunction(
+    {
+      id: "channel::purge_realm",
+      description: "Delete a realm's channel bindings and queued replies (realm delete)",
+      input: z.strictObject({ realmId: id }),
+    },
+    ({ realmId }, ctx) => {
+      requireAdmin(ctx);
+      return purge((item) => item.realmId !== realmId);
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "channel::purge_agent",
+      description: "Delete an agent's channel bindings and queued replies (agent delete)",
+      input: z.strictObject({ realmId: id, agentId: id }),
+    },
+    ({ agentId }, ctx) => {
+      requireAdmin(ctx);
+      return purge((item) => item.agentId !== agentId);
+    },
+  );
+}

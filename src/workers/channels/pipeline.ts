@@ -1,0 +1,176 @@
+import type { StateClient } from "../../engine/state/client.ts";
+import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { newId } from "../../shared/ids.ts";
+import { type Adapter, type Envelope, ok, type Reply, refused, splitReply } from "./adapter.ts";
+import { type ChannelJob, enqueue } from "./queue.ts";
+import { BINDINGS_SCOPE, type Binding, bindingKey } from "./schema.ts";
+
+/** Events already taken (platforms retry): keys `<platform>:<event id>`. */
+export const SEEN_SCOPE = "channel_seen";
+/** The agent a channel without a binding reaches (spec: `default`). */
+export const DEFAULT_AGENT = "default";
+
+export interface ChannelDeps {
+  state: StateClient;
+  trigger: TriggerFn;
+  env: NodeJS.ProcessEnv;
+  /** Starts work on queued jobs now instead of at the next sweep. */
+  kick(): void;
+}
+
+/** A vault secret, or undefined when it is not set (or the vault cannot be read). */
+export async function secret(trigger: TriggerFn, key: string): Promise<string | undefined> {
+  try {
+    const found = (await trigger({ function_id: "vault::get", payload: { key }, auth: systemPrincipal })) as {
+      value?: string;
+    } | null;
+    return found?.value || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function bindingOf(
+  state: StateClient,
+  platform: string,
+  channelId: string,
+): Promise<Pick<Binding, "agentId" | "realmId">> {
+  const found = await state.get<Binding>(BINDINGS_SCOPE, bindingKey(platform, channelId));
+  return found ?? { agentId: DEFAULT_AGENT, realmId: "realm-default" };
+}
+
+/**
+ * An adapter's webhook: the platform's proof checked first (no secret configured: refused, never
+ * open), then its events taken once each, queued durably for their agent, and acknowledged at once;
+ * the agent's turn and the reply happen from the queue.
+ */
+export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Envelope): Promise<Reply> {
+  const { platform } = adapter;
+  if (envelope.method === "GET") {
+    if (!adapter.verifyGet) return { status_code: 405, body: { error: `${platform} webhooks are POST` } };
+    const token = await secret(deps.trigger, `channel:${platform}:verify_token`);
+    if (!token)
+      return refused(`${platform} is not configured: store channel:${platform}:verify_token in the vault`);
+    return adapter.verifyGet(envelope, token);
+  }
+  const key = `channel:${platform}:${adapter.secretName}`;
+  const proof = await secret(deps.trigger, key);
+  if (!proof) return refused(`${platform} is not configured: store ${key} in the vault`);
+  const problem = adapter.verify(envelope, proof, Date.now(), deps.env);
+  if (problem) return refused(problem);
+  const body = envelope.body;
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return {
+      status_code: 400,
+      body: { error: `A ${platform} event is a JSON object or form data; this body is neither` },
+    };
+  }
+  const { messages, reply } = adapter.parse(envelope);
+  if (reply && messages.length === 0) return reply;
+  const jobs: ChannelJob[] = [];
+  for (const message of messages) {
+    if (message.eventId && !(await firstTime(deps.state, `${platform}:${message.eventId}`))) continue;
+    const { agentId, realmId } = await bindingOf(deps.state, platform, message.channelId);
+    const job: ChannelJob = {
+      id: newId("chj"),
+      platform,
+      realmId,
+      agentId,
+      sessionId: `${platform}:${message.channelId}`,
+      phase: "turn",
+      text: message.text,
+      replyTo: message.replyTo,
+      attempts: 0,
+      createdAt: nowIso(),
+    };
+    jobs.push(job);
+    void deps.trigger({
+      function_id: "security::audit",
+      payload: {
+        type: "channel_message",
+        agentId,
+        detail: {
+          platform,
+          channelId: message.channelId,
+          userId: message.userId ?? null,
+          eventId: message.eventId ?? null,
+        },
+      },
+      auth: systemPrincipal,
+      action: { type: "void" },
+    });
+  }
+  if (adapter.respond && jobs.length === 1) return respondAtOnce(deps, adapter, jobs[0] as ChannelJob);
+  for (const job of jobs) await enqueue(deps.state, job);
+  if (jobs.length > 0) deps.kick();
+  return reply ?? ok();
+}
+
+/** A platform that wants the answer in the response gets it, unless the turn is slow: then it is queued. */
+async function respondAtOnce(deps: ChannelDeps, adapter: Adapter, job: ChannelJob): Promise<Reply> {
+  const respond = adapter.respond as (text: string) => Reply;
+  try {
+    const answer = (await deps.trigger({
+      function_id: "agent::chat",
+      payload: { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
+      auth: { kind: "realm", realmId: job.realmId, keyId: `channel:${job.platform}` },
+      timeout_ms: adapter.syncTimeoutMs ?? 9000,
+    })) as { content?: string };
+    return respond(answer.content ?? "");
+  } catch (error) {
+    if ((error as { code?: string }).code !== "timeout")
+      return respond(`Sorry, that failed: ${(error as Error).message}`);
+    await enqueue(deps.state, job);
+    deps.kick();
+    return respond("Working on it: the answer will be posted here.");
+  }
+}
+
+/** True for the first delivery of an event: a create-only write, so two nodes cannot both take it. */
+async function firstTime(state: StateClient, key: string): Promise<boolean> {
+  try {
+    await state.set(SEEN_SCOPE, key, { at: nowIso() }, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One queued job's step: the agent's turn, then the reply in the platform's sized parts. */
+export async function work(
+  deps: ChannelDeps,
+  adapters: Map<string, Adapter>,
+  job: ChannelJob,
+): Promise<ChannelJob | null> {
+  const adapter = adapters.get(job.platform);
+  if (!adapter) throw new Error(`No adapter for ${job.platform}`);
+  if (job.phase === "turn") {
+    const answer = (await deps.trigger({
+      function_id: "agent::chat",
+      payload: { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
+      auth: { kind: "realm", realmId: job.realmId, keyId: `channel:${job.platform}` },
+    })) as { content?: string };
+    const reply = answer.content?.trim();
+    return reply ? { ...job, phase: "deliver", reply, delivered: 0, lastError: undefined } : null;
+  }
+  const token = adapter.tokenName
+    ? await secret(deps.trigger, `channel:${adapter.platform}:${adapter.tokenName}`)
+    : undefined;
+  if (adapter.tokenName && !token)
+    throw new Error(
+      `store channel:${adapter.platform}:${adapter.tokenName} in the vault to reply on ${adapter.platform}`,
+    );
+  const baseUrl =
+    deps.env[`${adapter.platform.toUpperCase()}_API_BASE_URL`]?.trim() || adapter.defaultBaseUrl;
+  const parts = splitReply(job.reply ?? "", adapter.maxChunk, adapter.maxParts);
+  for (let part = job.delivered ?? 0; part < parts.length; part++) {
+    try {
+      await adapter.send({ baseUrl, token }, job.replyTo, parts[part] as string);
+    } catch (error) {
+      // The parts already sent are not sent again.
+      throw Object.assign(error as Error, { delivered: part });
+    }
+  }
+  return null;
+}

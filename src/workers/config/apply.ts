@@ -1,0 +1,176 @@
+import { createHash } from "node:crypto";
+import type { StateClient } from "../../engine/state/client.ts";
+import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { isAppError } from "../../shared/errors.ts";
+import type { Declared, FileProblem } from "./files.ts";
+import type { AgentFile } from "./schema.ts";
+
+/** Which agent each declared file made: keys `<realm>\u0001<name>`, so a reload finds the same agent. */
+export const DECLARED_SCOPE = "config_agents";
+
+interface DeclaredAgent {
+  agentId: string;
+  hash: string;
+  file: string;
+}
+
+export interface ReloadReport {
+  agents: { created: string[]; updated: string[]; unchanged: string[] };
+  channels: { bound: string[] };
+  hands: { scheduled: string[]; unchanged: string[] };
+  problems: FileProblem[];
+}
+
+const asSystem = (trigger: TriggerFn, function_id: string, payload: unknown) =>
+  trigger({ function_id, payload, auth: systemPrincipal });
+
+function agentFields(config: AgentFile) {
+  return {
+    description: config.description,
+    model: config.model,
+    systemPrompt: config.system_prompt,
+    toolProfile: config.tool_profile,
+    tools: config.tools,
+    capabilities: config.capabilities,
+    temperature: config.temperature,
+    maxTokens: config.max_tokens,
+  };
+}
+
+/**
+ * Makes the service match the files: each declared agent is created once and updated when its file
+ * changed (keyed by name and realm, so it keeps its id, sessions and memory across reloads); each
+ * channel file binds its channel to the named agent. A file that cannot be applied is a problem naming
+ * it; the others are applied.
+ */
+export async function applyDeclared(
+  state: StateClient,
+  trigger: TriggerFn,
+  declared: Declared,
+): Promise<ReloadReport> {
+  const report: ReloadReport = {
+    agents: { created: [], updated: [], unchanged: [] },
+    channels: { bound: [] },
+    hands: { scheduled: [], unchanged: [] },
+    problems: [...declared.problems],
+  };
+  const agentIds = new Map<string, string>();
+  for (const { file, name, realm, config } of declared.agents) {
+    const key = `${realm}\u0001${name}`;
+    const fields = agentFields(config);
+    const hash = createHash("sha256").update(JSON.stringify(fields)).digest("hex");
+    try {
+      const known = await state.get<DeclaredAgent>(DECLARED_SCOPE, key);
+      const alive = known
+        ? await asSystem(trigger, "agent::get", { id: known.agentId }).then(
+            () => true,
+            () => false,
+          )
+        : false;
+      if (known && alive) {
+        agentIds.set(key, known.agentId);
+        if (known.hash === hash) {
+          report.agents.unchanged.push(name);
+          continue;
+        }
+        await asSystem(trigger, "agent::update", { id: known.agentId, ...fields });
+        await state.set(DECLARED_SCOPE, key, { agentId: known.agentId, hash, file });
+        report.agents.updated.push(name);
+        continue;
+      }
+      const { id } = (await asSystem(trigger, "agent::create", { name, realmId: realm, ...fields })) as {
+        id: string;
+      };
+      await state.set(DECLARED_SCOPE, key, { agentId: id, hash, file });
+      agentIds.set(key, id);
+      report.agents.created.push(name);
+    } catch (error) {
+      report.problems.push({ file, message: isAppError(error) ? error.message : String(error) });
+    }
+  }
+  for (const { file, config } of declared.channels) {
+    const key = `${config.realm ?? "realm-default"}\u0001${config.agent}`;
+    const agentId = agentIds.get(key) ?? (await state.get<DeclaredAgent>(DECLARED_SCOPE, key))?.agentId;
+    if (!agentId) {
+      report.problems.push({
+        file,
+        message: `agent: no agent ${config.agent} is declared in agents/ (realm ${config.realm ?? "realm-default"})`,
+      });
+      continue;
+    }
+    try {
+      await asSystem(trigger, "channel::bind", {
+        platform: config.platform,
+        channelId: config.channel_id,
+        agentId,
+      });
+      report.channels.bound.push(`${config.platform}:${config.channel_id}`);
+    } catch (error) {
+      report.problems.push({ file, message: isAppError(error) ? error.message : String(error) });
+    }
+  }
+  for (const hand of declared.hands) await applyHand(state, trigger, hand, agentIds, report);
+  return report;
+}
+
+/** Which schedule each hand made (`<realm>\u0001<hand name>`), so a reload replaces rather than adds. */
+export const HANDS_SCOPE = "config_hands";
+
+async function applyHand(
+  state: StateClient,
+  trigger: TriggerFn,
+  { file, name, config }: Declared["hands"][number],
+  agentIds: Map<string, string>,
+  report: ReloadReport,
+): Promise<void> {
+  const realmId = config.realm ?? "realm-default";
+  const agentKey = `${realmId}\u0001${config.agent}`;
+  const agentId =
+    agentIds.get(agentKey) ?? (await state.get<DeclaredAgent>(DECLARED_SCOPE, agentKey))?.agentId;
+  if (!agentId) {
+    report.problems.push({
+      file,
+      message: `agent: no agent ${config.agent} is declared in agents/ (realm ${realmId})`,
+    });
+    return;
+  }
+  const key = `${realmId}\u0001${name}`;
+  const hash = createHash("sha256")
+    .update(JSON.stringify({ ...config, agentId }))
+    .digest("hex");
+  const known = await state.get<{ hash: string; jobId?: string; agentId: string }>(HANDS_SCOPE, key);
+  if (known?.hash === hash) {
+    report.hands.unchanged.push(name);
+    return;
+  }
+  // The agent's own tool call, so the job is the agent's and fires as it (its realm, its session).
+  const asAgent = { kind: "realm" as const, realmId, keyId: `agent:${agentId}` };
+  try {
+    if (known?.jobId) {
+      await trigger({
+        function_id: "tool::cron_delete",
+        payload: { agentId: known.agentId, jobId: known.jobId },
+        auth: { ...asAgent, keyId: `agent:${known.agentId}` },
+      }).catch(() => undefined);
+    }
+    let jobId: string | undefined;
+    if (config.task) {
+      const created = (await trigger({
+        function_id: "tool::cron_create",
+        payload: { agentId, schedule: config.schedule, message: config.task, name },
+        auth: asAgent,
+      })) as { job: { id: string } };
+      jobId = created.job.id;
+    } else {
+      await trigger({
+        function_id: "pulse::register",
+        payload: { realmId, agentId, cron: config.schedule },
+        auth: systemPrincipal,
+      });
+    }
+    await state.set(HANDS_SCOPE, key, { hash, jobId, agentId, file });
+    report.hands.scheduled.push(name);
+  } catch (error) {
+    report.problems.push({ file, message: isAppError(error) ? error.message : String(error) });
+  }
+}

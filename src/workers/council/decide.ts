@@ -1,0 +1,74 @@
+import { conflict, forbidden } from "../../shared/errors.ts";
+import type { Proposal, Vote } from "./schema.ts";
+
+/** Default quorum: a strict majority of the voters. */
+export function defaultQuorum(voters: number): number {
+  return Math.floor(voters / 2) + 1;
+}
+
+/** Each voter's latest vote, counted. */
+export function tallyOf(votes: Proposal["votes"]): Proposal["tally"] {
+  const tally = { for: 0, against: 0, abstain: 0 };
+  for (const { vote } of Object.values(votes)) tally[vote]++;
+  return tally;
+}
+
+/**
+ * The status the votes give: approved once `for` reaches the quorum; rejected once it no longer can
+ * (every voter not voting against could still turn to `for`, since the latest vote counts); else
+ * still pending. With no council members an admin decides alone: `for` approves, `against` rejects.
+ */
+export function outcome(proposal: Proposal): Proposal["status"] {
+  const { tally, voters, quorum } = proposal;
+  if (voters.length === 0) return tally.for > 0 ? "approved" : tally.against > 0 ? "rejected" : "pending";
+  if (tally.for >= quorum) return "approved";
+  if (voters.length - tally.against < quorum) return "rejected";
+  return "pending";
+}
+
+/** A pending proposal past its time is expired; `now` in ms. */
+export function isExpired(proposal: Proposal, now: number): boolean {
+  return proposal.status === "pending" && Date.parse(proposal.expiresAt) <= now;
+}
+
+/**
+ * The proposal with this vote counted, or a refusal: only pending proposals take votes, only council
+ * members vote (with no members, only an admin key decides).
+ */
+export function withVote(
+  proposal: Proposal,
+  voterId: string,
+  vote: Vote,
+  admin: boolean,
+  now: string,
+): Proposal {
+  if (proposal.status !== "pending") {
+    throw conflict(`Proposal ${proposal.id} is already ${proposal.status}: votes are closed`);
+  }
+  if (proposal.voters.length === 0 && !admin) {
+    throw forbidden(
+      `Realm ${proposal.realmId} has no council members (hierarchy nodes with the capability "council"): only an admin key decides`,
+    );
+  }
+  if (proposal.voters.length > 0 && !proposal.voters.includes(voterId)) {
+    throw forbidden(
+      `${voterId} is not a council member of realm ${proposal.realmId} (members: ${proposal.voters.join(", ")})`,
+    );
+  }
+  const votes = { ...proposal.votes, [voterId]: { vote, at: now } };
+  const counted: Proposal = {
+    ...proposal,
+    votes,
+    tally: tallyOf(votes),
+    updatedAt: now,
+    version: proposal.version + 1,
+  };
+  const status = outcome(counted);
+  if (status === "pending") return counted;
+  return {
+    ...counted,
+    status,
+    decidedAt: now,
+    ...(status === "approved" ? { effect: { status: "pending" as const } } : {}),
+  };
+}

@@ -1,0 +1,89 @@
+import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { nowIso } from "../../shared/clock.ts";
+import { badRequest, isAppError } from "../../shared/errors.ts";
+import { requireAgentInRealm } from "../../shared/realm-refs.ts";
+import { type InputSchema, payloadProblem } from "../../shared/schema-check.ts";
+import type { Effect, Proposal, SubmitInput } from "./schema.ts";
+
+interface EffectCall {
+  functionId: string;
+  payload: Record<string, unknown>;
+  auth: Principal;
+}
+
+/**
+ * What an approved proposal does, through the owning worker's function (DESIGN §5). It runs with the
+ * submitting key's rights (a realm key's council cannot do what the realm key could not: a realm-wide
+ * budget stays the operator's), except `realm_suspend`, which only restricts the realm and is applied
+ * by the service. `custom` proposals record a decision and do nothing.
+ */
+export function effectCall(
+  proposal: Pick<Proposal, "kind" | "payload" | "realmId" | "submittedBy">,
+): EffectCall | null {
+  const payload = proposal.payload ?? {};
+  const { realmId, submittedBy: auth } = proposal;
+  switch (proposal.kind) {
+    case "budget_change":
+      return { functionId: "ledger::set_budget", payload: { ...payload, realmId }, auth };
+    case "hire_agent":
+      return { functionId: "agent::create", payload: { ...payload, realmId }, auth };
+    case "strategy_change":
+      return { functionId: "directive::create", payload: { ...payload, realmId }, auth };
+    case "terminate_agent":
+      return { functionId: "agent::delete", payload: { id: payload.agentId }, auth };
+    case "realm_suspend":
+      return {
+        functionId: "realm::update",
+        payload: { id: realmId, status: "Paused" },
+        auth: systemPrincipal,
+      };
+    case "custom":
+      return null;
+  }
+}
+
+/**
+ * At submit: the payload must be what the effect's function takes, so an approved proposal does not fail
+ * for a typo weeks later (400 naming the field). A `terminate_agent` must name an agent of the realm.
+ */
+export async function checkPayload(trigger: TriggerFn, input: SubmitInput, realmId: string): Promise<void> {
+  if (input.kind === "terminate_agent") {
+    const agentId = input.payload?.agentId;
+    if (typeof agentId !== "string" || agentId === "") {
+      throw badRequest("payload.agentId: a terminate_agent proposal names the agent to delete");
+    }
+    await requireAgentInRealm(trigger, agentId, realmId);
+    return;
+  }
+  const call = effectCall({
+    ...input,
+    payload: input.payload ?? null,
+    realmId,
+    submittedBy: { kind: "system" },
+  });
+  if (!call || input.kind === "realm_suspend") return;
+  const info = (await trigger({
+    function_id: "engine::functions::info",
+    payload: { function_id: call.functionId },
+  }).catch(() => null)) as { request_schema?: InputSchema } | null;
+  if (!info) throw badRequest(`${input.kind} proposals need ${call.functionId}, which is not running`);
+  if (!info.request_schema) return;
+  const problem = payloadProblem(call.functionId, call.payload, info.request_schema);
+  if (problem) throw badRequest(`payload: ${problem}`);
+}
+
+/** Applies the effect once (the caller is the one whose vote approved it) and says what happened. */
+export async function applyEffect(trigger: TriggerFn, proposal: Proposal): Promise<Effect> {
+  const call = effectCall(proposal);
+  if (!call) return { status: "none", at: nowIso() };
+  try {
+    if (proposal.kind === "terminate_agent") {
+      await requireAgentInRealm(trigger, String(call.payload.id), proposal.realmId);
+    }
+    const result = await trigger({ function_id: call.functionId, payload: call.payload, auth: call.auth });
+    return { status: "applied", functionId: call.functionId, result: result ?? null, at: nowIso() };
+  } catch (error) {
+    const message = isAppError(error) || error instanceof Error ? error.message : String(error);
+    return { status: "failed", functionId: call.functionId, error: message, at: nowIso() };
+  }
+}

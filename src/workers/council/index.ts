@@ -1,0 +1,284 @@
+import { publishEvent } from "../../engine/events.ts";
+import { casUpdate } from "../../engine/state/cas.ts";
+import { stateClient } from "../../engine/state/client.ts";
+import { type InvocationContext, systemPrincipal } from "../../engine/types.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/access.ts";
+import { nowIso, nowMs } from "../../shared/clock.ts";
+import { badRequest, forbidden, notFound, unauthorized } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { pageOf } from "../../shared/pagination.ts";
+import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { defaultQuorum, isExpired, withVote } from "./decide.ts";
+import { applyEffect, checkPayload } from "./effects.ts";
+import {
+  type ActivityFields,
+  activityInput,
+  DEFAULT_EXPIRY_MS,
+  logInput,
+  type Proposal,
+  proposalsInput,
+  realmInput,
+  submitInput,
+  voteInput,
+} from "./schema.ts";
+import { activityChain, listProposals, proposalsScope, purgeCouncil } from "./store.ts";
+
+const TOPIC = "council.proposal";
+
+/** The council: proposals decided by the realm's council members, with effects and a hash-chained log. */
+export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> } {
+  const trigger = worker.trigger.bind(worker);
+  const state = stateClient(trigger);
+  const publish = (data: Record<string, unknown>) => publishEvent(trigger, TOPIC, data);
+  const record = (fields: ActivityFields) => activityChain(state, fields.realmId).append(fields);
+
+  /** Members: the realm's org-chart nodes holding the capability `council`. */
+  const councilMembers = async (realmId: string): Promise<string[]> => {
+    const found = (await trigger({
+      function_id: "hierarchy::find",
+      payload: { realmId, capability: "council" },
+      auth: systemPrincipal,
+    }).catch(() => ({ matches: [] }))) as { matches: Array<{ agentId: string }> };
+    return found.matches.map((node) => node.agentId).sort();
+  };
+
+  /** A pending proposal whose time ran out is expired (recorded once, by whoever notices first). */
+  const expireIfDue = async (proposal: Proposal): Promise<Proposal> => {
+    if (!isExpired(proposal, nowMs())) return proposal;
+    let expired = false;
+    const { value } = await casUpdate<Proposal>(
+      state,
+      proposalsScope(proposal.realmId),
+      proposal.id,
+      ({ value }) => {
+        if (!value || !isExpired(value, nowMs())) return undefined;
+        expired = true;
+        return {
+          ...value,
+          status: "expired",
+          decidedAt: nowIso(),
+          updatedAt: nowIso(),
+          version: value.version + 1,
+        };
+      },
+    );
+    if (expired) {
+      await record(entry(proposal, "system", "council", "proposal_expired", { title: proposal.title }));
+      publish({ type: "expired", proposalId: proposal.id, realmId: proposal.realmId });
+    }
+    return (value as Proposal | null) ?? proposal;
+  };
+
+  worker.registerFunction(
+    {
+      id: "council::submit",
+      description: "Propose a decision to a realm's council: {realmId, kind, title, requestedBy, payload?}",
+      input: submitInput,
+    },
+    async (input, ctx) => {
+      const { realmId } = input;
+      assertRealmAccess(ctx, realmId);
+      if (ctx.auth.kind === "anonymous") throw unauthorized("Submitting a proposal requires an API key");
+      await requireRealm(trigger, realmId, { write: true });
+      await checkPayload(trigger, input, realmId);
+      const voters = await councilMembers(realmId);
+      const quorum = input.quorum ?? defaultQuorum(voters.length);
+      if (voters.length > 0 && quorum > voters.length) {
+        throw badRequest(`quorum ${quorum} is more than the council's ${voters.length} members`);
+      }
+      const now = nowIso();
+      const proposal: Proposal = {
+        id: newId("prp"),
+        realmId,
+        kind: input.kind,
+        title: input.title,
+        requestedBy: input.requestedBy,
+        payload: input.payload ?? null,
+        status: "pending",
+        voters,
+        quorum,
+        votes: {},
+        tally: { for: 0, against: 0, abstain: 0 },
+        submittedBy: ctx.auth,
+        expiresAt: new Date(nowMs() + (input.expiresInMs ?? DEFAULT_EXPIRY_MS)).toISOString(),
+        createdAt: now,
+        updatedAt: now,
+        version: 1,
+      };
+      await state.set(proposalsScope(realmId), proposal.id, proposal, 0);
+      await recheckRealm(trigger, realmId, () => purgeCouncil(state, realmId));
+      await record(
+        entry(proposal, "agent", input.requestedBy, "proposal_submitted", { kind: proposal.kind }),
+      );
+      publish({ type: "submitted", proposalId: proposal.id, realmId, kind: proposal.kind });
+      return proposal;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "council::vote",
+      description: "A council member's vote (for, against, abstain; the latest counts); decides at quorum",
+      input: voteInput,
+    },
+    async ({ realmId, id, voterId, vote }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      await requireRealm(trigger, realmId, { write: true });
+      const current = await state.get<Proposal>(proposalsScope(realmId), id);
+      if (!current) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
+      await expireIfDue(current);
+      let before: Proposal | undefined;
+      const { value } = await casUpdate<Proposal>(state, proposalsScope(realmId), id, ({ value: stored }) => {
+        if (!stored) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
+        before = stored;
+        return withVote(stored, voterId, vote, isPrivileged(ctx.auth), nowIso());
+      });
+      let proposal = value as Proposal;
+      const actorKind = ctx.auth.kind === "admin" && proposal.voters.length === 0 ? "human" : "agent";
+      await record(entry(proposal, actorKind, voterId, "vote_cast", { vote, tally: proposal.tally }));
+      // Only the vote that decided it sees the change: the effect is applied exactly once.
+      if (before?.status === "pending" && proposal.status !== "pending") {
+        proposal = await decided(proposal);
+      }
+      return proposal;
+    },
+  );
+
+  /** Records the decision, applies an approved proposal's effect, and records what it did. */
+  const decided = async (proposal: Proposal): Promise<Proposal> => {
+    const action = proposal.status === "approved" ? "proposal_approved" : "proposal_rejected";
+    await record(
+      entry(proposal, "system", "council", action, { tally: proposal.tally, quorum: proposal.quorum }),
+    );
+    publish({ type: proposal.status, proposalId: proposal.id, realmId: proposal.realmId });
+    if (proposal.status !== "approved") return proposal;
+    const effect = await applyEffect(trigger, proposal);
+    const { value } = await casUpdate<Proposal>(
+      state,
+      proposalsScope(proposal.realmId),
+      proposal.id,
+      ({ value }) =>
+        value ? { ...value, effect, version: value.version + 1, updatedAt: nowIso() } : undefined,
+    );
+    if (effect.status !== "none") {
+      const outcome = effect.status === "applied" ? "effect_applied" : "effect_failed";
+      await record(
+        entry(proposal, "system", "council", outcome, {
+          functionId: effect.functionId,
+          ...(effect.error ? { error: effect.error } : {}),
+        }),
+      );
+    }
+    return (value as Proposal | null) ?? { ...proposal, effect };
+  };
+
+  worker.registerFunction(
+    {
+      id: "council::proposals",
+      description: "A realm's proposals, newest first, by status and kind: {proposals, count, nextCursor}",
+      input: proposalsInput,
+    },
+    async ({ realmId, status, kind, limit, cursor }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      await requireRealm(trigger, realmId);
+      const all = await Promise.all((await listProposals(state, realmId, {})).map(expireIfDue));
+      const matching = all.filter(
+        (proposal) => (!status || proposal.status === status) && (!kind || proposal.kind === kind),
+      );
+      const order = new Map(matching.map((proposal, index) => [proposal.id, String(index).padStart(8, "0")]));
+      const page = pageOf(matching, (proposal) => `${order.get(proposal.id)}:${proposal.id}`, {
+        limit,
+        cursor,
+      });
+      return { proposals: page.items, count: matching.length, nextCursor: page.nextCursor };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "council::activity",
+      description: "Append an entry to a realm's hash-chained activity log: the entry with hash and prevHash",
+      input: activityInput,
+    },
+    async (input, ctx) => {
+      assertRealmAccess(ctx, input.realmId);
+      // The service's own entries (ledger refusals, decisions) cannot be forged by a realm's key.
+      if (input.actorKind === "system" && !isPrivileged(ctx.auth)) {
+        throw forbidden("actorKind system is the service's: a realm key records agent or human activity");
+      }
+      const realm = await requireRealm(trigger, input.realmId);
+      if (realm?.deleting) throw badRequest(`Realm ${input.realmId} is being deleted`);
+      return record(input);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "council::log",
+      description: "A realm's activity log, newest first by default: {entries, nextCursor}",
+      input: logInput,
+    },
+    async ({ realmId, order, limit, cursor }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      await requireRealm(trigger, realmId);
+      return activityChain(state, realmId).read({ order, limit, cursor });
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "council::verify",
+      description: "Check a realm's activity chain: {valid, length, brokenAt} (edits, deletions, reordering)",
+      input: realmInput,
+    },
+    async ({ realmId }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      await requireRealm(trigger, realmId);
+      return activityChain(state, realmId).verify();
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "council::purge_realm",
+      description: "Delete a realm's proposals and activity log (part of a realm delete); idempotent",
+      input: realmInput,
+    },
+    async ({ realmId }, ctx: InvocationContext) => {
+      requireAdmin(ctx);
+      return { purged: await purgeCouncil(state, realmId) };
+    },
+  );
+
+  worker.registerTrigger({
+    type: "subscribe",
+    function_id: "council::activity",
+    config: { topic: "council.audit" },
+  });
+  worker.registerRoute("council::submit", "POST", "/api/council/proposals", { status: 201 });
+  worker.registerRoute("council::proposals", "GET", "/api/council/proposals/:realmId");
+  worker.registerRoute("council::vote", "POST", "/api/council/proposals/:realmId/:id/vote");
+  worker.registerRoute("council::activity", "POST", "/api/council/activity", { status: 201 });
+  worker.registerRoute("council::log", "GET", "/api/council/log/:realmId");
+  worker.registerRoute("council::verify", "GET", "/api/council/verify/:realmId");
+  return {};
+}
+
+function entry(
+  proposal: Proposal,
+  actorKind: ActivityFields["actorKind"],
+  actorId: string,
+  action: string,
+  details: Record<string, unknown>,
+): ActivityFields {
+  return {
+    realmId: proposal.realmId,
+    actorKind,
+    actorId,
+    action,
+    entityType: "proposal",
+    entityId: proposal.id,
+    details,
+  };
+}

@@ -1,0 +1,112 @@
+import { z } from "zod";
+import type { Principal } from "../../engine/types.ts";
+import { looseEnum } from "../../shared/loose-enum.ts";
+import { pageFields } from "../../shared/pagination.ts";
+
+export const PROPOSAL_KINDS = [
+  "hire_agent",
+  "terminate_agent",
+  "budget_change",
+  "strategy_change",
+  "realm_suspend",
+  "custom",
+] as const;
+export const PROPOSAL_STATUSES = ["pending", "approved", "rejected", "cancelled", "expired"] as const;
+export const VOTES = ["for", "against", "abstain"] as const;
+export const ACTOR_KINDS = ["agent", "human", "system"] as const;
+
+export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
+export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
+export type Vote = (typeof VOTES)[number];
+
+export const DEFAULT_EXPIRY_MS = 7 * 24 * 3600_000;
+
+/** What an approved proposal did: applied through the owning worker's function, or why it could not. */
+export interface Effect {
+  status: "pending" | "applied" | "failed" | "none";
+  functionId?: string;
+  result?: unknown;
+  error?: string;
+  at?: string;
+}
+
+export interface Proposal {
+  id: string;
+  realmId: string;
+  kind: ProposalKind;
+  title: string;
+  requestedBy: string;
+  payload: Record<string, unknown> | null;
+  status: ProposalStatus;
+  /** The realm's council members when it was submitted (empty: an admin key decides alone). */
+  voters: string[];
+  quorum: number;
+  /** Each voter's latest vote. */
+  votes: Record<string, { vote: Vote; at: string }>;
+  tally: { for: number; against: number; abstain: number };
+  /** The key that submitted it: an effect never has more rights than it had. */
+  submittedBy: Exclude<Principal, { kind: "anonymous" }>;
+  effect?: Effect;
+  decidedAt?: string;
+  expiresAt: string;
+  createdAt: string;
+  updatedAt: string;
+  version: number;
+}
+
+const id = (field: string) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .trim()
+    .min(1, `${field} is required`)
+    .max(256, `${field} must be at most 256 characters`);
+
+export const submitInput = z.strictObject({
+  realmId: id("realmId"),
+  kind: looseEnum("kind", PROPOSAL_KINDS),
+  title: z.string({ error: "title must be a string" }).trim().min(1, "title is required").max(500),
+  requestedBy: id("requestedBy"),
+  payload: z.record(z.string(), z.unknown(), { error: "payload must be an object" }).nullable().optional(),
+  quorum: z.number({ error: "quorum must be an integer" }).int("quorum must be an integer").min(1).optional(),
+  expiresInMs: z
+    .number({ error: "expiresInMs must be an integer" })
+    .int("expiresInMs must be an integer")
+    .min(1000, "expiresInMs must be at least 1000")
+    .max(365 * 24 * 3600_000, "expiresInMs must be at most a year")
+    .optional(),
+});
+export type SubmitInput = z.output<typeof submitInput>;
+
+export const voteInput = z.strictObject({
+  realmId: id("realmId"),
+  id: id("id"),
+  voterId: id("voterId"),
+  vote: looseEnum("vote", VOTES),
+});
+
+export const proposalsInput = z.strictObject({
+  realmId: id("realmId"),
+  status: looseEnum("status", PROPOSAL_STATUSES).optional(),
+  kind: looseEnum("kind", PROPOSAL_KINDS).optional(),
+  ...pageFields,
+});
+
+export const activityInput = z.strictObject({
+  realmId: id("realmId"),
+  actorKind: looseEnum("actorKind", ACTOR_KINDS),
+  actorId: id("actorId"),
+  action: id("action"),
+  entityType: id("entityType"),
+  entityId: id("entityId"),
+  details: z.unknown().optional(),
+});
+export type ActivityInput = z.output<typeof activityInput>;
+export type ActivityFields = Omit<ActivityInput, "realmId"> & { realmId: string };
+
+export const logInput = z.strictObject({
+  realmId: id("realmId"),
+  order: z.enum(["asc", "desc"], { error: "order must be asc or desc" }).optional(),
+  ...pageFields,
+});
+
+export const realmInput = z.strictObject({ realmId: id("realmId") });

@@ -1,0 +1,114 @@
+import type { StateClient } from "../../engine/state/client.ts";
+import type { EntityHead, EntityVersion, Relation } from "./schema.ts";
+import { headsScope, sameRelation, versionsOf } from "./store.ts";
+
+/** kg::timeline: every version of the entity, oldest first (an unknown entity: none). */
+export async function timeline(state: StateClient, agentId: string, entity: string) {
+  return (await versionsOf(state, agentId, entity)).map((version) => ({
+    version: version.version,
+    type: version.type,
+    properties: version.properties,
+    relations: version.relations,
+    createdAt: version.validFrom,
+    validFrom: version.validFrom,
+    validUntil: version.validUntil,
+  }));
+}
+
+type Change = { property: string; value: unknown } | { relation: Relation };
+
+/** The version valid at `at` (epoch ms), or null before the first one. */
+function versionAt(versions: EntityVersion[], at: number): EntityVersion | null {
+  return versions.find((v) => v.validFrom <= at && (v.validUntil === null || at < v.validUntil)) ?? null;
+}
+
+/**
+ * kg::diff: the entity at `timestamp1` against the entity at `timestamp2`, property by property and
+ * relation by relation: what the later state has that the earlier lacks (`added`), the reverse
+ * (`removed`), and properties whose value changed (`modified: [{property, before, after}]`).
+ */
+export async function diff(
+  state: StateClient,
+  agentId: string,
+  entity: string,
+  timestamp1: number,
+  timestamp2: number,
+) {
+  const versions = await versionsOf(state, agentId, entity);
+  const before = versionAt(versions, timestamp1);
+  const after = versionAt(versions, timestamp2);
+  const beforeProps = before?.properties ?? {};
+  const afterProps = after?.properties ?? {};
+  const added: Change[] = [];
+  const removed: Change[] = [];
+  const modified: Array<{ property: string; before: unknown; after: unknown }> = [];
+  for (const [property, value] of Object.entries(afterProps)) {
+    if (!Object.hasOwn(beforeProps, property)) added.push({ property, value });
+    else if (JSON.stringify(beforeProps[property]) !== JSON.stringify(value)) {
+      modified.push({ property, before: beforeProps[property], after: value });
+    }
+  }
+  for (const [property, value] of Object.entries(beforeProps)) {
+    if (!Object.hasOwn(afterProps, property)) removed.push({ property, value });
+  }
+  const beforeRelations = before?.relations ?? [];
+  const afterRelations = after?.relations ?? [];
+  for (const relation of afterRelations) {
+    if (!beforeRelations.some((other) => sameRelation(other, relation))) added.push({ relation });
+  }
+  for (const relation of beforeRelations) {
+    if (!afterRelations.some((other) => sameRelation(other, relation))) removed.push({ relation });
+  }
+  return {
+    entity,
+    fromVersion: before?.version ?? null,
+    toVersion: after?.version ?? null,
+    added,
+    removed,
+    modified,
+  };
+}
+
+/**
+ * kg::stats over the current graph: entities (stubs included), relations (as stored: inverses are not
+ * counted twice), the average number of relations an entity takes part in, and connected components
+ * (relations as undirected edges), from one pass over the entity heads with a union-find.
+ */
+export async function stats(state: StateClient, agentId: string) {
+  const parent = new Map<string, string>();
+  const find = (node: string): string => {
+    let root = node;
+    while (parent.get(root) !== root) root = parent.get(root) as string;
+    let current = node;
+    while (current !== root) {
+      const next = parent.get(current) as string;
+      parent.set(current, root);
+      current = next;
+    }
+    return root;
+  };
+  let relations = 0;
+  const edges: Array<[string, string]> = [];
+  for await (const { value } of state.scan<EntityHead>(headsScope(agentId))) {
+    parent.set(value.entity, value.entity);
+    relations += value.relations.length;
+    for (const relation of value.relations) edges.push([value.entity, relation.target]);
+  }
+  let components = parent.size;
+  for (const [a, b] of edges) {
+    if (!parent.has(b)) continue;
+    const ra = find(a);
+    const rb = find(b);
+    if (ra !== rb) {
+      parent.set(ra, rb);
+      components--;
+    }
+  }
+  const entities = parent.size;
+  return {
+    totalEntities: entities,
+    totalRelations: relations,
+    avgDegree: entities === 0 ? 0 : Math.round(((2 * relations) / entities) * 1000) / 1000,
+    connectedComponents: components,
+  };
+}

@@ -1,0 +1,203 @@
+import { z } from "zod";
+import { stateClient } from "../../engine/state/client.ts";
+import type { InvocationContext } from "../../engine/types.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { requireAdmin } from "../../shared/access.ts";
+import { notFound } from "../../shared/errors.ts";
+import { requireRealm } from "../../shared/realm-refs.ts";
+import { addVersion } from "./add.ts";
+import { diff, stats, timeline } from "./history.ts";
+import { queryTemporal, traverse } from "./query.ts";
+import {
+  addInput,
+  diffInput,
+  entityName,
+  purgeAgentInput,
+  purgeRealmInput,
+  queryInput,
+  statsInput,
+  timelineInput,
+  traverseInput,
+} from "./schema.ts";
+import { purgeGraph, realmGraphsScope } from "./store.ts";
+import { mermaidOf } from "./visualize.ts";
+
+/** The temporal knowledge graph: one per agent, versioned, indexed for point-in-time questions. */
+export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
+  const trigger = worker.trigger.bind(worker);
+  const state = stateClient(trigger);
+
+  /** The agent's realm, read as the caller: another realm's agent is refused by the agents worker. */
+  const agentRealm = async (agentId: string, ctx: InvocationContext): Promise<string> => {
+    const agent = (await trigger({
+      function_id: "agent::get",
+      payload: { id: agentId },
+      auth: ctx.auth,
+    })) as {
+      realmId?: string;
+    } | null;
+    if (!agent?.realmId) throw notFound(`Agent ${agentId} not found`);
+    return agent.realmId;
+  };
+
+  worker.registerFunction(
+    {
+      id: "kg::add_temporal",
+      description: "Add the next version of an entity to an agent's graph",
+      input: addInput,
+    },
+    async (input, ctx) => {
+      const realmId = await agentRealm(input.agentId, ctx);
+      await requireRealm(trigger, realmId, { write: true });
+      return addVersion(state, realmId, input);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "kg::query_temporal",
+      description: "An entity and what it reaches within depth, now or over a time range: its versions",
+      input: queryInput,
+    },
+    async (input, ctx) => {
+      await agentRealm(input.agentId, ctx);
+      return queryTemporal(state, input);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "kg::traverse",
+      description: "Breadth-first from an entity: {adjacency, paths, nodeCount}",
+      input: traverseInput,
+    },
+    async (input, ctx) => {
+      await agentRealm(input.agentId, ctx);
+      return traverse(state, input);
+    },
+  );
+
+  worker.registerFunction(
+    { id: "kg::timeline", description: "Every version of an entity, oldest first", input: timelineInput },
+    async ({ agentId, entity }, ctx) => {
+      await agentRealm(agentId, ctx);
+      return timeline(state, agentId, entity);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "kg::diff",
+      description: "An entity at timestamp1 against timestamp2: {added, removed, modified}",
+      input: diffInput,
+    },
+    async ({ agentId, entity, timestamp1, timestamp2 }, ctx) => {
+      await agentRealm(agentId, ctx);
+      return diff(state, agentId, entity, timestamp1, timestamp2);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "kg::stats",
+      description: "{totalEntities, totalRelations, avgDegree, connectedComponents} of an agent's graph",
+      input: statsInput,
+    },
+    async ({ agentId }, ctx) => {
+      await agentRealm(agentId, ctx);
+      return stats(state, agentId);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "kg::purge_agent",
+      description: "Delete a deleted agent's graph (agent delete)",
+      input: purgeAgentInput,
+    },
+    async ({ realmId, agentId }, ctx) => {
+      requireAdmin(ctx);
+      await state.delete(realmGraphsScope(realmId), agentId);
+      return { agentId, entities: await purgeGraph(state, agentId) };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "kg::purge_realm",
+      description: "Delete the graphs of a realm's agents (realm delete)",
+      input: purgeRealmInput,
+    },
+    async ({ realmId }, ctx) => {
+      requireAdmin(ctx);
+      const agents: string[] = [];
+      for await (const { key } of state.scan(realmGraphsScope(realmId))) agents.push(key);
+      for (const agentId of agents) {
+        await purgeGraph(state, agentId);
+        await state.delete(realmGraphsScope(realmId), agentId);
+      }
+      return { purged: agents.length };
+    },
+  );
+
+  registerTools(worker);
+
+  for (const [name, functionId] of [
+    ["add", "kg::add_temporal"],
+    ["query", "kg::query_temporal"],
+    ["traverse", "kg::traverse"],
+    ["timeline", "kg::timeline"],
+    ["diff", "kg::diff"],
+    ["stats", "kg::stats"],
+  ] as const) {
+    worker.registerRoute(functionId, "POST", `/api/kg/${name}`, name === "add" ? { status: 201 } : {});
+  }
+  return {};
+}
+
+/** The graph as agent tools: each acts on the calling agent's own graph (the agent's id is filled in). */
+function registerTools(worker: WorkerClient): void {
+  const forward = (function_id: string) => (payload: unknown) => worker.trigger({ function_id, payload });
+  worker.registerFunction(
+    {
+      id: "tool::kg_add",
+      description:
+        "Record a fact in your knowledge graph: an entity (name, type, properties) and its relations to other entities. Adding an entity again makes a new version; the old one stays in its history.",
+      input: addInput,
+    },
+    forward("kg::add_temporal"),
+  );
+  worker.registerFunction(
+    {
+      id: "tool::kg_query",
+      description:
+        "Look up an entity in your knowledge graph with what it is related to within depth steps; give timeRange {from, to} in epoch ms for what held back then.",
+      input: queryInput,
+    },
+    forward("kg::query_temporal"),
+  );
+  worker.registerFunction(
+    {
+      id: "tool::kg_visualize",
+      description: "A Mermaid diagram of an entity's neighbourhood in your knowledge graph (depth 1–3).",
+      input: z.strictObject({
+        agentId: addInput.shape.agentId,
+        entity: entityName("entity"),
+        depth: z.number().int().min(1).max(3).default(2),
+      }),
+    },
+    async ({ agentId, entity, depth }) => {
+      const traversal = (await worker.trigger({
+        function_id: "kg::traverse",
+        payload: { agentId, startEntity: entity, direction: "outgoing", maxDepth: depth, maxNodes: 50 },
+      })) as { paths: Record<string, string[]> };
+      const entities = Object.keys(traversal.paths);
+      const heads = await Promise.all(
+        entities.map((name) =>
+          worker.trigger({ function_id: "kg::query_temporal", payload: { agentId, entity: name, depth: 0 } }),
+        ),
+      );
+      return { mermaid: mermaidOf(heads.flat() as Parameters<typeof mermaidOf>[0], new Set(entities)) };
+    },
+  );
+}

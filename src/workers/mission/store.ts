@@ -1,0 +1,71 @@
+import type { StateClient } from "../../engine/state/client.ts";
+import type { ListFilter, Mission, MissionComment } from "./schema.ts";
+
+/** One scope per realm: a listing reads only its realm, a purge deletes only it. */
+export const missionsScope = (realmId: string) => `missions:${realmId}`;
+/** A mission's comments, keyed by time then id so a listing is in order. */
+const commentsScope = (realmId: string, missionId: string) => `mission_comments:${realmId}:${missionId}`;
+
+export function loadMission(state: StateClient, realmId: string, id: string): Promise<Mission | null> {
+  return state.get<Mission>(missionsScope(realmId), id);
+}
+
+/** Missions passing every given filter, by priority (critical first), then oldest first. */
+export async function listMissions(state: StateClient, filter: ListFilter): Promise<Mission[]> {
+  const matches: Mission[] = [];
+  for await (const { value } of state.scan<Mission>(missionsScope(filter.realmId))) {
+    if (filter.status !== undefined && value.status !== filter.status) continue;
+    if (filter.assigneeId !== undefined && value.assigneeId !== filter.assigneeId) continue;
+    if (filter.directiveId !== undefined && value.directiveId !== filter.directiveId) continue;
+    matches.push(value);
+  }
+  return matches.sort(
+    (a, b) =>
+      RANK[a.priority] - RANK[b.priority] ||
+      a.createdAt.localeCompare(b.createdAt) ||
+      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+}
+
+const RANK: Record<Mission["priority"], number> = { critical: 0, high: 1, normal: 2, low: 3 };
+
+export async function addComment(
+  state: StateClient,
+  realmId: string,
+  comment: MissionComment,
+): Promise<void> {
+  await state.set(
+    commentsScope(realmId, comment.missionId),
+    `${comment.createdAt}:${comment.id}`,
+    comment,
+    0,
+  );
+}
+
+/** The newest `limit` comments, oldest first. */
+export async function recentComments(
+  state: StateClient,
+  realmId: string,
+  missionId: string,
+  limit: number,
+): Promise<MissionComment[]> {
+  const all: MissionComment[] = [];
+  for await (const { value } of state.scan<MissionComment>(commentsScope(realmId, missionId)))
+    all.push(value);
+  return all.slice(-limit);
+}
+
+/** Every mission of the realm with its comments; returns how many missions there were. */
+export async function purgeMissions(state: StateClient, realmId: string): Promise<number> {
+  const scope = missionsScope(realmId);
+  // Keys first, deletes after: deleting while paging would move the cursor's ground under it.
+  const ids: string[] = [];
+  for await (const { key } of state.scan(scope)) ids.push(key);
+  for (const id of ids) {
+    const comments: string[] = [];
+    for await (const { key } of state.scan(commentsScope(realmId, id))) comments.push(key);
+    for (const key of comments) await state.delete(commentsScope(realmId, id), key);
+    await state.delete(scope, id);
+  }
+  return ids.length;
+}

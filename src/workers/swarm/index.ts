@@ -1,0 +1,225 @@
+import { casUpdate } from "../../engine/state/cas.ts";
+import { stateClient } from "../../engine/state/client.ts";
+import { type InvocationContext, systemPrincipal } from "../../engine/types.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { assertRealmAccess, callerRealm, requireAdmin } from "../../shared/access.ts";
+import { nowIso, nowMs } from "../../shared/clock.ts";
+import { forbidden, notFound } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { assertAgentRef, requireRealm } from "../../shared/realm-refs.ts";
+import { runSwarm } from "./run.ts";
+import {
+  broadcastInput,
+  consensusInput,
+  createInput,
+  purgeRealmInput,
+  runInput,
+  type Swarm,
+  type SwarmStatus,
+  swarmIdInput,
+} from "./schema.ts";
+import { ACTIVE_SCOPE, appendMessage, isDue, messagesOf, purgeSwarm, SWARMS_SCOPE } from "./store.ts";
+import { collected, consensusOf } from "./tally.ts";
+
+/** Swarms: a realm's agents working on one goal, exchanging observations and deciding by vote. */
+export function registerSwarm(
+  worker: WorkerClient,
+  /** background false (a CLI command): no expiry sweep, which belongs to the serving process. */
+  options: { background?: boolean } = {},
+): { ready?: Promise<void> } {
+  const trigger = worker.trigger.bind(worker);
+  const state = stateClient(trigger);
+  const audit = (type: string, detail: Record<string, unknown>) =>
+    void trigger({ function_id: "security::audit", payload: { type, detail }, action: { type: "void" } });
+
+  /** The swarm, if the caller's realm may see it (another realm's is as missing as none), expired on time. */
+  const load = async (swarmId: string, ctx: InvocationContext): Promise<Swarm> => {
+    const swarm = await state.get<Swarm>(SWARMS_SCOPE, swarmId);
+    if (!swarm || (ctx.auth.kind === "realm" && ctx.auth.realmId !== swarm.realmId)) {
+      throw notFound(`Swarm ${swarmId} not found`);
+    }
+    assertRealmAccess(ctx, swarm.realmId);
+    return isDue(swarm, nowMs()) ? end(swarmId, "expired") : swarm;
+  };
+
+  /** Ends an active swarm once (compare-and-swap); returns the swarm as it is then. */
+  const end = async (swarmId: string, status: Exclude<SwarmStatus, "active">): Promise<Swarm> => {
+    const { value } = await casUpdate<Swarm>(state, SWARMS_SCOPE, swarmId, ({ value: swarm }) => {
+      if (!swarm) throw notFound(`Swarm ${swarmId} not found`);
+      if (swarm.status !== "active") return undefined;
+      return { ...swarm, status, endedAt: nowIso() };
+    });
+    await state.delete(ACTIVE_SCOPE, swarmId);
+    return value as Swarm;
+  };
+
+  worker.registerFunction(
+    {
+      id: "swarm::create",
+      description: "Start a swarm of a realm's agents on a goal: {swarmId, ...}",
+      input: createInput,
+    },
+    async ({ realmId: named, ...input }, ctx) => {
+      const realmId = callerRealm(ctx, named);
+      await requireRealm(trigger, realmId, { write: true });
+      for (const agentId of input.agentIds) await assertAgentRef(trigger, agentId, realmId);
+      const created = nowMs();
+      const swarm: Swarm = {
+        ...input,
+        swarmId: newId("swm"),
+        realmId,
+        status: "active",
+        messageCount: 0,
+        createdAt: new Date(created).toISOString(),
+        expiresAt: new Date(created + input.maxDurationMs).toISOString(),
+      };
+      await state.set(SWARMS_SCOPE, swarm.swarmId, swarm, 0);
+      await state.set(ACTIVE_SCOPE, swarm.swarmId, { expiresAt: swarm.expiresAt });
+      audit("swarm_created", { swarmId: swarm.swarmId, goal: swarm.goal, agentCount: swarm.agentIds.length });
+      return swarm;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "swarm::broadcast",
+      description: "A member's observation, proposal or vote (for, against, abstain; the latest counts)",
+      input: broadcastInput,
+    },
+    async (input, ctx) => {
+      const swarm = await load(input.swarmId, ctx);
+      if (!swarm.agentIds.includes(input.agentId)) {
+        throw forbidden(`${input.agentId} is not a member of swarm ${swarm.swarmId}`);
+      }
+      const message = await appendMessage(state, input);
+      return { acknowledged: true, swarmId: swarm.swarmId, seq: message.seq };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "swarm::status",
+      description: "A swarm: its goal, members, status and message count",
+      input: swarmIdInput,
+    },
+    ({ swarmId }, ctx) => load(swarmId, ctx),
+  );
+
+  worker.registerFunction(
+    {
+      id: "swarm::consensus",
+      description:
+        "Whether the members agree on a proposal: {hasConsensus, votesFor, votesAgainst, threshold, totalVoters}",
+      input: consensusInput,
+    },
+    async ({ swarmId, proposal }, ctx) => {
+      const swarm = await load(swarmId, ctx);
+      return consensusOf(swarm, await messagesOf(state, swarmId), proposal);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "swarm::collect",
+      description: "Every message: {totalMessages, observations, proposals, votes, agents}",
+      input: swarmIdInput,
+    },
+    async ({ swarmId }, ctx) => {
+      await load(swarmId, ctx);
+      return collected(await messagesOf(state, swarmId));
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "swarm::dissolve",
+      description: "End a swarm; each member's findings go to its memory (session swarm:<id>)",
+      input: swarmIdInput,
+    },
+    async ({ swarmId }, ctx) => {
+      const before = await load(swarmId, ctx);
+      const swarm = before.status === "active" ? await end(swarmId, "dissolved") : before;
+      const messages = await messagesOf(state, swarmId);
+      let archived = 0;
+      if (before.status === "active") {
+        for (const agentId of swarm.agentIds) {
+          const findings = messages.filter((message) => message.agentId === agentId);
+          if (findings.length === 0) continue;
+          await trigger({
+            function_id: "memory::store",
+            payload: {
+              agentId,
+              sessionId: `swarm:${swarmId}`,
+              role: "system",
+              content: `${swarmId} ${JSON.stringify(findings.slice(0, 10))}`,
+            },
+            auth: systemPrincipal,
+          }).then(
+            () => archived++,
+            () => undefined,
+          );
+        }
+        audit("swarm_dissolved", { swarmId, messageCount: messages.length });
+      }
+      return { swarmId, status: swarm.status, messageCount: messages.length, archived };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "swarm::run",
+      description:
+        "Let the swarm run itself: each member agent, in parallel, weighs in on the goal each round until consensus",
+      input: runInput,
+    },
+    async ({ swarmId, rounds }, ctx) => {
+      const swarm = await load(swarmId, ctx);
+      return runSwarm({ trigger, state, auth: ctx.auth }, swarm, rounds);
+    },
+  );
+
+  worker.registerFunction(
+    { id: "swarm::sweep", description: "Expire the swarms whose time is up (each second, on one node)" },
+    async () => {
+      const now = nowMs();
+      const due: string[] = [];
+      for await (const { key, value } of state.scan<{ expiresAt: string }>(ACTIVE_SCOPE)) {
+        if (Date.parse(value.expiresAt) <= now) due.push(key);
+      }
+      for (const swarmId of due) await end(swarmId, "expired").catch(() => undefined);
+      return { expired: due.length };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "swarm::purge_realm",
+      description: "Delete a realm's swarms and their messages",
+      input: purgeRealmInput,
+    },
+    async ({ realmId }, ctx) => {
+      requireAdmin(ctx);
+      const ids: string[] = [];
+      for await (const { key, value } of state.scan<Swarm>(SWARMS_SCOPE))
+        if (value.realmId === realmId) ids.push(key);
+      for (const swarmId of ids) await purgeSwarm(state, swarmId);
+      return { purged: ids.length };
+    },
+  );
+
+  if (options.background !== false) {
+    worker.registerTrigger({
+      type: "cron",
+      function_id: "swarm::sweep",
+      config: { expression: "* * * * * *" },
+    });
+  }
+  worker.registerRoute("swarm::create", "POST", "/api/swarm/create", { status: 201 });
+  worker.registerRoute("swarm::broadcast", "POST", "/api/swarm/:swarmId/broadcast");
+  worker.registerRoute("swarm::status", "GET", "/api/swarm/:swarmId/status");
+  worker.registerRoute("swarm::consensus", "POST", "/api/swarm/:swarmId/consensus");
+  worker.registerRoute("swarm::collect", "GET", "/api/swarm/:swarmId/collect");
+  worker.registerRoute("swarm::dissolve", "POST", "/api/swarm/:swarmId/dissolve");
+  worker.registerRoute("swarm::run", "POST", "/api/swarm/:swarmId/run");
+  return {};
+}

@@ -1,0 +1,103 @@
+import { cp, mkdir, readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { stateClient } from "../../../engine/state/client.ts";
+import { nowIso } from "../../../shared/clock.ts";
+import { badRequest, notFound } from "../../../shared/errors.ts";
+import { newId } from "../../../shared/ids.ts";
+import { agentIdField } from "../fields.ts";
+import { snapshotsDir } from "../sandbox.ts";
+import { todosScope } from "../schedule/todos.ts";
+import { directorySize } from "../system/inspect.ts";
+import { defineTool } from "../tool.ts";
+
+export const snapshotsScope = (agentId: string) => `tool_snapshots:${agentId}`;
+const MAX_SNAPSHOTS = 20;
+const MAX_SNAPSHOT_BYTES = 200 * 1024 * 1024;
+
+interface Snapshot {
+  id: string;
+  label: string | null;
+  createdAt: string;
+  files: number;
+  bytes: number;
+  todos: unknown[];
+}
+
+/** Copies a directory's content (links copied as links, never followed), leaving out scratch space. */
+async function copyContent(from: string, to: string): Promise<void> {
+  await mkdir(to, { recursive: true });
+  for (const entry of await readdir(from)) {
+    if (entry === ".tmp") continue;
+    await cp(join(from, entry), join(to, entry), { recursive: true, verbatimSymlinks: true, force: true });
+  }
+}
+
+const snapshotCreate = defineTool({
+  id: "tool::snapshot_create",
+  description: `Save your workspace's files and your todo list as a snapshot you can restore later (at most ${MAX_SNAPSHOTS}): {snapshot}.`,
+  input: z.strictObject({ agentId: agentIdField, label: z.string().max(200).optional() }),
+  async run({ agentId, label }, ctx) {
+    const root = await ctx.workspace(agentId);
+    const state = stateClient(ctx.trigger);
+    const { items } = await state.list(snapshotsScope(agentId), { limit: MAX_SNAPSHOTS + 1 });
+    if (items.length >= MAX_SNAPSHOTS)
+      throw badRequest(`You have ${MAX_SNAPSHOTS} snapshots: delete one first`);
+    const size = await directorySize(root);
+    if (!size.complete || size.bytes > MAX_SNAPSHOT_BYTES)
+      throw badRequest(
+        `Your workspace is too large to snapshot (over ${MAX_SNAPSHOT_BYTES} bytes or 100000 files)`,
+      );
+    const todos: unknown[] = [];
+    for await (const { value } of state.scan(todosScope(agentId))) todos.push(value);
+    const snapshot: Snapshot = {
+      id: newId("snap"),
+      label: label ?? null,
+      createdAt: nowIso(),
+      files: size.files,
+      bytes: size.bytes,
+      todos,
+    };
+    await copyContent(root, join(snapshotsDir(ctx.dataDir, agentId), snapshot.id));
+    await state.set(snapshotsScope(agentId), snapshot.id, snapshot);
+    const { todos: _saved, ...shown } = snapshot;
+    return { snapshot: { ...shown, todos: todos.length } };
+  },
+});
+
+const snapshotList = defineTool({
+  id: "tool::snapshot_list",
+  description: "Your snapshots, oldest first: {snapshots: [{id, label, createdAt, files, bytes}]}.",
+  input: z.strictObject({ agentId: agentIdField }),
+  async run({ agentId }, ctx) {
+    await ctx.workspace(agentId);
+    const snapshots: unknown[] = [];
+    for await (const { value } of stateClient(ctx.trigger).scan<Snapshot>(snapshotsScope(agentId))) {
+      const { todos, ...rest } = value;
+      snapshots.push({ ...rest, todos: todos.length });
+    }
+    return { snapshots };
+  },
+});
+
+const snapshotRestore = defineTool({
+  id: "tool::snapshot_restore",
+  description:
+    "Put your workspace's files and your todo list back as a snapshot saved them (what changed since is replaced): {restored}.",
+  input: z.strictObject({ agentId: agentIdField, snapshotId: z.string().min(1).max(256) }),
+  risky: true,
+  async run({ agentId, snapshotId }, ctx) {
+    const root = await ctx.workspace(agentId);
+    const state = stateClient(ctx.trigger);
+    const snapshot = await state.get<Snapshot>(snapshotsScope(agentId), snapshotId);
+    if (!snapshot) throw notFound(`You have no snapshot ${snapshotId}`);
+    for (const entry of await readdir(root)) await rm(join(root, entry), { recursive: true, force: true });
+    await copyContent(join(snapshotsDir(ctx.dataDir, agentId), snapshot.id), root);
+    for await (const { key } of state.scan(todosScope(agentId))) await state.delete(todosScope(agentId), key);
+    for (const todo of snapshot.todos as Array<{ id: string }>)
+      await state.set(todosScope(agentId), todo.id, todo);
+    return { restored: snapshot.id, files: snapshot.files, todos: snapshot.todos.length };
+  },
+});
+
+export const snapshotTools = [snapshotCreate, snapshotList, snapshotRestore];

@@ -1,0 +1,54 @@
+import type { BrowserContext } from "playwright-core";
+import { AppError, isAppError } from "../../../shared/errors.ts";
+import { assertUrlAllowed, type NetworkPolicy } from "../../../shared/net/guarded-request.ts";
+
+const INERT = /^(data|blob|about):/;
+
+/**
+ * Every request the context's pages make (navigations, redirects, subresources, fetches, WebSockets)
+ * passes the SSRF rule first; a blocked one is aborted and remembered, so the tool can name it with the
+ * rule's own message.
+ */
+export async function guardContext(
+  context: BrowserContext,
+  policy: NetworkPolicy,
+): Promise<{ blocked: string[] }> {
+  const blocked: string[] = [];
+  const check = async (url: string): Promise<boolean> => {
+    if (INERT.test(url)) return true;
+    try {
+      await assertUrlAllowed(url.replace(/^ws(s?):/, "http$1:"), policy);
+      return true;
+    } catch (error) {
+      blocked.push(isAppError(error) ? error.message : `${url}: ${(error as Error).message}`);
+      return false;
+    }
+  };
+  await context.route("**/*", async (route) => {
+    // An early, well-worded refusal; the context's proxy enforces the rule on every connection anyway
+    // (redirect hops never reach this route).
+    if (await check(route.request().url())) await route.continue().catch(() => undefined);
+    else await route.abort("blockedbyclient").catch(() => undefined);
+  });
+  await context.routeWebSocket(/.*/, async (ws) => {
+    if (await check(ws.url())) ws.connectToServer();
+    else await ws.close({ code: 1008, reason: "blocked by the SSRF rule" });
+  });
+  return { blocked };
+}
+
+/** The error for a navigation that failed: the SSRF rule's message when the rule blocked it. */
+export function navigationError(error: unknown, url: string, blocked: string[], timeoutMs: number): AppError {
+  if (isAppError(error)) return error;
+  const message = (error as Error).message ?? String(error);
+  if (blocked.length > 0) return new AppError("validation", blocked[0] as string);
+  if (/ERR_TUNNEL_CONNECTION_FAILED|ERR_BLOCKED_BY_CLIENT|ERR_EMPTY_RESPONSE/.test(message)) {
+    return new AppError(
+      "validation",
+      `SSRF protection: ${url} (or a page it redirected to) leads to a blocked address`,
+    );
+  }
+  if (/Timeout/i.test(message))
+    return new AppError("unprocessable", `${url} did not load within ${timeoutMs} ms`);
+  return new AppError("unprocessable", `${url} could not be loaded: ${message.split("\n")[0]}`);
+}

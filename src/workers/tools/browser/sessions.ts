@@ -1,0 +1,176 @@
+import type { BrowserContext, Page } from "playwright-core";
+import type { NetworkPolicy } from "../../../shared/net/guarded-request.ts";
+import { sharedBrowser } from "./chromium.ts";
+import { guardContext } from "./guard.ts";
+import { proxyFor } from "./proxy.ts";
+
+/** A session ends after this long unused, or this long after it began, whichever comes first. */
+export const SESSION_IDLE_MS = 5 * 60_000;
+export const SESSION_LIFETIME_MS = 30 * 60_000;
+/** Sessions one process keeps at once; the least recently used goes first. */
+const MAX_SESSIONS = 16;
+
+export interface Session {
+  context: BrowserContext;
+  page: Page;
+  blocked: string[];
+  proxyRefusals: () => string[];
+  startedAt: number;
+  usedAt: number;
+  release: () => void;
+}
+
+export const DEFAULT_VIEWPORT = { width: 1280, height: 720 };
+
+/** A fresh guarded context with one page (the caller closes it). */
+export async function openPage(executablePath: string, policy: NetworkPolicy, viewport = DEFAULT_VIEWPORT) {
+  const browser = await sharedBrowser.browser(executablePath);
+  const proxy = proxyFor(policy);
+  const context = await browser.newContext({
+    viewport,
+    userAgent: "AgentOS/0.0.1",
+    acceptDownloads: false,
+    serviceWorkers: "block",
+    // Every connection through the guarding proxy, loopback included (Chromium skips the proxy for it otherwise).
+    proxy: { server: await proxy.address(), bypass: "<-loopback>" },
+  });
+  const { blocked } = await guardContext(context, policy);
+  const refusedBefore = proxy.refused.length;
+  // Refusals of redirect hops (seen only by the proxy) count for this page's error messages too.
+  const proxyRefusals = () => proxy.refused.slice(refusedBefore);
+  const page = await context.newPage();
+  return { context, page, blocked, proxyRefusals };
+}
+
+/** Each agent's browser session on this node: one context, one page, until closed or expired. */
+class Sessions {
+  private readonly byAgent = new Map<string, Session>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  async of(agentId: string, executablePath: string, policy: NetworkPolicy): Promise<Session> {
+    const now = Date.now();
+    const existing = this.byAgent.get(agentId);
+    if (existing && !existing.page.isClosed() && now - existing.startedAt < SESSION_LIFETIME_MS) {
+      existing.usedAt = now;
+      return existing;
+    }
+    if (existing) await this.close(agentId);
+    if (this.byAgent.size >= MAX_SESSIONS) {
+      const oldest = [...this.byAgent].sort(([, a], [, b]) => a.usedAt - b.usedAt)[0];
+      if (oldest) await this.close(oldest[0]);
+    }
+    const release = sharedBrowser.hold();
+    try {
+      const opened = await openPage(executablePath, policy);
+      const session: Session = { ...opened, startedAt: now, usedAt: now, release };
+      this.byAgent.set(agentId, session);
+      this.sweep();
+      return session;
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  has(agentId: string): boolean {
+    return this.byAgent.has(agentId);
+  }
+
+  async close(agentId: string): Promise<boolean> {
+    const session = this.byAgent.get(agentId);
+    if (!session) return false;
+    this.byAgent.delete(agentId);
+    await session.context.close().catch(() => undefined);
+    session.release();
+    return true;
+  }
+
+  private sweep(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const [agentId, session] of this.byAgent) {
+        if (now - session.usedAt > SESSION_IDLE_MS || now - session.startedAt > SESSION_LIFETIME_MS)
+          void this.close(agentId);
+      }
+      if (this.byAgent.size === 0) {
+        clearInterval(this.sweeper);
+        this.sweeper = undefined;
+      }
+    }, 30_000);
+    this.sweeper.unref();
+  }
+}
+
+export const sessions = new Sessions();
+
+/** A screenshot context serves this many screenshots (then a fresh one starts), and idles this long at most. */
+const SCREENSHOT_USES = 20;
+const SCREENSHOT_IDLE_MS = 60_000;
+
+interface Warm {
+  opened: Awaited<ReturnType<typeof openPage>>;
+  uses: number;
+  busy: boolean;
+  usedAt: number;
+  release: () => void;
+}
+
+/**
+ * Screenshot pages kept warm per realm (a new page costs Chromium some 400 ms): a realm's screenshots
+ * reuse one context, never another realm's, and it is replaced after SCREENSHOT_USES screenshots or
+ * SCREENSHOT_IDLE_MS unused. A screenshot that finds it busy gets a page of its own.
+ */
+class ScreenshotPages {
+  private readonly warm = new Map<string, Warm>();
+
+  async use<T>(
+    realm: string,
+    executablePath: string,
+    policy: NetworkPolicy,
+    viewport: { width: number; height: number },
+    work: (opened: Warm["opened"]) => Promise<T>,
+  ): Promise<T> {
+    let entry = this.warm.get(realm);
+    if (entry && (entry.busy || entry.opened.page.isClosed())) entry = undefined;
+    if (!entry) {
+      const release = sharedBrowser.hold();
+      const opened = await openPage(executablePath, policy, viewport).catch((error) => {
+        release();
+        throw error;
+      });
+      entry = { opened, uses: 0, busy: false, usedAt: Date.now(), release };
+      if (!this.warm.has(realm)) this.warm.set(realm, entry);
+    }
+    const own = entry;
+    own.busy = true;
+    try {
+      await own.opened.page.setViewportSize(viewport);
+      own.opened.blocked.length = 0;
+      return await work(own.opened);
+    } finally {
+      own.busy = false;
+      own.uses++;
+      own.usedAt = Date.now();
+      const kept = this.warm.get(realm) === own && own.uses < SCREENSHOT_USES;
+      if (kept) {
+        await own.opened.page.goto("about:blank").catch(() => undefined);
+        this.expireLater(realm, own);
+      } else await this.close(realm, own);
+    }
+  }
+
+  private expireLater(realm: string, entry: Warm): void {
+    setTimeout(() => {
+      if (!entry.busy && Date.now() - entry.usedAt >= SCREENSHOT_IDLE_MS) void this.close(realm, entry);
+    }, SCREENSHOT_IDLE_MS + 100).unref();
+  }
+
+  private async close(realm: string, entry: Warm): Promise<void> {
+    if (this.warm.get(realm) === entry) this.warm.delete(realm);
+    await entry.opened.context.close().catch(() => undefined);
+    entry.release();
+  }
+}
+
+export const screenshotPages = new ScreenshotPages();

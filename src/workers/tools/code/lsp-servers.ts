@@ -1,0 +1,99 @@
+import { access, constants, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, extname, join } from "node:path";
+import { badRequest } from "../../../shared/errors.ts";
+import { findExecutable } from "../../../shared/process/supervise.ts";
+import { SAFE_PATH } from "../command.ts";
+
+export interface LanguageServer {
+  name: string;
+  executable: string;
+  args: string[];
+  languageId: string;
+}
+
+const TS_IDS: Record<string, string> = {
+  ".ts": "typescript",
+  ".mts": "typescript",
+  ".cts": "typescript",
+  ".tsx": "typescriptreact",
+  ".js": "javascript",
+  ".mjs": "javascript",
+  ".cjs": "javascript",
+  ".jsx": "javascriptreact",
+};
+
+const OTHERS: Array<{
+  exts: string[];
+  languageId: string;
+  servers: Array<{ name: string; args: string[] }>;
+}> = [
+  {
+    exts: [".py"],
+    languageId: "python",
+    servers: [
+      { name: "pyright-langserver", args: ["--stdio"] },
+      { name: "pylsp", args: [] },
+    ],
+  },
+  { exts: [".go"], languageId: "go", servers: [{ name: "gopls", args: [] }] },
+  { exts: [".rs"], languageId: "rust", servers: [{ name: "rust-analyzer", args: [] }] },
+];
+
+/** A TypeScript install's tsc when it is TypeScript 7 or later, whose tsc speaks LSP (`--lsp --stdio`). */
+async function nativeTsc(packageDir: string): Promise<string | null> {
+  try {
+    const { version } = JSON.parse(await readFile(join(packageDir, "package.json"), "utf8")) as {
+      version: string;
+    };
+    if (Number(version.split(".")[0]) < 7) return null;
+    const tsc = join(packageDir, "bin", "tsc");
+    await access(tsc, constants.X_OK);
+    return tsc;
+  } catch {
+    return null;
+  }
+}
+
+function ownTypescript(): string | null {
+  try {
+    return dirname(createRequire(import.meta.url).resolve("typescript/package.json"));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The language server for a file: for TypeScript and JavaScript the workspace's own TypeScript 7+, else
+ * the service's, else typescript-language-server; for Python pyright or pylsp; gopls; rust-analyzer.
+ * None installed: an error naming what to install.
+ */
+export async function languageServerFor(root: string, file: string): Promise<LanguageServer> {
+  const ext = extname(file).toLowerCase();
+  const tsId = TS_IDS[ext];
+  if (tsId) {
+    for (const dir of [join(root, "node_modules", "typescript"), ownTypescript()]) {
+      const tsc = dir ? await nativeTsc(dir) : null;
+      if (tsc) return { name: "tsc --lsp", executable: tsc, args: ["--lsp", "--stdio"], languageId: tsId };
+    }
+    const tls = findExecutable("typescript-language-server", SAFE_PATH);
+    if (tls)
+      return { name: "typescript-language-server", executable: tls, args: ["--stdio"], languageId: tsId };
+    throw badRequest(
+      "No TypeScript language server is installed: add typescript@7 (or typescript-language-server) to your workspace",
+    );
+  }
+  const family = OTHERS.find((candidate) => candidate.exts.includes(ext));
+  if (!family)
+    throw badRequest(
+      `No language server is known for ${ext || "files without an extension"} (known: TypeScript, JavaScript, Python, Go, Rust)`,
+    );
+  for (const server of family.servers) {
+    const executable = findExecutable(server.name, SAFE_PATH);
+    if (executable)
+      return { name: server.name, executable, args: server.args, languageId: family.languageId };
+  }
+  throw badRequest(
+    `No language server for ${ext} files is installed: install ${family.servers.map((s) => s.name).join(" or ")}`,
+  );
+}

@@ -1,0 +1,74 @@
+import { rm } from "node:fs/promises";
+import type { StateClient } from "../../engine/state/client.ts";
+import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
+import { notFound } from "../../shared/errors.ts";
+import type { NetworkPolicy } from "../../shared/net/guarded-request.ts";
+import { ensureDir, snapshotsDir, workspaceDir } from "./sandbox.ts";
+import type { ToolContext } from "./tool.ts";
+
+/** Which agents of a realm have tool data (a workspace, todos, jobs…), so a realm delete finds them all. */
+export const toolAgentsScope = (realmId: string) => `tool_agents:${realmId}`;
+
+export interface ToolsDeps {
+  trigger: TriggerFn;
+  state: StateClient;
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  policy: NetworkPolicy;
+}
+
+/** The agent as the caller sees it: another realm's agent is refused by the agents worker itself. */
+export async function agentOf(
+  trigger: TriggerFn,
+  agentId: string,
+): Promise<{ id: string; realmId: string; model: string; name: string }> {
+  const agent = (await trigger({ function_id: "agent::get", payload: { id: agentId } })) as {
+    id: string;
+    realmId?: string;
+    status?: string;
+    model: string;
+    name: string;
+  } | null;
+  if (!agent?.realmId || agent.status === "deleting") throw notFound(`Agent ${agentId} not found`);
+  return agent as { id: string; realmId: string; model: string; name: string };
+}
+
+/** Agents this process has recorded in toolAgentsScope already. */
+const recorded = new Set<string>();
+
+export function toolContext(deps: ToolsDeps, call: InvocationContext): ToolContext {
+  const agent = async (agentId: string) => {
+    const found = await agentOf(deps.trigger, agentId);
+    const key = `${found.realmId}\u0001${agentId}`;
+    if (!recorded.has(key)) {
+      if (!(await deps.state.get(toolAgentsScope(found.realmId), agentId))) {
+        await deps.state.set(toolAgentsScope(found.realmId), agentId, { agentId });
+      }
+      recorded.add(key);
+    }
+    return found;
+  };
+  return {
+    call,
+    trigger: deps.trigger,
+    env: deps.env,
+    dataDir: deps.dataDir,
+    policy: deps.policy,
+    agent,
+    workspace: async (agentId) => {
+      await agent(agentId);
+      return ensureDir(workspaceDir(deps.dataDir, agentId));
+    },
+  };
+}
+
+/** An agent's workspace and snapshots go (agent or realm delete); the caller removes its records. */
+export async function removeFiles(deps: ToolsDeps, agentId: string): Promise<void> {
+  await rm(workspaceDir(deps.dataDir, agentId), { recursive: true, force: true });
+  await rm(snapshotsDir(deps.dataDir, agentId), { recursive: true, force: true });
+}
+
+/** Forgets that this process recorded the agent (its records are being purged). */
+export function forgetRecorded(realmId: string, agentId: string): void {
+  recorded.delete(`${realmId}\u0001${agentId}`);
+}

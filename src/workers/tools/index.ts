@@ -1,0 +1,154 @@
+import { z } from "zod";
+import { stateClient } from "../../engine/state/client.ts";
+import type { InvocationContext } from "../../engine/types.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import { requireAdmin } from "../../shared/access.ts";
+import { systemResolver } from "../../shared/net/guarded-request.ts";
+import { type Approval, approvalsScope, awaitApproval, callingAgent, settle } from "./approvals.ts";
+import { ALL_TOOLS } from "./catalog.ts";
+import { agentOf, type ToolsDeps, toolContext } from "./context.ts";
+import { matchesPolicy } from "./policy.ts";
+import { purgeAgent, purgeRealm } from "./purge.ts";
+import { sweepDue } from "./schedule/sweep.ts";
+import type { Tool } from "./tool.ts";
+
+export interface ToolsOptions {
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  /** Tests only (AGENTOS_ALLOW_PRIVATE_NETWORK=1): network tools may reach loopback and private addresses. */
+  allowPrivateNetwork?: boolean;
+  /** False for a process that does no background work (a CLI command): no job sweep is scheduled. */
+  background?: boolean;
+}
+
+const idField = z.string().min(1).max(256);
+
+/** Every agent tool (files, shell, code, data, git, system, scheduling, knowledge, agents, web, browser). */
+export function registerTools(worker: WorkerClient, options: ToolsOptions): void {
+  const trigger = worker.trigger.bind(worker);
+  const deps: ToolsDeps = {
+    trigger,
+    state: stateClient(trigger),
+    env: options.env,
+    dataDir: options.dataDir,
+    policy: {
+      allowPrivateNetwork: options.allowPrivateNetwork ?? false,
+      allowedAddresses: new Set(),
+      resolve: systemResolver,
+    },
+  };
+  for (const tool of ALL_TOOLS) {
+    worker.registerFunction(
+      { id: tool.id, description: tool.description, input: tool.input },
+      async (input, call) => {
+        await approvalGate(deps, tool, input, call);
+        return tool.run(input, toolContext(deps, call));
+      },
+    );
+  }
+
+  worker.registerFunction(
+    {
+      id: "tools::approvals",
+      description: "An agent's tool calls that wait for approval (or were decided): {approvals}",
+      input: z.strictObject({
+        id: idField,
+        status: z.enum(["pending", "approved", "denied", "expired"]).optional(),
+      }),
+    },
+    async ({ id, status }) => {
+      await agentOf(trigger, id);
+      const approvals: Approval[] = [];
+      for await (const { value } of deps.state.scan<Approval>(approvalsScope(id))) {
+        if (!status || value.status === status) approvals.push(value);
+      }
+      return { approvals: approvals.sort((a, b) => a.createdAt.localeCompare(b.createdAt)) };
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "tools::decide",
+      description: "Approve or deny an agent's pending tool call (admin): the waiting turn goes on",
+      input: z.strictObject({
+        id: idField,
+        callId: idField,
+        approve: z.boolean({ error: "approve must be true or false" }),
+        reason: z.string().max(2000).optional(),
+      }),
+    },
+    async ({ id, callId, approve, reason }, ctx) => {
+      requireAdmin(ctx);
+      const decidedBy = ctx.auth.kind === "admin" ? `admin:${ctx.auth.keyId}` : "system";
+      return settle(deps.state, id, callId, { status: approve ? "approved" : "denied", reason, decidedBy });
+    },
+  );
+  worker.registerRoute("tools::approvals", "GET", "/api/agents/:id/approvals");
+  worker.registerRoute("tools::decide", "POST", "/api/agents/:id/approvals/:callId");
+
+  worker.registerFunction(
+    {
+      id: "tools::purge_agent",
+      description: "Delete a deleted agent's workspace, snapshots and tool data (agent delete)",
+      input: z.strictObject({ realmId: idField, agentId: idField }),
+    },
+    async ({ realmId, agentId }, ctx) => {
+      requireAdmin(ctx);
+      await purgeAgent(deps, realmId, agentId);
+      return { agentId };
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "tools::purge_realm",
+      description: "Delete the workspaces and tool data of a realm's agents (realm delete)",
+      input: z.strictObject({ realmId: idField }),
+    },
+    async ({ realmId }, ctx) => {
+      requireAdmin(ctx);
+      return { purged: await purgeRealm(deps, realmId) };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "tools::sweep",
+      description: "Fire the scheduled jobs that are due (cron, internal)",
+      input: z.strictObject({}).passthrough(),
+    },
+    async (_input, ctx) => {
+      requireAdmin(ctx);
+      return { fired: await sweepDue(deps.state, trigger) };
+    },
+  );
+  if (options.background !== false) {
+    worker.registerTrigger({
+      type: "cron",
+      function_id: "tools::sweep",
+      config: { expression: "* * * * * *" },
+    });
+  }
+}
+
+/** A risky call of an agent that marked the tool `approval: "required"` waits for a decision first. */
+async function approvalGate(
+  deps: ToolsDeps,
+  tool: Tool,
+  input: unknown,
+  call: InvocationContext,
+): Promise<void> {
+  const agentId = callingAgent(call.auth);
+  if (!agentId) return;
+  const risky = typeof tool.risky === "function" ? tool.risky(input) : tool.risky === true;
+  if (!risky) return;
+  const agent = (await agentOf(deps.trigger, agentId)) as {
+    toolPolicies?: Record<string, { approval?: string }>;
+  };
+  if (!matchesPolicy(agent.toolPolicies, tool.id, "required")) return;
+  await awaitApproval(deps.state, deps.trigger, {
+    agentId,
+    realmId: (agent as { realmId: string }).realmId,
+    functionId: tool.id,
+    input,
+    signal: call.signal,
+  });
+}

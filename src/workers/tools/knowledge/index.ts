@@ -1,0 +1,155 @@
+import { z } from "zod";
+import { searchClient } from "../../../engine/search/client.ts";
+import { stateClient } from "../../../engine/state/client.ts";
+import { nowIso } from "../../../shared/clock.ts";
+import { notFound } from "../../../shared/errors.ts";
+import { newId } from "../../../shared/ids.ts";
+import { agentIdField } from "../fields.ts";
+import { defineTool } from "../tool.ts";
+
+export const notesScope = (agentId: string) => `tool_notes:${agentId}`;
+export const VECTOR_INDEX = "tool_vectors";
+/** Which namespaces an agent's documents are in, so an agent delete finds them all. */
+export const namespacesScope = (agentId: string) => `tool_vector_namespaces:${agentId}`;
+const vectorScope = (agentId: string, namespace: string) => `${agentId}\u0001${namespace}`;
+
+const content = z.string().min(1, "content must not be empty").max(32_000);
+const key = z.string().trim().min(1).max(200).describe("A name to recall it by exactly");
+const namespace = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[\w.-]+$/, "namespace is letters, digits, _ . -")
+  .default("default");
+
+const memoryStore = defineTool({
+  id: "tool::memory_store",
+  description:
+    "Remember a fact. With key it can be recalled exactly by that key (storing the key again replaces it); it is also found by tool::memory_search. {id, key}.",
+  input: z.strictObject({ agentId: agentIdField, content, key: key.optional() }),
+  async run({ agentId, content, key }, ctx) {
+    await ctx.agent(agentId);
+    const entry = (await ctx.trigger({
+      function_id: "memory::store",
+      payload: { agentId, content, role: "note" },
+    })) as { id: string };
+    if (key)
+      await stateClient(ctx.trigger).set(notesScope(agentId), key, {
+        key,
+        content,
+        memoryId: entry.id,
+        updatedAt: nowIso(),
+      });
+    return { id: entry.id, key: key ?? null };
+  },
+});
+
+const memoryRecall = defineTool({
+  id: "tool::memory_recall",
+  description: "The fact you stored under key with tool::memory_store: {key, content, updatedAt}.",
+  input: z.strictObject({ agentId: agentIdField, key }),
+  async run({ agentId, key }, ctx) {
+    await ctx.agent(agentId);
+    const note = await stateClient(ctx.trigger).get(notesScope(agentId), key);
+    if (!note) throw notFound(`Nothing is stored under key ${key}`);
+    return note;
+  },
+});
+
+const memorySearch = defineTool({
+  id: "tool::memory_search",
+  description:
+    "Search your memories (conversations and stored facts) by words, best first by relevance and recency: {results: [{content, score, createdAt}]}.",
+  input: z.strictObject({
+    agentId: agentIdField,
+    query: z.string().trim().min(1).max(2000),
+    limit: z.number().int().min(1).max(100).default(10),
+  }),
+  async run({ agentId, query, limit }, ctx) {
+    await ctx.agent(agentId);
+    return ctx.trigger({ function_id: "memory::recall", payload: { agentId, query, limit } });
+  },
+});
+
+const vectorStore = defineTool({
+  id: "tool::vector_store",
+  description:
+    "Add a document to a searchable collection of yours (namespace): ranked later by tool::vector_search with the full-text index (BM25 with recency). Same id replaces. {id, namespace}.",
+  input: z.strictObject({
+    agentId: agentIdField,
+    namespace,
+    id: z.string().min(1).max(200).optional(),
+    text: content,
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  }),
+  async run({ agentId, namespace, id, text, metadata }, ctx) {
+    await ctx.agent(agentId);
+    const docId = id ?? newId("doc");
+    await stateClient(ctx.trigger).set(namespacesScope(agentId), namespace, { namespace });
+    await searchClient(ctx.trigger).put(VECTOR_INDEX, vectorScope(agentId, namespace), docId, {
+      text,
+      data: { id: docId, text, metadata: metadata ?? null },
+    });
+    return { id: docId, namespace };
+  },
+});
+
+const vectorSearch = defineTool({
+  id: "tool::vector_search",
+  description:
+    "Search a collection of yours (namespace) by words, best first: {results: [{id, text, metadata, score}]}.",
+  input: z.strictObject({
+    agentId: agentIdField,
+    namespace,
+    query: z.string().trim().min(1).max(2000),
+    limit: z.number().int().min(1).max(100).default(10),
+  }),
+  async run({ agentId, namespace, query, limit }, ctx) {
+    await ctx.agent(agentId);
+    const { results } = await searchClient(ctx.trigger).query<{
+      id: string;
+      text: string;
+      metadata: unknown;
+    }>(VECTOR_INDEX, vectorScope(agentId, namespace), query, { limit });
+    return { results: results.map(({ data, score }) => ({ ...data, score })) };
+  },
+});
+
+const vectorDelete = defineTool({
+  id: "tool::vector_delete",
+  description: "Remove a document from a collection of yours: {deleted}.",
+  input: z.strictObject({ agentId: agentIdField, namespace, id: z.string().min(1).max(200) }),
+  async run({ agentId, namespace, id }, ctx) {
+    await ctx.agent(agentId);
+    const { deleted } = await searchClient(ctx.trigger).delete(
+      VECTOR_INDEX,
+      vectorScope(agentId, namespace),
+      id,
+    );
+    if (!deleted) throw notFound(`No document ${id} in namespace ${namespace}`);
+    return { deleted: id };
+  },
+});
+
+/** Notes and collections of an agent go with it. */
+export async function purgeKnowledge(
+  trigger: Parameters<typeof stateClient>[0],
+  agentId: string,
+): Promise<void> {
+  const state = stateClient(trigger);
+  for await (const { key } of state.scan(notesScope(agentId))) await state.delete(notesScope(agentId), key);
+  for await (const { key } of state.scan(namespacesScope(agentId))) {
+    await searchClient(trigger).deleteScope(VECTOR_INDEX, vectorScope(agentId, key));
+    await state.delete(namespacesScope(agentId), key);
+  }
+}
+
+export const knowledgeTools = [
+  memoryStore,
+  memoryRecall,
+  memorySearch,
+  vectorStore,
+  vectorSearch,
+  vectorDelete,
+];

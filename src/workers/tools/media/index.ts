@@ -1,0 +1,152 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { basename, dirname, extname } from "node:path";
+import { z } from "zod";
+import { AppError, badRequest } from "../../../shared/errors.ts";
+import { guardedRequest } from "../../../shared/net/guarded-request.ts";
+import { agentIdField, pathField } from "../fields.ts";
+import { existingInside, resolveInside, shown } from "../sandbox.ts";
+import { defineTool, type ToolContext } from "../tool.ts";
+import { speak, speechProvider, transcribe } from "./speech.ts";
+
+const MAX_MEDIA_BYTES = 25 * 1024 * 1024;
+const TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".mp3": "audio/mpeg",
+  ".wav": "audio/wav",
+  ".m4a": "audio/mp4",
+  ".ogg": "audio/ogg",
+  ".webm": "audio/webm",
+};
+
+/** Bytes of a workspace file or a URL (under the SSRF rule), with their media type and a file name. */
+async function media(ctx: ToolContext, agentId: string, source: { path?: string; url?: string }) {
+  if (source.path !== undefined) {
+    const full = await existingInside(await ctx.workspace(agentId), source.path);
+    const bytes = await readFile(full);
+    if (bytes.length > MAX_MEDIA_BYTES)
+      throw badRequest(`${source.path} is larger than ${MAX_MEDIA_BYTES} bytes`);
+    return {
+      bytes,
+      type: TYPES[extname(full).toLowerCase()] ?? "application/octet-stream",
+      name: basename(full),
+    };
+  }
+  if (source.url === undefined) throw badRequest("give path or url");
+  const response = await guardedRequest(source.url, {
+    maxBytes: MAX_MEDIA_BYTES,
+    timeoutMs: 60_000,
+    policy: ctx.policy,
+    signal: ctx.call.signal,
+  });
+  if (response.status < 200 || response.status > 299)
+    throw new AppError("unprocessable", `${source.url} answered ${response.status}`);
+  if (response.truncated) throw badRequest(`${source.url} is larger than ${MAX_MEDIA_BYTES} bytes`);
+  const name = basename(new URL(response.url).pathname) || "media";
+  const type =
+    String(response.headers["content-type"] ?? "").split(";")[0] ||
+    TYPES[extname(name).toLowerCase()] ||
+    "application/octet-stream";
+  return { bytes: response.body, type, name };
+}
+
+async function ask(ctx: ToolContext, agentId: string, system: string, content: unknown): Promise<string> {
+  const answer = (await ctx.trigger({
+    function_id: "agent::complete",
+    payload: { agentId, withTools: false, system, messages: [{ role: "user", content }] },
+  })) as { content: string };
+  return answer.content;
+}
+
+const source = {
+  path: pathField("Media file").optional(),
+  url: z.string().min(1).max(8192).optional().describe("http(s) URL of the media"),
+};
+const oneSource = (input: { path?: string; url?: string }) =>
+  (input.path === undefined) !== (input.url === undefined);
+
+const imageAnalyze = defineTool({
+  id: "tool::image_analyze",
+  description:
+    "Look at an image (a workspace file or a URL) with your own model, which must support images, and answer question: {answer}.",
+  input: z
+    .strictObject({
+      agentId: agentIdField,
+      ...source,
+      question: z.string().max(4000).default("Describe this image."),
+    })
+    .refine(oneSource, "give either path or url"),
+  async run({ agentId, path, url, question }, ctx) {
+    const image = await media(ctx, agentId, { path, url });
+    if (!image.type.startsWith("image/")) throw badRequest(`That is ${image.type}, not an image`);
+    const answer = await ask(ctx, agentId, "You describe images accurately.", [
+      { type: "text", text: question },
+      { type: "image", image: image.bytes.toString("base64"), mediaType: image.type },
+    ]);
+    return { answer };
+  },
+});
+
+const imageGeneratePrompt = defineTool({
+  id: "tool::image_generate_prompt",
+  description:
+    "Turn a description into a detailed prompt for an image generator (with your own model): {prompt}.",
+  input: z.strictObject({
+    agentId: agentIdField,
+    description: z.string().min(1).max(4000),
+    style: z.string().max(200).optional(),
+  }),
+  async run({ agentId, description, style }, ctx) {
+    const prompt = await ask(
+      ctx,
+      agentId,
+      "You write prompts for image generators: one paragraph naming subject, composition, lighting, style and medium. Answer with the prompt only.",
+      `${description}${style ? `\nStyle: ${style}` : ""}`,
+    );
+    return { prompt: prompt.trim() };
+  },
+});
+
+const audioTranscribe = defineTool({
+  id: "tool::audio_transcribe",
+  description:
+    "Transcribe speech (a workspace audio file or a URL) with a speech provider (OpenAI, else Groq): {text, provider}.",
+  input: z.strictObject({ agentId: agentIdField, ...source }).refine(oneSource, "give either path or url"),
+  async run({ agentId, path, url }, ctx) {
+    const provider = await speechProvider("transcribe", ctx.env, ctx.trigger);
+    const audio = await media(ctx, agentId, { path, url });
+    return {
+      text: await transcribe(provider, audio.bytes, audio.name, ctx.call.signal),
+      provider: provider.id,
+      model: provider.model,
+    };
+  },
+});
+
+const ttsSpeak = defineTool({
+  id: "tool::tts_speak",
+  description:
+    "Speak text with a speech provider (OpenAI) into an audio file of your workspace: {path, bytes, provider}.",
+  input: z.strictObject({
+    agentId: agentIdField,
+    text: z.string().min(1).max(4096),
+    voice: z.string().min(1).max(50).default("alloy"),
+    format: z.enum(["mp3", "wav", "opus", "aac", "flac"]).default("mp3"),
+    path: pathField("Where to save the audio").optional(),
+  }),
+  risky: true,
+  async run({ agentId, text, voice, format, path }, ctx) {
+    const provider = await speechProvider("speak", ctx.env, ctx.trigger);
+    const root = await ctx.workspace(agentId);
+    const audio = await speak(provider, text, voice, format, ctx.call.signal);
+    const full = await resolveInside(root, path ?? `speech-${Date.now()}.${format}`);
+    await mkdir(dirname(full), { recursive: true });
+    await writeFile(full, audio);
+    return { path: shown(root, full), bytes: audio.length, provider: provider.id, model: provider.model };
+  },
+});
+
+export const mediaTools = [imageAnalyze, imageGeneratePrompt, audioTranscribe, ttsSpeak];

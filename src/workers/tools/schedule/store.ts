@@ -1,0 +1,71 @@
+import { Cron } from "croner";
+import type { StateClient } from "../../../engine/state/client.ts";
+import type { BatchOp } from "../../../engine/state/types.ts";
+import { badRequest } from "../../../shared/errors.ts";
+
+export const jobsScope = (realmId: string) => `tool_jobs:${realmId}`;
+/** Due times: keys `<ISO time>\u0001<realmId>\u0001<jobId>`, so a listing in key order is a listing by time. */
+export const DUE_SCOPE = "tool_jobs_due";
+export const dueKey = (job: Pick<Job, "nextRunAt" | "realmId" | "id">) =>
+  `${job.nextRunAt}\u0001${job.realmId}\u0001${job.id}`;
+
+export interface Job {
+  id: string;
+  kind: "cron" | "reminder";
+  name: string;
+  agentId: string;
+  realmId: string;
+  /** cron: the expression (5 fields, or 6 with seconds), in UTC. */
+  schedule: string | null;
+  message: string;
+  status: "scheduled" | "done";
+  nextRunAt: string | null;
+  lastRunAt: string | null;
+  lastError: string | null;
+  runs: number;
+  createdAt: string;
+}
+
+/** The next time the expression fires after `after`, or an error naming what is wrong with it. */
+export function nextRun(schedule: string, after = new Date()): string {
+  let cron: Cron;
+  try {
+    cron = new Cron(schedule, { paused: true, timezone: "UTC" });
+  } catch (error) {
+    throw badRequest(
+      `schedule ${JSON.stringify(schedule)} is not a cron expression: ${(error as Error).message}`,
+    );
+  }
+  const next = cron.nextRun(after);
+  if (!next) throw badRequest(`schedule ${JSON.stringify(schedule)} never fires`);
+  return next.toISOString();
+}
+
+/** The writes that store a job and its due entry (none once it is done). */
+export function jobWrites(job: Job): BatchOp[] {
+  const ops: BatchOp[] = [{ type: "set", scope: jobsScope(job.realmId), key: job.id, value: job }];
+  if (job.status === "scheduled" && job.nextRunAt) {
+    ops.push({
+      type: "set",
+      scope: DUE_SCOPE,
+      key: dueKey(job),
+      value: { realmId: job.realmId, jobId: job.id },
+    });
+  }
+  return ops;
+}
+
+/** A job and its due entry, written together (replacing the previous due entry when the time moved). */
+export async function saveJob(state: StateClient, job: Job, previous?: Job): Promise<void> {
+  const ops = jobWrites(job);
+  if (previous?.nextRunAt && previous.nextRunAt !== job.nextRunAt) {
+    ops.push({ type: "delete", scope: DUE_SCOPE, key: dueKey(previous) });
+  }
+  await state.batch(ops);
+}
+
+export async function removeJob(state: StateClient, job: Job): Promise<void> {
+  const ops: BatchOp[] = [{ type: "delete", scope: jobsScope(job.realmId), key: job.id }];
+  if (job.nextRunAt) ops.push({ type: "delete", scope: DUE_SCOPE, key: dueKey(job) });
+  await state.batch(ops);
+}

@@ -1,0 +1,54 @@
+import { lstat, readdir, readFile, readlink } from "node:fs/promises";
+import { join, sep } from "node:path";
+
+/** Linux /proc: the processes whose working directory is `root` or below it. */
+export async function processesUnder(root: string) {
+  let pids: string[];
+  try {
+    pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  const found = [];
+  for (const pid of pids) {
+    try {
+      const cwd = await readlink(`/proc/${pid}/cwd`);
+      if (cwd !== root && !cwd.startsWith(root + sep)) continue;
+      const argv = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").filter(Boolean);
+      const status = await readFile(`/proc/${pid}/status`, "utf8");
+      const rss = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+      found.push({
+        pid: Number(pid),
+        command: argv[0] ?? "",
+        args: argv.slice(1),
+        rssBytes: rss ? Number(rss) * 1024 : 0,
+        state: /State:\s+(\S+)/.exec(status)?.[1] ?? "?",
+      });
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return found;
+}
+
+/** Bytes and files under `dir`, links not followed; stops counting at 100 000 entries. */
+export async function directorySize(
+  dir: string,
+): Promise<{ bytes: number; files: number; complete: boolean }> {
+  let bytes = 0;
+  let files = 0;
+  const queue = [dir];
+  while (queue.length > 0) {
+    const current = queue.pop() as string;
+    for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
+      if (files >= 100_000) return { bytes, files, complete: false };
+      const full = join(current, entry.name);
+      if (entry.isDirectory()) queue.push(full);
+      else {
+        files++;
+        bytes += (await lstat(full).catch(() => ({ size: 0 }))).size;
+      }
+    }
+  }
+  return { bytes, files, complete: true };
+}

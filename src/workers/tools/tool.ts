@@ -1,0 +1,34 @@
+import type { z } from "zod";
+import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
+import type { NetworkPolicy } from "../../shared/net/guarded-request.ts";
+
+/** What every tool's `run` gets besides its input: the call, the service's parts, and the sandbox. */
+export interface ToolContext {
+  call: InvocationContext;
+  trigger: TriggerFn;
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  policy: NetworkPolicy;
+  /** The agent, after checking the caller may act as it (another realm's agent is refused). */
+  agent(agentId: string): Promise<{ id: string; realmId: string; model: string; name: string }>;
+  /** The agent's workspace directory (created on first use), after the same check. */
+  workspace(agentId: string): Promise<string>;
+}
+
+/**
+ * One tool: an id, a description a model can follow, a zod input and a plain `run`. `risky` says whether
+ * a call changes the outside world (a write, a command, a non-GET request): those wait for approval when
+ * the agent marks the tool `approval: "required"`.
+ */
+export interface Tool<Schema extends z.ZodType = z.ZodType> {
+  id: `tool::${string}`;
+  description: string;
+  input: Schema;
+  risky?: boolean | ((input: z.output<Schema>) => boolean);
+  run(input: z.output<Schema>, ctx: ToolContext): Promise<unknown> | unknown;
+}
+
+/** Keeps the input type of `run` tied to the schema (a plain object literal would widen it). */
+export function defineTool<Schema extends z.ZodType>(tool: Tool<Schema>): Tool {
+  return tool as unknown as Tool;
+}

@@ -1,0 +1,217 @@
+import { casUpdate } from "../../engine/state/cas.ts";
+import type { StateClient } from "../../engine/state/client.ts";
+import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
+import { callerRealm } from "../../shared/access.ts";
+import { nowIso, nowMs } from "../../shared/clock.ts";
+import { conflict, notFound } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { requireRealm } from "../../shared/realm-refs.ts";
+import { assertStepsAllowed, runPrincipal } from "./access.ts";
+import { type ExecutorDeps, executeRun } from "./executor.ts";
+import { hold, type Leases } from "./lease.ts";
+import type { Run, RunPrincipal, RunStatus, Workflow } from "./schema.ts";
+import {
+  ACTIVE_SCOPE,
+  loadRun,
+  loadWorkflow,
+  RUNS_SCOPE,
+  runRealm,
+  type StoredRun,
+  startRun,
+} from "./store.ts";
+import { missingFunctions } from "./validate.ts";
+
+/** What starting, cancelling and retrying runs share: the executor and the runs this process executes. */
+export interface RunControl {
+  deps: ExecutorDeps;
+  state: StateClient;
+  trigger: TriggerFn;
+  leases?: Leases;
+  /** Runs executing here (or about to resume here), each with the controller that cancels it. */
+  local: Map<string, { controller: AbortController; done?: Promise<unknown> }>;
+  /** The capability check of a run made for an agent (403 naming the step). */
+  authorize(workflow: Workflow, agentId: string, principal: RunPrincipal): Promise<void>;
+}
+
+/** The cancel handle of a run about to execute here (a resumed run holds it while it waits). */
+export function claimLocal(control: RunControl, runId: string): AbortSignal {
+  const entry = control.local.get(runId) ?? { controller: new AbortController() };
+  control.local.set(runId, entry);
+  return entry.controller.signal;
+}
+
+/** Executes a run here, cancellable by its id; its lease (cluster mode) is let go when it ends. */
+export function execute(control: RunControl, workflow: Workflow, run: Run): Promise<Run> {
+  const signal = claimLocal(control, run.runId);
+  const done = executeRun(control.deps, workflow, run, signal).finally(() => {
+    control.local.delete(run.runId);
+    control.leases?.local.delete(run.runId);
+  });
+  const entry = control.local.get(run.runId);
+  if (entry) entry.done = done.catch(() => undefined);
+  return done;
+}
+
+export interface StartRequest {
+  workflowId: string;
+  realmId?: string;
+  input?: unknown;
+  agentId?: string;
+  async?: boolean;
+}
+
+/** A new run: synchronous (the finished run) or, with `async`, `{runId, status}` at once (a 202). */
+export async function startWorkflowRun(control: RunControl, request: StartRequest, ctx: InvocationContext) {
+  const { workflowId, input, agentId } = request;
+  const realmId = callerRealm(ctx, request.realmId);
+  const workflow = await requireWorkflow(control.state, realmId, workflowId);
+  const principal = runPrincipal(ctx.auth, workflow.author, realmId);
+  assertStepsAllowed(workflow.steps, principal, "run");
+  await requireRealm(control.trigger, realmId, { write: true });
+  if (agentId) await control.authorize(workflow, agentId, principal);
+  const run: Run = {
+    runId: newId("run"),
+    workflowId,
+    workflowVersion: workflow.version,
+    realmId,
+    principal,
+    status: "running",
+    input: input ?? null,
+    ...(agentId ? { agentId } : {}),
+    results: [],
+    vars: { input: input ?? null },
+    position: 0,
+    startedAt: nowIso(),
+  };
+  if (control.leases) hold(control.leases, run);
+  try {
+    await startRun(control.state, run);
+  } catch (error) {
+    control.leases?.local.delete(run.runId);
+    throw error;
+  }
+  control.deps.publish("started", run);
+  const done = execute(control, workflow, run);
+  if (request.async) {
+    done.catch(() => undefined);
+    return { runId: run.runId, status: run.status, workflowId, realmId };
+  }
+  const finished = await done;
+  return { runId: finished.runId, status: finished.status, results: finished.results, vars: finished.vars };
+}
+
+/** A run the caller may see: another realm's run is as absent as one that never existed. */
+export async function visibleRun(state: StateClient, runId: string, ctx: InvocationContext): Promise<Run> {
+  const run = await loadRun(state, runId);
+  if (!run || (ctx.auth.kind === "realm" && ctx.auth.realmId !== runRealm(run))) {
+    throw notFound(`Run ${runId} not found`);
+  }
+  callerRealm(ctx, runRealm(run));
+  return run;
+}
+
+/**
+ * Stops a running run: here, by aborting its controller (the running step's invocation sees the
+ * abort) and waiting for it to record `cancelled`; on another node (cluster mode), by a flag its owner
+ * acts on at its next lease tick or checkpoint; a run nobody executes is marked cancelled at once.
+ */
+export async function cancelRun(control: RunControl, runId: string, ctx: InvocationContext) {
+  const run = await visibleRun(control.state, runId, ctx);
+  if (run.status !== "running") throw notRunning(run, "cancelled");
+  await requireRealm(control.trigger, runRealm(run), { write: true });
+  const local = control.local.get(runId);
+  local?.controller.abort();
+  if (local?.done) {
+    await local.done;
+    return summary(await visibleRun(control.state, runId, ctx));
+  }
+  // Not executing here: waiting here to resume, on another node, or left by a dead one.
+  const now = nowMs();
+  let stoppedHere = false;
+  await casUpdate<StoredRun>(control.state, RUNS_SCOPE, runId, ({ value }) => {
+    if (value?.status !== "running")
+      throw notRunning({ runId, status: value?.status ?? "gone" }, "cancelled");
+    const owned = !local && value.leaseUntil !== undefined && Date.parse(value.leaseUntil) > now;
+    stoppedHere = !owned;
+    if (owned) return { ...value, cancelRequested: true };
+    return { ...value, status: "cancelled", cancelRequested: true, error: "Cancelled", finishedAt: nowIso() };
+  });
+  if (stoppedHere) {
+    await control.state.delete(ACTIVE_SCOPE, runId);
+    control.deps.publish("cancelled", { ...run, status: "cancelled" });
+  }
+  return summary(await visibleRun(control.state, runId, ctx));
+}
+
+/**
+ * Resumes a failed, interrupted or cancelled run from its last checkpoint in the background: completed
+ * steps are kept, the step it stopped at runs again. The workflow must still be the version the run
+ * started with (a changed definition would not match the stored results). Of two concurrent retries,
+ * one wins; the other is a 409.
+ */
+export async function retryRun(control: RunControl, runId: string, ctx: InvocationContext) {
+  const run = await visibleRun(control.state, runId, ctx);
+  const realmId = runRealm(run);
+  if (!RETRYABLE.includes(run.status)) throw notRunning(run, "retried");
+  const workflow = await loadWorkflow(control.state, realmId, run.workflowId);
+  if (!workflow) throw conflict(`Run ${runId} cannot be retried: workflow ${run.workflowId} was deleted`);
+  if (run.workflowVersion !== undefined && run.workflowVersion !== workflow.version) {
+    throw conflict(
+      `Run ${runId} cannot be retried: workflow ${workflow.id} changed since it started (version ${run.workflowVersion}, now ${workflow.version}); start a new run`,
+    );
+  }
+  const principal = runPrincipal(ctx.auth, workflow.author, realmId);
+  assertStepsAllowed(workflow.steps, principal, "run");
+  await requireRealm(control.trigger, realmId, { write: true });
+  if (run.agentId) await control.authorize(workflow, run.agentId, principal);
+  const missing = await missingFunctions(control.trigger, workflow.steps.slice(run.position));
+  if (missing.length > 0) {
+    throw conflict(`Run ${runId} cannot be retried yet: ${missing.join(", ")} is not registered`);
+  }
+  const resumed: Run = { ...run, status: "running", principal, retries: (run.retries ?? 0) + 1 };
+  for (const field of ["error", "stoppedAt", "failedAt", "finishedAt", "cancelRequested"] as const) {
+    delete resumed[field];
+  }
+  if (control.leases) hold(control.leases, resumed);
+  const { results: _results, ...record } = resumed;
+  await casUpdate<StoredRun>(control.state, RUNS_SCOPE, runId, ({ value }) => {
+    if (value?.status !== run.status) throw notRunning({ runId, status: value?.status ?? "gone" }, "retried");
+    return { ...record, resultCount: value.resultCount };
+  }).catch((error: unknown) => {
+    control.leases?.local.delete(runId);
+    throw error;
+  });
+  await control.state.set(ACTIVE_SCOPE, runId, { workflowId: run.workflowId });
+  control.deps.publish("started", resumed);
+  execute(control, workflow, resumed).catch(() => undefined);
+  return summary(resumed);
+}
+
+const RETRYABLE: RunStatus[] = ["failed", "interrupted", "cancelled"];
+
+function notRunning(run: { runId: string; status: string }, doing: "cancelled" | "retried") {
+  const allowed = doing === "cancelled" ? "a running run" : "a failed, interrupted or cancelled run";
+  return conflict(`Run ${run.runId} is ${run.status}: only ${allowed} can be ${doing}`);
+}
+
+async function requireWorkflow(state: StateClient, realmId: string, id: string): Promise<Workflow> {
+  const workflow = await loadWorkflow(state, realmId, id);
+  if (!workflow) throw notFound(`Workflow ${id} not found in realm ${realmId}`);
+  return workflow;
+}
+
+/** What cancel and retry answer: where the run stands. */
+export function summary(run: Run) {
+  return {
+    runId: run.runId,
+    workflowId: run.workflowId,
+    realmId: runRealm(run),
+    status: run.status,
+    position: run.position,
+    completedSteps: run.results.length,
+    ...(run.stoppedAt ? { stoppedAt: run.stoppedAt } : {}),
+    ...(run.error ? { error: run.error } : {}),
+    ...(run.cancelRequested && run.status === "running" ? { cancelRequested: true } : {}),
+    ...(run.retries ? { retries: run.retries } : {}),
+  };
+}

@@ -1,0 +1,165 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { call } from "../../helpers/control-plane.ts";
+import { startFakeOpenAI } from "../../helpers/fake-openai.ts";
+import { startTestServer, type TestServer } from "../../helpers/server.ts";
+
+let server: TestServer | undefined;
+afterEach(async () => server?.close());
+
+function write(home: string, path: string, text: string): void {
+  mkdirSync(dirname(join(home, path)), { recursive: true });
+  writeFileSync(join(home, path), text);
+}
+
+const RESEARCHER = `name = "researcher"
+description = "Finds things out"
+model = "gpt-4o"
+system_prompt = """
+You research carefully.
+"""
+tool_profile = "research"
+temperature = 0.2
+`;
+
+describe("declarative configuration", () => {
+  it("creates the declared agents and channel bindings, keeps them on a second reload, and updates a changed file in place", async () => {
+    server = await startTestServer();
+    const home = server.dataDir;
+    write(home, "agents/researcher/agent.toml", RESEARCHER);
+    write(
+      home,
+      "agents/writer/agent.toml",
+      `[agent]\ndescription = "Writes"\nmodel = "gpt-4o-mini"\ntool_profile = "chat"\nmax_tokens = 1000\n`,
+    );
+    write(
+      home,
+      "config/channels/support.toml",
+      `platform = "slack"\nchannel_id = "C-SUPPORT"\nagent = "researcher"\n[secrets]\nsigning_secret = "channel:slack:signing_secret"\n`,
+    );
+    const first = await call(server, "POST", "/api/config/reload", {});
+    expect(first.body).toEqual({
+      agents: { created: ["researcher", "writer"], updated: [], unchanged: [] },
+      channels: { bound: ["slack:C-SUPPORT"] },
+      hands: { scheduled: [], unchanged: [] },
+      problems: [],
+    });
+    const { body: agents } = await call(server, "GET", "/api/agents?realmId=realm-default");
+    const researcher = (agents.agents ?? agents).find(
+      (agent: { name: string }) => agent.name === "researcher",
+    );
+    expect(researcher).toMatchObject({
+      model: "gpt-4o",
+      toolProfile: "research",
+      temperature: 0.2,
+      systemPrompt: "You research carefully.\n",
+    });
+    const bindings = await call(server, "GET", "/api/channels");
+    expect(bindings.body).toEqual([
+      expect.objectContaining({ platform: "slack", channelId: "C-SUPPORT", agentId: researcher.id }),
+    ]);
+    expect((await call(server, "POST", "/api/config/reload", {})).body.agents).toEqual({
+      created: [],
+      updated: [],
+      unchanged: ["researcher", "writer"],
+    });
+    write(home, "agents/researcher/agent.toml", RESEARCHER.replace("temperature = 0.2", "temperature = 0.7"));
+    expect((await call(server, "POST", "/api/config/reload", {})).body.agents).toEqual({
+      created: [],
+      updated: ["researcher"],
+      unchanged: ["writer"],
+    });
+    expect((await call(server, "GET", `/api/agents/${researcher.id}`)).body).toMatchObject({
+      id: researcher.id,
+      temperature: 0.7,
+    });
+  });
+
+  it("names the file, and the line or field, of every bad file, and applies the others", async () => {
+    server = await startTestServer();
+    const home = server.dataDir;
+    write(home, "agents/good/agent.toml", `model = "gpt-4o"\n`);
+    write(home, "agents/broken/agent.toml", `name = "broken"\nmodel = \n`);
+    write(home, "agents/typo/agent.toml", `modle = "gpt-4o"\n`);
+    write(home, "agents/hot/agent.toml", `temperature = 5\n`);
+    write(
+      home,
+      "config/channels/leaky.toml",
+      `platform = "telegram"\nchannel_id = "1"\nagent = "good"\nbot_token = "123:secret"\n`,
+    );
+    write(home, "config/channels/orphan.toml", `platform = "telegram"\nchannel_id = "2"\nagent = "nobody"\n`);
+    const { body } = await call(server, "POST", "/api/config/reload", {});
+    expect(body.agents.created).toEqual(["good"]);
+    const problems = Object.fromEntries(
+      (body.problems as Array<{ file: string; message: string }>).map((problem) => [
+        problem.file.slice(home.length + 1),
+        problem.message,
+      ]),
+    );
+    expect(problems["agents/broken/agent.toml"]).toMatch(/^not valid TOML \(line 2, column \d+\): /);
+    expect(problems["agents/typo/agent.toml"]).toMatch(/modle/);
+    expect(problems["agents/hot/agent.toml"]).toMatch(/^temperature:/);
+    expect(problems["config/channels/leaky.toml"]).toMatch(/^bot_token: secrets are never written in a file/);
+    expect(problems["config/channels/orphan.toml"]).toMatch(/no agent nobody is declared/);
+    const validated = await call(server, "POST", "/api/config/validate", {});
+    expect(validated.body.agents).toEqual(["good"]);
+    expect(validated.body.problems).toHaveLength(4);
+  });
+
+  it("loads the files at start", async () => {
+    const first = await startTestServer();
+    const home = first.dataDir;
+    await first.service.close();
+    write(home, "agents/early/agent.toml", `model = "gpt-4o"\ndescription = "Here from the start"\n`);
+    server = await startTestServer({ dataDir: home, home });
+    const { body } = await call(server, "GET", "/api/agents?realmId=realm-default");
+    expect(JSON.stringify(body)).toContain("Here from the start");
+  });
+
+  it("schedules a hand's task for its agent once, however often it is reloaded, and the task reaches the agent", async () => {
+    const fakeModel = await startFakeOpenAI();
+    server = await startTestServer({
+      env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fakeModel.baseUrl },
+    });
+    try {
+      const home = server.dataDir;
+      write(home, "agents/digest/agent.toml", `model = "gpt-4o"\n`);
+      write(
+        home,
+        "hands/morning/HAND.toml",
+        `agent = "digest"\nschedule = "* * * * * *"\ntask = "Summarise the overnight news"\n`,
+      );
+      expect((await call(server, "POST", "/api/config/reload", {})).body.hands).toEqual({
+        scheduled: ["morning"],
+        unchanged: [],
+      });
+      expect((await call(server, "POST", "/api/config/reload", {})).body.hands).toEqual({
+        scheduled: [],
+        unchanged: ["morning"],
+      });
+      for (let i = 0; i < 50 && !JSON.stringify(fakeModel.requests).includes("overnight news"); i++)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(JSON.stringify(fakeModel.requests)).toContain("Summarise the overnight news");
+      write(
+        home,
+        "hands/morning/HAND.toml",
+        `agent = "digest"\nschedule = "0 0 5 1 1 *"\ntask = "Once a year"\n`,
+      );
+      expect((await call(server, "POST", "/api/config/reload", {})).body.hands).toEqual({
+        scheduled: ["morning"],
+        unchanged: [],
+      });
+      const { body: agents } = await call(server, "GET", "/api/agents?realmId=realm-default");
+      const digest = (agents.agents ?? agents).find((agent: { name: string }) => agent.name === "digest");
+      const jobs = (await server.service.engine.trigger({
+        function_id: "tool::cron_list",
+        payload: { agentId: digest.id },
+        auth: { kind: "realm", realmId: "realm-default", keyId: `agent:${digest.id}` },
+      })) as { jobs: Array<{ message: string }> };
+      expect(jobs.jobs.map((job) => job.message)).toEqual(["Once a year"]);
+    } finally {
+      await fakeModel.close();
+    }
+  });
+});

@@ -1,0 +1,177 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createAgentOS } from "../../../src/app.ts";
+import { loadConfig } from "../../../src/config/env.ts";
+import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
+import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
+import { eventually, sleep } from "../../helpers/iii.ts";
+
+const env = serverWithFakeModel();
+
+async function swarmOf(agentIds: string[], fields: Record<string, unknown> = {}) {
+  const created = await call(env.server, "POST", "/api/swarm/create", {
+    goal: "Ship v2 on Friday",
+    agentIds,
+    ...fields,
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return created.body as { swarmId: string; realmId: string };
+}
+
+const say = (swarmId: string, body: Record<string, unknown>, key?: string) =>
+  call(env.server, "POST", `/api/swarm/${swarmId}/broadcast`, body, key);
+
+describe("swarms", () => {
+  it("takes members' messages, reports consensus by latest vote, and collects them", async () => {
+    const swarm = await swarmOf(["ana", "ben", "cy"]);
+    expect(swarm).toMatchObject({
+      status: "active",
+      maxDurationMs: 600_000,
+      consensusThreshold: 0.66,
+      messageCount: 0,
+    });
+    expect(swarm.swarmId).toMatch(/^swm-/);
+    expect(
+      (await say(swarm.swarmId, { agentId: "ana", type: "observation", message: "tests are green" })).status,
+    ).toBe(200);
+    const outsider = await say(swarm.swarmId, { agentId: "zed", type: "observation", message: "hi" });
+    expect(outsider.status).toBe(403);
+    expect((await say(swarm.swarmId, { agentId: "ana", type: "vote", message: "ship" })).status).toBe(400);
+    await say(swarm.swarmId, { agentId: "ana", type: "vote", message: "Ship it", vote: "against" });
+    await say(swarm.swarmId, { agentId: "ana", type: "vote", message: " ship IT ", vote: "for" });
+    await say(swarm.swarmId, { agentId: "ben", type: "vote", message: "ship it", vote: "for" });
+    await say(swarm.swarmId, { agentId: "cy", type: "vote", message: "ship it", vote: "against" });
+    await say(swarm.swarmId, { agentId: "cy", type: "vote", message: "other idea", vote: "for" });
+    const consensus = await call(env.server, "POST", `/api/swarm/${swarm.swarmId}/consensus`, {
+      proposal: "ship it",
+    });
+    expect(consensus.body).toMatchObject({
+      hasConsensus: true,
+      votesFor: 2,
+      votesAgainst: 1,
+      threshold: 0.66,
+      totalVoters: 3,
+    });
+    const collect = await call(env.server, "GET", `/api/swarm/${swarm.swarmId}/collect`);
+    expect(collect.body.totalMessages).toBe(6);
+    expect(collect.body.observations).toHaveLength(1);
+    expect(collect.body.votes).toHaveLength(5);
+    expect(Object.keys(collect.body.agents).sort()).toEqual(["ana", "ben", "cy"]);
+  });
+
+  it("archives each member's findings to its memory when dissolved, then takes no more messages", async () => {
+    const realmId = await newRealm(env.server, "swarming");
+    const key = await realmKey(env.server, realmId);
+    const ana = await createAgent(env.server, realmId, { name: "ana" });
+    const ben = await createAgent(env.server, realmId, { name: "ben" });
+    const created = await call(
+      env.server,
+      "POST",
+      "/api/swarm/create",
+      { goal: "g", agentIds: [ana, ben] },
+      key,
+    );
+    const { swarmId } = created.body;
+    expect(created.body.realmId).toBe(realmId);
+    await say(swarmId, { agentId: ana, type: "observation", message: "the cache is cold" }, key);
+    const dissolved = await call(env.server, "POST", `/api/swarm/${swarmId}/dissolve`, undefined, key);
+    expect(dissolved.body).toMatchObject({ status: "dissolved", messageCount: 1, archived: 1 });
+    const recalled = await call(env.server, "POST", `/api/agents/${ana}/memory`, { query: "cache" }, key);
+    expect(JSON.stringify(recalled.body)).toContain(swarmId);
+    const late = await say(swarmId, { agentId: ben, type: "observation", message: "too late" }, key);
+    expect(late.status).toBe(409);
+    const stranger = await realmKey(env.server, await newRealm(env.server, "other"));
+    expect((await call(env.server, "GET", `/api/swarm/${swarmId}/status`, undefined, stranger)).status).toBe(
+      404,
+    );
+  });
+
+  it("refuses bad input with a 4xx naming it", async () => {
+    const many = Array.from({ length: 21 }, (_, i) => `a${i}`);
+    expect(
+      (await call(env.server, "POST", "/api/swarm/create", { goal: "g", agentIds: many })).body.error,
+    ).toContain("at most 20");
+    expect((await call(env.server, "GET", "/api/swarm/swm-nope/status")).status).toBe(404);
+    const swarm = await swarmOf(["a"]);
+    expect((await say(swarm.swarmId, { agentId: "a", type: "shout", message: "x" })).status).toBe(400);
+  });
+
+  it("expires on time without a request", async () => {
+    const swarm = await swarmOf(["a"], { maxDurationMs: 1000 });
+    const stored = () =>
+      env.server.service.engine.trigger({
+        function_id: "state::get",
+        payload: { scope: "swarms", key: swarm.swarmId },
+      });
+    await eventually(async () => ((await stored()) as { status: string }).status === "expired", 5000);
+  });
+
+  it("runs itself: three member agents vote on the goal until they agree", async () => {
+    const realmId = await newRealm(env.server, "self-running");
+    const members = [];
+    for (const name of ["ana", "ben", "cy"]) members.push(await createAgent(env.server, realmId, { name }));
+    const created = await call(env.server, "POST", "/api/swarm/create", {
+      goal: "Adopt TypeScript 7",
+      agentIds: members,
+      realmId,
+    });
+    env.fake.reply(
+      { content: "For. It is faster." },
+      { content: "for: the types are stricter" },
+      { content: "Against, too early." },
+    );
+    const run = await call(env.server, "POST", `/api/swarm/${created.body.swarmId}/run`, { rounds: 3 });
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    expect(run.body).toMatchObject({
+      rounds: 1,
+      consensus: { hasConsensus: true, votesFor: 2, votesAgainst: 1 },
+      failures: [],
+    });
+    const prompt = JSON.stringify(env.fake.requests.at(-1));
+    expect(prompt).toContain("Adopt TypeScript 7");
+    const collect = await call(env.server, "GET", `/api/swarm/${created.body.swarmId}/collect`);
+    expect(collect.body.observations).toHaveLength(3);
+  });
+});
+
+describe("a swarm across a restart", () => {
+  it("expires while the service is down, at the next start", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "agentos-swarm-"));
+    const config = {
+      ...loadConfig({
+        AGENTOS_DATA_DIR: dir,
+        AGENTOS_API_KEY: "swarm-admin-key-0123456789",
+        AGENTOS_LOG_LEVEL: "silent",
+      }),
+      port: 0,
+      host: "127.0.0.1",
+      enginePort: 0,
+      rateLimits: false as const,
+    };
+    try {
+      const first = await createAgentOS(config);
+      const swarm = (await first.engine.trigger({
+        function_id: "swarm::create",
+        payload: { goal: "g", agentIds: ["a"], maxDurationMs: 1000 },
+      })) as { swarmId: string };
+      await first.close();
+      await sleep(1200);
+      const second = await createAgentOS(config);
+      try {
+        await eventually(async () => {
+          const stored = (await second.engine.trigger({
+            function_id: "state::get",
+            payload: { scope: "swarms", key: swarm.swarmId },
+          })) as { status: string };
+          return stored.status === "expired";
+        }, 5000);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,143 @@
+import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemResolver } from "../../../src/shared/net/guarded-request.ts";
+import { DEFAULT_BROWSER_PATH } from "../../../src/workers/tools/browser/chromium.ts";
+import { openPage } from "../../../src/workers/tools/browser/sessions.ts";
+import { toolsServer } from "./setup.ts";
+
+const chromium = process.env.AGENTOS_BROWSER_PATH || DEFAULT_BROWSER_PATH;
+const available = existsSync(chromium);
+if (!available)
+  console.warn(`browser tests skipped: no Chromium at ${chromium} (npm install as root installs it)`);
+
+const env = toolsServer();
+let site: Server;
+let base = "";
+let port = 0;
+const hits: string[] = [];
+
+const PAGE = `<!doctype html><html><head><title>Form page</title></head><body style="margin:0;background:#3366cc">
+<h1 id="greeting">Hello</h1>
+<input id="name"><button id="go" onclick="document.getElementById('greeting').textContent = 'Hi ' + document.getElementById('name').value">Go</button>
+<a id="next" href="/second">next</a>
+</body></html>`;
+
+beforeAll(async () => {
+  site = createServer((req, res) => {
+    hits.push(`${req.headers.host}${req.url}`);
+    if (req.url === "/") return void res.writeHead(200, { "content-type": "text/html" }).end(PAGE);
+    if (req.url === "/second")
+      return void res
+        .writeHead(200, { "content-type": "text/html" })
+        .end("<title>Second</title><p>second page</p>");
+    if (req.url === "/leaky") {
+      // A page that reaches for another (private) address: the browser must not get there.
+      const html = `<title>Leaky</title><img src="http://127.0.0.2:${port}/secret-img"><script>fetch("http://127.0.0.2:${port}/secret-fetch").catch(() => {})</script>`;
+      return void res.writeHead(200, { "content-type": "text/html" }).end(html);
+    }
+    if (req.url === "/redirect")
+      return void res.writeHead(302, { location: `http://127.0.0.2:${port}/secret-redirect` }).end();
+    res.writeHead(404).end("nothing");
+  });
+  await new Promise<void>((resolve) => site.listen(0, "0.0.0.0", resolve));
+  port = (site.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${port}`;
+});
+afterAll(() => new Promise<void>((resolve) => site.close(() => resolve())));
+
+/** Width and height from a PNG's IHDR chunk, after checking the signature. */
+function pngSize(base64: string): { width: number; height: number } {
+  const png = Buffer.from(base64, "base64");
+  expect(png.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a");
+  expect(png.subarray(12, 16).toString("latin1")).toBe("IHDR");
+  return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
+}
+
+describe.skipIf(!available)("browser tools on a real Chromium", () => {
+  it("screenshots a local page as a valid PNG of the requested size", async () => {
+    const shot = await env.tool<{ screenshot: string }>("tool::browser_screenshot", {
+      url: `${base}/`,
+      viewport: { width: 640, height: 400 },
+    });
+    expect(pngSize(shot.screenshot)).toEqual({ width: 640, height: 400 });
+    const full = await env.tool<{ screenshot: string }>("tool::browser_screenshot", {
+      url: `${base}/`,
+      viewport: { width: 320, height: 200 },
+      fullPage: true,
+    });
+    expect(pngSize(full.screenshot).width).toBe(320);
+  });
+
+  it("drives a page in the agent's session: navigate, type, click, read, close", async () => {
+    const { agentId } = await env.agent();
+    expect(await env.tool("tool::browser_navigate", { url: `${base}/` })).toMatchObject({
+      status: 200,
+      title: "Form page",
+    });
+    expect(await env.tool("tool::browser_type", { selector: "#name", text: "Ada" })).toMatchObject({
+      typed: 3,
+    });
+    await env.tool("tool::browser_action", { action: "click", selector: "#go" });
+    expect(await env.tool("tool::browser_read_page", {})).toMatchObject({
+      text: expect.stringContaining("Hi Ada"),
+    });
+    await env.tool("tool::browser_click", { selector: "#next" });
+    expect(await env.tool("tool::browser_action", { action: "wait", selector: "p" })).toMatchObject({
+      found: true,
+    });
+    expect(await env.tool("tool::browser_read_page", {})).toMatchObject({
+      title: "Second",
+      text: "second page",
+    });
+    const shot = await env.tool<{ screenshot: string }>("tool::browser_screenshot", { agentId });
+    expect(pngSize(shot.screenshot)).toEqual({ width: 1280, height: 720 });
+    expect(await env.tool("tool::browser_close", {})).toEqual({ closed: true });
+    expect((await env.failure("tool::browser_read_page", {})).message).toContain("No page is open");
+  });
+
+  it("answers a selector that never appears with an error, not a hang", async () => {
+    await env.agent();
+    await env.tool("tool::browser_navigate", { url: `${base}/` });
+    const started = Date.now();
+    const failed = await env.failure("tool::browser_click", { selector: "#missing", timeoutMs: 500 });
+    expect(failed).toMatchObject({ status: 422, message: "No element matches #missing within 500 ms" });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("keeps every request of the page to the SSRF rule: subresources, fetches and redirects", async () => {
+    const policy = {
+      allowPrivateNetwork: false,
+      allowedAddresses: new Set(["127.0.0.1"]),
+      resolve: systemResolver,
+    };
+    const { context, page, blocked, proxyRefusals } = await openPage(chromium, policy);
+    try {
+      await page.goto(`${base}/leaky`, { waitUntil: "load" });
+      await page.waitForTimeout(300);
+      expect(hits.filter((hit) => hit.includes("secret"))).toEqual([]);
+      expect(
+        blocked.some((message) => message.includes("SSRF protection") && message.includes("127.0.0.2")),
+      ).toBe(true);
+      await expect(page.goto(`${base}/redirect`)).rejects.toThrow();
+      expect(hits.filter((hit) => hit.includes("secret"))).toEqual([]);
+      // The redirect hop never reached the page's routes: the proxy refused it, with the rule's message.
+      expect(
+        proxyRefusals().some(
+          (message) => message.includes("secret-redirect") && message.includes("SSRF protection"),
+        ),
+      ).toBe(true);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe.skipIf(!available)("browser tools where private networks are refused", () => {
+  const strict = toolsServer({ AGENTOS_ALLOW_PRIVATE_NETWORK: "0" });
+  it("refuses to open a private address with the SSRF message", async () => {
+    const refused = await strict.failure("tool::browser_screenshot", { url: `${base}/` });
+    expect(refused.message).toMatch(/^SSRF protection: .* resolves to blocked IP 127\.0\.0\.1/);
+  });
+});

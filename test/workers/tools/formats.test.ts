@@ -1,0 +1,193 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { formatCsv, parseCsv } from "../../../src/workers/tools/formats/csv.ts";
+import { jq } from "../../../src/workers/tools/formats/jq.ts";
+import { testRegex } from "../../../src/workers/tools/formats/regex.ts";
+import { buildSql, sqlInput } from "../../../src/workers/tools/formats/sql.ts";
+import { toolsServer } from "./setup.ts";
+
+const env = toolsServer();
+
+describe("jq expressions", () => {
+  const data = {
+    items: [
+      { name: "a", price: 5, tags: ["x"] },
+      { name: "b", price: 15, tags: [] },
+      { name: "c", price: 25, tags: ["x", "y"] },
+    ],
+  };
+
+  it("answers as jq does for paths, filters, construction and builtins", () => {
+    expect(jq(".items[0].name", data)).toEqual(["a"]);
+    expect(jq("[.items[] | select(.price > 10) | .name]", data)).toEqual([["b", "c"]]);
+    expect(jq(".items | map(.price) | add", data)).toEqual([45]);
+    expect(jq(".items | length", data)).toEqual([3]);
+    expect(jq("[.items[] | {n: .name, count: (.tags | length)}]", data)).toEqual([
+      [
+        { n: "a", count: 1 },
+        { n: "b", count: 0 },
+        { n: "c", count: 2 },
+      ],
+    ]);
+    expect(jq(".items | sort_by(-.price) | .[0].name", data)).toEqual(["c"]);
+    expect(jq('.missing // "default"', data)).toEqual(["default"]);
+    expect(jq(".items[1:] | map(.name)", data)).toEqual([["b", "c"]]);
+    expect(jq(".items[] | .name", data)).toEqual(["a", "b", "c"]);
+    expect(jq("[.items[].tags[]] | unique", data)).toEqual([["x", "y"]]);
+    expect(jq(".items | group_by(.tags | length > 0) | map(length)", data)).toEqual([[1, 2]]);
+    expect(jq("keys", data)).toEqual([["items"]]);
+    expect(jq('.items[0] | to_entries | map(.key) | join(",")', data)).toEqual(["name,price,tags"]);
+    expect(jq('.items[] | select(.name == "b" and .price >= 15) | .price * 2', data)).toEqual([30]);
+  });
+
+  it("names what is wrong with a bad expression", () => {
+    expect(() => jq(".items[", data)).toThrow(/expression/);
+    expect(() => jq("nosuch(1)", data)).toThrow(/unknown function nosuch/);
+    expect(() => jq(".items.name", data)).toThrow(/cannot index array with string/);
+    expect(() => jq("[range(1000000000)]", data)).toThrow(/limited/);
+  });
+
+  it("a path of keys picks exactly the nested value (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.stringMatching(/^[a-z][a-z0-9_]{0,6}$/), { minLength: 1, maxLength: 5 }),
+        fc.jsonValue(),
+        (keys, leaf) => {
+          const value = keys.reduceRight<unknown>((inner, key) => ({ [key]: inner }), leaf);
+          // Compared as JSON text: the tool's output is JSON, where -0 and 0 are one number.
+          expect(JSON.stringify(jq(keys.map((key) => `.${key}`).join(""), value))).toBe(
+            JSON.stringify([leaf ?? null]),
+          );
+        },
+      ),
+    );
+  });
+
+  it("select keeps exactly the items the condition holds for (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: -100, max: 100 }), { maxLength: 50 }),
+        fc.integer({ min: -100, max: 100 }),
+        (numbers, limit) => {
+          expect(jq(`[.[] | select(. > ${limit})]`, numbers)).toEqual([numbers.filter((n) => n > limit)]);
+        },
+      ),
+    );
+  });
+});
+
+describe("CSV", () => {
+  it("parses quotes, doubled quotes, delimiters and line breaks inside quotes", () => {
+    expect(parseCsv('a,"b,c","d ""q"""\r\n"multi\nline",x,\n')).toEqual([
+      ["a", "b,c", 'd "q"'],
+      ["multi\nline", "x", ""],
+    ]);
+    expect(() => parseCsv('a,"open\nb')).toThrow(/opened on line 1 is never closed/);
+    expect(() => parseCsv('"a"b')).toThrow(/text after a closing quote/);
+  });
+
+  it("reads back what it writes, whatever the fields hold (property)", () => {
+    const field = fc.string({
+      unit: fc.constantFrom("a", "b", ",", '"', "\n", "\r\n", " ", ";"),
+      maxLength: 8,
+    });
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(field, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 10 }),
+        fc.constantFrom(",", ";", "\t"),
+        (rows, delimiter) => {
+          expect(parseCsv(formatCsv(rows, delimiter), delimiter)).toEqual(rows);
+        },
+      ),
+    );
+  });
+
+  it("gives header rows as objects through the tool", async () => {
+    const parsed = await env.tool("tool::csv_parse", { text: "name,age\nann,31\nbob,\n" });
+    expect(parsed).toEqual({
+      columns: ["name", "age"],
+      rows: [
+        { name: "ann", age: "31" },
+        { name: "bob", age: "" },
+      ],
+    });
+  });
+});
+
+describe("regular expressions", () => {
+  it("lists matches with groups", () => {
+    expect(testRegex({ pattern: "(\\w)(\\d)", flags: "g", text: "a1 b2", timeoutMs: 1000 })).toMatchObject({
+      count: 2,
+      matches: [
+        { match: "a1", index: 0, groups: ["a", "1"] },
+        { match: "b2", index: 3 },
+      ],
+    });
+  });
+
+  it("stops a catastrophically backtracking pattern at its time limit", () => {
+    const started = Date.now();
+    expect(() =>
+      testRegex({ pattern: "(a+)+$", flags: "", text: `${"a".repeat(40)}b`, timeoutMs: 200 }),
+    ).toThrow(/longer than 200 ms/);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(() => testRegex({ pattern: "(", flags: "", text: "", timeoutMs: 100 })).toThrow(
+      /Invalid regular expression/,
+    );
+  });
+});
+
+describe("the other data tools", () => {
+  it("parses YAML and names the line of an error", async () => {
+    expect(await env.tool("tool::yaml_parse", { text: "a: 1\nb: [x, y]\n" })).toEqual({
+      value: { a: 1, b: ["x", "y"] },
+    });
+    expect((await env.failure("tool::yaml_parse", { text: "a: [1,\n" })).message).toMatch(/^YAML: .*line/);
+  });
+
+  it("refuses a YAML alias bomb", async () => {
+    const bomb = [
+      "a: &a [x,x,x,x,x,x,x,x,x]",
+      ...Array.from(
+        { length: 8 },
+        (_, k) =>
+          `${String.fromCharCode(98 + k)}: &${String.fromCharCode(98 + k)} [${Array(9)
+            .fill(`*${String.fromCharCode(97 + k)}`)
+            .join(",")}]`,
+      ),
+    ].join("\n");
+    expect((await env.failure("tool::yaml_parse", { text: bomb })).status).toBe(400);
+  });
+
+  it("hashes text and workspace files, and makes UUIDs", async () => {
+    const { agentId } = await env.agent();
+    expect(await env.tool("tool::hash_compute", { text: "abc" })).toEqual({
+      algorithm: "sha256",
+      hash: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    });
+    await env.tool("tool::file_write", { path: "f", content: "abc" });
+    expect(await env.tool("tool::hash_compute", { agentId, path: "f", algorithm: "md5" })).toEqual({
+      algorithm: "md5",
+      hash: "900150983cd24fb0d6963f7d28e17f72",
+    });
+    const { uuids } = await env.tool<{ uuids: string[] }>("tool::uuid_generate", { count: 3 });
+    expect(new Set(uuids).size).toBe(3);
+  });
+
+  it("builds parameterised SQL and never puts a value in the text", () => {
+    const input = sqlInput.parse({
+      operation: "select",
+      table: "users",
+      columns: ["id", "name"],
+      where: { name: "x'; DROP TABLE users; --", age: { op: ">", value: 3 } },
+      orderBy: [{ column: "id" }],
+      limit: 10,
+    });
+    expect(buildSql(input)).toEqual({
+      sql: 'SELECT "id", "name" FROM "users" WHERE "name" = $1 AND "age" > $2 ORDER BY "id" ASC LIMIT 10',
+      params: ["x'; DROP TABLE users; --", 3],
+    });
+    expect(() => buildSql(sqlInput.parse({ operation: "delete", table: "users" }))).toThrow(/without where/);
+    expect(sqlInput.safeParse({ operation: "select", table: "users; drop" }).success).toBe(false);
+  });
+});

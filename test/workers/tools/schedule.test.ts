@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { call } from "../../helpers/control-plane.ts";
+import { toolsServer } from "./setup.ts";
+
+const env = toolsServer();
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe("scheduling tools", () => {
+  it("fires a reminder once, as a message to the agent in its own session", async () => {
+    const { agentId } = await env.agent();
+    const { job } = await env.tool<{ job: { id: string; nextRunAt: string } }>("tool::schedule_reminder", {
+      message: "water the plants",
+      inSeconds: 1,
+    });
+    const fired = await waitFor(async () => {
+      const { jobs } = await env.tool<{ jobs: Array<{ id: string; status: string; runs: number }> }>(
+        "tool::cron_list",
+        {},
+      );
+      const found = jobs.find((j) => j.id === job.id);
+      return found?.status === "done" ? found : undefined;
+    });
+    expect(fired.runs).toBe(1);
+    const sessions = await call(env.server, "GET", `/api/agents/${agentId}/sessions`);
+    expect(JSON.stringify(sessions.body)).toContain(`cron:${job.id}`);
+    expect(JSON.stringify(env.fake.requests)).toContain("Reminder: water the plants");
+  });
+
+  it("runs a cron job every time it is due until it is deleted", async () => {
+    await env.agent();
+    const { job } = await env.tool<{ job: { id: string } }>("tool::cron_create", {
+      schedule: "* * * * * *",
+      message: "tick",
+    });
+    await waitFor(async () => {
+      const { jobs } = await env.tool<{ jobs: Array<{ id: string; runs: number }> }>("tool::cron_list", {});
+      return (jobs.find((j) => j.id === job.id)?.runs ?? 0) >= 2 ? true : undefined;
+    });
+    expect(await env.tool("tool::cron_delete", { jobId: job.id })).toEqual({ deleted: job.id });
+    const { jobs } = await env.tool<{ jobs: unknown[] }>("tool::cron_list", {});
+    expect(jobs).toEqual([]);
+    expect((await env.failure("tool::cron_delete", { jobId: job.id })).status).toBe(404);
+  });
+
+  it("refuses a bad cron expression and a reminder in the past", async () => {
+    await env.agent();
+    expect(
+      (await env.failure("tool::cron_create", { schedule: "every day", message: "x" })).message,
+    ).toContain("is not a cron expression");
+    expect(
+      (await env.failure("tool::schedule_reminder", { message: "x", at: "2001-01-01T00:00:00Z" })).message,
+    ).toContain("in the past");
+  });
+
+  it("keeps a todo list: create, list by status, update, delete", async () => {
+    await env.agent();
+    const { todo } = await env.tool<{ todo: { id: string; status: string } }>("tool::todo_create", {
+      title: "write tests",
+      priority: "high",
+    });
+    expect(todo.status).toBe("open");
+    await env.tool("tool::todo_create", { title: "other" });
+    await env.tool("tool::todo_update", { todoId: todo.id, status: "done" });
+    const { todos } = await env.tool<{ todos: Array<{ title: string }> }>("tool::todo_list", {
+      status: "done",
+    });
+    expect(todos.map((t) => t.title)).toEqual(["write tests"]);
+    await env.tool("tool::todo_delete", { todoId: todo.id });
+    expect((await env.failure("tool::todo_update", { todoId: todo.id, status: "open" })).status).toBe(404);
+    expect((await env.failure("tool::todo_update", { todoId: "x", status: "later" })).status).toBe(400);
+  });
+});
