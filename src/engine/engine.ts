@@ -40,6 +40,7 @@ export class Engine {
   private readonly workers = new Map<string, WorkerInfo>();
   private readonly errorListeners: InvocationErrorListener[] = [];
   private readonly pendingVoid = new Set<Promise<unknown>>();
+  private readonly shutdownHooks: Array<() => Promise<void>> = [];
 
   constructor(options: { logger?: Logger } = {}) {
     this.logger = options.logger ?? silentLogger();
@@ -147,8 +148,18 @@ export class Engine {
     while (this.pendingVoid.size > 0) await Promise.allSettled([...this.pendingVoid]);
   }
 
+  /** Work to do once when the service stops (e.g. closing child processes); drain() waits for it. */
+  onShutdown(hook: () => Promise<void>): void {
+    this.shutdownHooks.push(hook);
+  }
+
   shutdown(): void {
     this.triggers.clear();
+    for (const hook of this.shutdownHooks.splice(0)) {
+      const done = hook().catch(() => undefined);
+      this.pendingVoid.add(done);
+      void done.finally(() => this.pendingVoid.delete(done));
+    }
   }
 
   /** Never throws synchronously: every failure, lookup and validation included, is a rejection. */

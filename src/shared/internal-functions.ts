@@ -27,6 +27,8 @@ const INTERNAL_PREFIXES = [
   "channel::",
   "tools::",
   "config::",
+  "integration::",
+  "migrate::",
 ];
 const INTERNAL_IDS = new Set([
   "publish",

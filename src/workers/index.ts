@@ -9,9 +9,11 @@ import { registerConfig } from "./config/index.ts";
 import { registerCouncil } from "./council/index.ts";
 import { registerDirective } from "./directive/index.ts";
 import { registerHierarchy } from "./hierarchy/index.ts";
+import { registerIntegrations } from "./integrations/index.ts";
 import { registerKg } from "./kg/index.ts";
 import { registerLedger } from "./ledger/index.ts";
 import { registerMemory } from "./memory/index.ts";
+import { registerMigrate } from "./migrate/index.ts";
 import { registerMission } from "./mission/index.ts";
 import { registerPulse } from "./pulse/index.ts";
 import { registerRealm } from "./realm/index.ts";
@@ -108,6 +110,17 @@ export async function registerWorkers(
     embedded: !config.databaseUrl,
     background,
     warn: (message) => engine.logger.warn(message),
+  });
+  registerIntegrations(engine.worker("integrations", "Integrations: MCP servers and HTTP tools from files"), {
+    home: config.home,
+    allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
+    unregister: (id) => engine.unregisterFunction(id),
+    onShutdown: (hook) => engine.onShutdown(hook),
+  });
+  registerMigrate(engine.worker("migrate", "Migration from six agent frameworks into declarative files"), {
+    home: config.home,
+    dataDir: config.dataDir,
+    extraRoots: config.env.AGENTOS_MIGRATE_ROOTS,
   });
   const declarative = registerConfig(
     engine.worker("config", "Declarative configuration: agents and channels from files"),

@@ -1,7 +1,6 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { parse } from "smol-toml";
-import type { z } from "zod";
+import { type FileProblem, readTomlFile as read } from "../../shared/toml-file.ts";
 import {
   type AgentFile,
   agentFile,
@@ -11,10 +10,7 @@ import {
   handFile,
 } from "./schema.ts";
 
-export interface FileProblem {
-  file: string;
-  message: string;
-}
+export type { FileProblem };
 
 export interface Declared {
   agents: Array<{ file: string; name: string; realm: string; config: AgentFile }>;
@@ -31,27 +27,6 @@ function entries(dir: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** One TOML file checked against its schema: the value, or a problem naming the file, line or field. */
-function read<T>(file: string, schema: z.ZodType<T>, unwrap?: string): { value?: T; problem?: FileProblem } {
-  let data: unknown;
-  try {
-    data = parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    const { message, line, column } = error as Error & { line?: number; column?: number };
-    const where = line === undefined ? "" : ` (line ${line}, column ${column})`;
-    return { problem: { file, message: `not valid TOML${where}: ${message.split("\n")[0]}` } };
-  }
-  const table =
-    unwrap && data && typeof data === "object" && unwrap in data
-      ? (data as Record<string, unknown>)[unwrap]
-      : data;
-  const result = schema.safeParse(table);
-  if (result.success) return { value: result.data };
-  const issue = result.error.issues[0];
-  const field = issue?.path.join(".") || "(file)";
-  return { problem: { file, message: `${field}: ${issue?.message ?? "invalid"}` } };
 }
 
 /**

@@ -1,10 +1,21 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { z } from "zod";
 import { stateClient } from "../../engine/state/client.ts";
+import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
-import { applyDeclared } from "./apply.ts";
+import { notFound } from "../../shared/errors.ts";
+import type { FileProblem } from "../../shared/toml-file.ts";
+import { applyDeclared, DECLARED_SCOPE } from "./apply.ts";
 import { readDeclared } from "./files.ts";
+
+/** What integration::reload says changed (its report without the problems). */
+interface IntegrationsReport {
+  connected: string[];
+  unchanged: string[];
+  pending: string[];
+  removed: string[];
+}
 
 export interface ConfigOptions {
   /** Where the declarative files live (AGENTOS_HOME, default the working directory). */
@@ -18,13 +29,36 @@ export interface ConfigOptions {
 export function registerConfig(worker: WorkerClient, options: ConfigOptions): { load(): Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
-  const reload = () => applyDeclared(state, trigger, readDeclared(options.home));
+  const reload = async () => {
+    // Integrations first: agents declared next may name their tools.
+    const integrations = (await trigger({
+      function_id: "integration::reload",
+      payload: {},
+      auth: systemPrincipal,
+    }).catch((error: Error) => ({
+      problems: [{ file: join(options.home, "integrations"), message: error.message }],
+    }))) as Partial<IntegrationsReport> & { problems: FileProblem[] };
+    const report = await applyDeclared(state, trigger, readDeclared(options.home));
+    // Workflows last: their steps may name the agents just declared.
+    const workflows = (await trigger({
+      function_id: "workflow::load_files",
+      payload: { directory: options.home },
+      auth: systemPrincipal,
+    })) as { loaded: string[]; unchanged: string[]; problems: FileProblem[] };
+    const { problems, ...changes } = integrations;
+    return {
+      ...report,
+      integrations: changes,
+      workflows: { loaded: workflows.loaded, unchanged: workflows.unchanged },
+      problems: [...problems, ...report.problems, ...workflows.problems],
+    };
+  };
 
   worker.registerFunction(
     {
       id: "config::reload",
       description:
-        "Load agents/*/agent.toml and config/channels/*.toml again (admin): what changed, and each file's problem",
+        "Load integrations/*.toml, agents/*/agent.toml, hands/*/HAND.toml and config/channels/*.toml again (admin): what changed, and each file's problem",
       input: z.strictObject({}),
     },
     async (_input, ctx) => {
@@ -39,17 +73,37 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
         "Check a directory's declarative files without applying them (admin): {agents, channels, problems}",
       input: z.strictObject({ directory: z.string().min(1).max(4096).optional() }),
     },
-    ({ directory }, ctx) => {
+    async ({ directory }, ctx) => {
       requireAdmin(ctx);
-      const declared = readDeclared(resolve(options.home, directory ?? "."));
+      const root = resolve(options.home, directory ?? ".");
+      const declared = readDeclared(root);
+      const integrations = (await trigger({
+        function_id: "integration::validate",
+        payload: { directory: root },
+        auth: systemPrincipal,
+      })) as { integrations: string[]; problems: FileProblem[] };
       return {
         agents: declared.agents.map((agent) => agent.name),
         channels: declared.channels.map(
           (channel) => `${channel.config.platform}:${channel.config.channel_id}`,
         ),
         hands: declared.hands.map((hand) => hand.name),
-        problems: declared.problems,
+        integrations: integrations.integrations,
+        problems: [...integrations.problems, ...declared.problems],
       };
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "config::agent_id",
+      description: "The id of the agent a file of agents/ declares: {agentId}, or 404",
+      input: z.strictObject({ name: z.string().min(1).max(200), realmId: z.string().min(1).max(256) }),
+    },
+    async ({ name, realmId }, ctx) => {
+      requireAdmin(ctx);
+      const found = await state.get<{ agentId: string }>(DECLARED_SCOPE, `${realmId}\u0001${name}`);
+      if (!found) throw notFound(`No agent ${name} is declared in agents/ (realm ${realmId})`);
+      return { agentId: found.agentId };
     },
   );
   worker.registerRoute("config::reload", "POST", "/api/config/reload");

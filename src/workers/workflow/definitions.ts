@@ -120,27 +120,37 @@ export async function loadFileWorkflows(
   deps: DefinitionDeps,
   realmId: string,
   files: WorkflowFile[],
-  warn: (message: string) => void,
-): Promise<void> {
+  warn: (file: string, message: string) => void,
+): Promise<{ loaded: string[]; unchanged: string[] }> {
+  const report = { loaded: [] as string[], unchanged: [] as string[] };
   for (const file of files) {
-    const parsed = workflowInput.safeParse(withFileId(file));
+    let definition: unknown;
+    try {
+      definition = await withAgentIds(deps.trigger, realmId, withFileId(file));
+    } catch (error) {
+      warn(file.path, `Skipping: ${(error as Error).message}`);
+      continue;
+    }
+    const parsed = workflowInput.safeParse(definition);
     if (!parsed.success) {
-      warn(`Skipping ${file.path}: ${describeZodError(parsed.error)}`);
+      warn(file.path, `Skipping: ${describeZodError(parsed.error)}`);
       continue;
     }
     const notYet = (message: string) =>
-      warn(`${file.path}: ${message}; it runs once the function is registered`);
+      warn(file.path, `${message}; it runs once the function is registered`);
     const invalid = await validateSteps(deps.trigger, parsed.data.steps, notYet).then(
       () => null,
       (error: Error) => error.message,
     );
     if (invalid) {
-      warn(`Skipping ${file.path}: ${invalid}`);
+      warn(file.path, `Skipping: ${invalid}`);
       continue;
     }
     const { id = "", realmId: _named, ...fields } = parsed.data;
+    let changed = false;
     await casUpdate<Workflow>(deps.state, workflowsScope(realmId), id, ({ value }) => {
       const now = nowIso();
+      changed = true;
       if (!value) {
         return { ...fields, id, realmId, version: 1, author: SERVICE, createdAt: now, updatedAt: now };
       }
@@ -153,10 +163,43 @@ export async function loadFileWorkflows(
           steps: current.steps,
           author: current.author,
         });
-      if (same) return undefined;
+      if (same) {
+        changed = false;
+        return undefined;
+      }
       return { ...current, ...fields, version: current.version + 1, author: SERVICE, updatedAt: now };
     });
+    (changed ? report.loaded : report.unchanged).push(id);
   }
+  return report;
+}
+
+/**
+ * A file's step may name its agent as declared in `agents/` (`agent: researcher`) rather than by id,
+ * so the files stay valid on any installation: the name becomes the agent's id here.
+ */
+async function withAgentIds(trigger: TriggerFn, realmId: string, definition: unknown): Promise<unknown> {
+  if (typeof definition !== "object" || definition === null) return definition;
+  const steps = (definition as { steps?: unknown }).steps;
+  if (!Array.isArray(steps)) return definition;
+  const resolved = [];
+  for (const [index, step] of steps.entries()) {
+    if (typeof step !== "object" || step === null || !("agent" in step)) {
+      resolved.push(step);
+      continue;
+    }
+    const { agent, ...rest } = step as { agent: unknown };
+    if (typeof agent !== "string") throw new Error(`steps.${index}.agent: must be an agent's name`);
+    const found = (await trigger({
+      function_id: "config::agent_id",
+      payload: { name: agent, realmId },
+      auth: { kind: "system" },
+    }).catch(() => null)) as { agentId?: string } | null;
+    if (!found?.agentId)
+      throw new Error(`steps.${index}.agent: no agent ${agent} is declared in agents/ (realm ${realmId})`);
+    resolved.push({ ...rest, agentId: found.agentId });
+  }
+  return { ...definition, steps: resolved };
 }
 
 const SERVICE: WorkflowAuthor = { kind: "system" };

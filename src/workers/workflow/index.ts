@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
@@ -243,6 +244,21 @@ export function registerWorkflow(
   worker.registerRoute("workflow::run_events", "GET", "/api/workflows/runs/:runId/events", {
     envelope: true,
   });
+  worker.registerFunction(
+    {
+      id: "workflow::load_files",
+      description:
+        "Read workflows/*.yaml of a directory into the default realm (admin): {loaded, unchanged, problems}",
+      input: z.strictObject({ directory: z.string().min(1).max(4096) }),
+    },
+    async ({ directory }, ctx) => {
+      requireAdmin(ctx);
+      const problems: Array<{ file: string; message: string }> = [];
+      const warn = (file: string, message: string) => problems.push({ file, message });
+      const files = loadWorkflowFiles(directory, (message) => problems.push({ file: directory, message }));
+      return { ...(await loadFileWorkflows(defs, DEFAULT_REALM_ID, files, warn)), problems };
+    },
+  );
   worker.registerRoute("workflow::get", "GET", "/api/workflows/:id");
   worker.registerRoute("workflow::update", "PATCH", "/api/workflows/:id");
   worker.registerRoute("workflow::delete", "DELETE", "/api/workflows/:id");
@@ -252,8 +268,12 @@ export function registerWorkflow(
   const warn = options.warn ?? (() => undefined);
   const resumed = (async () => {
     if (options.startup === false) return 0;
-    const files = loadWorkflowFiles(options.directory ?? process.cwd(), warn);
-    await loadFileWorkflows(defs, DEFAULT_REALM_ID, files, warn);
+    // The service's own files are loaded by config::reload (after the agents they name); a directory
+    // given here (an embedding, a test) is loaded at once.
+    if (options.directory !== undefined) {
+      const files = loadWorkflowFiles(options.directory, warn);
+      await loadFileWorkflows(defs, DEFAULT_REALM_ID, files, (file, message) => warn(`${file}: ${message}`));
+    }
     const resume = { state, control, graceMs: options.resumeGraceMs ?? 30_000, warn };
     if (leases) watchLeases(worker, control, leases, () => resumeRuns(resume));
     return resumeRuns(resume);

@@ -43,6 +43,8 @@ describe("declarative configuration", () => {
       agents: { created: ["researcher", "writer"], updated: [], unchanged: [] },
       channels: { bound: ["slack:C-SUPPORT"] },
       hands: { scheduled: [], unchanged: [] },
+      integrations: { connected: [], unchanged: [], pending: [], removed: [] },
+      workflows: { loaded: [], unchanged: [] },
       problems: [],
     });
     const { body: agents } = await call(server, "GET", "/api/agents?realmId=realm-default");

@@ -1,0 +1,59 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { READERS } from "./frameworks/index.ts";
+import { FRAMEWORKS, type Framework } from "./model.ts";
+import { isDirectory } from "./project-files.ts";
+
+export interface ScanEntry {
+  framework: Framework;
+  detected: boolean;
+  configPath: string | null;
+  version: string | null;
+  migratable: boolean;
+  /** Every place the framework was found (baseDir and its immediate subdirectories). */
+  locations: string[];
+}
+
+/** The six frameworks looked for in baseDir and each directory directly inside it. */
+export function scan(baseDir: string): {
+  frameworks: ScanEntry[];
+  summary: { scanned: number; found: number; migratable: number };
+} {
+  const dirs = [baseDir, ...subdirectories(baseDir)];
+  const frameworks = FRAMEWORKS.map((framework): ScanEntry => {
+    const found = dirs
+      .map((dir) => {
+        try {
+          return READERS[framework].detect(dir);
+        } catch {
+          return undefined;
+        }
+      })
+      .filter((entry): entry is { configPath: string; version?: string } => entry !== undefined);
+    const first = found[0];
+    return {
+      framework,
+      detected: Boolean(first),
+      configPath: first?.configPath ?? null,
+      version: first?.version ?? null,
+      migratable: Boolean(first),
+      locations: found.map((entry) => entry.configPath),
+    };
+  });
+  const found = frameworks.filter((entry) => entry.detected).length;
+  return { frameworks, summary: { scanned: FRAMEWORKS.length, found, migratable: found } };
+}
+
+function subdirectories(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((entry) => !entry.startsWith(".") || entry === ".openclaw" || entry === ".openfang")
+      .filter((entry) => entry !== "node_modules")
+      .sort()
+      .slice(0, 200)
+      .map((entry) => join(dir, entry))
+      .filter(isDirectory);
+  } catch {
+    return [];
+  }
+}
