@@ -28,7 +28,7 @@ export interface SourceTool {
   name: string;
   description?: string;
   source: Source;
-  mcp?: { command?: string; args?: string[]; env?: Record<string, string>; url?: string };
+  mcp?: { command?: string; args?: string[]; cwd?: string; env?: Record<string, string>; url?: string };
 }
 
 export interface SourceChannel {

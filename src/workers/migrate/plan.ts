@@ -2,7 +2,8 @@ import { stringify as toToml } from "smol-toml";
 import { stringify as toYaml } from "yaml";
 import type { ItemType, Skipped, SourceAgent, SourceProject, SourceSecret, SourceTool } from "./model.ts";
 import { mapModel } from "./models.ts";
-import { mapTool } from "./tools.ts";
+import { toTomlText } from "./toml-text.ts";
+import { mapTool, snakeCase } from "./tools.ts";
 
 /** One file the migration writes, relative to the service's home. */
 export interface PlannedFile {
@@ -41,13 +42,16 @@ export function slug(name: string): string {
     .normalize("NFKD")
     .replace(/[^\w\s.-]/g, "")
     .trim()
-    .replace(/[\s_.]+/g, "-")
+    .replace(/[\s.]+/g, "-")
     .replace(/-+/g, "-")
     .replace(/^-|-$/g, "")
     .toLowerCase()
     .slice(0, 64);
   return text || "unnamed";
 }
+
+/** An integration's name: the tool's name in snake case (`CurrencyTool` → `currency_tool`). */
+const integrationName = (tool: string) => slug(snakeCase(tool));
 
 function header(project: SourceProject, source: string | undefined): string {
   return `# Migrated from ${project.framework} (${source ?? project.configPath}) by agentos migrate.\n`;
@@ -78,7 +82,8 @@ export function planMigration(project: SourceProject, context: PlanContext): Pla
   const integrations = new Map<string, SourceTool>();
   // A tool we have already (a search, a file tool) needs no integration; MCP servers always get one.
   for (const tool of project.tools)
-    if (tool.mcp || !mapTool(tool.name, context.functions)) integrations.set(slug(tool.name), tool);
+    if (tool.mcp || !mapTool(tool.name, context.functions))
+      integrations.set(integrationName(tool.name), tool);
   for (const [agent, name] of accepted)
     plan.files.push(agentFile(project, agent, name, context, plan, integrations));
   for (const [name, tool] of integrations) {
@@ -144,7 +149,12 @@ export function planMigration(project: SourceProject, context: PlanContext): Pla
       path: `hands/${name}/HAND.toml`,
       content:
         header(project, schedule.source) +
-        toToml({ name, agent, schedule: schedule.cron, ...(schedule.task ? { task: schedule.task } : {}) }),
+        toTomlText({
+          name,
+          agent,
+          schedule: pulseCron(schedule.cron, schedule.task),
+          ...(schedule.task ? { task: schedule.task } : {}),
+        }),
       type: "cron",
       name,
       source: schedule.source,
@@ -172,7 +182,7 @@ export function planMigration(project: SourceProject, context: PlanContext): Pla
     const name = `${agent}-${slug(session.id)}`;
     plan.files.push({
       path: `data/sessions/${name}.json`,
-      content: `${JSON.stringify({ agent, sessionId: session.id, source: session.source, messages: session.messages }, null, 2)}\n`,
+      content: `${JSON.stringify({ agent, framework: project.framework, sessionId: session.id, source: session.source, messages: session.messages }, null, 2)}\n`,
       type: "session",
       name,
       source: session.source,
@@ -196,10 +206,11 @@ function agentFile(
       for (const id of mapped) tools.add(id);
       continue;
     }
-    const integration = slug(tool);
+    const integration = integrationName(tool);
     if (!integrations.has(integration)) integrations.set(integration, { name: tool, source: agent.source });
     tools.add(`mcp::${integration}::*`);
-    tools.add(`http::${integration}::*`);
+    // A pending integration may be given either kind of tools; an MCP server's are MCP tools.
+    if (!integrations.get(integration)?.mcp) tools.add(`http::${integration}::*`);
   }
   let model: string | undefined;
   let note = "";
@@ -225,11 +236,16 @@ function agentFile(
   };
   return {
     path: `agents/${name}/agent.toml`,
-    content: header(project, agent.source) + note + toToml(fields),
+    content: header(project, agent.source) + note + toTomlText(fields),
     type: "agent",
     name,
     source: agent.source,
   };
+}
+
+/** A hand without a task is the agent's pulse, whose cron has six fields: a five-field one fires at second 0. */
+function pulseCron(cron: string, task: string | undefined): string {
+  return !task && cron.trim().split(/\s+/).length === 5 ? `0 ${cron.trim()}` : cron;
 }
 
 const SECRET_ENV = /(KEY|TOKEN|SECRET|PASSWORD|PASS|CREDENTIAL)/i;
@@ -254,7 +270,12 @@ function integrationToml(name: string, tool: SourceTool, plan: Plan): Record<str
   }
   const mcp = tool.mcp.url
     ? { url: tool.mcp.url }
-    : { command: tool.mcp.command, args: tool.mcp.args ?? [], ...(Object.keys(env).length ? { env } : {}) };
+    : {
+        command: tool.mcp.command,
+        args: tool.mcp.args ?? [],
+        ...(tool.mcp.cwd ? { cwd: tool.mcp.cwd } : {}),
+        ...(Object.keys(env).length ? { env } : {}),
+      };
   return { ...base, mcp: { ...mcp, ...(Object.keys(secrets).length ? { secrets } : {}) } };
 }
 

@@ -206,7 +206,7 @@ export function readStateGraphs(
           problem ??= `node ${at} runs Python code, not an agent`;
           break;
         }
-        steps.push({ name: at, agent, task: `Carry out the ${at} step of ${name}.` });
+        steps.push({ name: at, agent, task: `Carry out the ${at} step.` });
       }
       if (problem || steps.length === 0)
         result.skipped.push({

@@ -47,7 +47,7 @@ export async function parsePython(file: string, text: string): Promise<PythonMod
 
 function firstMissing(node: Node): Node | undefined {
   if (node.isMissing) return node;
-  for (const child of node.namedChildren) {
+  for (const child of node.children) {
     if (!child) continue;
     const found = firstMissing(child);
     if (found) return found;
@@ -120,6 +120,7 @@ export function stringValue(module: PythonModule, node: Node | undefined): strin
   if (value.type === "parenthesized_expression")
     return stringValue(module, value.namedChildren[0] ?? undefined);
   if (value.type !== "string") return undefined;
+  const raw = /[rR]/.test(value.namedChildren.find((part) => part?.type === "string_start")?.text ?? "");
   // An f-string keeps its placeholders as written.
   return value.namedChildren
     .filter(
@@ -127,13 +128,35 @@ export function stringValue(module: PythonModule, node: Node | undefined): strin
         part !== null &&
         (part.type === "string_content" || part.type === "interpolation" || part.type === "escape_sequence"),
     )
-    .map((part) => (part.type === "escape_sequence" ? unescapeSequence(part.text) : part.text))
+    .map((part) => (raw || part.type === "interpolation" ? part.text : unescapePython(part.text)))
     .join("");
 }
 
-function unescapeSequence(sequence: string): string {
-  const map: Record<string, string> = { "\\n": "\n", "\\t": "\t", '\\"': '"', "\\'": "'", "\\\\": "\\" };
-  return map[sequence] ?? sequence;
+const ESCAPES: Record<string, string> = {
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  "\\": "\\",
+  '"': '"',
+  "'": "'",
+  "\n": "",
+  a: "\u0007",
+  b: "\b",
+  f: "\f",
+  v: "\v",
+  "0": "\0",
+};
+
+/** Python's backslash escapes in a (non-raw) string literal's text. */
+function unescapePython(text: string): string {
+  return text.replace(
+    /\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[\s\S])/g,
+    (whole, code: string) => {
+      if (/^[xuU]/.test(code) && code.length > 1)
+        return String.fromCodePoint(Number.parseInt(code.slice(1), 16));
+      return ESCAPES[code] ?? whole;
+    },
+  );
 }
 
 export function numberValue(module: PythonModule, node: Node | undefined): number | undefined {

@@ -47,14 +47,14 @@ export async function migrate(
     models: new Set(models.models.map((model) => model.id)),
     functions: new Set(functions.functions.map((fn) => fn.function_id)),
   });
-  const classified = classify(deps, plan.files);
+  const classified = classify(deps, framework, plan.files);
   const kept = classified.filter((entry) => entry.action === "keep");
   const skipped = [
     ...plan.skipped,
     ...kept.map(({ file }) => ({
       type: file.type,
       name: file.name,
-      reason: `${file.path} exists and was not written by a migration: kept as it is`,
+      reason: `${file.path} exists and was not written by a ${framework} migration: kept as it is (rename one of them)`,
       source: file.source,
     })),
   ];

@@ -21,14 +21,18 @@ export function destination(targets: WriteTargets, path: string): string {
   return target;
 }
 
-const MIGRATED = /^# Migrated from |^\{\n {2}"agent"/;
+/** A file a migration of this framework wrote (so this migration may replace it). */
+const writtenBy = (framework: string, text: string) =>
+  text.startsWith(`# Migrated from ${framework} `) ||
+  (text.startsWith('{\n  "agent"') && text.includes(`"framework": "${framework}"`));
 
 /**
  * What each planned file would do: written (new or changed), unchanged (the same bytes are there), or
- * kept (a file someone wrote by hand is in the way: a migration never overwrites it).
+ * kept (a file written by hand, or by another framework's migration, is in the way: never overwritten).
  */
 export function classify(
   targets: WriteTargets,
+  framework: string,
   files: PlannedFile[],
 ): Array<{ file: PlannedFile; target: string; action: "write" | "same" | "keep" }> {
   return files.map((file) => {
@@ -36,7 +40,7 @@ export function classify(
     if (!existsSync(target)) return { file, target, action: "write" as const };
     const current = readFileSync(target, "utf8");
     if (current === file.content) return { file, target, action: "same" as const };
-    return { file, target, action: MIGRATED.test(current) ? ("write" as const) : ("keep" as const) };
+    return { file, target, action: writtenBy(framework, current) ? ("write" as const) : ("keep" as const) };
   });
 }
 

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
 import { isDirectory, pythonPackageVersion, readText } from "../project-files.ts";
 
@@ -116,7 +116,9 @@ function readComponent(project: SourceProject, component: Component, file: strin
     .map((participant) => readAgent(project, participant, file))
     .filter((name): name is string => Boolean(name));
   const kind = String(component.provider).split(".").at(-1) ?? "team";
-  const teamName = String(config.name ?? component.label ?? kind);
+  const teamName = String(
+    config.name ?? (component.label && component.label !== kind ? component.label : basename(file, ".json")),
+  );
   if (members.length === 0) {
     project.skipped.push({
       type: "workflow",
@@ -245,6 +247,8 @@ function mcpIntegration(project: SourceProject, workbench: Component, agent: str
     mcp: {
       command,
       args: Array.isArray(params.args) ? params.args.map(String) : [],
+      // Relative paths in the command resolve where the project lives, as they did for AutoGen.
+      cwd: typeof params.cwd === "string" ? params.cwd : dirname(file),
       env: (params.env ?? {}) as Record<string, string>,
       url: typeof params.url === "string" ? params.url : undefined,
     },

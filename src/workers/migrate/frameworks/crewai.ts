@@ -2,7 +2,14 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type Document, isMap, LineCounter, parseDocument } from "yaml";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
-import { dependsOn, isDirectory, pythonFiles, pythonPackageVersion, readText } from "../project-files.ts";
+import {
+  dependsOn,
+  dotEnv,
+  isDirectory,
+  pythonFiles,
+  pythonPackageVersion,
+  readText,
+} from "../project-files.ts";
 import {
   argument,
   calleeName,
@@ -65,12 +72,15 @@ export const crewai: FrameworkReader = {
     const tasksFile = join(configDir, "tasks.yaml");
     const tasks = existsSync(tasksFile) ? readYaml<Record<string, TaskYaml>>(tasksFile) : {};
     const code = await readCrewCode(dirname(configDir), project);
+    // CrewAI's own default: the MODEL (or OPENAI_MODEL_NAME) variable, else gpt-4o-mini.
+    const env = dotEnv(join(root, ".env"));
+    const defaultModel = env.get("MODEL")?.value ?? env.get("OPENAI_MODEL_NAME")?.value ?? "gpt-4o-mini";
     for (const [key, agent] of Object.entries(agents)) {
       const fromCode = code.agents.get(key);
       project.agents.push({
         name: key,
         description: oneLine(agent.role),
-        model: fromCode?.llm ?? agent.llm,
+        model: fromCode?.llm ?? agent.llm ?? defaultModel,
         systemPrompt: persona(agent),
         tools: [...(agent.tools ?? []), ...(fromCode?.tools ?? [])],
         source: `${project.configPath} (${key})`,
@@ -94,7 +104,8 @@ export const crewai: FrameworkReader = {
         reason: "tasks.yaml has no tasks",
         source: tasksFile,
       });
-    else if (code.process === "hierarchical") addManager(project, crewName, steps, code.managerLlm);
+    else if (code.process === "hierarchical")
+      addManager(project, crewName, steps, code.managerLlm ?? defaultModel);
     else
       project.workflows.push({
         name: crewName,
