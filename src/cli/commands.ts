@@ -3,6 +3,8 @@ import { join, resolve } from "node:path";
 import { type AgentOS, createAgentOS } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
 import { readDeclared } from "../workers/config/files.ts";
+import { readIntegrations } from "../workers/integrations/files.ts";
+import { callService, defaultKey } from "./service-call.ts";
 
 /**
  * Runs one command against the configured storage, with the same functions the server uses. Without
@@ -33,21 +35,23 @@ export async function configSetKey(provider: string, key: string): Promise<void>
 }
 
 export async function configReload(): Promise<void> {
-  print(await call("config::reload", {}));
+  print(await callService({ method: "POST", path: "/api/config/reload", body: {} }, "config::reload", {}));
 }
 
 /** Reads and checks a directory's declarative files without starting anything; exit 1 on a problem. */
 export function configValidate(directory = "."): void {
   const declared = readDeclared(resolve(directory));
+  const integrations = readIntegrations(resolve(directory));
   print({
     agents: declared.agents.map((agent) => `${agent.name} (${agent.file})`),
     channels: declared.channels.map(
       (channel) => `${channel.config.platform}:${channel.config.channel_id} (${channel.file})`,
     ),
     hands: declared.hands.map((hand) => `${hand.name} (${hand.file})`),
-    problems: declared.problems,
+    integrations: integrations.integrations.map((entry) => `${entry.name} (${entry.file})`),
+    problems: [...integrations.problems, ...declared.problems],
   });
-  if (declared.problems.length > 0) process.exitCode = 1;
+  if (declared.problems.length + integrations.problems.length > 0) process.exitCode = 1;
 }
 
 export async function configSetSecret(name: string, value: string): Promise<void> {
@@ -96,15 +100,6 @@ export async function keysRevoke(id: string): Promise<void> {
     service.engine.trigger({ function_id: "auth::keys::revoke", payload: { id } }),
   );
   print(`Revoked ${id}.`);
-}
-
-function defaultKey(): string | undefined {
-  if (process.env.AGENTOS_API_KEY) return process.env.AGENTOS_API_KEY;
-  try {
-    return readFileSync(join(loadConfig().dataDir, "admin.key"), "utf8").trim();
-  } catch {
-    return undefined;
-  }
 }
 
 export async function health(options: { url: string; key?: string }): Promise<void> {

@@ -13,6 +13,7 @@ import {
   keysList,
   keysRevoke,
 } from "./commands.ts";
+import { migrateFramework, migrateReport, migrateScan } from "./migrate.ts";
 import { serve } from "./serve.ts";
 
 const program = new Command()
@@ -35,7 +36,9 @@ config
 
 config
   .command("reload")
-  .description("Load agents/*/agent.toml and config/channels/*.toml again (from AGENTOS_HOME)")
+  .description(
+    "Load integrations/, agents/, hands/, config/channels/ and workflows/ again (from AGENTOS_HOME)",
+  )
   .action(configReload);
 config
   .command("validate [directory]")
@@ -45,6 +48,28 @@ config
   .command("set-secret <name> <value>")
   .description("Store a secret, encrypted, in the vault (e.g. channel:slack:signing_secret)")
   .action(configSetSecret);
+
+const migrate = program
+  .command("migrate")
+  .description(
+    "Move agents from OpenClaw, LangChain, LangGraph, CrewAI, AutoGen or OpenFang into this service",
+  );
+migrate
+  .command("scan [directory]")
+  .description("Look for the six frameworks in a directory (default: your home directory)")
+  .action(migrateScan);
+migrate
+  .command("report")
+  .description("Every migration's report added up")
+  .option("--format <format>", "json or markdown", "json")
+  .action(migrateReport);
+for (const framework of ["openclaw", "langchain", "langgraph", "crewai", "autogen", "openfang"]) {
+  migrate
+    .command(`${framework} <path>`)
+    .description(`Migrate a ${framework} project or configuration file`)
+    .option("--dry-run", "say what would be written, write nothing")
+    .action((path: string, options: { dryRun?: boolean }) => migrateFramework(framework, path, options));
+}
 
 const channels = program.command("channels").description("Chat channels bound to agents");
 channels

@@ -1,0 +1,122 @@
+import { resolve } from "node:path";
+import { callService } from "./service-call.ts";
+
+interface Report {
+  id: string;
+  dryRun: boolean;
+  configPath: string;
+  version?: string;
+  items: Array<{ type: string; name: string; path: string; status: string }>;
+  skipped: Array<{ type: string; name: string; reason: string }>;
+  flags: Array<{ type: string; name: string; message: string }>;
+  secrets: Array<{ vaultName: string; status: string }>;
+  errors: Array<{ message: string }>;
+  summary: {
+    migrated: number;
+    unchanged: number;
+    skipped: number;
+    errors: number;
+    byType: Record<string, { migrated: number; skipped: number }>;
+  };
+}
+
+const out = (line = "") => process.stdout.write(`${line}\n`);
+const pad = (text: string, width: number) => text.padEnd(width);
+
+function table(rows: string[][]): void {
+  const widths =
+    rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? [];
+  for (const [index, row] of rows.entries()) {
+    out(
+      row
+        .map((cell, column) => pad(cell, widths[column] ?? 0))
+        .join("  ")
+        .trimEnd(),
+    );
+    if (index === 0) out(widths.map((width) => "-".repeat(width)).join("  "));
+  }
+}
+
+export async function migrateScan(directory?: string): Promise<void> {
+  const baseDir = directory ? resolve(directory) : undefined;
+  const query = baseDir ? `?baseDir=${encodeURIComponent(baseDir)}` : "";
+  const result = await callService<{
+    frameworks: Array<{
+      framework: string;
+      detected: boolean;
+      configPath: string | null;
+      version: string | null;
+    }>;
+    summary: { found: number; scanned: number };
+  }>({ method: "GET", path: `/api/migrate/scan${query}` }, "migrate::scan", baseDir ? { baseDir } : {});
+  table([
+    ["framework", "found", "version", "configuration"],
+    ...result.frameworks.map((entry) => [
+      entry.framework,
+      entry.detected ? "yes" : "no",
+      entry.version ?? "",
+      entry.configPath ?? "",
+    ]),
+  ]);
+  out();
+  out(`${result.summary.found} of ${result.summary.scanned} frameworks found.`);
+}
+
+/** Runs one migration and prints a line per item, then the summary by type. */
+export async function migrateFramework(
+  framework: string,
+  path: string,
+  options: { dryRun?: boolean },
+): Promise<void> {
+  const body = { configPath: resolve(path), dryRun: Boolean(options.dryRun) };
+  const report = await callService<Report>(
+    { method: "POST", path: `/api/migrate/${framework}`, body },
+    `migrate::${framework}`,
+    body,
+  );
+  out(
+    `${report.dryRun ? "Dry run of" : "Migrated"} ${framework} from ${report.configPath}${report.version ? ` (version ${report.version})` : ""}`,
+  );
+  out();
+  const verb: Record<string, string> = {
+    migrated: "wrote",
+    unchanged: "unchanged",
+    would_write: "would write",
+  };
+  for (const item of report.items)
+    out(
+      `  ${pad(verb[item.status] ?? item.status, 11)} ${pad(item.type, 8)} ${pad(item.name, 24)} ${item.path}`,
+    );
+  for (const item of report.skipped)
+    out(`  ${pad("skipped", 11)} ${pad(item.type, 8)} ${pad(item.name, 24)} ${item.reason}`);
+  for (const flag of report.flags)
+    out(`  ${pad("check", 11)} ${pad(flag.type, 8)} ${pad(flag.name, 24)} ${flag.message}`);
+  for (const secret of report.secrets)
+    out(
+      `  ${pad(secret.status.replace("_", " "), 11)} ${pad("secret", 8)} ${secret.vaultName} (in the vault, not in a file)`,
+    );
+  for (const error of report.errors) out(`  ${pad("error", 11)} ${error.message}`);
+  out();
+  table([
+    ["type", "migrated", "skipped"],
+    ...Object.entries(report.summary.byType).map(([type, counts]) => [
+      type,
+      String(counts.migrated),
+      String(counts.skipped),
+    ]),
+  ]);
+  out();
+  out(
+    `${report.summary.migrated} ${report.dryRun ? "to write" : "written"}, ${report.summary.unchanged} unchanged, ${report.summary.skipped} skipped, ${report.summary.errors} errors.${report.dryRun ? " Nothing was written." : ` Report: migrations/${report.id}.json in the data directory.`}`,
+  );
+}
+
+export async function migrateReport(options: { format?: string }): Promise<void> {
+  const format = options.format === "markdown" ? "markdown" : "json";
+  const result = await callService<{ markdown?: string }>(
+    { method: "GET", path: `/api/migrate/report?format=${format}` },
+    "migrate::report",
+    { format },
+  );
+  out(format === "markdown" ? (result.markdown ?? "").trimEnd() : JSON.stringify(result, null, 2));
+}
