@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import type { StateClient } from "../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { agentChatSteps } from "../../shared/agent-steps.ts";
 import { isAppError } from "../../shared/errors.ts";
 import type { Declared, FileProblem } from "./files.ts";
-import type { AgentFile } from "./schema.ts";
+import type { AgentFile, HandFile } from "./schema.ts";
 
 /** Which agent each declared file made: keys `<realm>\u0001<name>`, so a reload finds the same agent. */
 export const DECLARED_SCOPE = "config_agents";
@@ -85,7 +86,7 @@ export async function applyDeclared(
       agentIds.set(key, id);
       report.agents.created.push(name);
     } catch (error) {
-      report.problems.push({ file, message: isAppError(error) ? error.message : String(error) });
+      report.problems.push({ file, message: error instanceof Error ? error.message : String(error) });
     }
   }
   for (const { file, config } of declared.channels) {
@@ -106,7 +107,7 @@ export async function applyDeclared(
       });
       report.channels.bound.push(`${config.platform}:${config.channel_id}`);
     } catch (error) {
-      report.problems.push({ file, message: isAppError(error) ? error.message : String(error) });
+      report.problems.push({ file, message: error instanceof Error ? error.message : String(error) });
     }
   }
   for (const hand of declared.hands) await applyHand(state, trigger, hand, agentIds, report);
@@ -154,7 +155,9 @@ async function applyHand(
       }).catch(() => undefined);
     }
     let jobId: string | undefined;
-    if (config.task) {
+    if (config.steps) {
+      jobId = await scheduleHandWorkflow(state, trigger, { name, realmId, agentId, agentIds, config });
+    } else if (config.task) {
       const created = (await trigger({
         function_id: "tool::cron_create",
         payload: { agentId, schedule: config.schedule, message: config.task, name },
@@ -171,6 +174,43 @@ async function applyHand(
     await state.set(HANDS_SCOPE, key, { hash, jobId, agentId, file });
     report.hands.scheduled.push(name);
   } catch (error) {
-    report.problems.push({ file, message: isAppError(error) ? error.message : String(error) });
+    report.problems.push({ file, message: error instanceof Error ? error.message : String(error) });
   }
+}
+
+/** A hand that names steps: its workflow (`hand-<name>`, created or updated) on a recurring job. */
+async function scheduleHandWorkflow(
+  state: StateClient,
+  trigger: TriggerFn,
+  hand: { name: string; realmId: string; agentId: string; agentIds: Map<string, string>; config: HandFile },
+): Promise<string> {
+  const { name, realmId, config } = hand;
+  const steps = [];
+  for (const [index, step] of (config.steps ?? []).entries()) {
+    const key = `${realmId}\u0001${step.agent}`;
+    const id = hand.agentIds.get(key) ?? (await state.get<DeclaredAgent>(DECLARED_SCOPE, key))?.agentId;
+    if (!id)
+      throw new Error(
+        `steps.${index}.agent: no agent ${step.agent} is declared in agents/ (realm ${realmId})`,
+      );
+    steps.push({ ...step, agentId: id });
+  }
+  const workflowId = `hand-${name.replace(/[^A-Za-z0-9_-]/g, "-")}`.slice(0, 128);
+  const definition = {
+    realmId,
+    name: `Hand ${name}`,
+    steps: agentChatSteps(steps, (step) => ({ agentId: step.agentId })),
+  };
+  await asSystem(trigger, "workflow::create", { id: workflowId, ...definition }).catch(async (error) => {
+    if (!isAppError(error) || error.code !== "conflict") throw error;
+    await asSystem(trigger, "workflow::update", { id: workflowId, ...definition });
+  });
+  const { job } = (await asSystem(trigger, "tools::schedule_workflow", {
+    agentId: hand.agentId,
+    workflowId,
+    schedule: config.schedule,
+    input: config.task ?? "",
+    name,
+  })) as { job: { id: string } };
+  return job.id;
 }

@@ -54,9 +54,10 @@ export const channelFile = z
 export type ChannelFile = z.output<typeof channelFile>;
 
 /**
- * `hands/<name>/HAND.toml`: a schedule for a declared agent. With `task`, the agent receives the task at
- * each time (a scheduled job, as `tool::cron_create` makes; 5 or 6 cron fields, UTC); without, it is the
- * agent's pulse (six-field cron), which wakes it with its context.
+ * `hands/<name>/HAND.toml`: a schedule for a declared agent. With `steps` (`[[steps]]`: name, agent, task),
+ * a workflow `hand-<name>` of those agents' turns runs at each time; with `task` alone, the agent receives
+ * the task (a scheduled job, as `tool::cron_create` makes; 5 or 6 cron fields, UTC); with neither, it is
+ * the agent's pulse (six-field cron), which wakes it with its context.
  */
 export const handFile = z.strictObject({
   name: name.optional(),
@@ -64,5 +65,17 @@ export const handFile = z.strictObject({
   schedule: z.string().trim().min(1, "must not be empty").max(200),
   task: z.string().trim().min(1).max(8000).optional(),
   realm: z.string().min(1).max(256).optional(),
+  /** Steps make the hand a workflow run at each time (`task` is then the run's input). */
+  steps: z
+    .array(
+      z.strictObject({
+        name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, _ or -"),
+        agent: name,
+        task: z.string().trim().min(1, "must not be empty").max(8000),
+      }),
+    )
+    .min(1, "must name at least one step")
+    .max(20)
+    .optional(),
 });
 export type HandFile = z.infer<typeof handFile>;

@@ -1,5 +1,6 @@
 import { stringify as toToml } from "smol-toml";
 import { stringify as toYaml } from "yaml";
+import { agentChatSteps } from "../../shared/agent-steps.ts";
 import type { ItemType, Skipped, SourceAgent, SourceProject, SourceSecret, SourceTool } from "./model.ts";
 import { mapModel } from "./models.ts";
 import { toTomlText } from "./toml-text.ts";
@@ -280,20 +281,11 @@ function integrationToml(name: string, tool: SourceTool, plan: Plan): Record<str
 }
 
 function workflowYaml(name: string, workflow: SourceProject["workflows"][number]) {
-  const vars = workflow.steps.map((step) => slug(step.name).replace(/-/g, "_"));
+  const steps = workflow.steps.map((step) => ({ ...step, name: slug(step.name) }));
   return {
     id: name,
     name: workflow.name,
     ...(workflow.description ? { description: workflow.description } : {}),
-    steps: workflow.steps.map((step, index) => ({
-      name: slug(step.name),
-      functionId: "agent::chat",
-      agent: slug(step.agent),
-      promptTemplate:
-        index === 0
-          ? `${step.task}\n\nInput: {{input}}`
-          : `${step.task}\n\nInput: {{input}}\n\nThe previous step's result:\n{{${vars[index - 1]}.content}}`,
-      outputVar: vars[index],
-    })),
+    steps: agentChatSteps(steps, (step) => ({ agent: slug(step.agent) })),
   };
 }

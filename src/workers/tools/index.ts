@@ -9,6 +9,7 @@ import { ALL_TOOLS } from "./catalog.ts";
 import { agentOf, type ToolsDeps, toolContext } from "./context.ts";
 import { matchesPolicy } from "./policy.ts";
 import { purgeAgent, purgeRealm } from "./purge.ts";
+import { scheduleWorkflow } from "./schedule/store.ts";
 import { sweepDue } from "./schedule/sweep.ts";
 import type { Tool } from "./tool.ts";
 
@@ -109,6 +110,25 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
     },
   );
 
+  worker.registerFunction(
+    {
+      id: "tools::schedule_workflow",
+      description:
+        "Schedule a workflow run for an agent at every time of a cron expression (admin; a declared hand that names steps): {job}",
+      input: z.strictObject({
+        agentId: idField,
+        workflowId: idField,
+        schedule: z.string().min(1).max(200),
+        input: z.string().max(8000).default(""),
+        name: z.string().max(200).optional(),
+      }),
+    },
+    async (input, ctx) => {
+      requireAdmin(ctx);
+      const agent = (await agentOf(trigger, input.agentId)) as { realmId: string };
+      return { job: await scheduleWorkflow(deps.state, agent.realmId, input) };
+    },
+  );
   worker.registerFunction(
     {
       id: "tools::sweep",

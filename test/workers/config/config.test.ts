@@ -164,4 +164,47 @@ describe("declarative configuration", () => {
       await fakeModel.close();
     }
   });
+
+  it("runs a hand that names steps as a workflow of its agents' turns, on its schedule", async () => {
+    const fakeModel = await startFakeOpenAI();
+    server = await startTestServer({
+      env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fakeModel.baseUrl },
+    });
+    try {
+      const home = server.dataDir;
+      write(home, "agents/scout/agent.toml", `model = "gpt-4o"\n`);
+      write(home, "agents/editor/agent.toml", `model = "gpt-4o"\n`);
+      write(
+        home,
+        "hands/digest/HAND.toml",
+        `agent = "editor"\nschedule = "* * * * * *"\ntask = "AI agents"\n\n[[steps]]\nname = "gather"\nagent = "scout"\ntask = "Gather the news about the topic"\n\n[[steps]]\nname = "edit"\nagent = "editor"\ntask = "Edit the news into a digest"\n`,
+      );
+      const first = await call(server, "POST", "/api/config/reload", {});
+      expect(first.body.problems).toEqual([]);
+      expect(first.body.hands).toEqual({ scheduled: ["digest"], unchanged: [] });
+      let runs: Array<{ status: string }> = [];
+      for (let i = 0; i < 60 && !runs.some((run) => run.status === "completed"); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        runs = (await call(server, "GET", "/api/workflows/hand-digest/runs")).body.runs ?? [];
+      }
+      expect(runs.some((run) => run.status === "completed")).toBe(true);
+      const prompts = JSON.stringify(fakeModel.requests);
+      expect(prompts).toContain("Gather the news about the topic");
+      expect(prompts).toContain("Edit the news into a digest");
+      expect(prompts).toContain("AI agents");
+      write(
+        home,
+        "hands/digest/HAND.toml",
+        `agent = "editor"\nschedule = "0 0 5 1 1 *"\n\n[[steps]]\nname = "gather"\nagent = "nobody"\ntask = "x"\n`,
+      );
+      const bad = await call(server, "POST", "/api/config/reload", {});
+      expect(bad.body.problems).toEqual([
+        expect.objectContaining({
+          message: "steps.0.agent: no agent nobody is declared in agents/ (realm realm-default)",
+        }),
+      ]);
+    } finally {
+      await fakeModel.close();
+    }
+  });
 });

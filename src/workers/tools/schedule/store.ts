@@ -1,7 +1,9 @@
 import { Cron } from "croner";
 import type { StateClient } from "../../../engine/state/client.ts";
 import type { BatchOp } from "../../../engine/state/types.ts";
+import { nowIso } from "../../../shared/clock.ts";
 import { badRequest } from "../../../shared/errors.ts";
+import { newId } from "../../../shared/ids.ts";
 
 export const jobsScope = (realmId: string) => `tool_jobs:${realmId}`;
 /** Due times: keys `<ISO time>\u0001<realmId>\u0001<jobId>`, so a listing in key order is a listing by time. */
@@ -18,6 +20,8 @@ export interface Job {
   /** cron: the expression (5 fields, or 6 with seconds), in UTC. */
   schedule: string | null;
   message: string;
+  /** Set for a hand that names steps: the workflow run at each time (message is its input). */
+  workflowId?: string;
   status: "scheduled" | "done";
   nextRunAt: string | null;
   lastRunAt: string | null;
@@ -68,4 +72,30 @@ export async function removeJob(state: StateClient, job: Job): Promise<void> {
   const ops: BatchOp[] = [{ type: "delete", scope: jobsScope(job.realmId), key: job.id }];
   if (job.nextRunAt) ops.push({ type: "delete", scope: DUE_SCOPE, key: dueKey(job) });
   await state.batch(ops);
+}
+
+/** A recurring workflow run for an agent (a hand that names steps); the sweep fires it like any job. */
+export async function scheduleWorkflow(
+  state: StateClient,
+  realmId: string,
+  input: { agentId: string; workflowId: string; schedule: string; input: string; name?: string },
+): Promise<Job> {
+  const job: Job = {
+    id: newId("job"),
+    kind: "cron",
+    name: input.name ?? input.workflowId,
+    agentId: input.agentId,
+    realmId,
+    schedule: input.schedule,
+    message: input.input,
+    workflowId: input.workflowId,
+    status: "scheduled",
+    nextRunAt: nextRun(input.schedule),
+    lastRunAt: null,
+    lastError: null,
+    runs: 0,
+    createdAt: nowIso(),
+  };
+  await saveJob(state, job);
+  return job;
 }

@@ -1,6 +1,6 @@
 import { isConflict } from "../../../engine/state/cas.ts";
 import type { StateClient } from "../../../engine/state/client.ts";
-import type { TriggerFn } from "../../../engine/types.ts";
+import { systemPrincipal, type TriggerFn } from "../../../engine/types.ts";
 import { nowIso } from "../../../shared/clock.ts";
 import { DUE_SCOPE, type Job, jobsScope, jobWrites, nextRun, saveJob } from "./store.ts";
 
@@ -49,11 +49,25 @@ async function fire(state: StateClient, trigger: TriggerFn, job: Job): Promise<v
   const message = job.kind === "reminder" ? `Reminder: ${job.message}` : job.message;
   let lastError: string | null = null;
   try {
-    await trigger({
-      function_id: "agent::chat",
-      payload: { agentId: job.agentId, message, sessionId: `cron:${job.id}` },
-      auth: { kind: "realm", realmId: job.realmId, keyId: `agent:${job.agentId}` },
-    });
+    if (job.workflowId) {
+      // A declared hand's workflow: the operator's schedule, run in the agent's realm for the agent.
+      await trigger({
+        function_id: "workflow::run",
+        payload: {
+          workflowId: job.workflowId,
+          realmId: job.realmId,
+          agentId: job.agentId,
+          input: job.message,
+        },
+        auth: systemPrincipal,
+      });
+    } else {
+      await trigger({
+        function_id: "agent::chat",
+        payload: { agentId: job.agentId, message, sessionId: `cron:${job.id}` },
+        auth: { kind: "realm", realmId: job.realmId, keyId: `agent:${job.agentId}` },
+      });
+    }
   } catch (error) {
     lastError = (error as Error).message;
   }
