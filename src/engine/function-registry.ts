@@ -7,12 +7,15 @@ const FUNCTION_ID = /^[A-Za-z0-9_.\-:]+$/;
 export class FunctionRegistry {
   private readonly byId = new Map<string, RegisteredFunction>();
   private readonly perWorker = new Map<string, number>();
+  /** list()'s answer until the next add or remove (agents list the functions on every turn). */
+  private sorted: RegisteredFunction[] | null = null;
 
   add(fn: RegisteredFunction): RegisteredFunction {
     if (!fn.id || fn.id.length > 256 || !FUNCTION_ID.test(fn.id)) {
       throw badRequest(`Invalid function id "${fn.id}": use letters, digits and _ . - : (at most 256)`);
     }
     this.remove(fn.id);
+    this.sorted = null;
     this.byId.set(fn.id, fn);
     this.perWorker.set(fn.worker, (this.perWorker.get(fn.worker) ?? 0) + 1);
     return fn;
@@ -25,6 +28,7 @@ export class FunctionRegistry {
   remove(id: string): boolean {
     const fn = this.byId.get(id);
     if (!fn) return false;
+    this.sorted = null;
     this.byId.delete(id);
     // Remote workers are keyed by connection id: an emptied entry must go, or every connection leaves one.
     const left = (this.perWorker.get(fn.worker) ?? 1) - 1;
@@ -33,8 +37,10 @@ export class FunctionRegistry {
     return true;
   }
 
-  list(): RegisteredFunction[] {
-    return [...this.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  /** Sorted by id; the array is shared, so callers must not change it. */
+  list(): readonly RegisteredFunction[] {
+    this.sorted ??= [...this.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.sorted;
   }
 
   countByWorker(worker: string): number {

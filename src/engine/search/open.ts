@@ -14,7 +14,7 @@ export interface OpenTextIndexOptions {
 
 /**
  * Picks the text index for the storage mode, beside the state store: in embedded mode the same
- * `<dataDir>/agentos.db` on a connection of its own, in cluster mode the same PostgreSQL database.
+ * `<dataDir>/agentos.db` on the state store's connection, in cluster mode the same PostgreSQL database.
  */
 export async function openTextIndex(options: OpenTextIndexOptions): Promise<TextIndex> {
   if (options.databaseUrl) {

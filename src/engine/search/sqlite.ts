@@ -2,7 +2,7 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { MaybePromise } from "../../shared/maybe-promise.ts";
-import { openSqliteDatabase } from "../state/sqlite.ts";
+import { openSqliteConnection, type SqliteConnection } from "../state/sqlite-connection.ts";
 import { COMMON_TERM_WINDOW, informativeTerms, MIN_ENTRIES } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, toHits } from "./score.ts";
@@ -31,6 +31,10 @@ const MAX_SCOPES = 1n << 22n;
 const SLOT_EPOCH_MS = Date.UTC(2020, 0, 1);
 /** Creation times after ~2089 share the top slots; leave room to place them. */
 const LAST_SLOT = SLOTS - (1n << 24n);
+/** A scope's common-term counts are recounted once writes reach 1/WINDOW_DRIFT of the window counted. */
+const WINDOW_DRIFT = 100;
+/** Phrases whose counts are kept per scope (the common words of a conversation are few). */
+const MAX_COUNTED_PHRASES = 256;
 /** How far past a taken slot one lookup searches for a free one. */
 const PROBE = 65_536n;
 
@@ -66,19 +70,27 @@ const SCHEMA = `
 `;
 
 /**
- * The embedded text index, in the SQLite file of the state store (`<dataDir>/agentos.db`), on a
- * connection of its own (WAL lets the two share the file). Relevance is FTS5's BM25 (`-bm25()`),
- * whose term statistics span the whole table. Writes are short IMMEDIATE transactions.
+ * The embedded text index, in the SQLite file of the state store (`<dataDir>/agentos.db`), on the
+ * state store's connection (see SqliteConnection). Relevance is FTS5's BM25 (`-bm25()`),
+ * whose term statistics span the whole table. Writes are group-committed (see SqliteConnection).
  */
 export class SqliteTextIndex implements TextIndex {
   readonly kind = "sqlite";
+  private readonly connection: SqliteConnection;
   private readonly db: DatabaseSync;
   private readonly statements: Record<string, StatementSync>;
   private readonly ranker: SqliteRanker;
+  /** Per scope (its base rowid): writes made through this index, and the common-term window last counted. */
+  private readonly writes = new Map<bigint, number>();
+  private readonly windows = new Map<
+    bigint,
+    { writes: number; size: number; first: bigint | null; found: Map<string, number> }
+  >();
 
   /** `ranking` tunes when the ranker scans and when it ranks every match (tests exercise both). */
   constructor(path: string, ranking: RankerOptions = {}) {
-    this.db = openSqliteDatabase(path);
+    this.connection = openSqliteConnection(path);
+    this.db = this.connection.db;
     this.db.exec(SCHEMA);
     const prepare = (sql: string) => {
       const statement = this.db.prepare(sql);
@@ -118,42 +130,41 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   put(index: string, scope: string, id: string, doc: TextDoc): MaybePromise<void> {
-    return settle(() => {
+    return this.connection.write(() => {
       const { data, createdMs } = documentFields(doc);
-      this.transaction(() => {
-        const base = this.scopeBase(index, scope) ?? this.addScope(index, scope);
-        const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
-        if (existing) this.remove(existing.rowid);
-        const rowid = this.freeRowid(base, createdMs);
-        this.statements.insertDoc.run(rowid, index, scope, id, data, doc.createdAt, createdMs);
-        this.statements.insertText.run(rowid, doc.text);
-        this.statements.countDocs.run(1);
-      });
+      const base = this.scopeBase(index, scope) ?? this.addScope(index, scope);
+      const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
+      if (existing) this.remove(existing.rowid);
+      const rowid = this.freeRowid(base, createdMs);
+      this.statements.insertDoc.run(rowid, index, scope, id, data, doc.createdAt, createdMs);
+      this.statements.insertText.run(rowid, doc.text);
+      this.statements.countDocs.run(1);
+      this.wrote(base);
     });
   }
 
   delete(index: string, scope: string, id: string): MaybePromise<boolean> {
-    return settle(() =>
-      this.transaction(() => {
-        const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
-        if (existing) this.remove(existing.rowid);
-        return existing !== undefined;
-      }),
-    );
+    return this.connection.write(() => {
+      const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
+      if (existing) this.remove(existing.rowid);
+      const base = this.scopeBase(index, scope);
+      if (existing && base !== null) this.wrote(base);
+      return existing !== undefined;
+    });
   }
 
   deleteScope(index: string, scope: string): MaybePromise<number> {
-    return settle(() =>
-      this.transaction(() => {
-        const base = this.scopeBase(index, scope);
-        if (base === null) return 0;
-        this.statements.deleteScopeText.run(base, base + SLOTS - 1n);
-        const deleted = Number(this.statements.deleteScopeDocs.run(base, base + SLOTS - 1n).changes);
-        this.statements.countDocs.run(-deleted);
-        this.statements.dropScope.run(base >> SLOT_BITS);
-        return deleted;
-      }),
-    );
+    return this.connection.write(() => {
+      const base = this.scopeBase(index, scope);
+      if (base === null) return 0;
+      this.statements.deleteScopeText.run(base, base + SLOTS - 1n);
+      const deleted = Number(this.statements.deleteScopeDocs.run(base, base + SLOTS - 1n).changes);
+      this.statements.countDocs.run(-deleted);
+      this.statements.dropScope.run(base >> SLOT_BITS);
+      this.windows.delete(base);
+      this.writes.delete(base);
+      return deleted;
+    });
   }
 
   count(index: string, scope: string): MaybePromise<number> {
@@ -190,23 +201,44 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   async close(): Promise<void> {
-    if (this.db.isOpen) this.db.close();
+    this.connection.close();
   }
 
-  /** The phrases worth ranking by (see common-terms.ts), counted in the scope's newest entries. */
+  /**
+   * The phrases worth ranking by (see common-terms.ts), counted in the scope's newest entries. The
+   * window and each phrase's count are kept per scope until this index has written WINDOW_DRIFT of the
+   * window's size to the scope since (a turn stores two memories, and recounting a thousand entries
+   * for each would cost more than the ranking it saves).
+   */
   private informative(phrases: string[], base: bigint): string[] {
     const last = base + SLOTS - 1n;
-    const window = this.statements.window.get(base, last, COMMON_TERM_WINDOW) as {
-      first: bigint | null;
-      n: bigint;
-    };
-    const size = Number(window.n);
-    if (size < MIN_ENTRIES || window.first === null) return phrases;
+    let window = this.windows.get(base);
+    const writes = this.writes.get(base) ?? 0;
+    if (!window || (writes - window.writes) * WINDOW_DRIFT > window.size) {
+      const row = this.statements.window.get(base, last, COMMON_TERM_WINDOW) as {
+        first: bigint | null;
+        n: bigint;
+      };
+      window = { writes, size: Number(row.n), first: row.first, found: new Map() };
+      this.windows.set(base, window);
+    }
+    const { size, first, found } = window;
+    if (size < MIN_ENTRIES || first === null) return phrases;
     const cap = Math.ceil(size / 2);
-    const found = phrases.map((phrase) =>
-      Number((this.statements.found.get(phrase, window.first, last, cap) as { n: bigint }).n),
-    );
-    return informativeTerms(phrases, size, found);
+    const counts = phrases.map((phrase) => {
+      let n = found.get(phrase);
+      if (n === undefined) {
+        n = Number((this.statements.found.get(phrase, first, last, cap) as { n: bigint }).n);
+        if (found.size < MAX_COUNTED_PHRASES) found.set(phrase, n);
+      }
+      return n;
+    });
+    return informativeTerms(phrases, size, counts);
+  }
+
+  /** Marks the scope's cached window as one write older. */
+  private wrote(base: bigint): void {
+    this.writes.set(base, (this.writes.get(base) ?? 0) + 1);
   }
 
   /** The first rowid of the scope's range, or null when the scope holds nothing. */
@@ -237,17 +269,5 @@ export class SqliteTextIndex implements TextIndex {
     this.statements.deleteText.run(rowid);
     this.statements.deleteDoc.run(rowid);
     this.statements.countDocs.run(-1);
-  }
-
-  private transaction<T>(work: () => T): T {
-    this.db.exec("BEGIN IMMEDIATE");
-    try {
-      const result = work();
-      this.db.exec("COMMIT");
-      return result;
-    } catch (error) {
-      this.db.exec("ROLLBACK");
-      throw error;
-    }
   }
 }

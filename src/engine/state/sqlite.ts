@@ -1,10 +1,9 @@
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
 import type { MaybePromise } from "../../shared/maybe-promise.ts";
 import { distinctScopesSql, prefixUpperBound } from "./keys.ts";
+import { openSqliteConnection, type SqliteConnection } from "./sqlite-connection.ts";
 import type {
   BatchOp,
   BatchOpResult,
@@ -27,24 +26,6 @@ function settle<T>(work: () => T): MaybePromise<T> {
   }
 }
 
-/**
- * Opens (creating when missing) the service's SQLite file in WAL mode, as every connection to it must.
- * A new file and its directory are owner-only: the file holds key hashes and encrypted secrets
- * (SQLite gives -wal/-shm the file's mode).
- */
-export function openSqliteDatabase(path: string): DatabaseSync {
-  const created = path !== ":memory:" && !existsSync(path);
-  if (created) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const db = new DatabaseSync(path);
-  if (created) chmodSync(path, 0o600);
-  db.exec(`
-    PRAGMA journal_mode = WAL;
-    PRAGMA synchronous = NORMAL;
-    PRAGMA busy_timeout = 5000;
-  `);
-  return db;
-}
-
 type Row = { key: string; value: string; version: number; updated_at: string };
 
 function toRecord(row: Row): StateRecord {
@@ -57,11 +38,13 @@ function toRecord(row: Row): StateRecord {
  */
 export class SqliteStateStore implements StateStore {
   readonly kind = "sqlite";
+  private readonly connection: SqliteConnection;
   private readonly db: DatabaseSync;
   private readonly statements: Record<string, StatementSync>;
 
   constructor(path: string) {
-    this.db = openSqliteDatabase(path);
+    this.connection = openSqliteConnection(path);
+    this.db = this.connection.db;
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS state (
         scope TEXT NOT NULL,
@@ -108,37 +91,23 @@ export class SqliteStateStore implements StateStore {
   }
 
   set(scope: string, key: string, value: unknown, expectedVersion?: number): MaybePromise<WriteResult> {
-    return settle(() => this.setNow(scope, key, value, expectedVersion));
+    return this.connection.write(() => this.setNow(scope, key, value, expectedVersion));
   }
 
   delete(scope: string, key: string, expectedVersion?: number): MaybePromise<StateRecord | null> {
-    return settle(() => this.deleteNow(scope, key, expectedVersion));
+    return this.connection.write(() => this.deleteNow(scope, key, expectedVersion));
   }
 
-  /** BEGIN IMMEDIATE takes the file's write lock first, so no other process writes in between. */
+  /** All or nothing: the ops run in one savepoint of the connection's transaction (see SqliteConnection). */
   batch(ops: BatchOp[]): MaybePromise<BatchOpResult[]> {
-    return settle(() => {
-      // Serialise every value before the transaction: an invalid one fails without touching the file.
-      const texts = ops.map((op) => (op.type === "set" ? serializeValue(op.value) : ""));
-      this.db.exec("BEGIN IMMEDIATE");
-      try {
-        const results = ops.map((op, index): BatchOpResult => {
-          if (op.type === "delete")
-            return { old: this.deleteNow(op.scope, op.key, op.expectedVersion), record: null };
-          if (op.type === "update") return this.updateNow(op.scope, op.key, op.ops, op.expectedVersion);
-          const text = texts[index] as string;
-          return this.readModifyWrite(op.scope, op.key, op.expectedVersion, () => ({
-            value: op.value,
-            text,
-          }));
-        });
-        this.db.exec("COMMIT");
-        return results;
-      } catch (error) {
-        if (this.db.isTransaction) this.db.exec("ROLLBACK");
-        throw error;
-      }
-    });
+    return this.connection.write(() =>
+      ops.map((op): BatchOpResult => {
+        if (op.type === "delete")
+          return { old: this.deleteNow(op.scope, op.key, op.expectedVersion), record: null };
+        if (op.type === "update") return this.updateNow(op.scope, op.key, op.ops, op.expectedVersion);
+        return this.setNow(op.scope, op.key, op.value, op.expectedVersion);
+      }),
+    );
   }
 
   private setNow(scope: string, key: string, value: unknown, expectedVersion?: number): WriteResult {
@@ -194,11 +163,11 @@ export class SqliteStateStore implements StateStore {
   }
 
   update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): MaybePromise<UpdateResult> {
-    return settle(() => this.updateNow(scope, key, ops, expectedVersion));
+    return this.connection.write(() => this.updateNow(scope, key, ops, expectedVersion));
   }
 
   async close(): Promise<void> {
-    if (this.db.isOpen) this.db.close();
+    this.connection.close();
   }
 
   /** Raw access for benchmarks that compare against plain statements on the same file. */

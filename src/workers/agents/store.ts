@@ -94,9 +94,11 @@ export async function appendTurn(
     { type: "set", path: "updatedAt", value: nowIso() },
   ]);
   const first = updated.messageCount - turn.length;
-  for (const [offset, message] of turn.entries()) {
-    await state.set(messagesScope(session.agentId, session.id), sequenceKey(first + offset), message);
-  }
+  await Promise.all(
+    turn.map((message, offset) =>
+      state.set(messagesScope(session.agentId, session.id), sequenceKey(first + offset), message),
+    ),
+  );
   return updated;
 }
 

@@ -114,6 +114,15 @@ export function textIndexContract(
       expect(ids(bananas)).toEqual(ids(await search("banana", 50)));
     });
 
+    it("counts a term as common once it has become common, after earlier searches counted it rare", async () => {
+      for (let i = 0; i < 300; i++) {
+        await put(`r${i}`, `weather report ${i}${i % 3 === 0 ? " zebra" : ""}`, ago(HOUR + i * 1000));
+      }
+      expect(await search("zebra", 200)).toHaveLength(100);
+      for (let i = 0; i < 200; i++) await put(`z${i}`, `zebra sighting ${i}`);
+      expect(await search("zebra", 200)).toEqual([]);
+    });
+
     it("still ranks by a common term in a small scope", async () => {
       for (let i = 0; i < 20; i++) await put(`s${i}`, `hello again ${i}`);
       expect(await search("hello", 50)).toHaveLength(20);

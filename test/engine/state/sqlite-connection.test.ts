@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { afterAll, describe, expect, it } from "vitest";
+import { SqliteTextIndex } from "../../../src/engine/search/sqlite.ts";
+import { SqliteStateStore } from "../../../src/engine/state/sqlite.ts";
+import { openSqliteConnection } from "../../../src/engine/state/sqlite-connection.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "agentos-sqlite-connection-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let files = 0;
+const newFile = () => join(dir, `db-${files++}.db`);
+
+/** What another process sees: a connection of its own, outside the shared one. */
+function outsideCount(path: string): number {
+  const other = new DatabaseSync(path);
+  try {
+    return Number((other.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n);
+  } finally {
+    other.close();
+  }
+}
+
+describe("SqliteConnection", () => {
+  it("acknowledges the writes of one turn together, once they are committed and visible to other processes", async () => {
+    const path = newFile();
+    const connection = openSqliteConnection(path);
+    try {
+      connection.db.exec("CREATE TABLE t (n INTEGER)");
+      const insert = connection.db.prepare("INSERT INTO t (n) VALUES (?)");
+      const writes = [1, 2, 3].map((n) => connection.write(() => insert.run(n)));
+      // Made, not yet committed: nobody outside sees them, and nobody has been told they are stored.
+      expect(connection.db.isTransaction).toBe(true);
+      expect(outsideCount(path)).toBe(0);
+      await Promise.all(writes);
+      expect(connection.db.isTransaction).toBe(false);
+      expect(outsideCount(path)).toBe(3);
+    } finally {
+      connection.close();
+    }
+  });
+
+  it("undoes only the failing write of a turn and keeps the others", async () => {
+    const path = newFile();
+    const connection = openSqliteConnection(path);
+    try {
+      connection.db.exec("CREATE TABLE t (n INTEGER)");
+      const insert = connection.db.prepare("INSERT INTO t (n) VALUES (?)");
+      const ok = connection.write(() => insert.run(1));
+      const failed = connection.write(() => {
+        insert.run(2);
+        throw new Error("refused half-way");
+      });
+      const after = connection.write(() => insert.run(3));
+      await expect(failed).rejects.toThrow("refused half-way");
+      await Promise.all([ok, after]);
+      const rows = connection.db.prepare("SELECT n FROM t ORDER BY n").all() as Array<{ n: number }>;
+      expect(rows.map((row) => row.n)).toEqual([1, 3]);
+    } finally {
+      connection.close();
+    }
+  });
+
+  it("is one connection for the state store and the text index of one file, closed with the last of them", async () => {
+    const path = newFile();
+    const state = new SqliteStateStore(path);
+    const text = new SqliteTextIndex(path);
+    await state.set("s", "k", { v: 1 });
+    await text.put("memory", "agent-1", "m1", {
+      text: "hello there",
+      data: null,
+      createdAt: new Date().toISOString(),
+    });
+    await state.close();
+    // The index still works on the shared connection after the state store let go of it.
+    expect(await text.count("memory", "agent-1")).toBe(1);
+    await text.close();
+    const reopened = new SqliteStateStore(path);
+    try {
+      expect((await reopened.get("s", "k"))?.value).toEqual({ v: 1 });
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it("commits what is pending when the last store closes", async () => {
+    const path = newFile();
+    const store = new SqliteStateStore(path);
+    const write = store.set("s", "k", "kept");
+    await store.close();
+    await write;
+    const reopened = new SqliteStateStore(path);
+    try {
+      expect((await reopened.get("s", "k"))?.value).toBe("kept");
+    } finally {
+      await reopened.close();
+    }
+  });
+});
