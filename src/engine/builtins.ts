@@ -35,7 +35,7 @@ export function requestSchema(input: z.ZodType | undefined): Record<string, unkn
   return schema;
 }
 
-/** The engine's own functions: publish, engine::functions::list, engine::workers::list. */
+/** The engine's own functions: publish, engine::functions::list|ids|info, engine::workers::list. */
 export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
   const worker = engine.worker("engine", "The function bus: pub/sub and discovery");
 
@@ -62,6 +62,15 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
           metadata: fn.metadata,
         })),
     }),
+  );
+
+  worker.registerFunction(
+    {
+      id: "engine::functions::ids",
+      description: "The ids engine::functions::list names, sorted: {ids}",
+      input: workersListInput,
+    },
+    () => ({ ids: engine.functions.publicIds() }),
   );
 
   worker.registerFunction(

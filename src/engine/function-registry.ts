@@ -7,8 +7,9 @@ const FUNCTION_ID = /^[A-Za-z0-9_.\-:]+$/;
 export class FunctionRegistry {
   private readonly byId = new Map<string, RegisteredFunction>();
   private readonly perWorker = new Map<string, number>();
-  /** list()'s answer until the next add or remove (agents list the functions on every turn). */
+  /** list()'s and publicIds()' answers until the next add or remove (agents ask on every turn). */
   private sorted: RegisteredFunction[] | null = null;
+  private ids: string[] | null = null;
 
   add(fn: RegisteredFunction): RegisteredFunction {
     if (!fn.id || fn.id.length > 256 || !FUNCTION_ID.test(fn.id)) {
@@ -16,6 +17,7 @@ export class FunctionRegistry {
     }
     this.remove(fn.id);
     this.sorted = null;
+    this.ids = null;
     this.byId.set(fn.id, fn);
     this.perWorker.set(fn.worker, (this.perWorker.get(fn.worker) ?? 0) + 1);
     return fn;
@@ -29,6 +31,7 @@ export class FunctionRegistry {
     const fn = this.byId.get(id);
     if (!fn) return false;
     this.sorted = null;
+    this.ids = null;
     this.byId.delete(id);
     // Remote workers are keyed by connection id: an emptied entry must go, or every connection leaves one.
     const left = (this.perWorker.get(fn.worker) ?? 1) - 1;
@@ -41,6 +44,14 @@ export class FunctionRegistry {
   list(): readonly RegisteredFunction[] {
     this.sorted ??= [...this.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     return this.sorted;
+  }
+
+  /** The sorted ids of the functions callers may discover: neither the engine's own nor internal ones. */
+  publicIds(): readonly string[] {
+    this.ids ??= this.list()
+      .filter((fn) => !(fn.id.startsWith("engine::") || fn.metadata?.internal === true))
+      .map((fn) => fn.id);
+    return this.ids;
   }
 
   countByWorker(worker: string): number {

@@ -62,6 +62,7 @@ describe("engine::functions::list", () => {
     expect(functions.map((fn) => fn.function_id)).toEqual(["alpha::one", "alpha::two"]);
     const internal = await listFunctions({ prefix: "engine::", include_internal: true });
     expect(internal.functions.map((fn) => fn.function_id)).toEqual([
+      "engine::functions::ids",
       "engine::functions::info",
       "engine::functions::list",
       "engine::workers::list",
@@ -79,6 +80,19 @@ describe("engine::functions::list", () => {
   });
 });
 
+describe("engine::functions::ids", () => {
+  const ids = async () =>
+    ((await engine.trigger({ function_id: "engine::functions::ids", payload: {} })) as { ids: string[] }).ids;
+
+  it("names exactly what the listing names, sorted, and follows registrations", async () => {
+    registerSample();
+    const listed = (await listFunctions({})).functions.map((fn) => fn.function_id);
+    expect(await ids()).toEqual(listed);
+    engine.unregisterFunction("beta::x");
+    expect(await ids()).toEqual(listed.filter((id) => id !== "beta::x"));
+  });
+});
+
 describe("engine::workers::list", () => {
   it("lists every worker sorted by name with how many functions it owns", async () => {
     registerSample();
@@ -86,7 +100,7 @@ describe("engine::workers::list", () => {
     expect(workers.map((w) => [w.name, w.function_count])).toEqual([
       ["alpha", 3],
       ["beta", 1],
-      ["engine", 4],
+      ["engine", 5],
     ]);
     expect(workers[0]).toMatchObject({ isolation: "in-process", runtime: "engine", status: "available" });
   });

@@ -144,11 +144,15 @@ async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]
 
 /** One listing per turn tells which optional functions (memory, ledger, tools) exist right now. */
 async function registeredFunctions(deps: ChatDeps): Promise<Set<string>> {
-  const listed = (await deps.trigger({ function_id: "engine::functions::list", payload: {} })) as {
-    functions: Array<{ function_id: string }>;
+  const { ids } = (await deps.trigger({ function_id: "engine::functions::ids", payload: {} })) as {
+    ids: string[];
   };
-  return new Set(listed.functions.map((fn) => fn.function_id));
+  // The engine answers the same array until a function comes or goes: so does this.
+  if (ids !== lastIds.ids) lastIds = { ids, set: new Set(ids) };
+  return lastIds.set;
 }
+
+let lastIds: { ids: string[] | null; set: Set<string> } = { ids: null, set: new Set() };
 
 async function runModel(
   deps: ChatDeps,
