@@ -1,8 +1,8 @@
-import http, { type IncomingMessage } from "node:http";
-import https from "node:https";
+import type { IncomingMessage } from "node:http";
 import type { TriggerFn } from "../engine/types.ts";
 import { AppError } from "../shared/errors.ts";
 import { DEFAULT_LLM_TIMEOUT_MS, type ModelChoice } from "./generate.ts";
+import { post } from "./http-client.ts";
 import { providerError, UpstreamStatusError } from "./provider-errors.ts";
 import { apiKeyOf, baseUrlOf, missingKey } from "./providers.ts";
 import type { Usage } from "./types.ts";
@@ -148,11 +148,6 @@ interface UpstreamCall {
   done(): void;
 }
 
-const agents = {
-  "http:": new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  "https:": new https.Agent({ keepAlive: true, maxSockets: 256 }),
-};
-
 /** The provider's 2xx answer (headers received), after the retries the failures before it allow. */
 async function openUpstream(request: ForwardRequest, stream: boolean): Promise<UpstreamCall> {
   const { choice, env, trigger } = request;
@@ -213,21 +208,6 @@ function upstreamBody(request: ForwardRequest, stream: boolean): string {
     ...body,
     model: choice.model.id,
     ...(stream ? { stream_options: { ...streamOptions, include_usage: true } } : {}),
-  });
-}
-
-function post(
-  url: URL,
-  headers: Record<string, string>,
-  payload: string,
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const client = url.protocol === "https:" ? https : http;
-    const agent = url.protocol === "https:" ? agents["https:"] : agents["http:"];
-    const outgoing = client.request(url, { method: "POST", headers, agent, signal }, resolve);
-    outgoing.on("error", reject);
-    outgoing.end(payload);
   });
 }
 

@@ -5,6 +5,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
 import { systemPrincipal, type TriggerFn } from "../engine/types.ts";
 import { AppError } from "../shared/errors.ts";
+import { keepAliveFetch } from "./http-client.ts";
 import type { ModelEntry, ProviderEntry } from "./types.ts";
 
 /** `OPENAI`, `LMSTUDIO`, `TOGETHER_AI`: the prefix of a provider's environment variables. */
@@ -61,15 +62,21 @@ export function languageModel(
 ): LanguageModel {
   switch (provider.driver) {
     case "anthropic":
-      return createAnthropic({ apiKey, baseURL: anthropicBase(baseURL) })(model.id);
+      return createAnthropic({ apiKey, baseURL: anthropicBase(baseURL), fetch: keepAliveFetch })(model.id);
     case "google":
-      return createGoogleGenerativeAI({ apiKey, baseURL: googleBase(baseURL) })(model.id);
-    case "openai":
-      return createOpenAI({ apiKey, baseURL }).chat(model.id);
-    default:
-      return createOpenAICompatible({ name: provider.id, baseURL, apiKey, includeUsage: true }).chatModel(
+      return createGoogleGenerativeAI({ apiKey, baseURL: googleBase(baseURL), fetch: keepAliveFetch })(
         model.id,
       );
+    case "openai":
+      return createOpenAI({ apiKey, baseURL, fetch: keepAliveFetch }).chat(model.id);
+    default:
+      return createOpenAICompatible({
+        name: provider.id,
+        baseURL,
+        apiKey,
+        includeUsage: true,
+        fetch: keepAliveFetch,
+      }).chatModel(model.id);
   }
 }
 
