@@ -49,7 +49,8 @@ export interface GenerateResult {
   model: string;
   usage: Usage;
   finishReason: string;
-  toolCalls: Array<{ toolCallId: string; toolName: string; input: unknown }>;
+  /** Every tool call of the turn, in order, with its result (`output`) when it ran. */
+  toolCalls: Array<{ toolCallId: string; toolName: string; input: unknown; output?: unknown }>;
 }
 
 export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
@@ -81,11 +82,15 @@ async function generateWith(choice: ModelChoice, request: GenerateRequest): Prom
       usage: usageOf(result.totalUsage),
       finishReason: String(result.finishReason),
       toolCalls: result.steps.flatMap((step) =>
-        step.toolCalls.map((call) => ({
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          input: call.input,
-        })),
+        step.toolCalls.map((call) => {
+          const ran = step.toolResults.find((done) => done.toolCallId === call.toolCallId);
+          return {
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            input: call.input,
+            ...(ran ? { output: ran.output } : {}),
+          };
+        }),
       ),
     };
   } catch (error) {

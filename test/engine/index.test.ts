@@ -10,7 +10,13 @@ describe("createEngine", () => {
           .list()
           .map((fn) => fn.id)
           .sort(),
-      ).toEqual(["engine::functions::info", "engine::functions::list", "engine::workers::list", "publish"]);
+      ).toEqual([
+        "engine::functions::ids",
+        "engine::functions::info",
+        "engine::functions::list",
+        "engine::workers::list",
+        "publish",
+      ]);
       expect(
         engine.triggers
           .listTypes()

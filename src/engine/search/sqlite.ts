@@ -201,7 +201,7 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   async close(): Promise<void> {
-    this.connection.close();
+    await this.connection.close();
   }
 
   /**

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { Checkpointer } from "./sqlite-checkpointer.ts";
 
 interface Waiter {
   resolve: () => void;
@@ -29,41 +30,81 @@ export class SqliteConnection {
 
   readonly path: string;
 
+  /** WAL checkpoints, on a thread of their own (none for an in-memory database). */
+  private readonly checkpointer: Checkpointer | null;
+
   constructor(path: string) {
     this.path = path;
     this.db = openFile(path);
+    this.checkpointer = path === ":memory:" ? null : new Checkpointer(path);
+    if (this.checkpointer) this.db.exec("PRAGMA wal_autocheckpoint = 0");
     this.savepoint = this.db.prepare("SAVEPOINT write");
     this.release = this.db.prepare("RELEASE write");
     this.rollbackTo = this.db.prepare("ROLLBACK TO write");
   }
 
   /**
-   * Runs `work` (synchronous statements) now, in the shared transaction; answers its result once it
-   * is committed, or its error (its changes undone, the others' kept).
+   * Runs `work` (synchronous statements) now and answers its result once it is committed, or its
+   * error (its changes undone, the others' kept). The first write of a turn of the event loop commits
+   * at once, so a lone writer never waits; those after it in the same turn share one transaction,
+   * committed when the turn ends. `oneStatement`: the work changes the file with at most one
+   * statement, its last, so a failure has nothing to undo and needs neither transaction nor savepoint.
    */
-  write<T>(work: () => T): Promise<T> {
+  write<T>(work: () => T, oneStatement = false): Promise<T> {
+    const first = !this.turnStarted;
+    if (first) {
+      this.turnStarted = true;
+      setImmediate(this.endTurn);
+    }
+    if (first && !this.db.isTransaction) return this.writeNow(work, oneStatement);
     try {
-      if (!this.db.isTransaction) {
-        this.db.exec("BEGIN IMMEDIATE");
-        setImmediate(() => this.commit());
-      }
-      this.savepoint.run();
+      if (!this.db.isTransaction) this.db.exec("BEGIN IMMEDIATE");
+      if (!oneStatement) this.savepoint.run();
     } catch (error) {
       return Promise.reject(error);
     }
     let result: T;
     try {
       result = work();
-      this.release.run();
+      if (!oneStatement) this.release.run();
     } catch (error) {
-      this.rollbackTo.run();
-      this.release.run();
+      if (!oneStatement) {
+        this.rollbackTo.run();
+        this.release.run();
+      }
       return Promise.reject(error);
     }
     return new Promise<T>((resolve, reject) => {
       this.waiting.push({ resolve: () => resolve(result), reject });
     });
   }
+
+  /** A write in a transaction of its own (a single statement is one), committed before it returns. */
+  private writeNow<T>(work: () => T, oneStatement: boolean): Promise<T> {
+    try {
+      if (oneStatement) return Promise.resolve(work());
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        const result = work();
+        this.db.exec("COMMIT");
+        return Promise.resolve(result);
+      } catch (error) {
+        if (this.db.isTransaction) this.db.exec("ROLLBACK");
+        throw error;
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    } finally {
+      this.checkpointer?.nudge();
+    }
+  }
+
+  private turnStarted = false;
+
+  private readonly endTurn = () => {
+    this.turnStarted = false;
+    this.commit();
+  };
 
   /** Commits the open transaction now (before a close, say), answering everything waiting on it. */
   commit(): void {
@@ -73,6 +114,7 @@ export class SqliteConnection {
       for (const waiter of waiting) waiter.resolve();
       return;
     }
+    // Only the grouped writes' transaction is committed here (writeNow commits its own at once).
     try {
       this.db.exec("COMMIT");
     } catch (error) {
@@ -81,6 +123,22 @@ export class SqliteConnection {
       return;
     }
     for (const waiter of waiting) waiter.resolve();
+    if (this.checkpointer?.long) this.finishCheckpoint();
+    this.checkpointer?.nudge();
+  }
+
+  /** Checkpoints the rest of a long WAL (the thread copied most of it), so the next write starts it over. */
+  private finishCheckpoint(): void {
+    try {
+      const { busy, log, checkpointed } = this.db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get() as {
+        busy: number;
+        log: number;
+        checkpointed: number;
+      };
+      if (busy === 0 && checkpointed >= log && this.checkpointer) this.checkpointer.long = false;
+    } catch {
+      // Busy or failing: the next commit tries again.
+    }
   }
 
   /** One more store uses this connection. */
@@ -89,10 +147,15 @@ export class SqliteConnection {
     return this;
   }
 
-  /** The last of its stores to close commits what is pending and closes the file. */
-  close(): void {
+  /**
+   * The last of its stores to close commits what is pending, stops the checkpointer and closes the file
+   * (the last connection to close checkpoints the WAL and removes it).
+   */
+  async close(): Promise<void> {
     if (--this.users > 0) return;
     open.delete(this.path);
+    this.commit();
+    await this.checkpointer?.close();
     if (!this.db.isOpen) return;
     this.commit();
     this.db.close();
@@ -121,9 +184,10 @@ function openFile(path: string): DatabaseSync {
   const db = new DatabaseSync(path);
   if (created) chmodSync(path, 0o600);
   db.exec(`
+    PRAGMA busy_timeout = 5000;
     PRAGMA journal_mode = WAL;
     PRAGMA synchronous = NORMAL;
-    PRAGMA busy_timeout = 5000;
+    PRAGMA journal_size_limit = 33554432;
   `);
   return db;
 }

@@ -91,11 +91,11 @@ export class SqliteStateStore implements StateStore {
   }
 
   set(scope: string, key: string, value: unknown, expectedVersion?: number): MaybePromise<WriteResult> {
-    return this.connection.write(() => this.setNow(scope, key, value, expectedVersion));
+    return this.connection.write(() => this.setNow(scope, key, value, expectedVersion), true);
   }
 
   delete(scope: string, key: string, expectedVersion?: number): MaybePromise<StateRecord | null> {
-    return this.connection.write(() => this.deleteNow(scope, key, expectedVersion));
+    return this.connection.write(() => this.deleteNow(scope, key, expectedVersion), true);
   }
 
   /** All or nothing: the ops run in one savepoint of the connection's transaction (see SqliteConnection). */
@@ -163,11 +163,11 @@ export class SqliteStateStore implements StateStore {
   }
 
   update(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number): MaybePromise<UpdateResult> {
-    return this.connection.write(() => this.updateNow(scope, key, ops, expectedVersion));
+    return this.connection.write(() => this.updateNow(scope, key, ops, expectedVersion), true);
   }
 
   async close(): Promise<void> {
-    this.connection.close();
+    await this.connection.close();
   }
 
   /** Raw access for benchmarks that compare against plain statements on the same file. */

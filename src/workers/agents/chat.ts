@@ -82,11 +82,18 @@ export async function chatTurn(
   const now = nowIso();
   const stored: StoredMessage[] = [
     { role: "user", content: turn.message, createdAt: now },
-    { role: "assistant", content: result.content, createdAt: now },
+    {
+      role: "assistant",
+      content: result.content,
+      createdAt: now,
+      ...(result.toolCalls.length > 0 ? { toolCalls: result.toolCalls } : {}),
+    },
   ];
-  await appendTurn(deps.state, session, stored);
-  // Stored before the answer goes out, so an answered turn's memories survive a crash too.
-  if (registered.has("memory::store")) await remember(deps, agent, session.id, stored);
+  // Both stored before the answer goes out, so an answered turn's messages and memories survive a crash.
+  await Promise.all([
+    appendTurn(deps.state, session, stored),
+    registered.has("memory::store") ? remember(deps, agent, session.id, stored) : undefined,
+  ]);
   return {
     content: result.content,
     model: result.model,

@@ -30,10 +30,11 @@ import {
   messageRouteInput,
   purgeRealmInput,
   resolveInput,
+  sessionInput,
   sessionsInput,
   updateAgentInput,
 } from "./schema.ts";
-import { AGENTS_SCOPE, listAgents, listSessions } from "./store.ts";
+import { AGENTS_SCOPE, getSession, listAgents, listSessions, sessionMessages } from "./store.ts";
 import { agentToolIds, mayCall } from "./tools.ts";
 
 export interface AgentsOptions {
@@ -190,12 +191,18 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   worker.registerFunction(
     {
       id: "agent::message",
-      description: "Talk to an agent: {content, model, usage, sessionId}",
+      description: "Talk to an agent: {content, model, usage, sessionId, toolCalls (with their output)}",
       input: messageRouteInput,
     },
     async ({ id, ...turn }, ctx) => {
       const reply = await chatTurn(deps, await load(id, ctx), turn, ctx.signal);
-      return { content: reply.content, model: reply.model, usage: reply.usage, sessionId: reply.sessionId };
+      return {
+        content: reply.content,
+        model: reply.model,
+        usage: reply.usage,
+        sessionId: reply.sessionId,
+        toolCalls: reply.toolCalls,
+      };
     },
   );
 
@@ -217,6 +224,21 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   );
 
   worker.registerFunction(
+    {
+      id: "agent::session",
+      description:
+        "One session of an agent with a page of its messages, oldest first (tool calls included): {session, messages, nextCursor}",
+      input: sessionInput,
+    },
+    async ({ id, sessionId, limit, cursor }, ctx) => {
+      await load(id, ctx);
+      const session = await getSession(state, id, sessionId);
+      if (!session) throw notFound(`Session ${sessionId} of agent ${id} not found`);
+      return { session, ...(await sessionMessages(state, id, sessionId, { limit, cursor })) };
+    },
+  );
+
+  worker.registerFunction(
     { id: "agent::memory", description: "Search an agent's memory: {results}", input: memoryRouteInput },
     async ({ id, query, limit }, ctx) => {
       await load(id, ctx);
@@ -227,8 +249,10 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   worker.registerRoute("agent::list", "GET", "/api/agents");
   worker.registerRoute("agent::create", "POST", "/api/agents", { status: 201 });
   worker.registerRoute("agent::get", "GET", "/api/agents/:id");
+  worker.registerRoute("agent::update", "PATCH", "/api/agents/:id");
   worker.registerRoute("agent::delete", "DELETE", "/api/agents/:id");
   worker.registerRoute("agent::message", "POST", "/api/agents/:id/message");
   worker.registerRoute("agent::sessions", "GET", "/api/agents/:id/sessions");
+  worker.registerRoute("agent::session", "GET", "/api/agents/:id/sessions/:sessionId");
   worker.registerRoute("agent::memory", "POST", "/api/agents/:id/memory");
 }

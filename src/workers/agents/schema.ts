@@ -128,6 +128,13 @@ export const resolveInput = z.strictObject({ model: z.string().min(1).max(512) }
 export const listInput = z.strictObject({ realmId: z.string().min(1).max(256).optional(), ...pageFields });
 export const sessionsInput = z.strictObject({ id: z.string().min(1).max(256), ...pageFields });
 
+/** One session and a page of its messages, oldest first. */
+export const sessionInput = z.strictObject({
+  id: z.string().min(1).max(256),
+  sessionId: z.string().min(1).max(256),
+  ...pageFields,
+});
+
 export const purgeRealmInput = z.strictObject({ realmId: z.string().min(1).max(256) });
 
 export const memoryRouteInput = z.strictObject({

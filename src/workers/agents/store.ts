@@ -22,6 +22,8 @@ export interface StoredMessage {
   role: "user" | "assistant";
   content: string;
   createdAt: string;
+  /** The tools the agent called to give this answer, in order, with what each returned. */
+  toolCalls?: Array<{ toolCallId: string; toolName: string; input: unknown; output?: unknown }>;
 }
 
 /** Every agent of every realm (admin listings; a realm's own agents are read through its index). */
@@ -62,6 +64,25 @@ export async function openSession(
 }
 
 const sequenceKey = (n: number) => String(n).padStart(10, "0");
+
+export async function getSession(
+  state: StateClient,
+  agentId: string,
+  sessionId: string,
+): Promise<Session | null> {
+  return state.get<Session>(sessionsScope(agentId), sessionId);
+}
+
+/** A page of the session's messages, oldest first; the cursor is the state list's. */
+export async function sessionMessages(
+  state: StateClient,
+  agentId: string,
+  sessionId: string,
+  page: { limit: number; cursor?: string },
+): Promise<{ messages: StoredMessage[]; nextCursor: string | null }> {
+  const listed = await state.list<StoredMessage>(messagesScope(agentId, sessionId), page);
+  return { messages: listed.items.map((item) => item.value), nextCursor: listed.nextCursor };
+}
 
 /**
  * The last `limit` messages, oldest first. Keys are sequence numbers, so the read starts right at the

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -24,21 +24,23 @@ function outsideCount(path: string): number {
 }
 
 describe("SqliteConnection", () => {
-  it("acknowledges the writes of one turn together, once they are committed and visible to other processes", async () => {
+  it("commits a turn's first write at once and the rest together, each acknowledged once committed", async () => {
     const path = newFile();
     const connection = openSqliteConnection(path);
     try {
       connection.db.exec("CREATE TABLE t (n INTEGER)");
+      await new Promise((resolve) => setImmediate(resolve));
       const insert = connection.db.prepare("INSERT INTO t (n) VALUES (?)");
-      const writes = [1, 2, 3].map((n) => connection.write(() => insert.run(n)));
-      // Made, not yet committed: nobody outside sees them, and nobody has been told they are stored.
+      const writes = [1, 2, 3, 4].map((n) => connection.write(() => insert.run(n)));
+      // The first is committed; the others are made, not committed: nobody outside sees them, and
+      // nobody has been told they are stored.
       expect(connection.db.isTransaction).toBe(true);
-      expect(outsideCount(path)).toBe(0);
+      expect(outsideCount(path)).toBe(1);
       await Promise.all(writes);
       expect(connection.db.isTransaction).toBe(false);
-      expect(outsideCount(path)).toBe(3);
+      expect(outsideCount(path)).toBe(4);
     } finally {
-      connection.close();
+      await connection.close();
     }
   });
 
@@ -48,6 +50,7 @@ describe("SqliteConnection", () => {
     try {
       connection.db.exec("CREATE TABLE t (n INTEGER)");
       const insert = connection.db.prepare("INSERT INTO t (n) VALUES (?)");
+      const first = connection.write(() => insert.run(0));
       const ok = connection.write(() => insert.run(1));
       const failed = connection.write(() => {
         insert.run(2);
@@ -55,11 +58,18 @@ describe("SqliteConnection", () => {
       });
       const after = connection.write(() => insert.run(3));
       await expect(failed).rejects.toThrow("refused half-way");
-      await Promise.all([ok, after]);
+      await Promise.all([first, ok, after]);
+      // The first write of a turn, committed on its own, is undone as whole too.
+      await expect(
+        connection.write(() => {
+          insert.run(9);
+          throw new Error("refused first");
+        }),
+      ).rejects.toThrow("refused first");
       const rows = connection.db.prepare("SELECT n FROM t ORDER BY n").all() as Array<{ n: number }>;
-      expect(rows.map((row) => row.n)).toEqual([1, 3]);
+      expect(rows.map((row) => row.n)).toEqual([0, 1, 3]);
     } finally {
-      connection.close();
+      await connection.close();
     }
   });
 
@@ -82,6 +92,26 @@ describe("SqliteConnection", () => {
       expect((await reopened.get("s", "k"))?.value).toEqual({ v: 1 });
     } finally {
       await reopened.close();
+    }
+  });
+
+  it("keeps the WAL bounded under steady writes, the checkpoints made off the service's thread", async () => {
+    const path = newFile();
+    const store = new SqliteStateStore(path);
+    try {
+      const value = "x".repeat(4000);
+      // About 40 MiB of writes, in turns of 50 (each turn one commit), with no pause for the WAL to drain.
+      for (let turn = 0; turn < 200; turn++) {
+        await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            store.set("bulk", `k${(turn * 50 + i) % 2000}`, { value, turn }),
+          ),
+        );
+      }
+      expect(statSync(`${path}-wal`).size).toBeLessThan(40 * 1024 * 1024);
+      expect((await store.get("bulk", "k1999"))?.value).toMatchObject({ turn: 199 });
+    } finally {
+      await store.close();
     }
   });
 

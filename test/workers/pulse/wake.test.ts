@@ -36,7 +36,12 @@ describe('wakeOn: "changes"', () => {
       createdBy: "boss",
     });
     await call(ctx.server, "POST", `/api/missions/${realmId}/${mission.body.id}/checkout`, { agentId });
-    const woken = await statusWhen(realmId, agentId, (s) => s.recentRuns.length > first.recentRuns.length);
+    // A run is listed from its start (Running): wait for it to end.
+    const woken = await statusWhen(
+      realmId,
+      agentId,
+      (s) => s.recentRuns.length > first.recentRuns.length && s.recentRuns[0].status !== "Running",
+    );
     expect(woken.recentRuns[0].status).toBe("Completed");
     expect(ctx.fake.requests.length).toBeGreaterThan(calls);
   }, 45_000);
