@@ -10,12 +10,22 @@ export async function serve(): Promise<void> {
   assertSafeEngineBinding(config.engineHost, config.engineToken);
   const logger = createLogger(config.logLevel);
   const service = await createAgentOS(config, { logger });
+  let address: string;
+  try {
+    address = await service.listen();
+  } catch (error) {
+    await service.close().catch(() => undefined);
+    const saved = service.generatedAdminKey
+      ? ` (the admin key generated for this data dir is in ${service.generatedAdminKey.file})`
+      : "";
+    throw new Error(`${listenFailure(error, config)}${saved}`);
+  }
+  // Shown only once the service is up: a start that fails prints no key it then does not use.
   if (service.generatedAdminKey) {
     process.stdout.write(
       `\nGenerated an admin API key (shown once; also saved to ${service.generatedAdminKey.file}):\n\n  ${service.generatedAdminKey.key}\n\n`,
     );
   }
-  const address = await service.listen();
   logger.info({ address, workers: service.engineUrl, storage: service.store.kind }, "agentos is serving");
 
   let stopping = false;
@@ -33,4 +43,13 @@ export async function serve(): Promise<void> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+}
+
+/** A port in use, named with the variable that sets it; any other failure as it is. */
+function listenFailure(error: unknown, config: { port: number; enginePort: number }): string {
+  const { code, port, address } = error as { code?: string; port?: number; address?: string };
+  if (code !== "EADDRINUSE") return (error as Error).message;
+  const variable =
+    port === config.enginePort ? "AGENTOS_ENGINE_PORT (the iii worker port)" : "AGENTOS_PORT (the HTTP port)";
+  return `Port ${port} on ${address} is already in use: stop what holds it, or set ${variable} to another port`;
 }

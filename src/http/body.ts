@@ -24,6 +24,18 @@ function parseJson(text: string): unknown {
   return value;
 }
 
+/** A JSON object or array: a form body never is one (its first character would be a field name). */
+function looksLikeJson(text: string): boolean {
+  const trimmed = text.trim();
+  if (!/^[[{]/.test(trimmed)) return false;
+  try {
+    JSON.parse(trimmed);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** JSON and form bodies are parsed; anything else arrives as text. The raw text is kept on the request. */
 export function registerBodyParsers(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
@@ -46,6 +58,16 @@ export function registerBodyParsers(app: FastifyInstance, bodyLimit: number): vo
     { parseAs: "string", bodyLimit },
     (request, body, done) => {
       request.rawBody = body as string;
+      if (looksLikeJson(body as string)) {
+        done(
+          badRequest(
+            "The body is JSON but its Content-Type is application/x-www-form-urlencoded (what curl -d sends): " +
+              "send the header Content-Type: application/json",
+          ),
+          undefined,
+        );
+        return;
+      }
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     },
   );

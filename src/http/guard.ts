@@ -105,9 +105,12 @@ function applyDecision(reply: FastifyReply, rateClass: string, decision: GcraDec
   if (decision.allowed) return;
   const retryAfter = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
   reply.header("Retry-After", String(retryAfter));
-  throw new AppError("rate_limited", `Rate limit exceeded: ${limit} ${rateClass} requests per hour`, {
-    retryAfter,
-  });
+  throw new AppError(
+    "rate_limited",
+    `Rate limit exceeded: ${limit} ${rateClass} requests per hour; try again in ${retryAfter} s ` +
+      `(the operator sets the limits with AGENTOS_RATE_LIMITS, e.g. ${rateClass}=${limit * 10})`,
+    { retryAfter },
+  );
 }
 
 /** Bearer key → principal (synchronously when the key is cached), or a 401. */

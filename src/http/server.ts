@@ -203,11 +203,14 @@ function overLimit(
   if (ofClient > config.maxInFlightPerClient) {
     return new AppError(
       "rate_limited",
-      `Too many requests in flight from ${client}: at most ${config.maxInFlightPerClient} at once`,
+      `Too many requests in flight from ${client}: at most ${config.maxInFlightPerClient} at once (AGENTOS_MAX_IN_FLIGHT_PER_CLIENT)`,
     );
   }
   if (total > config.maxInFlight) {
-    return new AppError("unavailable", `Server busy: more than ${config.maxInFlight} requests in flight`);
+    return new AppError(
+      "unavailable",
+      `Server busy: more than ${config.maxInFlight} requests in flight (AGENTOS_MAX_IN_FLIGHT)`,
+    );
   }
   return undefined;
 }

@@ -1,7 +1,16 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeDataDir, removeDir, type ServeProcess, startServe, stopAll } from "../helpers/process.ts";
+import {
+  freePort,
+  makeDataDir,
+  removeDir,
+  runCli,
+  type ServeProcess,
+  startServe,
+  stopAll,
+} from "../helpers/process.ts";
 
 const GENERATED_KEY = /aos_[A-Za-z0-9_-]{43}/g;
 
@@ -94,5 +103,30 @@ describe("agentos serve with AGENTOS_API_KEY", () => {
     expect(second.stdout()).not.toMatch(GENERATED_KEY);
     expect((await second.request("/api/health", { key: apiKey })).status).toBe(200);
     expect((await second.request("/api/health", { key: generated })).status).toBe(200);
+  });
+});
+
+describe("agentos serve on a port in use", () => {
+  it("names the variable of the port, prints no stack and no key, and says where the generated key is", async () => {
+    const dataDir = newDataDir();
+    const holder = createServer();
+    const enginePort = await freePort();
+    await new Promise<void>((resolve) => holder.listen(enginePort, "127.0.0.1", resolve));
+    try {
+      const result = await runCli(["serve"], {
+        AGENTOS_DATA_DIR: dataDir,
+        AGENTOS_PORT: String(await freePort()),
+        AGENTOS_ENGINE_PORT: String(enginePort),
+        AGENTOS_LOG_LEVEL: "warn",
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`Port ${enginePort} on 127.0.0.1 is already in use`);
+      expect(result.stderr).toContain("AGENTOS_ENGINE_PORT");
+      expect(result.stderr).toContain(join(dataDir, "admin.key"));
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+      expect(result.stdout).not.toMatch(GENERATED_KEY);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 });

@@ -19,7 +19,8 @@ describe("rate limits", () => {
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
     const body = await json(last as Response);
-    expect(body.error).toMatch(/Rate limit/);
+    expect(body.error).toMatch(/Rate limit exceeded: 3 read requests per hour; try again in \d+ s/);
+    expect(body.error).toContain("AGENTOS_RATE_LIMITS");
     expect(body.retryAfter).toBeGreaterThan(0);
     expect(Number((last as Response).headers.get("retry-after"))).toBe(body.retryAfter);
     expect((last as Response).headers.get("ratelimit-limit")).toBe("3");

@@ -133,6 +133,16 @@ describe("HTTP front door", () => {
     expect((await json(response)).error).toMatch(/Malformed JSON/);
   });
 
+  it("says to send Content-Type: application/json when a JSON body comes as a form (curl -d)", async () => {
+    const response = await server.request("/api/test/echo/a", {
+      method: "POST",
+      body: '{"name":"noct"}',
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(response.status).toBe(400);
+    expect((await json(response)).error).toContain("send the header Content-Type: application/json");
+  });
+
   it("answers a body over 1 MiB with 413", async () => {
     const response = await server.request("/api/test/echo/a", {
       method: "POST",
