@@ -51,5 +51,5 @@ function listenFailure(error: unknown, config: { port: number; enginePort: numbe
   if (code !== "EADDRINUSE") return (error as Error).message;
   const variable =
     port === config.enginePort ? "AGENTOS_ENGINE_PORT (the iii worker port)" : "AGENTOS_PORT (the HTTP port)";
-  return `Port ${port} on ${address} is already in use: stop what holds it, or set ${variable} to another port`;
+  return `Port ${port} on ${address} is already in use (EADDRINUSE): stop what holds it, or set ${variable} to another port`;
 }

@@ -66,7 +66,7 @@ describe("generate", () => {
     expect(calls).toEqual([{ a: 2, b: 3 }]);
     expect(result.content).toBe("It is 5");
     expect(result.toolCalls).toEqual([
-      { toolCallId: expect.any(String), toolName: "add", input: { a: 2, b: 3 } },
+      { toolCallId: expect.any(String), toolName: "add", input: { a: 2, b: 3 }, output: { sum: 5 } },
     ]);
     const second = fake.requests[1] as { messages: Array<{ role: string; content: unknown }> };
     expect(second.messages.at(-1)).toMatchObject({ role: "tool" });
