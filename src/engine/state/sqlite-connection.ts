@@ -13,12 +13,12 @@ interface Waiter {
  * same path (the state store and the text index): a second connection would throw away the first
  * one's page cache at each of its writes, and both would pay for the file locks of every statement.
  *
- * Writes are group-committed: a write runs at once, inside the connection's open transaction (in a
- * savepoint of its own, so a failing write undoes only itself), and is acknowledged when that
- * transaction commits, once per turn of the event loop. Concurrent requests so share one commit
- * instead of paying one each; nothing is acknowledged before it is committed, so a crash loses only
- * writes nobody was told about. Other processes on the file wait for the write lock (busy_timeout)
- * for at most that turn.
+ * Writes are group-committed: the first write of a turn of the event loop commits at once; those after
+ * it in the same turn run at once too, inside one open transaction (each in a savepoint of its own, so a
+ * failing write undoes only itself), and are acknowledged when that transaction commits at the end of
+ * the turn. Concurrent requests so share one commit instead of paying one each; nothing is acknowledged
+ * before it is committed, so a crash loses only writes nobody was told about. Other processes on the
+ * file wait for the write lock (busy_timeout) for at most that turn.
  */
 export class SqliteConnection {
   readonly db: DatabaseSync;
@@ -27,6 +27,8 @@ export class SqliteConnection {
   private readonly savepoint: StatementSync;
   private readonly release: StatementSync;
   private readonly rollbackTo: StatementSync;
+  /** A write was made in this turn of the event loop (its end commits the grouped ones). */
+  private turnStarted = false;
 
   readonly path: string;
 
@@ -95,11 +97,9 @@ export class SqliteConnection {
     } catch (error) {
       return Promise.reject(error);
     } finally {
-      this.checkpointer?.nudge();
+      this.afterCommit();
     }
   }
-
-  private turnStarted = false;
 
   private readonly endTurn = () => {
     this.turnStarted = false;
@@ -123,6 +123,11 @@ export class SqliteConnection {
       return;
     }
     for (const waiter of waiting) waiter.resolve();
+    this.afterCommit();
+  }
+
+  /** A long WAL is finished here; otherwise the thread is asked to checkpoint what was just written. */
+  private afterCommit(): void {
     if (this.checkpointer?.long) this.finishCheckpoint();
     this.checkpointer?.nudge();
   }

@@ -115,6 +115,21 @@ describe("SqliteConnection", () => {
     }
   });
 
+  it("keeps the WAL bounded for a writer that writes once per turn, each write committed on its own", async () => {
+    const path = newFile();
+    const store = new SqliteStateStore(path);
+    try {
+      const value = "x".repeat(4000);
+      for (let i = 0; i < 10_000; i++) {
+        await store.set("lone", `k${i % 2000}`, { value, i });
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(statSync(`${path}-wal`).size).toBeLessThan(40 * 1024 * 1024);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("commits what is pending when the last store closes", async () => {
     const path = newFile();
     const store = new SqliteStateStore(path);
