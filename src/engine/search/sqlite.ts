@@ -33,6 +33,8 @@ const SLOT_EPOCH_MS = Date.UTC(2020, 0, 1);
 const LAST_SLOT = SLOTS - (1n << 24n);
 /** A scope's common-term counts are recounted once writes reach 1/WINDOW_DRIFT of the window counted. */
 const WINDOW_DRIFT = 100;
+/** Scopes whose common-term counts are kept (all are dropped when more are counted). */
+const MAX_COUNTED_SCOPES = 10_000;
 /** Phrases whose counts are kept per scope (the common words of a conversation are few). */
 const MAX_COUNTED_PHRASES = 256;
 /** How far past a taken slot one lookup searches for a free one. */
@@ -206,9 +208,9 @@ export class SqliteTextIndex implements TextIndex {
 
   /**
    * The phrases worth ranking by (see common-terms.ts), counted in the scope's newest entries. The
-   * window and each phrase's count are kept per scope until this index has written WINDOW_DRIFT of the
-   * window's size to the scope since (a turn stores two memories, and recounting a thousand entries
-   * for each would cost more than the ranking it saves).
+   * window and each phrase's count are kept per scope until this index has written 1/WINDOW_DRIFT of
+   * the window's size to the scope since (a turn stores two memories, and recounting a thousand entries
+   * for each would cost more than the ranking it saves); at most MAX_COUNTED_SCOPES scopes are kept.
    */
   private informative(phrases: string[], base: bigint): string[] {
     const last = base + SLOTS - 1n;
@@ -220,6 +222,11 @@ export class SqliteTextIndex implements TextIndex {
         n: bigint;
       };
       window = { writes, size: Number(row.n), first: row.first, found: new Map() };
+      if (this.windows.size >= MAX_COUNTED_SCOPES) {
+        this.windows.clear();
+        this.writes.clear();
+        window.writes = 0;
+      }
       this.windows.set(base, window);
     }
     const { size, first, found } = window;
@@ -238,6 +245,8 @@ export class SqliteTextIndex implements TextIndex {
 
   /** Marks the scope's cached window as one write older. */
   private wrote(base: bigint): void {
+    // Only counted scopes need their writes counted (a scope counted later starts from its count then).
+    if (!this.windows.has(base)) return;
     this.writes.set(base, (this.writes.get(base) ?? 0) + 1);
   }
 
