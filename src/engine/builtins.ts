@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type Engine, functionNotFound } from "./engine.ts";
+import { isDiscoverable } from "./function-registry.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
 
 const publishInput = z.strictObject({
@@ -12,7 +13,7 @@ const functionsListInput = z.strictObject({
   include_internal: z.boolean().optional(),
 });
 
-const workersListInput = z.strictObject({});
+const noInput = z.strictObject({});
 
 const functionsInfoInput = z.strictObject({ function_id: z.string().min(1).max(256) });
 
@@ -53,7 +54,7 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
       functions: engine.functions
         .list()
         .filter((fn) => (prefix ? fn.id.startsWith(prefix) : true))
-        .filter((fn) => include_internal || !(fn.id.startsWith("engine::") || fn.metadata?.internal === true))
+        .filter((fn) => include_internal || isDiscoverable(fn))
         .map((fn) => ({
           function_id: fn.id,
           // A remote worker that has not said its name yet is known by its functions' group, as in iii.
@@ -68,7 +69,7 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
     {
       id: "engine::functions::ids",
       description: "The ids engine::functions::list names, sorted: {ids}",
-      input: workersListInput,
+      input: noInput,
     },
     () => ({ ids: engine.functions.publicIds() }),
   );
@@ -93,7 +94,7 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
   );
 
   worker.registerFunction(
-    { id: "engine::workers::list", description: "List connected workers", input: workersListInput },
+    { id: "engine::workers::list", description: "List connected workers", input: noInput },
     () => ({ workers: engine.listWorkers() }),
   );
 }

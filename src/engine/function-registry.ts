@@ -3,6 +3,11 @@ import type { RegisteredFunction } from "./types.ts";
 
 const FUNCTION_ID = /^[A-Za-z0-9_.\-:]+$/;
 
+/** Listed to callers: neither the engine's own functions nor internal ones. */
+export function isDiscoverable(fn: RegisteredFunction): boolean {
+  return !(fn.id.startsWith("engine::") || fn.metadata?.internal === true);
+}
+
 /** Function id → registration. Re-registering an id replaces it (last writer wins, as in iii). */
 export class FunctionRegistry {
   private readonly byId = new Map<string, RegisteredFunction>();
@@ -16,8 +21,7 @@ export class FunctionRegistry {
       throw badRequest(`Invalid function id "${fn.id}": use letters, digits and _ . - : (at most 256)`);
     }
     this.remove(fn.id);
-    this.sorted = null;
-    this.ids = null;
+    this.changed();
     this.byId.set(fn.id, fn);
     this.perWorker.set(fn.worker, (this.perWorker.get(fn.worker) ?? 0) + 1);
     return fn;
@@ -30,8 +34,7 @@ export class FunctionRegistry {
   remove(id: string): boolean {
     const fn = this.byId.get(id);
     if (!fn) return false;
-    this.sorted = null;
-    this.ids = null;
+    this.changed();
     this.byId.delete(id);
     // Remote workers are keyed by connection id: an emptied entry must go, or every connection leaves one.
     const left = (this.perWorker.get(fn.worker) ?? 1) - 1;
@@ -46,12 +49,17 @@ export class FunctionRegistry {
     return this.sorted;
   }
 
-  /** The sorted ids of the functions callers may discover: neither the engine's own nor internal ones. */
+  /** The sorted ids of the functions callers may discover (isDiscoverable). */
   publicIds(): readonly string[] {
     this.ids ??= this.list()
-      .filter((fn) => !(fn.id.startsWith("engine::") || fn.metadata?.internal === true))
+      .filter(isDiscoverable)
       .map((fn) => fn.id);
     return this.ids;
+  }
+
+  private changed(): void {
+    this.sorted = null;
+    this.ids = null;
   }
 
   countByWorker(worker: string): number {

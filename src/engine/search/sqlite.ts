@@ -148,10 +148,11 @@ export class SqliteTextIndex implements TextIndex {
   delete(index: string, scope: string, id: string): MaybePromise<boolean> {
     return this.connection.write(() => {
       const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
-      if (existing) this.remove(existing.rowid);
+      if (!existing) return false;
+      this.remove(existing.rowid);
       const base = this.scopeBase(index, scope);
-      if (existing && base !== null) this.wrote(base);
-      return existing !== undefined;
+      if (base !== null) this.wrote(base);
+      return true;
     });
   }
 

@@ -27,6 +27,7 @@ export class SqliteConnection {
   private readonly savepoint: StatementSync;
   private readonly release: StatementSync;
   private readonly rollbackTo: StatementSync;
+  private readonly checkpoint: StatementSync;
   /** A write was made in this turn of the event loop (its end commits the grouped ones). */
   private turnStarted = false;
 
@@ -43,6 +44,7 @@ export class SqliteConnection {
     this.savepoint = this.db.prepare("SAVEPOINT write");
     this.release = this.db.prepare("RELEASE write");
     this.rollbackTo = this.db.prepare("ROLLBACK TO write");
+    this.checkpoint = this.db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
   }
 
   /**
@@ -135,7 +137,7 @@ export class SqliteConnection {
   /** Checkpoints the rest of a long WAL (the thread copied most of it), so the next write starts it over. */
   private finishCheckpoint(): void {
     try {
-      const { busy, log, checkpointed } = this.db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get() as {
+      const { busy, log, checkpointed } = this.checkpoint.get() as {
         busy: number;
         log: number;
         checkpointed: number;

@@ -46,7 +46,7 @@ export async function openSession(
   firstMessage: string,
 ): Promise<Session> {
   if (sessionId) {
-    const existing = await state.get<Session>(sessionsScope(agentId), sessionId);
+    const existing = await getSession(state, agentId, sessionId);
     if (existing) return existing;
   }
   const now = nowIso();

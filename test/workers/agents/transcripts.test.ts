@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createAgent as createAgentIn } from "../../helpers/control-plane.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { json, startTestServer, type TestServer } from "../../helpers/server.ts";
 
@@ -15,11 +16,7 @@ afterEach(async () => {
   await fake.close();
 });
 
-async function createAgent(body: Record<string, unknown>): Promise<string> {
-  const response = await server.request("/api/agents", { method: "POST", json: body });
-  expect(response.status).toBe(201);
-  return (await json(response)).id;
-}
+const createAgent = (fields: Record<string, unknown>) => createAgentIn(server, "realm-default", fields);
 
 const message = async (id: string, body: Record<string, unknown>) =>
   json(await server.request(`/api/agents/${id}/message`, { method: "POST", json: body }));
