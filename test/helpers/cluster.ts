@@ -5,6 +5,7 @@ import { Client } from "pg";
 import { type AgentOS, createAgentOS } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config/env.ts";
 import { dropSchema, uniqueSchema } from "../engine/state/contract.ts";
+import { UNUSED_PROVIDER_KEYS } from "./server.ts";
 
 export const CLUSTER_ADMIN_KEY = "cluster-admin-key-0123456789abcdef";
 const VAULT_KEY = "ab".repeat(32);
@@ -15,6 +16,7 @@ export function nodeConfig(env: Record<string, string>, dirs: string[]): Config 
   dirs.push(dataDir);
   return {
     ...loadConfig({
+      ...UNUSED_PROVIDER_KEYS,
       AGENTOS_DATA_DIR: dataDir,
       AGENTOS_API_KEY: CLUSTER_ADMIN_KEY,
       AGENTOS_LOG_LEVEL: "silent",

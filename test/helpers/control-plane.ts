@@ -36,11 +36,14 @@ export async function createAgent(
 ): Promise<string> {
   const response = await server.request("/api/agents", {
     method: "POST",
-    json: { name: "agent", model: "gpt-4o", realmId, ...fields },
+    // Names are unique per realm: each agent gets its own unless `fields` name it.
+    json: { name: `agent-${++agentCount}`, model: "gpt-4o", realmId, ...fields },
   });
   expect(response.status, await response.clone().text()).toBe(201);
   return (await json(response)).id;
 }
+
+let agentCount = 0;
 
 /** A new API key bound to `realmId`. */
 export async function realmKey(server: TestServer, realmId: string): Promise<string> {

@@ -7,6 +7,16 @@ import type { IiiLimits } from "../../src/engine/iii/limits.ts";
 
 export const TEST_ADMIN_KEY = "test-admin-key-0123456789abcdef";
 
+/**
+ * Keys for the default model's provider and OpenAI, never used for a real call: agents may only be
+ * created on a configured provider, and most tests create agents they never talk to. A test about a
+ * missing key passes its own `env`.
+ */
+export const UNUSED_PROVIDER_KEYS = {
+  ANTHROPIC_API_KEY: "sk-test-unused-anthropic",
+  OPENAI_API_KEY: "sk-test-unused-openai",
+} as const;
+
 export interface TestServer {
   service: AgentOS;
   url: string;
@@ -24,6 +34,7 @@ export async function startTestServer(
   const dataDir = mkdtempSync(join(tmpdir(), "agentos-test-"));
   const config: Config = {
     ...loadConfig({
+      ...UNUSED_PROVIDER_KEYS,
       AGENTOS_DATA_DIR: dataDir,
       // The declarative files (agents/, config/channels/, workflows/) of a test live in its own directory.
       AGENTOS_HOME: dataDir,

@@ -9,7 +9,7 @@ import { newId } from "../../shared/ids.ts";
 import { PURGE_AGENT_SUFFIX } from "../../shared/internal-functions.ts";
 import { purgeFunctionIds } from "../../shared/purge.ts";
 import { AGENT_DELETING, type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
-import { indexName, unindexName } from "./name-index.ts";
+import { claimName, indexName, releaseName, unindexName } from "./name-index.ts";
 import {
   abandonSlot,
   dropRealmCount,
@@ -18,6 +18,7 @@ import {
   reserveSlot,
   unindexAgent,
 } from "./realm-index.ts";
+import { checkNameFree, checkTools, usableModel } from "./references.ts";
 import {
   type Agent,
   type CreateAgentInput,
@@ -33,6 +34,11 @@ export interface LifecycleDeps {
   /** Resolves once agents created before the realm index existed are indexed. */
   backfilled: () => Promise<void>;
 }
+
+const agentExists = async (state: StateClient, agentId: string) => {
+  const agent = await state.get<Agent>(AGENTS_SCOPE, agentId);
+  return agent !== null && (agent.status as string) !== AGENT_DELETING;
+};
 
 /** The realm must exist, not be archived (read-only) and not be going away. */
 const writableRealm = (trigger: TriggerFn, realmId: string): Promise<RealmRef | undefined> =>
@@ -51,14 +57,23 @@ export async function createAgent(
   assertRealmAccess(ctx, realmId);
   const realm = await writableRealm(deps.trigger, realmId);
   const agent = await configure(deps.trigger, input, realmId, realm?.defaultModel);
+  await checkNameFree(deps.trigger, agent.name);
+  await checkTools(deps.trigger, input.tools);
   await deps.backfilled();
-  await reserveSlot(deps.state, realmId, realm?.maxAgents);
+  await claimName(deps.state, agent, (agentId) => agentExists(deps.state, agentId));
+  try {
+    await reserveSlot(deps.state, realmId, realm?.maxAgents);
+  } catch (error) {
+    await releaseName(deps.state, agent).catch(() => undefined);
+    throw error;
+  }
   try {
     await indexAgent(deps.state, agent);
     await indexName(deps.state, agent);
     await deps.state.set(AGENTS_SCOPE, agent.id, agent, 0);
   } catch (error) {
     await unindexName(deps.state, agent).catch(() => undefined);
+    await releaseName(deps.state, agent).catch(() => undefined);
     await abandonSlot(deps.state, realmId, agent.id).catch(() => undefined);
     throw error;
   }
@@ -79,18 +94,13 @@ async function configure(
   realmId: string,
   realmModel: string | undefined,
 ): Promise<Agent> {
-  const requested = input.model ?? realmModel;
-  const model = requested
-    ? await trigger({ function_id: "catalog::resolve", payload: { model: requested } })
-    : await trigger({ function_id: "catalog::default_model", payload: {} });
-  for (const fallback of input.fallbackModels ?? []) {
-    await trigger({ function_id: "catalog::resolve", payload: { model: fallback } });
-  }
+  const model = await usableModel(trigger, input.model ?? realmModel);
+  for (const fallback of input.fallbackModels ?? []) await usableModel(trigger, fallback);
   const now = nowIso();
   return {
     ...input,
     id: newId("agent"),
-    model: (model as { id: string }).id,
+    model: model.id,
     tools: input.tools ?? profilePatterns[input.toolProfile],
     realmId,
     status: "active",
@@ -153,7 +163,10 @@ export async function removeAgent(deps: LifecycleDeps, agent: Pick<Agent, "id" |
       if (!isFunctionNotFound(error)) throw error;
     });
   const stored = await deps.state.get<Agent>(AGENTS_SCOPE, agent.id);
-  if (stored) await unindexName(deps.state, stored);
+  if (stored) {
+    await unindexName(deps.state, stored);
+    await releaseName(deps.state, stored);
+  }
   await deleteAgentData(deps.state, agent.id);
   await unindexAgent(deps.state, agent.realmId, agent.id);
 }
@@ -190,16 +203,9 @@ export async function updateAgent(
 ): Promise<Agent> {
   await writableRealm(deps.trigger, agent.realmId);
   const { id, ...changes } = input;
-  if (changes.model !== undefined) {
-    const resolved = (await deps.trigger({
-      function_id: "catalog::resolve",
-      payload: { model: changes.model },
-    })) as { id: string };
-    changes.model = resolved.id;
-  }
-  for (const fallback of changes.fallbackModels ?? []) {
-    await deps.trigger({ function_id: "catalog::resolve", payload: { model: fallback } });
-  }
+  if (changes.model !== undefined) changes.model = (await usableModel(deps.trigger, changes.model)).id;
+  for (const fallback of changes.fallbackModels ?? []) await usableModel(deps.trigger, fallback);
+  await checkTools(deps.trigger, changes.tools);
   if (changes.toolProfile !== undefined && changes.tools === undefined)
     changes.tools = profilePatterns[changes.toolProfile];
   const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));

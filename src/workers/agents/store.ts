@@ -1,6 +1,7 @@
 import type { StateClient } from "../../engine/state/client.ts";
 import { encodeCursor } from "../../engine/state/keys.ts";
 import { nowIso } from "../../shared/clock.ts";
+import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import type { Agent } from "./schema.ts";
 
@@ -48,6 +49,13 @@ export async function openSession(
   if (sessionId) {
     const existing = await getSession(state, agentId, sessionId);
     if (existing) return existing;
+    // An id of the service's own form names a session it made: missing, it is a typo or another agent's,
+    // not a new conversation. Any other id is the caller's own key, started on first use.
+    if (GENERATED_SESSION_ID.test(sessionId)) {
+      throw notFound(
+        `Session ${sessionId} not found for agent ${agentId}: GET /api/agents/${agentId}/sessions lists them; omit sessionId to start a new one`,
+      );
+    }
   }
   const now = nowIso();
   const session: Session = {
@@ -62,6 +70,8 @@ export async function openSession(
   await state.set(sessionsScope(agentId), session.id, session);
   return session;
 }
+
+const GENERATED_SESSION_ID = /^session-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const sequenceKey = (n: number) => String(n).padStart(10, "0");
 

@@ -1,4 +1,4 @@
-import { envPrefix } from "../../llm/providers.ts";
+import { envPrefix, missingKey } from "../../llm/providers.ts";
 import type { ProviderEntry } from "./schema.ts";
 
 export interface ProviderStatus {
@@ -83,7 +83,16 @@ export function createAvailability(options: AvailabilityOptions) {
     };
   }
 
-  return { status };
+  /**
+   * Whether an agent may be created on the provider: a hosted one needs its key; a local one is not
+   * probed (a server that is down now may be up when the agent is asked), so it always may.
+   */
+  async function configured(provider: ProviderEntry): Promise<{ configured: boolean; reason?: string }> {
+    if (provider.local || (await keyConfigured(provider))) return { configured: true };
+    return { configured: false, reason: missingKey(provider).message };
+  }
+
+  return { status, configured, keyConfigured };
 }
 
 /** `fetch failed` hides the reason in `cause` (ECONNREFUSED, ENOTFOUND…). */

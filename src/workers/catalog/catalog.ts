@@ -217,6 +217,38 @@ export function defaultModel(catalog: Catalog): ModelEntry {
   return { ...(catalog.byId.get(catalog.defaults.smart) as ModelEntry) };
 }
 
+/** Tiers in the order the default agent model is looked for when the catalog's default cannot be used. */
+const DEFAULT_TIER_ORDER: readonly Tier[] = ["smart", "frontier", "balanced", "fast", "local"];
+
+/**
+ * The best model an agent can use: the catalog's default when its provider is usable, else the first
+ * tool-capable model of the best tier (smart, frontier, balanced, fast, local; catalog order within a
+ * tier) whose provider is; the catalog's default when none is (creating an agent on it then says which
+ * key to set).
+ */
+export async function bestUsableModel(
+  catalog: Catalog,
+  usable: (providerId: string) => Promise<boolean>,
+): Promise<ModelEntry> {
+  const preferred = defaultModel(catalog);
+  const verdicts = new Map<string, Promise<boolean>>();
+  const isUsable = (providerId: string) => {
+    let verdict = verdicts.get(providerId);
+    if (!verdict) {
+      verdict = usable(providerId);
+      verdicts.set(providerId, verdict);
+    }
+    return verdict;
+  };
+  if (await isUsable(preferred.provider)) return preferred;
+  for (const tier of DEFAULT_TIER_ORDER) {
+    for (const model of catalog.models) {
+      if (model.tier === tier && model.supportsTools && (await isUsable(model.provider))) return { ...model };
+    }
+  }
+  return preferred;
+}
+
 /** `path: message` per issue, the path prefixed (e.g. `models.0.inputPrice: expected number`). */
 function describe(error: z.ZodError, prefix?: string): string {
   return error.issues

@@ -3,7 +3,7 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { notFound } from "../../shared/errors.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { createAvailability } from "./availability.ts";
-import { aliasTable, defaultModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
+import { aliasTable, bestUsableModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
 import { testProvider } from "./provider-test.ts";
 import { emptyInput, modelsInput, providerInput, providerTestInput, resolveInput } from "./schema.ts";
 
@@ -96,8 +96,34 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
   );
 
   worker.registerFunction(
-    { id: "catalog::default_model", description: "The default agent model (smart tier)", input: emptyInput },
-    () => defaultModel(catalog),
+    {
+      id: "catalog::default_model",
+      description:
+        "The default agent model: the catalog's default if its provider is usable, else the best usable one",
+      input: emptyInput,
+    },
+    () =>
+      bestUsableModel(catalog, async (providerId) => {
+        const provider = catalog.providerMap.get(providerId);
+        if (!provider) return false;
+        return provider.local
+          ? (await availability.status(provider)).available
+          : availability.keyConfigured(provider);
+      }),
+  );
+
+  worker.registerFunction(
+    {
+      id: "catalog::provider_configured",
+      description:
+        "May agents use this provider: {configured, reason?} (hosted: a key is set; local: not probed)",
+      input: providerInput,
+    },
+    ({ id }) => {
+      const provider = catalog.providerMap.get(id);
+      if (!provider) throw notFound(`Unknown provider "${id}": GET /api/providers lists them`);
+      return availability.configured(provider);
+    },
   );
 
   worker.registerFunction(

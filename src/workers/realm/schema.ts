@@ -72,10 +72,24 @@ export const realmIdInput = z.strictObject({ id: realmId });
 
 export const exportInput = z.strictObject({ id: realmId, scrubSecrets: z.boolean().default(true) });
 
-export const importInput = z.strictObject({
-  data: z.record(z.string(), z.unknown(), { error: "data must be an export document (an object)" }),
-  newOwner: requiredText("newOwner").optional(),
-});
+/**
+ * `{data, newOwner?}` as the spec says, or the export document itself as export answered it (a body with
+ * `realm` and no `data`; `newOwner` may then come as a query parameter).
+ */
+export const importInput = z.preprocess(
+  unwrapExportDocument,
+  z.strictObject({
+    data: z.record(z.string(), z.unknown(), { error: "data must be an export document (an object)" }),
+    newOwner: requiredText("newOwner").optional(),
+  }),
+);
+
+function unwrapExportDocument(input: unknown): unknown {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return input;
+  if ("data" in input || !("realm" in input)) return input;
+  const { newOwner, ...data } = input as Record<string, unknown>;
+  return newOwner === undefined ? { data } : { data, newOwner };
+}
 
 /** The parts of an export document that import reads; unknown fields are ignored (forward compatible). */
 const idText = z.string().min(1).max(256);

@@ -29,13 +29,14 @@ type SentMessages = {
 };
 
 describe("agents over HTTP", () => {
-  it("creates an agent with defaults from its profile and the catalog, and returns its full configuration", async () => {
+  it("creates an agent with defaults from its profile and the best model of a configured provider", async () => {
+    // Only OpenAI has a key here: the catalog's default (an Anthropic model) would answer 503 to every message.
     const id = await createAgent({ name: "helper" });
     const agent = await json(await server.request(`/api/agents/${id}`));
     expect(agent).toMatchObject({
       id,
       name: "helper",
-      model: "claude-sonnet-4-6",
+      model: "gpt-4o",
       toolProfile: "chat",
       tools: ["tool::web_search", "tool::web_fetch", "memory::recall", "memory::store"],
       realmId: "realm-default",
@@ -179,8 +180,27 @@ describe("agents over HTTP", () => {
     expect(fake.requests).toHaveLength(1);
   });
 
-  it("says which provider is not configured when its key is missing", async () => {
+  it("refuses an agent on a provider without a key, saying which key to set (422)", async () => {
+    for (const body of [
+      { name: "claude", model: "sonnet" },
+      { name: "fallback", model: "gpt-4o", fallbackModels: ["claude-haiku-4-5"] },
+    ]) {
+      const response = await server.request("/api/agents", { method: "POST", json: body });
+      expect(response.status).toBe(422);
+      expect((await json(response)).error).toContain("ANTHROPIC_API_KEY");
+    }
+    const id = await createAgent({ name: "gpt", model: "gpt-4o" });
+    const patched = await server.request(`/api/agents/${id}`, { method: "PATCH", json: { model: "sonnet" } });
+    expect(patched.status).toBe(422);
+    expect((await json(patched)).error).toContain("agentos config set-key anthropic");
+  });
+
+  it("says which provider is not configured when its key goes away after the agent was made (503)", async () => {
+    const vault = (function_id: string, payload: Record<string, unknown>) =>
+      server.service.engine.trigger({ function_id, payload });
+    await vault("vault::set", { key: "provider:anthropic:api_key", value: "sk-ant-test" });
     const id = await createAgent({ name: "claude", model: "sonnet" });
+    await vault("vault::delete", { key: "provider:anthropic:api_key" });
     const response = await server.request(`/api/agents/${id}/message`, {
       method: "POST",
       json: { message: "hi" },

@@ -165,6 +165,18 @@ describe("realm import", () => {
     expect(copy.secrets).toEqual({});
   });
 
+  it("takes the export document as export answered it, newOwner then in the query", async () => {
+    const { realmId } = await sourceRealm();
+    const doc = await ok("POST", `/api/realms/${realmId}/export`, {});
+    const response = await call(server, "POST", "/api/realms/import?newOwner=bare-owner", doc);
+    expect(response.status).toBe(201);
+    const copy = await ok("POST", `/api/realms/${response.body.realmId}/export`, {});
+    expect(copy.realm).toMatchObject({ name: "Acme", owner: "bare-owner" });
+    expect(copy.agents.map((agent: { name: string }) => agent.name).sort()).toEqual(
+      doc.agents.map((agent: { name: string }) => agent.name).sort(),
+    );
+  });
+
   it("brings an archived realm back Active", async () => {
     const realm = await createRealm(server);
     await ok("PATCH", `/api/realms/${realm.id}`, { status: "Archived" });

@@ -1,0 +1,81 @@
+import type { TriggerFn } from "../../engine/types.ts";
+import type { ModelEntry } from "../../llm/types.ts";
+import { AppError, badRequest, isAppError, isFunctionNotFound } from "../../shared/errors.ts";
+import { matchesPattern } from "../../shared/function-pattern.ts";
+
+/**
+ * What an agent names is checked when it is written (issue #19), so a mistake is told at once instead of
+ * at its first message: its models must exist and have a usable provider, its tools must name functions,
+ * and its name must not be taken by a catalog model (which `/v1` would pick instead of the agent).
+ */
+
+/** A catalog model (id or alias) whose provider has a key (hosted) or is local: else 422 with what to set. */
+export async function usableModel(trigger: TriggerFn, model: string | undefined): Promise<ModelEntry> {
+  const entry = (await trigger({
+    function_id: model === undefined ? "catalog::default_model" : "catalog::resolve",
+    payload: model === undefined ? {} : { model },
+  })) as ModelEntry;
+  const verdict: { configured: boolean; reason?: string } = await trigger({
+    function_id: "catalog::provider_configured",
+    payload: { id: entry.provider },
+  })
+    .then((answer) => answer as { configured: boolean; reason?: string })
+    .catch((error: unknown) => {
+      // A catalog without the check (an older remote one) leaves it to the first message.
+      if (isFunctionNotFound(error)) return { configured: true };
+      throw error;
+    });
+  if (!verdict.configured) {
+    throw new AppError(
+      "unprocessable",
+      `Model ${entry.id} cannot be used yet. ${verdict.reason ?? ""}`.trim(),
+      {
+        reason: "provider_not_configured",
+      },
+    );
+  }
+  return entry;
+}
+
+/**
+ * Each tool pattern must match a registered function, unless its namespace (the part before the first
+ * `::`) has no function at all yet: that is a remote worker's or an integration's, which may connect
+ * later. So `tool::nope` is refused (there are tool:: functions, none called nope), `mcp::github::*` is not.
+ */
+export async function checkTools(trigger: TriggerFn, patterns: readonly string[] | undefined): Promise<void> {
+  if (!patterns?.length) return;
+  const { ids } = (await trigger({ function_id: "engine::functions::ids", payload: {} })) as {
+    ids: string[];
+  };
+  const namespaces = new Set(ids.map(namespaceOf));
+  const unknown = patterns.filter(
+    (pattern) =>
+      !ids.some((id) => matchesPattern(pattern, id)) &&
+      !pattern.startsWith("mcp::") &&
+      !pattern.startsWith("http::") &&
+      namespaces.has(namespaceOf(pattern)),
+  );
+  if (unknown.length > 0) {
+    throw badRequest(
+      `tools: ${unknown.map((pattern) => `"${pattern}"`).join(", ")} ${unknown.length === 1 ? "names" : "name"} no function; GET /api/functions lists them`,
+    );
+  }
+}
+
+const namespaceOf = (id: string) => id.split("::")[0] as string;
+
+/** An agent named like a catalog id or alias would be unreachable by name on `/v1` (the model wins). */
+export async function checkNameFree(trigger: TriggerFn, name: string): Promise<void> {
+  const model = await trigger({ function_id: "catalog::resolve", payload: { model: name } }).catch(
+    (error: unknown) => {
+      if (isAppError(error) && error.status === 404) return null;
+      if (isFunctionNotFound(error)) return null;
+      throw error;
+    },
+  );
+  if (model) {
+    throw badRequest(
+      `name: "${name}" is a catalog model id or alias, so model "${name}" on /v1 would mean the model; choose another name`,
+    );
+  }
+}
