@@ -20,17 +20,46 @@ async function withService<T>(work: (service: AgentOS) => Promise<T>): Promise<T
   }
 }
 
+/** Levenshtein distance, for "did you mean" (provider ids are short). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
+
 function print(value: unknown): void {
   process.stdout.write(`${typeof value === "string" ? value : JSON.stringify(value, null, 2)}\n`);
 }
 
 export async function configSetKey(provider: string, key: string): Promise<void> {
-  await withService((service) =>
-    service.engine.trigger({
+  const id = provider.toLowerCase();
+  await withService(async (service) => {
+    // A misspelt provider would store a key nothing ever reads: the catalog must know it.
+    const { providers } = (await service.engine.trigger({
+      function_id: "catalog::providers",
+      payload: {},
+    })) as {
+      providers: Array<{ id: string }>;
+    };
+    const ids = providers.map((entry) => entry.id);
+    if (!ids.includes(id)) {
+      const near = ids.filter((known) => editDistance(known, id) <= 2);
+      throw new Error(
+        `Unknown provider "${provider}"${near.length ? ` (did you mean ${near.join(" or ")}?)` : ""}; the providers are: ${ids.join(", ")}`,
+      );
+    }
+    await service.engine.trigger({
       function_id: "vault::set",
-      payload: { key: `provider:${provider.toLowerCase()}:api_key`, value: key },
-    }),
-  );
+      payload: { key: `provider:${id}:api_key`, value: key },
+    });
+  });
   print(`Stored the ${provider} API key in the vault (encrypted).`);
 }
 

@@ -85,12 +85,26 @@ describe("agentos config set-key", () => {
     expect(await vaultNames(server)).toEqual(["provider:anthropic:api_key"]);
   });
 
-  it("exits non-zero with a message for a provider name the vault cannot hold", async () => {
-    const result = await runCli(["config", "set-key", "open/ai", SECRET], { AGENTOS_DATA_DIR: newDataDir() });
-    expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain("must not contain");
-    expect(result.stderr).not.toMatch(/^\s+at /m);
-  });
+  it.each([
+    ["open/ai", 'Unknown provider "open/ai" (did you mean openai?)'],
+    ["opneai", 'Unknown provider "opneai" (did you mean openai?)'],
+    ["nosuch", "the providers are: anthropic, openai"],
+  ])(
+    "exits non-zero for the unknown provider %s, naming the known ones, and stores nothing",
+    async (name, text) => {
+      const dataDir = newDataDir();
+      const result = await runCli(["config", "set-key", name, SECRET], { AGENTOS_DATA_DIR: dataDir });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(text);
+      expect(result.stderr).not.toMatch(/^\s+at /m);
+      const db = new DatabaseSync(join(dataDir, "agentos.db"), { readOnly: true });
+      try {
+        expect(db.prepare("SELECT count(*) AS n FROM state WHERE scope = 'vault'").get()).toEqual({ n: 0 });
+      } finally {
+        db.close();
+      }
+    },
+  );
 });
 
 describe("agentos serve with invalid configuration", () => {
