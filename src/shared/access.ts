@@ -1,5 +1,5 @@
 import type { InvocationContext, Principal } from "../engine/types.ts";
-import { forbidden, unauthorized } from "./errors.ts";
+import { forbidden, notFound, unauthorized } from "./errors.ts";
 
 /** Admin keys and internal (system) calls may do anything. */
 export function isPrivileged(auth: Principal): boolean {
@@ -11,11 +11,15 @@ export function requireAdmin(ctx: InvocationContext): void {
   if (!isPrivileged(ctx.auth)) throw forbidden(`${ctx.functionId} requires an admin key`);
 }
 
-/** Every realm-scoped function calls this: a key bound to another realm is refused with 403. */
-export function assertRealmAccess(ctx: InvocationContext, realmId: string): void {
+/**
+ * Every realm-scoped function calls this. A key bound to another realm gets 404, as if nothing were
+ * there (DESIGN §4: existence is not revealed): `hidden` is the message a missing resource would get;
+ * without it the realm the caller named is said to be missing.
+ */
+export function assertRealmAccess(ctx: InvocationContext, realmId: string, hidden?: string): void {
   if (ctx.auth.kind === "anonymous") throw unauthorized(`${ctx.functionId} requires an API key`);
   if (ctx.auth.kind === "realm" && ctx.auth.realmId !== realmId) {
-    throw forbidden(`This API key is bound to realm ${ctx.auth.realmId} and cannot access realm ${realmId}`);
+    throw notFound(hidden ?? `Realm ${realmId} not found (this API key sees only realm ${ctx.auth.realmId})`);
   }
 }
 

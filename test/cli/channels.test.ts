@@ -19,7 +19,10 @@ function agentos(...args: string[]): Promise<CliResult> {
 
 beforeAll(async () => {
   dataDir = makeDataDir();
-  server = await startServe({ dataDir, env: { AGENTOS_API_KEY: ADMIN_KEY } });
+  server = await startServe({
+    dataDir,
+    env: { AGENTOS_API_KEY: ADMIN_KEY, OPENAI_API_KEY: "sk-test-unused" },
+  });
 });
 afterAll(async () => {
   await server?.stop();

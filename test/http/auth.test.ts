@@ -43,14 +43,16 @@ describe("API keys", () => {
     expect(JSON.stringify(listed)).not.toContain('"hash"');
   });
 
-  it("lets a realm-bound key reach its own realm and refuses other realms with 403", async () => {
+  it("lets a realm-bound key reach its own realm; another realm reads as missing (404)", async () => {
     const realmKey = await createKey({ realmId: "realm-default" });
     expect(realmKey.role).toBe("realm");
     const own = await server.request("/api/test/realms/realm-default", { key: realmKey.key });
     expect(own.status).toBe(200);
     const other = await server.request("/api/test/realms/realm-b", { key: realmKey.key });
-    expect(other.status).toBe(403);
-    expect((await json(other)).error).toContain("realm-default");
+    expect(other.status).toBe(404);
+    expect((await json(other)).error).toBe(
+      "Realm realm-b not found (this API key sees only realm realm-default)",
+    );
   });
 
   it("refuses key management to realm-bound keys", async () => {

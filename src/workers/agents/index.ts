@@ -52,11 +52,11 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   // Started now so the first request rarely waits; whatever reads the realm index awaits it anyway.
   lifecycle.backfilled().catch(() => undefined);
 
-  /** The agent, if the caller may see it: another realm's agent reads as 403, a missing one 404. */
+  /** The agent, if the caller may see it: another realm's agent reads as missing (404, same words). */
   const load = async (id: string, ctx: InvocationContext): Promise<Agent> => {
     const agent = await state.get<Agent>(AGENTS_SCOPE, id);
     if (!agent) throw notFound(`Agent ${id} not found`);
-    assertRealmAccess(ctx, agent.realmId);
+    assertRealmAccess(ctx, agent.realmId, `Agent ${id} not found`);
     return agent;
   };
 

@@ -130,7 +130,8 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
     },
     async ({ runtimeId, agentId, context, prompt }, ctx) => {
       const runtime = await loadRuntime(runtimeId);
-      if (!mayInvoke(runtime, ctx)) throw forbidden(`Runtime ${runtimeId} is not open to this key's realm`);
+      // A runtime not open to the key's realm is as missing as none (existence is not revealed).
+      if (!mayInvoke(runtime, ctx)) throw notFound(`Runtime ${runtimeId} not found`);
       const realmId = ctx.auth.kind === "realm" ? ctx.auth.realmId : null;
       if (realmId) {
         await requireRealm(trigger, realmId, { write: true });

@@ -35,10 +35,8 @@ export function registerSwarm(
   /** The swarm, if the caller's realm may see it (another realm's is as missing as none), expired on time. */
   const load = async (swarmId: string, ctx: InvocationContext): Promise<Swarm> => {
     const swarm = await state.get<Swarm>(SWARMS_SCOPE, swarmId);
-    if (!swarm || (ctx.auth.kind === "realm" && ctx.auth.realmId !== swarm.realmId)) {
-      throw notFound(`Swarm ${swarmId} not found`);
-    }
-    assertRealmAccess(ctx, swarm.realmId);
+    if (!swarm) throw notFound(`Swarm ${swarmId} not found`);
+    assertRealmAccess(ctx, swarm.realmId, `Swarm ${swarmId} not found`);
     return isDue(swarm, nowMs()) ? end(swarmId, "expired") : swarm;
   };
 

@@ -371,14 +371,17 @@ describe("agent isolation", () => {
       [`/api/agents/${theirs}/memory`, "POST", { query: "x" }],
       [`/api/agents/${theirs}`, "DELETE", undefined],
     ] as const) {
-      expect((await server.request(path, { method, key, json: body })).status, `${method} ${path}`).toBe(403);
+      // As if it did not exist: the same status and words as an agent that never was.
+      const response = await server.request(path, { method, key, json: body });
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect((await json(response)).error).toBe(`Agent ${theirs} not found`);
     }
     const v1 = await server.request("/v1/chat/completions", {
       method: "POST",
       key,
       json: { model: `agent:${theirs}`, messages: [{ role: "user", content: "hi" }] },
     });
-    expect(v1.status).toBe(403);
+    expect(v1.status).toBe(404);
     expect(fake.requests).toHaveLength(0);
   });
 });

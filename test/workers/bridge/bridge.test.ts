@@ -173,7 +173,7 @@ describe("who may use the bridge", () => {
     const closed = await sh("echo '{}'");
     expect(
       (await call(server, "POST", "/api/bridge/invoke", { runtimeId: closed.body.id }, key)).status,
-    ).toBe(403);
+    ).toBe(404);
     const open = await sh("echo '{\"ok\":true}'", { realms: [realmId] });
     const run = await runToEnd(open.body.id, {}, key);
     expect(run).toMatchObject({ status: "completed", realmId, output: { ok: true } });

@@ -107,7 +107,7 @@ describe("the generic webhook POST /webhook/:channelId", () => {
           key,
         )
       ).status,
-    ).toBe(403);
+    ).toBe(404);
     const listed = await call(env.server, "GET", "/api/channels", undefined, key);
     expect(listed.body).toEqual([
       expect.objectContaining({ platform: "slack", channelId: "C-BIND", agentId }),

@@ -169,8 +169,8 @@ describe("council proposals", () => {
   it("keeps realms apart", async () => {
     const { realmId } = await councilRealm();
     const other = await realmKey(server, await newRealm(server, "other"));
-    expect((await submit(realmId, other, { kind: "custom" })).status).toBe(403);
-    expect((await call(server, "GET", `/api/council/log/${realmId}`, undefined, other)).status).toBe(403);
+    expect((await submit(realmId, other, { kind: "custom" })).status).toBe(404);
+    expect((await call(server, "GET", `/api/council/log/${realmId}`, undefined, other)).status).toBe(404);
   });
 });
 

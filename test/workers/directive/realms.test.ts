@@ -13,7 +13,7 @@ afterAll(() => server.close());
 const create = (body: Record<string, unknown>, key?: string) => createDirective(server, body, key);
 
 describe("directive realm isolation and purge", () => {
-  it("lets a realm-bound key use its own realm and refuses every route of another with 403", async () => {
+  it("lets a realm-bound key use its own realm and finds nothing on any route of another (404)", async () => {
     const mine = await newRealm(server);
     const theirs = await newRealm(server);
     const key = await realmKey(server, mine);
@@ -29,8 +29,8 @@ describe("directive realm isolation and purge", () => {
     ];
     for (const [method, path, body] of attempts) {
       const response = await call(server, method, path, body, key);
-      expect(response.status, `${method} ${path}`).toBe(403);
-      expect(response.body.error).toContain(`cannot access realm ${theirs}`);
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect(response.body.error).toContain(`Realm ${theirs} not found`);
     }
     const untouched = await call(server, "GET", `/api/directives/${theirs}/${foreign.id}`);
     expect(untouched.body.title).toBe("Theirs");

@@ -140,7 +140,7 @@ describe("hierarchy delete and purge", () => {
 });
 
 describe("hierarchy realm isolation", () => {
-  it("lets a realm-bound key use its own realm and refuses every route of another with 403", async () => {
+  it("lets a realm-bound key use its own realm and finds nothing on any route of another (404)", async () => {
     const mine = await realmWith("me");
     const theirs = await realmWith("them");
     await place(theirs.realmId, theirs.ids.them);
@@ -159,8 +159,8 @@ describe("hierarchy realm isolation", () => {
     ];
     for (const [method, path, body] of attempts) {
       const response = await call(server, method, path, body, key);
-      expect(response.status, `${method} ${path}`).toBe(403);
-      expect(response.body.error).toContain(`cannot access realm ${r}`);
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect(response.body.error).toContain(`Realm ${r} not found`);
     }
     const chain = await call(server, "GET", `/api/hierarchy/${r}/chain/${theirs.ids.them}`);
     expect(chain.body.chain[0].title).toBe("");

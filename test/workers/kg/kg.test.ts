@@ -21,7 +21,7 @@ const kg = (name: string, body: Record<string, unknown>, as = key) =>
   call(server, "POST", `/api/kg/${name}`, body, as);
 
 async function graph() {
-  return createAgent(server, realmId, { name: "grapher" });
+  return createAgent(server, realmId);
 }
 
 describe("the knowledge graph", () => {

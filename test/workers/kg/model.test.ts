@@ -39,6 +39,7 @@ const backends: Array<{
 
 const NAMES = ["a", "b", "c", "d", "e", "f"];
 const TYPES = ["knows", "owns"];
+let agents = 0;
 
 /** The graph's rules written the slow, obvious way over every version. */
 class Model {
@@ -146,7 +147,9 @@ describe.each(backends)("the knowledge graph against a brute-force model ($name)
         async (adds, start, depth, from, span, filterType) => {
           const trigger = (function_id: string, payload: unknown) =>
             engine.trigger({ function_id, payload }) as Promise<unknown>;
-          const agentId = ((await trigger("agent::create", { name: "model", realmId })) as { id: string }).id;
+          const agentId = (
+            (await trigger("agent::create", { name: `model-${++agents}`, realmId })) as { id: string }
+          ).id;
           const model = new Model();
           let now = 0;
           setClock({ now: () => now });

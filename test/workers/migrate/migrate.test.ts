@@ -59,6 +59,8 @@ function start(): Promise<TestServer> {
       ...process.env,
       OPENAI_API_KEY: "sk-test",
       OPENAI_BASE_URL: fake.baseUrl,
+      // Migrated agents keep their Anthropic models, which need a key to be created (never called here).
+      ANTHROPIC_API_KEY: "sk-ant-test-unused",
       AGENTOS_MIGRATE_ROOTS: base,
     },
   });

@@ -91,7 +91,7 @@ describe("pulse::register", () => {
     expect((await statusOf(ctx.server, realmId, agentId)).config.cron).toBe("0 30 9 * * 1-5");
   });
 
-  it("refuses a key bound to another realm with 403", async () => {
+  it("answers a key bound to another realm as if nothing were there (404)", async () => {
     const { realmId, agentId } = await setup(ctx.server);
     const key = await realmKey(ctx.server, await newRealm(ctx.server, "other"));
     const response = await ctx.server.request("/api/pulse/register", {
@@ -99,8 +99,8 @@ describe("pulse::register", () => {
       key,
       json: { realmId, agentId, cron: NEVER },
     });
-    expect(response.status).toBe(403);
-    expect((await ctx.server.request(`/api/pulse/${realmId}/${agentId}`, { key })).status).toBe(403);
+    expect(response.status).toBe(404);
+    expect((await ctx.server.request(`/api/pulse/${realmId}/${agentId}`, { key })).status).toBe(404);
   });
 });
 

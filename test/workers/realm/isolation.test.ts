@@ -31,9 +31,10 @@ describe("a realm-bound key", () => {
       ["POST", `/api/realms/${theirs.id}/export`, {}],
       ["GET", "/api/realms/realm-nope", undefined],
     ] as const) {
+      // Another realm and one that does not exist read alike: existence is not revealed.
       const response = await call(server, method, path, body, key);
-      expect(response.status, `${method} ${path}`).toBe(403);
-      expect(response.body.error).toContain(`bound to realm ${mine.id}`);
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect(response.body.error).toContain(`sees only realm ${mine.id}`);
     }
   });
 
@@ -79,7 +80,7 @@ describe("a realm-bound key", () => {
 });
 
 describe("agents of a realm-bound key", () => {
-  it("lists agents of its own realm only; asking for another realm's is 403", async () => {
+  it("lists agents of its own realm only; asking for another realm's is 404", async () => {
     const mine = await createRealm(server);
     const theirs = await createRealm(server);
     const key = await realmKey(server, mine.id);
@@ -90,10 +91,10 @@ describe("agents of a realm-bound key", () => {
     expect(listed.body.agents.map((a: { id: string }) => a.id)).toEqual([own.body.id]);
     const filtered = await call(server, "GET", `/api/agents?realmId=${mine.id}`, undefined, key);
     expect(filtered.body.agents).toHaveLength(1);
-    expect((await call(server, "GET", `/api/agents?realmId=${theirs.id}`, undefined, key)).status).toBe(403);
+    expect((await call(server, "GET", `/api/agents?realmId=${theirs.id}`, undefined, key)).status).toBe(404);
     const adminView = await call(server, "GET", `/api/agents?realmId=${theirs.id}`);
     expect(adminView.body.agents.map((a: { name: string }) => a.name)).toEqual(["other"]);
     const create = await call(server, "POST", "/api/agents", { name: "x", realmId: theirs.id }, key);
-    expect(create.status).toBe(403);
+    expect(create.status).toBe(404);
   });
 });

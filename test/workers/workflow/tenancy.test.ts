@@ -49,7 +49,7 @@ describe("workflow tenancy", () => {
       { steps: echo },
       keyB,
     );
-    expect(sneaky.status).toBe(403);
+    expect(sneaky.status).toBe(404);
     const read = await call(server, "GET", "/api/workflows/ops-daily", undefined, keyB);
     expect(read.status).toBe(404);
     // The admin's run still runs the admin's steps.
@@ -65,7 +65,7 @@ describe("workflow tenancy", () => {
     expect(
       (await call(server, "GET", "/api/workflows/ops-daily/runs?realmId=realm-default", undefined, keyB))
         .status,
-    ).toBe(403);
+    ).toBe(404);
   });
 
   it("creates only: an existing id in the same realm is a 409, the same id in another realm is separate", async () => {
@@ -88,11 +88,11 @@ describe("workflow tenancy", () => {
     const id = created.body.id;
     const listB = await call(server, "GET", "/api/workflows", undefined, keyB);
     expect(JSON.stringify(listB.body)).not.toContain(id);
-    expect((await call(server, "GET", `/api/workflows?realmId=${realmA}`, undefined, keyB)).status).toBe(403);
+    expect((await call(server, "GET", `/api/workflows?realmId=${realmA}`, undefined, keyB)).status).toBe(404);
     expect((await call(server, "POST", "/api/workflows/run", { workflowId: id }, keyB)).status).toBe(404);
     expect(
       (await call(server, "POST", "/api/workflows/run", { workflowId: id, realmId: realmA }, keyB)).status,
-    ).toBe(403);
+    ).toBe(404);
     const run = await call(server, "POST", "/api/workflows/run", { workflowId: id, input: "a" }, keyA);
     expect(run.status).toBe(200);
     expect((await call(server, "GET", `/api/workflows/runs/${run.body.runId}`, undefined, keyA)).status).toBe(
