@@ -178,6 +178,7 @@ export class Engine {
         controller ??= new AbortController();
         return controller.signal;
       },
+      progress: request.onProgress,
     };
     let pending: unknown;
     try {

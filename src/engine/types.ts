@@ -21,6 +21,11 @@ export interface InvocationContext {
   metadata?: Record<string, unknown>;
   /** Aborted when the invocation times out, so long work can stop early. */
   signal: AbortSignal;
+  /**
+   * Tells the caller how the work goes before it ends (an agent turn's text deltas and tool calls);
+   * absent when the caller did not ask (see TriggerRequest.onProgress), so work need not prepare it.
+   */
+  progress?: (event: unknown) => void;
 }
 
 export interface FunctionDefinition<Schema extends z.ZodType = z.ZodType> {
@@ -59,6 +64,8 @@ export interface TriggerRequest {
    * at once, as a timeout does (a cancelled workflow run stops its running step this way).
    */
   signal?: AbortSignal;
+  /** In-process callers only: receives what the function reports through `ctx.progress`, in order. */
+  onProgress?: (event: unknown) => void;
 }
 
 export interface TriggerRegistration {

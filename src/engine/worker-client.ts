@@ -40,7 +40,8 @@ export class WorkerClient {
     api_path: string,
     /**
      * `array_list`: the answer's list field, sent as a bare array with a `Link` to the next page;
-     * `accepted_field`: 202 when the payload's field is true; `envelope`: the raw request and reply.
+     * `accepted_field`: 202 when the payload's field is true; `envelope`: the raw request and reply;
+     * `progress_stream`: server-sent events of the function's progress when the request asks to stream.
      */
     options: {
       status?: 200 | 201 | 202;
@@ -48,6 +49,7 @@ export class WorkerClient {
       accepted_field?: string;
       envelope?: boolean;
       api_key?: "optional";
+      progress_stream?: boolean;
     } = {},
   ): { id: string; unregister(): void } {
     return this.registerTrigger({ type: "http", function_id, config: { api_path, http_method, ...options } });

@@ -2,6 +2,8 @@ import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Engine } from "../engine/engine.ts";
 import { isJsonObject, type JsonObject } from "../shared/json-object.ts";
+import { openProgress, type ProgressItem } from "../shared/progress-stream.ts";
+import { toErrorReply } from "./errors.ts";
 import { callIiiRoute, type RouteCallOptions, routeCaller } from "./iii-route.ts";
 import { type RouteMatch, requestPath } from "./router.ts";
 
@@ -42,6 +44,17 @@ export async function callRoute(
   if (target.config.envelope === "iii") return callIiiRoute(engine, match, request, reply, options);
   const envelope = target.config.envelope === true;
   const payload = envelope ? envelopePayload(request, match.params) : plainPayload(request, match.params);
+  if (target.config.progress_stream && wantsStream(request, payload)) {
+    const call = routeCaller(engine, match, request, options);
+    const items = await openProgress((onProgress, signal) =>
+      call(target.functionId, { ...payload, stream: true }, { onProgress, signal }),
+    );
+    reply
+      .code(200)
+      .headers(SSE_HEADERS)
+      .send(Readable.from(serverSentEvents(items)));
+    return;
+  }
   const result = await routeCaller(engine, match, request, options)(target.functionId, payload);
   if (envelope && isJsonObject(result) && typeof result.status_code === "number") {
     sendEnvelope(reply, result);
@@ -64,6 +77,31 @@ export async function callRoute(
     .code(accepted ? 202 : (target.config.status ?? 200))
     .type("application/json; charset=utf-8")
     .send(JSON.stringify(result));
+}
+
+const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
+
+function wantsStream(request: FastifyRequest, payload: JsonObject): boolean {
+  if (payload.stream === true) return true;
+  return payload.stream === undefined && String(request.headers.accept ?? "").includes("text/event-stream");
+}
+
+/**
+ * Each progress event as `event: <its type>`, then `event: done` with the result, or `event: error`
+ * with the error as a JSON reply would carry it (the status is already sent).
+ */
+async function* serverSentEvents(items: AsyncGenerator<ProgressItem<unknown>>): AsyncGenerator<string> {
+  for await (const item of items) {
+    if (item.kind === "event") {
+      const type = (item.event as { type?: unknown } | null)?.type;
+      yield `event: ${typeof type === "string" ? type : "progress"}\ndata: ${JSON.stringify(item.event)}\n\n`;
+    } else if (item.kind === "result") {
+      yield `event: done\ndata: ${JSON.stringify(item.result ?? null)}\n\n`;
+    } else {
+      const { status, body } = toErrorReply(item.error);
+      yield `event: error\ndata: ${JSON.stringify({ ...body, status })}\n\n`;
+    }
+  }
 }
 
 /** The request's own path and query, with `cursor` set to the next page's. */

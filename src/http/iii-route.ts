@@ -33,7 +33,11 @@ export function routeCaller(
   request: FastifyRequest,
   options: RouteCallOptions,
 ) {
-  return (functionId: string, payload: unknown) =>
+  return (
+    functionId: string,
+    payload: unknown,
+    progress?: { onProgress: (event: unknown) => void; signal: AbortSignal },
+  ) =>
     engine.trigger({
       function_id: functionId,
       payload,
@@ -41,6 +45,7 @@ export function routeCaller(
       auth: options.auth,
       requestId: request.id,
       timeout_ms: options.timeoutMs,
+      ...progress,
     });
 }
 

@@ -38,6 +38,11 @@ export const httpTriggerConfig = z.strictObject({
    * key or a signature): a Bearer key sent is checked (401 when invalid) and becomes the caller.
    */
   api_key: z.literal("optional").optional(),
+  /**
+   * true: a request with `stream: true` (or `Accept: text/event-stream`) is answered with server-sent
+   * events of what the function reports as it works (`ctx.progress`), then its result.
+   */
+  progress_stream: z.boolean().optional(),
   /** iii: called with the request first; the route answers 422 when it returns exactly false. */
   condition_function_id: z.string().min(1).max(256).optional(),
   /** iii: called in order before the handler; each may answer the request itself. */

@@ -42,7 +42,21 @@ export interface GenerateRequest {
   onStepUsage?: (choice: ModelChoice, usage: Usage) => void | Promise<void>;
   /** Before each model call, tool round trips included; throwing stops the turn (a budget check). */
   beforeStep?: () => Promise<void>;
+  /**
+   * The turn as it happens: the model is then streamed, and its text deltas, tool calls and tool results
+   * come here in order. Once something was told, a failing model is not replaced by a fallback.
+   */
+  onEvent?: (event: TurnEvent) => void;
 }
+
+/** What an agent's streamed turn tells: that it started (its checks passed), then the model's events. */
+export type TurnProgress = { type: "start"; model: string; sessionId: string | null } | TurnEvent;
+
+/** What a streamed turn tells as it goes. */
+export type TurnEvent =
+  | { type: "text"; text: string }
+  | { type: "tool_call"; toolCallId: string; toolName: string; input: unknown }
+  | { type: "tool_result"; toolCallId: string; toolName: string; output: unknown };
 
 export interface GenerateResult {
   content: string;
@@ -58,13 +72,15 @@ export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
 /** One chat turn (with tool round trips), trying the fallback models in order when a model fails. */
 export async function generate(request: GenerateRequest): Promise<GenerateResult> {
   let lastError: unknown;
+  const told = { any: false };
   for (const choice of request.choices) {
     try {
-      return await generateWith(choice, request);
+      return request.onEvent ? await streamWith(choice, request, told) : await generateWith(choice, request);
     } catch (error) {
       lastError = error;
-      // A refusal of ours (over budget, invalid input) is not the model's fault: no fallback helps.
-      if (request.abortSignal?.aborted || (isAppError(error) && error.status < 500)) break;
+      // A refusal of ours (over budget, invalid input) is not the model's fault: no fallback helps; nor
+      // can another model take over an answer the caller has partly seen.
+      if (request.abortSignal?.aborted || (isAppError(error) && error.status < 500) || told.any) break;
     }
   }
   throw lastError ?? new AppError("validation", "No model to call");
@@ -76,26 +92,84 @@ async function generateWith(choice: ModelChoice, request: GenerateRequest): Prom
   try {
     const result = await generateText(callSettings(choice, model, request, recording));
     await Promise.all(recording);
-    return {
-      content: result.text,
-      model: choice.model.id,
-      usage: usageOf(result.totalUsage),
-      finishReason: String(result.finishReason),
-      toolCalls: result.steps.flatMap((step) =>
-        step.toolCalls.map((call) => {
-          const ran = step.toolResults.find((done) => done.toolCallId === call.toolCallId);
-          return {
-            toolCallId: call.toolCallId,
-            toolName: call.toolName,
-            input: call.input,
-            ...(ran ? { output: ran.output } : {}),
-          };
-        }),
-      ),
-    };
+    return resultOf(choice, result.text, result.totalUsage, result.finishReason, result.steps);
   } catch (error) {
     throw providerError(choice, baseUrlOf(choice.provider, request.env), error);
   }
+}
+
+/** generateWith, streamed: each part is told as it arrives, and the result is the same. */
+async function streamWith(
+  choice: ModelChoice,
+  request: GenerateRequest,
+  told: { any: boolean },
+): Promise<GenerateResult> {
+  const model = await resolveModel(choice, request);
+  const recording: Array<void | Promise<void>> = [];
+  const tell = (event: TurnEvent) => {
+    told.any = true;
+    request.onEvent?.(event);
+  };
+  let failure: unknown;
+  try {
+    const result = streamText({
+      ...callSettings(choice, model, request, recording),
+      onError: ({ error }) => {
+        failure ??= error;
+      },
+    });
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") tell({ type: "text", text: part.text });
+      else if (part.type === "tool-call") {
+        tell({ type: "tool_call", toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+      } else if (part.type === "tool-result") {
+        const { toolCallId, toolName, output } = part;
+        tell({ type: "tool_result", toolCallId, toolName, output });
+      } else if (part.type === "error") failure ??= part.error;
+    }
+    if (failure) throw failure;
+    const [text, usage, finishReason, steps] = await Promise.all([
+      result.text,
+      result.totalUsage,
+      result.finishReason,
+      result.steps,
+    ]);
+    await Promise.all(recording);
+    return resultOf(choice, text, usage, finishReason, steps);
+  } catch (error) {
+    throw providerError(choice, baseUrlOf(choice.provider, request.env), error);
+  }
+}
+
+type Step = {
+  toolCalls: Array<{ toolCallId: string; toolName: string; input: unknown }>;
+  toolResults: Array<{ toolCallId: string; output: unknown }>;
+};
+
+function resultOf(
+  choice: ModelChoice,
+  content: string,
+  usage: Parameters<typeof usageOf>[0],
+  finishReason: unknown,
+  steps: readonly Step[],
+): GenerateResult {
+  return {
+    content,
+    model: choice.model.id,
+    usage: usageOf(usage),
+    finishReason: String(finishReason),
+    toolCalls: steps.flatMap((step) =>
+      step.toolCalls.map((call) => {
+        const ran = step.toolResults.find((done) => done.toolCallId === call.toolCallId);
+        return {
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.input,
+          ...(ran ? { output: ran.output } : {}),
+        };
+      }),
+    ),
+  };
 }
 
 /** The settings both ways of calling share: prompt, tools, limits, retries, timeout, usage hook. */

@@ -2,7 +2,7 @@ import type { ModelMessage, ToolSet } from "ai";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
-import { type GenerateResult, generate, type ModelChoice } from "../../llm/generate.ts";
+import { type GenerateResult, generate, type ModelChoice, type TurnProgress } from "../../llm/generate.ts";
 import { assertRealmOpen } from "../../llm/guards.ts";
 import type { Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
@@ -54,6 +54,7 @@ export async function chatTurn(
   agent: Agent,
   turn: ChatTurn,
   signal?: AbortSignal,
+  progress?: (event: TurnProgress) => void,
 ): Promise<ChatReply> {
   const choices = await modelChoices(deps, agent);
   const primary = choices[0] as ModelChoice;
@@ -76,6 +77,7 @@ export async function chatTurn(
     messages,
     sessionId: session.id,
     signal,
+    progress,
   });
   // The reply came too late: the caller has given up on this turn, so it is not kept.
   signal?.throwIfAborted();
@@ -120,6 +122,7 @@ export async function agentCompletion(
   agent: Agent,
   call: AgentCompletion,
   signal?: AbortSignal,
+  progress?: (event: TurnProgress) => void,
 ): Promise<GenerateResult> {
   const choices = await modelChoices(deps, agent);
   const registered = await registeredFunctions(deps);
@@ -137,6 +140,7 @@ export async function agentCompletion(
     maxTokens: call.maxTokens,
     withTools: call.withTools,
     signal,
+    progress,
   });
 }
 
@@ -174,6 +178,7 @@ async function runModel(
     maxTokens?: number;
     withTools?: boolean;
     signal?: AbortSignal;
+    progress?: (event: TurnProgress) => void;
   },
 ): Promise<GenerateResult> {
   const { signal } = call;
@@ -186,6 +191,8 @@ async function runModel(
   // Whatever the set-up awaited, no model call starts once the caller has given up.
   signal?.throwIfAborted();
   const ledger = registered.has("ledger::check");
+  // Told once every check passed: a streamed reply opens only now, so a refusal is still a status.
+  call.progress?.({ type: "start", model: primary.model.id, sessionId: call.sessionId });
   return generate({
     // DESIGN §5: the ledger is asked before every model call of the turn (this covers the later ones).
     // An aborted turn stops here too: its tool loop makes no further model call.
@@ -204,6 +211,7 @@ async function runModel(
     env: deps.env,
     trigger: deps.trigger,
     onStepUsage: (choice, usage) => recordTurnCost(deps, agent, call.sessionId, choice, usage),
+    ...(call.progress ? { onEvent: call.progress } : {}),
   });
 }
 

@@ -185,6 +185,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
         await load(agentId, ctx),
         { messages: messages as unknown as ModelMessage[], ...options },
         ctx.signal,
+        ctx.progress,
       ),
   );
 
@@ -194,8 +195,9 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       description: "Talk to an agent: {content, model, usage, sessionId, toolCalls (with their output)}",
       input: messageRouteInput,
     },
-    async ({ id, ...turn }, ctx) => {
-      const reply = await chatTurn(deps, await load(id, ctx), turn, ctx.signal);
+    async ({ id, stream: _stream, ...turn }, ctx) => {
+      // `stream`: the route answers with server-sent events (it reads the turn's progress).
+      const reply = await chatTurn(deps, await load(id, ctx), turn, ctx.signal, ctx.progress);
       return {
         content: reply.content,
         model: reply.model,
@@ -251,7 +253,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   worker.registerRoute("agent::get", "GET", "/api/agents/:id");
   worker.registerRoute("agent::update", "PATCH", "/api/agents/:id");
   worker.registerRoute("agent::delete", "DELETE", "/api/agents/:id");
-  worker.registerRoute("agent::message", "POST", "/api/agents/:id/message");
+  worker.registerRoute("agent::message", "POST", "/api/agents/:id/message", { progress_stream: true });
   worker.registerRoute("agent::sessions", "GET", "/api/agents/:id/sessions");
   worker.registerRoute("agent::session", "GET", "/api/agents/:id/sessions/:sessionId");
   worker.registerRoute("agent::memory", "POST", "/api/agents/:id/memory");

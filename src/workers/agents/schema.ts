@@ -119,6 +119,8 @@ export const messageRouteInput = z.strictObject({
   message,
   sessionId: z.string().min(1).max(256).optional(),
   context: turnContext.optional(),
+  /** Answer with server-sent events as the turn happens (also asked by `Accept: text/event-stream`). */
+  stream: z.boolean().optional(),
 });
 
 /** agent::resolve: an agent id or name, as `/v1/chat/completions` gets it in `model`. */

@@ -8,12 +8,14 @@ import {
   generate,
   generateStream,
   type ModelChoice,
+  type TurnProgress,
 } from "../../llm/generate.ts";
 import { forwardCompletion, forwardStream, speaksOpenAi } from "../../llm/passthrough.ts";
 import type { Usage } from "../../llm/types.ts";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { openProgress, type ProgressItem } from "../../shared/progress-stream.ts";
 import { toModelMessages } from "./convert.ts";
 import { checkAccount, recordCompletionCost } from "./cost.ts";
 import { type ChatCompletionRequest, chatCompletionRequest } from "./schema.ts";
@@ -49,6 +51,7 @@ export async function chatCompletion(
     if (target.kind === "model" && speaksOpenAi(target.choice)) {
       return await forward(deps, account, target.choice, request, rawBody);
     }
+    if (target.kind === "agent" && request.stream) return await streamAgent(deps, target, request);
     const result = target.kind === "agent" ? completeWithAgent(deps, target, request) : null;
     // Streamed replies consume it later (or never, if the client leaves first): keep its failure handled.
     result?.catch(() => undefined);
@@ -156,9 +159,11 @@ function runAgent(
   deps: CompletionDeps,
   target: Extract<Target, { kind: "agent" }>,
   request: ChatCompletionRequest,
+  progress?: { onProgress: (event: unknown) => void; signal: AbortSignal },
 ) {
   const { system, messages } = toModelMessages(request.messages);
   return deps.trigger({
+    ...progress,
     function_id: "agent::complete",
     payload: {
       agentId: target.agentId,
@@ -228,6 +233,67 @@ async function* streamModel(
     yield `data: ${JSON.stringify(openAiError(error).body)}\n\n`;
   } finally {
     upstream.abort();
+  }
+  yield "data: [DONE]\n\n";
+}
+
+/**
+ * An agent's turn streamed as it happens. The stream opens once the turn has passed its checks (the
+ * agent active, its realm open, its budget), so a refusal is a real status in OpenAI's error shape;
+ * then text deltas, and the tools the agent calls as OpenAI streams tool calls (the agent runs them
+ * itself: the turn still finishes with "stop").
+ */
+async function streamAgent(
+  deps: CompletionDeps,
+  target: Extract<Target, { kind: "agent" }>,
+  request: ChatCompletionRequest,
+): Promise<Reply> {
+  const items = await openProgress((onProgress, signal) =>
+    runAgent(deps, target, request, { onProgress, signal }),
+  );
+  const meta = { id: `chatcmpl-${newId().replace(/-/g, "")}`, created: Math.floor(nowMs() / 1000) };
+  const includeUsage = request.stream_options?.include_usage === true;
+  return {
+    status_code: 200,
+    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
+    body: agentChunks(items, meta, includeUsage),
+  };
+}
+
+async function* agentChunks(
+  items: AsyncGenerator<ProgressItem<unknown>>,
+  meta: { id: string; created: number },
+  includeUsage: boolean,
+): AsyncGenerator<string> {
+  let chunk = chunker(meta, "");
+  let calls = 0;
+  for await (const item of items) {
+    if (item.kind === "error") {
+      yield `data: ${JSON.stringify(openAiError(item.error).body)}\n\n`;
+      break;
+    }
+    if (item.kind === "result") {
+      const result = item.result as GenerateResult;
+      yield chunk(
+        {},
+        result.finishReason === "length" || result.finishReason === "tool-calls" ? "length" : "stop",
+      );
+      if (includeUsage) yield usageChunk(meta, result.model, result.usage);
+      break;
+    }
+    const event = item.event as TurnProgress;
+    if (event.type === "start") {
+      chunk = chunker(meta, event.model);
+      yield chunk({ role: "assistant", content: "" }, null);
+    } else if (event.type === "text") yield chunk({ content: event.text }, null);
+    else if (event.type === "tool_call") {
+      const call = {
+        id: event.toolCallId,
+        type: "function",
+        function: { name: event.toolName, arguments: JSON.stringify(event.input ?? {}) },
+      };
+      yield chunk({ tool_calls: [{ index: calls++, ...call }] }, null);
+    }
   }
   yield "data: [DONE]\n\n";
 }

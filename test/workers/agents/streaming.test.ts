@@ -1,0 +1,166 @@
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
+import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
+import { startTestServer, TEST_ADMIN_KEY, type TestServer } from "../../helpers/server.ts";
+
+let fake: FakeOpenAI;
+let server: TestServer;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  server = await startTestServer({ env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl } });
+});
+afterAll(async () => {
+  await server.close();
+  await fake.close();
+});
+
+const HASH_CALL = { name: "tool__hash_compute", arguments: { text: "abc" } };
+const ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+/** The server-sent events of a response, read one at a time, each with what had arrived before it. */
+async function* events(response: Response): AsyncGenerator<{ event: string; data: unknown }> {
+  const reader = (response.body as ReadableStream<Uint8Array>)
+    .pipeThrough(new TextDecoderStream())
+    .getReader();
+  let pending = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    pending += value;
+    let end = pending.indexOf("\n\n");
+    while (end >= 0) {
+      const block = pending.slice(0, end);
+      pending = pending.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? "message";
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      yield { event, data: data === undefined ? null : JSON.parse(data) };
+      end = pending.indexOf("\n\n");
+    }
+  }
+}
+
+describe("an agent's turn streamed from the message route", () => {
+  it("tells the start, each tool call and result, and the text as they happen, then the reply", async () => {
+    const id = await createAgent(server, await newRealm(server), { tools: ["tool::hash_compute"] });
+    // The second model call waits: everything before it must have reached the client already.
+    fake.reply({ toolCalls: [HASH_CALL] }, { content: "The hash is ready.", delayMs: 400 });
+    const requestsBefore = fake.requests.length;
+    const response = await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "hash abc", stream: true },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    const seen: Array<{ event: string; data: any }> = [];
+    for await (const event of events(response)) {
+      if (event.event === "tool_result") {
+        // Told while the model is still working on its answer.
+        await expect.poll(() => fake.requests.length).toBe(requestsBefore + 2);
+        expect(seen.some((earlier) => earlier.event === "done")).toBe(false);
+      }
+      seen.push(event);
+    }
+    const kinds = seen.map((event) => event.event);
+    expect(kinds.slice(0, 3)).toEqual(["start", "tool_call", "tool_result"]);
+    expect(kinds.filter((kind) => kind === "text").length).toBeGreaterThan(1);
+    expect(kinds.at(-1)).toBe("done");
+    expect(seen[0].data).toMatchObject({ model: "gpt-4o", sessionId: expect.stringMatching(/^session-/) });
+    expect(seen[1].data).toMatchObject({ toolName: "tool__hash_compute", input: { text: "abc" } });
+    expect(JSON.stringify(seen[2].data.output)).toContain(ABC_SHA256);
+    const text = seen.filter((event) => event.event === "text").map((event) => event.data.text);
+    expect(text.join("")).toBe("The hash is ready.");
+    const done = seen.at(-1)?.data;
+    expect(done).toMatchObject({ content: "The hash is ready.", sessionId: seen[0].data.sessionId });
+    expect(done.toolCalls[0].toolName).toBe("tool__hash_compute");
+    // Stored as it was told.
+    const session = await call(server, "GET", `/api/agents/${id}/sessions/${done.sessionId}`);
+    expect(session.body.messages.at(-1)).toMatchObject({ role: "assistant", content: "The hash is ready." });
+  });
+
+  it("is asked for by Accept: text/event-stream too; stream: false keeps the JSON reply", async () => {
+    const id = await createAgent(server, await newRealm(server));
+    const accepted = await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "hi" },
+      headers: { accept: "text/event-stream" },
+    });
+    expect(accepted.headers.get("content-type")).toContain("text/event-stream");
+    await accepted.text();
+    const plain = await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "hi", stream: false },
+      headers: { accept: "text/event-stream" },
+    });
+    expect(((await plain.json()) as { content: string }).content).toBe("ok");
+  });
+
+  it("refuses before the stream opens: a paused realm is a 409 JSON reply, not an event", async () => {
+    const realmId = await newRealm(server);
+    const id = await createAgent(server, realmId);
+    expect((await call(server, "PATCH", `/api/realms/${realmId}`, { status: "Paused" })).status).toBe(200);
+    const response = await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "hi", stream: true },
+    });
+    expect(response.status).toBe(409);
+    expect(((await response.json()) as { error: string }).error).toContain("paused");
+  });
+});
+
+describe("an agent's turn streamed on /v1 to the official client", () => {
+  const client = (apiKey = TEST_ADMIN_KEY) =>
+    new OpenAI({ apiKey, baseURL: `${server.url}/v1`, maxRetries: 0 });
+
+  it("arrives chunk by chunk: the tool call as OpenAI streams one, then the text, then stop", async () => {
+    const id = await createAgent(server, await newRealm(server), { tools: ["tool::hash_compute"] });
+    fake.reply({ toolCalls: [HASH_CALL] }, { content: "Hashed it for you." });
+    const stream = await client().chat.completions.create({
+      model: `agent:${id}`,
+      messages: [{ role: "user", content: "hash abc" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks[0].choices[0].delta).toMatchObject({ role: "assistant" });
+    expect(chunks[0].model).toBe("gpt-4o");
+    const toolDelta = chunks.find((chunk) => chunk.choices[0]?.delta.tool_calls);
+    expect(toolDelta?.choices[0].delta.tool_calls?.[0]).toMatchObject({
+      index: 0,
+      type: "function",
+      function: { name: "tool__hash_compute", arguments: JSON.stringify({ text: "abc" }) },
+    });
+    const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? "").join("");
+    expect(text).toBe("Hashed it for you.");
+    expect(chunks.filter((chunk) => chunk.choices[0]?.delta.content).length).toBeGreaterThan(1);
+    expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe("stop");
+    expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
+  });
+
+  it("answers an agent over budget with a real 402 before the first byte", async () => {
+    const realmId = await newRealm(server);
+    const id = await createAgent(server, realmId);
+    const budget = await call(server, "POST", "/api/ledger/budget", {
+      realmId,
+      agentId: id,
+      monthlyCents: 0,
+      hardLimit: true,
+    });
+    expect(budget.status).toBeLessThan(300);
+    const key = await realmKey(server, realmId);
+    const refused = await client(key)
+      .chat.completions.create({
+        model: `agent:${id}`,
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
+  });
+});
