@@ -45,15 +45,7 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       const agents = await readAllPages<{ id: string; createdAt: string }>(list("agent::list"), {}, "agents");
       return {
         object: "list",
-        data: [
-          ...models.map((m) => ({ id: m.id, object: "model", created: 0, owned_by: m.provider })),
-          ...agents.map((a) => ({
-            id: `agent:${a.id}`,
-            object: "model",
-            created: Math.floor(Date.parse(a.createdAt) / 1000),
-            owned_by: "agentos",
-          })),
-        ],
+        data: [...models.map(catalogModel), ...agents.map(agentModel)],
       };
     },
   );
@@ -63,9 +55,53 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
     function_id: "openai::chat_completions",
     config: { api_path: "/v1/chat/completions", http_method: "POST", envelope: true },
   });
+  worker.registerFunction(
+    {
+      id: "openai::model",
+      description: "One OpenAI-compatible model: a catalog id or alias, or agent:<id>",
+      input: z.strictObject({ model: z.string().min(1).max(512) }),
+    },
+    async ({ model }) => {
+      if (model.startsWith("agent:")) {
+        const agent = (await deps.trigger({
+          function_id: "agent::get",
+          payload: { id: model.slice(6) },
+        })) as {
+          id: string;
+          createdAt: string;
+        };
+        return agentModel(agent);
+      }
+      const entry = (await deps.trigger({ function_id: "catalog::resolve", payload: { model } })) as {
+        id: string;
+        provider: string;
+      };
+      return catalogModel(entry);
+    },
+  );
+
   worker.registerTrigger({
     type: "http",
     function_id: "openai::models",
     config: { api_path: "/v1/models", http_method: "GET" },
   });
+  worker.registerTrigger({
+    type: "http",
+    function_id: "openai::model",
+    config: { api_path: "/v1/models/:model", http_method: "GET" },
+  });
 }
+
+const catalogModel = (model: { id: string; provider: string }) => ({
+  id: model.id,
+  object: "model",
+  created: 0,
+  owned_by: model.provider,
+});
+
+const agentModel = (agent: { id: string; createdAt: string }) => ({
+  id: `agent:${agent.id}`,
+  object: "model",
+  created: Math.floor(Date.parse(agent.createdAt) / 1000),
+  owned_by: "agentos",
+});

@@ -163,4 +163,20 @@ describe("GET /v1/models", () => {
     expect(ids).toContain("gpt-4o");
     expect(ids).toContain(`agent:${created.id}`);
   });
+
+  it("retrieves one model: a catalog id, an alias (as its id), an agent; an unknown one is OpenAI's 404", async () => {
+    const created = await json(
+      await env.server.request("/api/agents", { method: "POST", json: { name: "one", model: "gpt-4o" } }),
+    );
+    expect(await client.models.retrieve("gpt-4o")).toMatchObject({
+      id: "gpt-4o",
+      object: "model",
+      owned_by: "openai",
+    });
+    expect((await client.models.retrieve("sonnet")).id).toBe("claude-sonnet-4-6");
+    expect(await client.models.retrieve(`agent:${created.id}`)).toMatchObject({ owned_by: "agentos" });
+    const missing = await client.models.retrieve("gpt-9000").catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((missing as InstanceType<typeof OpenAI.NotFoundError>).message).toContain("gpt-9000");
+  });
 });
