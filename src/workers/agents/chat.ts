@@ -10,6 +10,7 @@ import { conflict } from "../../shared/errors.ts";
 import { checkBudget, recordTurnCost } from "./accounting.ts";
 import type { Agent } from "./schema.ts";
 import { appendTurn, openSession, recentMessages, type StoredMessage } from "./store.ts";
+import { keepExchange } from "./threads.ts";
 import { agentToolIds, buildToolSet, type FunctionInfo } from "./tools.ts";
 
 export interface ChatDeps {
@@ -114,6 +115,8 @@ export interface AgentCompletion {
   maxTokens?: number;
   /** False: the model answers without the agent's tools (a tool that asks the agent's model, say). */
   withTools?: boolean;
+  /** Keep the exchange in the session this conversation continues (the `/v1` endpoint's default). */
+  keep?: boolean;
 }
 
 /** The agent answering a conversation it is given (the OpenAI-compatible endpoint): no session is kept. */
@@ -123,7 +126,7 @@ export async function agentCompletion(
   call: AgentCompletion,
   signal?: AbortSignal,
   progress?: (event: TurnProgress) => void,
-): Promise<GenerateResult> {
+): Promise<GenerateResult & { sessionId?: string }> {
   const choices = await modelChoices(deps, agent);
   const registered = await registeredFunctions(deps);
   const lastUser = [...call.messages].reverse().find((m) => m.role === "user");
@@ -132,7 +135,7 @@ export async function agentCompletion(
   const system = [await systemPrompt(deps, registered, agent, query, undefined), call.system]
     .filter(Boolean)
     .join("\n\n");
-  return runModel(deps, registered, agent, choices, {
+  const result = await runModel(deps, registered, agent, choices, {
     system,
     messages: call.messages,
     sessionId: null,
@@ -142,6 +145,9 @@ export async function agentCompletion(
     signal,
     progress,
   });
+  if (!call.keep) return result;
+  signal?.throwIfAborted();
+  return { ...result, sessionId: await keepExchange(deps.state, agent.id, call.messages, result) };
 }
 
 async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]> {

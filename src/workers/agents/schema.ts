@@ -154,6 +154,8 @@ export const completeInput = z.strictObject({
   maxTokens: z.number().int().min(1).max(1_000_000).optional(),
   /** false: answer without the agent's tools. */
   withTools: z.boolean().optional(),
+  /** Keep the exchange in a session, the one this conversation continues (see threads.ts). */
+  keep: z.boolean().optional(),
 });
 
 export const authorizeInput = z.strictObject({

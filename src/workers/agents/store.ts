@@ -71,6 +71,9 @@ export async function openSession(
   return session;
 }
 
+/** The agent's `/v1` conversations by the hash of their messages so far (see threads.ts). */
+export const threadsScope = (agentId: string) => `agent_threads:${agentId}`;
+
 const GENERATED_SESSION_ID = /^session-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const sequenceKey = (n: number) => String(n).padStart(10, "0");
@@ -135,6 +138,8 @@ export async function appendTurn(
 
 /** Every record of the agent: its sessions and their messages, then the agent itself. */
 export async function deleteAgentData(state: StateClient, agentId: string): Promise<void> {
+  const threads = threadsScope(agentId);
+  for await (const record of state.scan(threads)) await state.delete(threads, record.key);
   for (const session of await listSessions(state, agentId)) {
     const scope = messagesScope(agentId, session.id);
     for await (const record of state.scan(scope)) await state.delete(scope, record.key);

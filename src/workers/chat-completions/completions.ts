@@ -171,6 +171,8 @@ function runAgent(
       ...(system ? { system } : {}),
       ...(request.temperature != null ? { temperature: request.temperature } : {}),
       ...(maxTokensOf(request) ? { maxTokens: maxTokensOf(request) } : {}),
+      // Kept as a session unless the client says `store: false` (OpenAI's own switch for keeping chats).
+      keep: request.store !== false,
     },
   }) as Promise<GenerateResult>;
 }

@@ -32,6 +32,8 @@ export const chatCompletionRequest = z.looseObject({
   model: z.string().min(1, "model is required").max(256),
   messages: z.array(openAiMessage).min(1, "messages must not be empty").max(1000),
   stream: z.boolean().optional(),
+  /** For an agent: false keeps the conversation out of the agent's sessions (kept by default). */
+  store: z.boolean().optional().nullable(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).optional().nullable(),
   temperature: z.number().min(0).max(2).optional().nullable(),
   max_tokens: z.number().int().min(1).optional().nullable(),

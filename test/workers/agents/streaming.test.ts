@@ -164,3 +164,52 @@ describe("an agent's turn streamed on /v1 to the official client", () => {
     expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
   });
 });
+
+describe("an agent's /v1 conversations kept as sessions", () => {
+  const client = () => new OpenAI({ apiKey: TEST_ADMIN_KEY, baseURL: `${server.url}/v1`, maxRetries: 0 });
+  const sessions = async (id: string) => (await call(server, "GET", `/api/agents/${id}/sessions`)).body;
+
+  it("continues one session while the client sends the conversation back; a new one starts another", async () => {
+    const id = await createAgent(server, await newRealm(server));
+    const ask = (messages: OpenAI.ChatCompletionMessageParam[]) =>
+      client().chat.completions.create({ model: `agent:${id}`, messages });
+    fake.reply({ content: "Hello there." }, { content: "Twice now." }, { content: "Fresh start." });
+    const first = await ask([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "hi" },
+    ]);
+    await ask([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "hi" },
+      { role: "assistant", content: first.choices[0].message.content },
+      { role: "user", content: "again" },
+    ]);
+    await ask([{ role: "user", content: "something else" }]);
+    const listed = await sessions(id);
+    const all = listed.sessions ?? listed;
+    expect(all).toHaveLength(2);
+    const messagesOf = async (sessionId: string) =>
+      (await call(server, "GET", `/api/agents/${id}/sessions/${sessionId}`)).body.messages.map(
+        (m: { role: string; content: string }) => `${m.role}: ${m.content}`,
+      );
+    const contents = await Promise.all(all.map((session: { id: string }) => messagesOf(session.id)));
+    expect(contents).toContainEqual([
+      "user: hi",
+      "assistant: Hello there.",
+      "user: again",
+      "assistant: Twice now.",
+    ]);
+    expect(contents).toContainEqual(["user: something else", "assistant: Fresh start."]);
+  });
+
+  it("keeps nothing when the client says store: false", async () => {
+    const id = await createAgent(server, await newRealm(server));
+    await client().chat.completions.create({
+      model: `agent:${id}`,
+      messages: [{ role: "user", content: "off the record" }],
+      store: false,
+    });
+    const listed = await sessions(id);
+    expect(listed.sessions ?? listed).toHaveLength(0);
+  });
+});
