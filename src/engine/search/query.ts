@@ -29,12 +29,17 @@ const STOP_WORDS = new Set(
  * to_tsquery: no input can form an operator, a column filter or a syntax error.
  */
 export function queryTerms(query: string): string[] {
+  return [...wordsOf(query, MAX_QUERY_TERMS)];
+}
+
+/** Every distinct word of a text as a query would see it (lower-cased, stop words left out). */
+export function wordsOf(text: string, max = Number.POSITIVE_INFINITY): Set<string> {
   const terms = new Set<string>();
-  for (const [word] of query.matchAll(WORD)) {
+  for (const [word] of text.matchAll(WORD)) {
     const term = word.toLowerCase();
     if (term.length > MAX_TERM_LENGTH || STOP_WORDS.has(term)) continue;
     terms.add(term);
-    if (terms.size === MAX_QUERY_TERMS) break;
+    if (terms.size === max) break;
   }
-  return [...terms];
+  return terms;
 }

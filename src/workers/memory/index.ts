@@ -3,6 +3,7 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { newId } from "../../shared/ids.ts";
 import { type MemoryEntry, memoryForgetAgentInput, memoryRecallInput, memoryStoreInput } from "./schema.ts";
+import { similarity } from "./similarity.ts";
 
 /** The text index that holds memories, one scope per agent. */
 export const MEMORY_INDEX = "memory";
@@ -43,22 +44,26 @@ export function registerMemory(worker: WorkerClient): void {
   worker.registerFunction(
     {
       id: "memory::recall",
-      description: "An agent's memories best matching a free-text query: {results: [entry + score]}",
+      description:
+        "An agent's memories best matching a free-text query: {results: [entry + score in [0, 1] + relevance]}",
       input: memoryRecallInput,
     },
     async ({ agentId, query, limit }) => {
       const { results } = await search.query<MemoryEntry>(MEMORY_INDEX, agentId, query, { limit });
-      return {
-        results: results.map(({ data: entry, score }) => ({
-          id: entry.id,
-          agentId: entry.agentId,
-          sessionId: entry.sessionId,
-          role: entry.role,
-          content: entry.content,
-          score,
-          createdAt: entry.createdAt,
-        })),
-      };
+      // The index picks the best `limit` (relevance, then recency); they are shown best match first.
+      const hits = results.map(({ data: entry, score }, rank) => ({
+        id: entry.id,
+        agentId: entry.agentId,
+        sessionId: entry.sessionId,
+        role: entry.role,
+        content: entry.content,
+        score: similarity(query, entry.content),
+        relevance: score,
+        createdAt: entry.createdAt,
+        rank,
+      }));
+      hits.sort((a, b) => b.score - a.score || a.rank - b.rank);
+      return { results: hits.map(({ rank: _rank, ...hit }) => hit) };
     },
   );
 

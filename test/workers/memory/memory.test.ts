@@ -106,12 +106,24 @@ describe.each(backends)("memory worker (%s)", (_name, openIndex) => {
         "role",
         "content",
         "score",
+        "relevance",
         "createdAt",
       ]);
       expect(results[0]).toMatchObject({ agentId, sessionId: "s2", role: "note" });
       expect(results[0].score).toBeGreaterThan(results[1].score as number);
+      // All three words of five: coverage 1, precision 3/5; two of three, of five: 2/3 × (0.5 + 2/5 × 0.5).
+      expect(results[0].score).toBeCloseTo(0.8, 6);
+      expect(results[1].score).toBeCloseTo((2 / 3) * (0.5 + (2 / 5) * 0.5), 6);
       expect(await recall("pizza")).toHaveLength(1);
       expect(await recall("sushi")).toEqual([]);
+    });
+
+    it("scores an exact match 1, whatever the other memories hold (common words included)", async () => {
+      next();
+      for (let i = 0; i < 30; i++) await store({ content: `hi there, note number ${i}` });
+      await store({ content: "Hi!" });
+      const [best] = await recall("hi");
+      expect(best).toMatchObject({ content: "Hi!", score: 1 });
     });
 
     it("recalls the newer of two equal memories first", async () => {
