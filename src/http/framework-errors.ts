@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply } from "fastify";
+import { openAiShaped } from "./errors.ts";
 import { everyResponseHeaders } from "./headers.ts";
 
 /**
@@ -12,11 +13,14 @@ export function answerFrameworkError(error: FastifyError, reply: FastifyReply): 
     error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
   const message =
     error.code === "FST_ERR_BAD_URL" ? "Malformed URL" : error.message.replace(/^FST_\w+:\s*/, "");
+  const body = reply.request.url.startsWith("/v1/")
+    ? openAiShaped(status, { error: message })
+    : { error: message };
   reply
     .code(status)
     .headers(everyResponseHeaders)
     .type("application/json; charset=utf-8")
-    .send(JSON.stringify({ error: message }));
+    .send(JSON.stringify(body));
 }
 
 /** Requests Node cannot even parse as HTTP: answered on the socket, headers included, then closed. */

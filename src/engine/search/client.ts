@@ -21,6 +21,11 @@ export function searchClient(trigger: TriggerFn) {
       call<{ deleted: boolean }>("search::delete", { index, scope, id }),
     deleteScope: (index: string, scope: string) =>
       call<{ deleted: number }>("search::delete_scope", { index, scope }),
+    list: <T>(index: string, scope: string, page: { limit?: number; cursor?: string } = {}) =>
+      call<{ items: Array<{ id: string; data: T; createdAt: string }>; nextCursor: string | null }>(
+        "search::list",
+        { index, scope, ...page },
+      ),
     query: <T>(
       index: string,
       scope: string,

@@ -1,10 +1,16 @@
 import { nowIso } from "../../shared/clock.ts";
 import { andThen } from "../../shared/maybe-promise.ts";
 import type { Engine } from "../engine.ts";
-import { searchDeleteInput, searchDeleteScopeInput, searchPutInput, searchQueryInput } from "./schema.ts";
+import {
+  searchDeleteInput,
+  searchDeleteScopeInput,
+  searchListInput,
+  searchPutInput,
+  searchQueryInput,
+} from "./schema.ts";
 import type { TextIndex } from "./types.ts";
 
-/** Registers search::put|delete|delete_scope|query over one text index; workers reach it only through them. */
+/** Registers search::put|delete|delete_scope|list|query over one text index; workers reach it only through them. */
 export function registerSearchFunctions(engine: Engine, index: TextIndex): void {
   const worker = engine.worker("search", `Full-text index (${index.kind})`);
 
@@ -37,6 +43,17 @@ export function registerSearchFunctions(engine: Engine, index: TextIndex): void 
       input: searchDeleteScopeInput,
     },
     ({ index: name, scope }) => andThen(index.deleteScope(name, scope), (deleted) => ({ deleted })),
+  );
+
+  worker.registerFunction(
+    {
+      id: "search::list",
+      description:
+        "A scope's documents newest first, a page at a time: {items: [{id, data, createdAt}], nextCursor}",
+      input: searchListInput,
+    },
+    ({ index: name, scope, limit, cursor }) =>
+      index.list(name, scope, { limit, ...(cursor ? { cursor } : {}) }),
   );
 
   worker.registerFunction(

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { nowMs } from "../../shared/clock.ts";
+import { AppError } from "../../shared/errors.ts";
 import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
 import { COMMON_TERM_WINDOW, informativeTerms } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, rankScoreSql, type ScoredRow, toHits } from "./score.ts";
-import type { TextDoc, TextHit, TextIndex, TextSearchOptions } from "./types.ts";
+import type { TextDoc, TextHit, TextIndex, TextPage, TextSearchOptions } from "./types.ts";
 import { documentFields } from "./values.ts";
 
 export interface PostgresTextIndexOptions {
@@ -71,6 +72,10 @@ function sqlFor(docs: string, scopes: string, gin: string) {
     delete: deleteSql(docs, scopes, "AND id = $3"),
     deleteScope: deleteSql(docs, scopes, ""),
     count: `SELECT docs AS n FROM ${scopes} WHERE idx = $1 AND scope = $2`,
+    /** Newest first through the (idx, scope, created_ms) index; $3/$4 the last page's end, $5 limit. */
+    page: `SELECT id, data, created_at, created_ms FROM ${docs}
+      WHERE idx = $1 AND scope = $2 AND ($3::float8 IS NULL OR (created_ms, id) < ($3::float8, $4::text))
+      ORDER BY created_ms DESC, id DESC LIMIT $5`,
     /**
      * $3 scope token, $4 the terms (each quoted for to_tsquery), $5 their OR, $6 now, $7 half-life,
      * $8 limit. `hits` pairs each matching document with each term it holds (the GIN index finds
@@ -170,6 +175,23 @@ export class PostgresTextIndex implements TextIndex {
     return this.number("count", [index, scope]);
   }
 
+  async list(index: string, scope: string, page: { limit: number; cursor?: string }): Promise<TextPage> {
+    const after = page.cursor === undefined ? null : pageCursor(page.cursor);
+    const rows = await this.query<{ id: string; data: string; created_at: string; created_ms: number }>(
+      "page",
+      [index, scope, after?.ms ?? null, after?.id ?? null, page.limit + 1],
+    );
+    const shown = rows.slice(0, page.limit);
+    const end = shown.at(-1);
+    return {
+      items: shown.map((row) => ({ id: row.id, data: JSON.parse(row.data), createdAt: row.created_at })),
+      nextCursor:
+        rows.length > page.limit && end
+          ? Buffer.from(JSON.stringify([end.created_ms, end.id])).toString("base64url")
+          : null,
+    };
+  }
+
   async search(index: string, scope: string, query: string, options: TextSearchOptions): Promise<TextHit[]> {
     const terms = await this.informative(
       index,
@@ -219,4 +241,14 @@ export class PostgresTextIndex implements TextIndex {
   private query<T extends object>(statement: Statement, values: unknown[]): Promise<T[]> {
     return namedQuery<T>(this.pool, `agentos_search_${statement}`, this.sql[statement], values);
   }
+}
+
+function pageCursor(cursor: string): { ms: number; id: string } {
+  try {
+    const [ms, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [unknown, unknown];
+    if (typeof ms === "number" && typeof id === "string") return { ms, id };
+  } catch {
+    // Not ours: refused below.
+  }
+  throw new AppError("validation", "cursor: not a cursor this listing gave");
 }

@@ -23,6 +23,13 @@ export const searchDeleteInput = z.strictObject({ index: indexSchema, scope: sco
 
 export const searchDeleteScopeInput = z.strictObject({ index: indexSchema, scope: scopeSchema });
 
+export const searchListInput = z.strictObject({
+  index: indexSchema,
+  scope: scopeSchema,
+  limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(50),
+  cursor: z.string().min(1).max(512).optional(),
+});
+
 export const searchQueryInput = z.strictObject({
   index: indexSchema,
   scope: scopeSchema,

@@ -7,7 +7,7 @@ import { COMMON_TERM_WINDOW, informativeTerms, MIN_ENTRIES } from "./common-term
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, toHits } from "./score.ts";
 import { type RankerOptions, SqliteRanker } from "./sqlite-rank.ts";
-import type { TextDoc, TextHit, TextIndex, TextSearchOptions } from "./types.ts";
+import type { TextDoc, TextHit, TextIndex, TextPage, TextSearchOptions } from "./types.ts";
 import { documentFields } from "./values.ts";
 
 /** Answers synchronously on success; a failure is a rejected promise, as from any async backend. */
@@ -117,6 +117,11 @@ export class SqliteTextIndex implements TextIndex {
       deleteScopeText: prepare("DELETE FROM search_fts WHERE rowid BETWEEN ? AND ?"),
       countDocs: prepare("UPDATE search_meta SET value = value + ? WHERE key = 'docs'"),
       count: prepare("SELECT count(*) AS n FROM search_docs WHERE rowid BETWEEN ? AND ?"),
+      // A rowid's slot is its creation time within the scope: newest first is rowid order.
+      page: prepare(
+        `SELECT rowid, id, data, created_at FROM search_docs WHERE rowid BETWEEN ? AND ?
+         ORDER BY rowid DESC LIMIT ?`,
+      ),
       // The scope's newest entries (the common-term window): its oldest rowid and its size.
       window: prepare(
         `SELECT min(rowid) AS first, count(*) AS n FROM (SELECT rowid FROM search_docs
@@ -175,6 +180,25 @@ export class SqliteTextIndex implements TextIndex {
       const base = this.scopeBase(index, scope);
       if (base === null) return 0;
       return Number((this.statements.count.get(base, base + SLOTS - 1n) as { n: bigint }).n);
+    });
+  }
+
+  list(index: string, scope: string, page: { limit: number; cursor?: string }): MaybePromise<TextPage> {
+    return settle(() => {
+      const base = this.scopeBase(index, scope);
+      if (base === null) return { items: [], nextCursor: null };
+      const last = page.cursor === undefined ? base + SLOTS - 1n : rowidCursor(page.cursor) - 1n;
+      const rows = this.statements.page.all(base, last, page.limit + 1) as Array<{
+        rowid: bigint;
+        id: string;
+        data: string;
+        created_at: string;
+      }>;
+      const shown = rows.slice(0, page.limit);
+      return {
+        items: shown.map((row) => ({ id: row.id, data: JSON.parse(row.data), createdAt: row.created_at })),
+        nextCursor: rows.length > page.limit ? String(shown.at(-1)?.rowid) : null,
+      };
     });
   }
 
@@ -280,4 +304,10 @@ export class SqliteTextIndex implements TextIndex {
     this.statements.deleteDoc.run(rowid);
     this.statements.countDocs.run(-1);
   }
+}
+
+function rowidCursor(cursor: string): bigint {
+  if (!/^[0-9]{1,19}$/.test(cursor))
+    throw new AppError("validation", "cursor: not a cursor this listing gave");
+  return BigInt(cursor);
 }

@@ -15,6 +15,11 @@ export interface TextSearchOptions {
   recencyHalfLifeMs?: number;
 }
 
+export interface TextPage {
+  items: Array<{ id: string; data: unknown; createdAt: string }>;
+  nextCursor: string | null;
+}
+
 export interface TextHit {
   id: string;
   data: unknown;
@@ -41,5 +46,7 @@ export interface TextIndex {
   deleteScope(index: string, scope: string): MaybePromise<number>;
   search(index: string, scope: string, query: string, options: TextSearchOptions): MaybePromise<TextHit[]>;
   count(index: string, scope: string): MaybePromise<number>;
+  /** The scope's documents newest first, a page at a time (`cursor`: the last page's nextCursor). */
+  list(index: string, scope: string, page: { limit: number; cursor?: string }): MaybePromise<TextPage>;
   close(): Promise<void>;
 }

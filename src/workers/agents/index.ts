@@ -26,6 +26,8 @@ import {
   completeInput,
   createAgentInput,
   listInput,
+  memoryDeleteRouteInput,
+  memoryListRouteInput,
   memoryRouteInput,
   messageRouteInput,
   purgeRealmInput,
@@ -248,6 +250,45 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
     },
   );
 
+  worker.registerFunction(
+    {
+      id: "agent::memory_list",
+      description: "An agent's memories newest first: {memories, nextCursor}",
+      input: memoryListRouteInput,
+    },
+    async ({ id, limit, cursor }, ctx) => {
+      await load(id, ctx);
+      return trigger({
+        function_id: "memory::list",
+        payload: { agentId: id, limit, ...(cursor ? { cursor } : {}) },
+      });
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::memory_delete",
+      description: "Forget one memory of an agent",
+      input: memoryDeleteRouteInput,
+    },
+    async ({ id, memoryId }, ctx) => {
+      await load(id, ctx);
+      return trigger({ function_id: "memory::delete", payload: { agentId: id, id: memoryId } });
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::memory_clear",
+      description: "Forget every memory of an agent: {deleted}",
+      input: agentIdInput,
+    },
+    async ({ id }, ctx) => {
+      await load(id, ctx);
+      return trigger({ function_id: "memory::forget_agent", payload: { agentId: id } });
+    },
+  );
+
   worker.registerRoute("agent::list", "GET", "/api/agents");
   worker.registerRoute("agent::create", "POST", "/api/agents", { status: 201 });
   worker.registerRoute("agent::get", "GET", "/api/agents/:id");
@@ -257,4 +298,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   worker.registerRoute("agent::sessions", "GET", "/api/agents/:id/sessions");
   worker.registerRoute("agent::session", "GET", "/api/agents/:id/sessions/:sessionId");
   worker.registerRoute("agent::memory", "POST", "/api/agents/:id/memory");
+  worker.registerRoute("agent::memory_list", "GET", "/api/agents/:id/memory");
+  worker.registerRoute("agent::memory_clear", "DELETE", "/api/agents/:id/memory");
+  worker.registerRoute("agent::memory_delete", "DELETE", "/api/agents/:id/memory/:memoryId");
 }

@@ -145,6 +145,17 @@ export const memoryRouteInput = z.strictObject({
   limit: queryInt("limit", 1, 200).default(10),
 });
 
+export const memoryListRouteInput = z.strictObject({
+  id: z.string().min(1).max(256),
+  limit: queryInt("limit", 1, 200).default(50),
+  cursor: z.string().min(1).max(512).optional(),
+});
+
+export const memoryDeleteRouteInput = z.strictObject({
+  id: z.string().min(1).max(256),
+  memoryId: z.string().min(1).max(256),
+});
+
 /** The agent answering a whole conversation (AI SDK model messages), without a session. */
 export const completeInput = z.strictObject({
   agentId: z.string().min(1).max(256),

@@ -1,8 +1,16 @@
 import { searchClient } from "../../engine/search/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { nowIso } from "../../shared/clock.ts";
+import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { type MemoryEntry, memoryForgetAgentInput, memoryRecallInput, memoryStoreInput } from "./schema.ts";
+import {
+  type MemoryEntry,
+  memoryDeleteInput,
+  memoryForgetAgentInput,
+  memoryListInput,
+  memoryRecallInput,
+  memoryStoreInput,
+} from "./schema.ts";
 import { similarity } from "./similarity.ts";
 
 /** The text index that holds memories, one scope per agent. */
@@ -64,6 +72,34 @@ export function registerMemory(worker: WorkerClient): void {
       }));
       hits.sort((a, b) => b.score - a.score || a.rank - b.rank);
       return { results: hits.map(({ rank: _rank, ...hit }) => hit) };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "memory::list",
+      description: "An agent's memories newest first, a page at a time: {memories, nextCursor}",
+      input: memoryListInput,
+    },
+    async ({ agentId, limit, cursor }) => {
+      const page = await search.list<MemoryEntry>(MEMORY_INDEX, agentId, {
+        limit,
+        ...(cursor ? { cursor } : {}),
+      });
+      return { memories: page.items.map((item) => item.data), nextCursor: page.nextCursor };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "memory::delete",
+      description: "Forget one memory of an agent: 404 when it has no such memory",
+      input: memoryDeleteInput,
+    },
+    async ({ agentId, id }) => {
+      const { deleted } = await search.delete(MEMORY_INDEX, agentId, id);
+      if (!deleted) throw notFound(`Memory ${id} not found for agent ${agentId}`);
+      return null;
     },
   );
 

@@ -44,3 +44,14 @@ export const memoryRecallInput = z.strictObject({
 });
 
 export const memoryForgetAgentInput = z.strictObject({ agentId });
+
+export const memoryListInput = z.strictObject({
+  agentId,
+  limit: z.number().int().min(1).max(MAX_RECALL_LIMIT).default(50),
+  cursor: z.string().min(1).max(512).optional(),
+});
+
+export const memoryDeleteInput = z.strictObject({
+  agentId,
+  id: storableText("id", 256).min(1, "id must not be empty"),
+});

@@ -207,6 +207,28 @@ export function textIndexContract(
       expect(ids(await search("invoice"))).toEqual(["again"]);
     });
 
+    it("lists a scope's documents newest first, page by page, each once, and only that scope's", async () => {
+      const other = `${scope}-other`;
+      await index.put(INDEX, other, "x", { text: "elsewhere", data: null, createdAt: ago(HOUR) });
+      const times = Array.from({ length: 7 }, (_, i) => ago((10 - i) * HOUR));
+      for (let i = 0; i < 7; i++) await put(`d${i}`, `note ${i}`, times[i], { n: i });
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 10; pages++) {
+        const page = await index.list(INDEX, scope, { limit: 3, ...(cursor ? { cursor } : {}) });
+        seen.push(...page.items.map((item) => item.id));
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      expect(seen).toEqual(["d6", "d5", "d4", "d3", "d2", "d1", "d0"]);
+      const first = await index.list(INDEX, scope, { limit: 1 });
+      expect(first.items).toEqual([{ id: "d6", data: { n: 6 }, createdAt: times[6] }]);
+      expect(await index.list(INDEX, `${scope}-none`, { limit: 5 })).toEqual({ items: [], nextCursor: null });
+      await expect(
+        Promise.resolve().then(() => index.list(INDEX, scope, { limit: 2, cursor: "nope!" })),
+      ).rejects.toThrow("cursor");
+    });
+
     it("returns at most `limit` hits, best first", async () => {
       for (let i = 0; i < 30; i++)
         await put(`d${i}`, `standup notes ${"standup ".repeat(i % 3)}day ${i}`, ago(i * HOUR));
