@@ -12,6 +12,7 @@ import { stateClient } from "./engine/state/client.ts";
 import { registerStateFunctions } from "./engine/state/functions.ts";
 import { openStateStore } from "./engine/state/open.ts";
 import type { StateStore } from "./engine/state/types.ts";
+import { logTelemetry } from "./engine/telemetry.ts";
 import { LocalBus, type PubSubBus } from "./engine/trigger-types/subscribe.ts";
 import { bootstrapAdminKey } from "./http/auth/bootstrap.ts";
 import { KeyCache, watchRevocations } from "./http/auth/cache.ts";
@@ -112,6 +113,8 @@ export async function createAgentOS(config: Config, options: AgentOSOptions = {}
     engine.onInvocationError((functionId, error) =>
       metrics.observeFunctionError(functionId, (error as { code?: string })?.code ?? "internal"),
     );
+    engine.onTelemetry((event) => metrics.observe(event));
+    engine.onTelemetry(logTelemetry(logger));
     const keyCache = new KeyCache();
     registerHttpFunctions(engine, router, keyCache);
     await registerWorkers(engine, config, { background: options.background ?? true });

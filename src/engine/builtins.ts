@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type Engine, functionNotFound } from "./engine.ts";
 import { isDiscoverable } from "./function-registry.ts";
+import { TELEMETRY_FUNCTION, telemetryEvent } from "./telemetry.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
 
 const publishInput = z.strictObject({
@@ -44,6 +45,19 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
     { id: "publish", description: "Publish {data} to every subscriber of {topic}", input: publishInput },
     async ({ topic, data }) => {
       await bus.publish(topic, data);
+      return undefined;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: TELEMETRY_FUNCTION,
+      description: "Tell this process's observers (metrics, logs) about work done (see telemetry.ts)",
+      input: telemetryEvent,
+      metadata: { internal: true },
+    },
+    (event) => {
+      engine.observe(event);
       return undefined;
     },
   );

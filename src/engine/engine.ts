@@ -4,6 +4,7 @@ import { AppError, describeZodError, FUNCTION_NOT_FOUND } from "../shared/errors
 import { newId } from "../shared/ids.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
 import { FunctionRegistry } from "./function-registry.ts";
+import type { TelemetryEvent } from "./telemetry.ts";
 import { TriggerRegistry } from "./trigger-registry.ts";
 import {
   type FunctionDefinition,
@@ -39,6 +40,7 @@ export class Engine {
   readonly triggers: TriggerRegistry;
   private readonly workers = new Map<string, WorkerInfo>();
   private readonly errorListeners: InvocationErrorListener[] = [];
+  private readonly telemetryListeners: Array<(event: TelemetryEvent) => void> = [];
   private readonly pendingVoid = new Set<Promise<unknown>>();
   private readonly shutdownHooks: Array<() => Promise<void>> = [];
 
@@ -121,6 +123,21 @@ export class Engine {
 
   onInvocationError(listener: InvocationErrorListener): void {
     this.errorListeners.push(listener);
+  }
+
+  /** Observers of telemetry (metrics, logs); a failing one disturbs neither the others nor the work. */
+  onTelemetry(listener: (event: TelemetryEvent) => void): void {
+    this.telemetryListeners.push(listener);
+  }
+
+  observe(event: TelemetryEvent): void {
+    for (const listener of this.telemetryListeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger.error({ err: error, event: event.type }, "telemetry listener failed");
+      }
+    }
   }
 
   /**

@@ -1,4 +1,5 @@
 import { Counter, Histogram, Registry } from "prom-client";
+import type { TelemetryEvent } from "../engine/telemetry.ts";
 
 /** Prometheus metrics of one server instance (its own registry, so test servers never collide). */
 export class HttpMetrics {
@@ -22,6 +23,74 @@ export class HttpMetrics {
     labelNames: ["function", "code"],
     registers: [this.registry],
   });
+
+  private readonly tokens = new Counter({
+    name: "agentos_llm_tokens_total",
+    help: "Model tokens by provider, model, realm and direction (input or output)",
+    labelNames: ["provider", "model", "realm", "direction"],
+    registers: [this.registry],
+  });
+  private readonly cost = new Counter({
+    name: "agentos_llm_cost_usd_total",
+    help: "Model cost in US dollars by provider, model and realm",
+    labelNames: ["provider", "model", "realm"],
+    registers: [this.registry],
+  });
+  private readonly modelCalls = new Histogram({
+    name: "agentos_llm_call_duration_seconds",
+    help: "Model call duration (a stream: until its last part) by provider, model and outcome",
+    labelNames: ["provider", "model", "outcome"],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120],
+    registers: [this.registry],
+  });
+  private readonly toolCalls = new Counter({
+    name: "agentos_tool_calls_total",
+    help: "Agents' tool calls by tool and outcome (ok, error, denied)",
+    labelNames: ["tool", "outcome"],
+    registers: [this.registry],
+  });
+  private readonly pulseRuns = new Counter({
+    name: "agentos_pulse_runs_total",
+    help: "Pulse runs by outcome (completed, failed, skipped)",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  private readonly workflowRuns = new Counter({
+    name: "agentos_workflow_runs_total",
+    help: "Workflow run lifecycle events by event (started, completed, failed, cancelled)",
+    labelNames: ["event"],
+    registers: [this.registry],
+  });
+  private readonly workflowSteps = new Counter({
+    name: "agentos_workflow_steps_total",
+    help: "Workflow steps by status (completed, failed, skipped)",
+    labelNames: ["status"],
+    registers: [this.registry],
+  });
+
+  /** The service's work as counters and histograms (see engine/telemetry.ts). */
+  observe(event: TelemetryEvent): void {
+    switch (event.type) {
+      case "model_usage":
+        this.tokens.labels(event.provider, event.model, event.realmId, "input").inc(event.inputTokens);
+        this.tokens.labels(event.provider, event.model, event.realmId, "output").inc(event.outputTokens);
+        this.cost.labels(event.provider, event.model, event.realmId).inc(event.costUsd);
+        break;
+      case "model_call":
+        this.modelCalls.labels(event.provider, event.model, event.outcome).observe(event.durationMs / 1000);
+        break;
+      case "tool_call":
+        this.toolCalls.labels(event.tool, event.outcome).inc();
+        break;
+      case "pulse_run":
+        this.pulseRuns.labels(event.outcome).inc();
+        break;
+      case "workflow":
+        if (event.step) this.workflowSteps.labels(event.step.status).inc();
+        else this.workflowRuns.labels(event.event).inc();
+        break;
+    }
+  }
 
   /** Label children by method, route template and status: label lookups are the costly part per request. */
   private readonly children = new Map<

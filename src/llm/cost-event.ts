@@ -1,4 +1,5 @@
 import { publishEvent } from "../engine/events.ts";
+import { report } from "../engine/telemetry.ts";
 import type { TriggerFn } from "../engine/types.ts";
 import { nowIso } from "../shared/clock.ts";
 import { isAppError } from "../shared/errors.ts";
@@ -51,4 +52,13 @@ export async function recordCost(trigger: TriggerFn, event: CostEvent): Promise<
   );
   // `recorded`: the ledger's subscribers on every node skip it, instead of each finding the claim.
   publishEvent(trigger, "cost.incurred", { ...event, recorded });
+  report(trigger, {
+    type: "model_usage",
+    provider: event.provider,
+    model: event.model,
+    realmId: event.realmId,
+    inputTokens: event.inputTokens,
+    outputTokens: event.outputTokens,
+    costUsd: event.cost,
+  });
 }

@@ -1,11 +1,14 @@
 import {
   generateText,
   type LanguageModel,
+  type LanguageModelMiddleware,
   type ModelMessage,
   stepCountIs,
   streamText,
   type ToolSet,
+  wrapLanguageModel,
 } from "ai";
+import { report } from "../engine/telemetry.ts";
 import type { TriggerFn } from "../engine/types.ts";
 import { AppError, isAppError } from "../shared/errors.ts";
 import { providerError } from "./provider-errors.ts";
@@ -238,7 +241,58 @@ async function resolveModel(choice: ModelChoice, request: GenerateRequest): Prom
   const { model, provider } = choice;
   const apiKey = await apiKeyOf(provider, request.env, request.trigger);
   if (!apiKey && !provider.local) throw missingKey(provider);
-  return languageModel(model, provider, baseUrlOf(provider, request.env), apiKey ?? "not-needed");
+  const base = languageModel(model, provider, baseUrlOf(provider, request.env), apiKey ?? "not-needed");
+  return wrapLanguageModel({ model: base as WrappableModel, middleware: timed(choice, request.trigger) });
+}
+
+type WrappableModel = Parameters<typeof wrapLanguageModel>[0]["model"];
+
+/** Each model call's duration and outcome as telemetry (a stream: until its last part). */
+function timed(choice: ModelChoice, trigger: TriggerFn): LanguageModelMiddleware {
+  const tell = (started: number, outcome: "ok" | "error") =>
+    report(trigger, {
+      type: "model_call",
+      provider: choice.provider.id,
+      model: choice.model.id,
+      durationMs: performance.now() - started,
+      outcome,
+    });
+  return {
+    wrapGenerate: async ({ doGenerate }) => {
+      const started = performance.now();
+      try {
+        const result = await doGenerate();
+        tell(started, "ok");
+        return result;
+      } catch (error) {
+        tell(started, "error");
+        throw error;
+      }
+    },
+    wrapStream: async ({ doStream }) => {
+      const started = performance.now();
+      let result: Awaited<ReturnType<typeof doStream>>;
+      try {
+        result = await doStream();
+      } catch (error) {
+        tell(started, "error");
+        throw error;
+      }
+      let failed = false;
+      const watched = result.stream.pipeThrough(
+        new TransformStream({
+          transform(part, controller) {
+            if ((part as { type?: string }).type === "error") failed = true;
+            controller.enqueue(part);
+          },
+          flush() {
+            tell(started, failed ? "error" : "ok");
+          },
+        }),
+      );
+      return { ...result, stream: watched };
+    },
+  };
 }
 
 function usageOf(

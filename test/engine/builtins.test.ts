@@ -65,6 +65,7 @@ describe("engine::functions::list", () => {
       "engine::functions::ids",
       "engine::functions::info",
       "engine::functions::list",
+      "engine::telemetry",
       "engine::workers::list",
     ]);
     expect((await listFunctions({ prefix: "engine::" })).functions).toEqual([]);
@@ -100,7 +101,7 @@ describe("engine::workers::list", () => {
     expect(workers.map((w) => [w.name, w.function_count])).toEqual([
       ["alpha", 3],
       ["beta", 1],
-      ["engine", 5],
+      ["engine", 6],
     ]);
     expect(workers[0]).toMatchObject({ isolation: "in-process", runtime: "engine", status: "available" });
   });

@@ -14,6 +14,7 @@ describe("createEngine", () => {
         "engine::functions::ids",
         "engine::functions::info",
         "engine::functions::list",
+        "engine::telemetry",
         "engine::workers::list",
         "publish",
       ]);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { type AgentOS, createAgentOS } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config/env.ts";
 import type { IiiLimits } from "../../src/engine/iii/limits.ts";
+import type { Logger } from "../../src/shared/logger.ts";
 
 export const TEST_ADMIN_KEY = "test-admin-key-0123456789abcdef";
 
@@ -29,7 +30,7 @@ export interface TestServer {
 /** Starts the real service (SQLite in a temp dir) on a free port. */
 export async function startTestServer(
   overrides: Partial<Config> = {},
-  options: { iiiLimits?: Partial<IiiLimits> } = {},
+  options: { iiiLimits?: Partial<IiiLimits>; logger?: Logger } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "agentos-test-"));
   const config: Config = {

@@ -1,4 +1,5 @@
 import { jsonSchema, type ToolSet, tool } from "ai";
+import { report } from "../../engine/telemetry.ts";
 import type { Principal, TriggerFn } from "../../engine/types.ts";
 import { matchesPattern } from "../../shared/function-pattern.ts";
 import { isInternalFunction } from "../../shared/internal-functions.ts";
@@ -77,8 +78,19 @@ export function buildToolSet(
       description: info?.description ?? id,
       inputSchema: jsonSchema(schema.schema),
       execute: async (input: unknown) => {
+        const started = performance.now();
+        const tell = (outcome: "ok" | "error" | "denied") =>
+          report(trigger, {
+            type: "tool_call",
+            tool: id,
+            agentId: agent.id,
+            outcome,
+            durationMs: performance.now() - started,
+            argumentNames: isJsonObject(input) ? Object.keys(input).slice(0, 100) : [],
+          });
         if (!mayCall(agent, id)) {
           onRun({ functionId: id, input, ok: false });
+          tell("denied");
           return { error: `Agent ${agent.id} may not call ${id}` };
         }
         const payload = isJsonObject(input) ? { ...input } : {};
@@ -86,9 +98,11 @@ export function buildToolSet(
         try {
           const result = await trigger({ function_id: id, payload, auth: agentPrincipal(agent) });
           onRun({ functionId: id, input, ok: true });
+          tell("ok");
           return result ?? null;
         } catch (error) {
           onRun({ functionId: id, input, ok: false });
+          tell("error");
           return { error: (error as Error).message };
         }
       },

@@ -1,5 +1,6 @@
 import { DEFAULT_TIMEOUT_MS } from "../../engine/engine.ts";
 import type { StateClient } from "../../engine/state/client.ts";
+import { report } from "../../engine/telemetry.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError, isAppError } from "../../shared/errors.ts";
@@ -95,6 +96,14 @@ export async function executePulse(
     ...(outcome.ok ? { output: outcome.content.slice(0, OUTPUT_LIMIT) } : { error: outcome.error }),
   };
   await saveRun(deps.state, key, finished);
+  report(deps.trigger, {
+    type: "pulse_run",
+    agentId: plan.agentId,
+    realmId: plan.realmId,
+    outcome: outcome.ok ? "completed" : "failed",
+    durationMs: Math.max(0, Date.parse(finished.finishedAt as string) - Date.parse(started.startedAt)),
+    ...(outcome.ok ? {} : { reason: outcome.error.slice(0, 1000) }),
+  });
   return finished;
 }
 

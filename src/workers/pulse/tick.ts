@@ -1,3 +1,4 @@
+import { report } from "../../engine/telemetry.ts";
 import { systemPrincipal } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { isAppError, isFunctionNotFound } from "../../shared/errors.ts";
@@ -39,6 +40,9 @@ export async function tick(deps: TickDeps, input: TickInput): Promise<PulseRun |
     return skip("not_registered");
   }
   const result = await gatedRun(deps, config);
+  if ("skipped" in result) {
+    report(deps.trigger, { type: "pulse_run", agentId, realmId, outcome: "skipped", reason: result.reason });
+  }
   const scheduledTime = typeof input.scheduled_time === "string" ? input.scheduled_time : undefined;
   // Best effort: the tick's outcome matters more than its bookkeeping.
   await saveLastTick(deps.state, realmId, agentId, {
