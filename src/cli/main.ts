@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { serviceVersion } from "../shared/version.ts";
+import { agentsChat, agentsCreate, agentsDelete, agentsList, agentsUpdate } from "./agents.ts";
 import {
   channelsBind,
   channelsList,
@@ -13,6 +14,19 @@ import {
   keysList,
   keysRevoke,
 } from "./commands.ts";
+import {
+  functionsList,
+  realmsCreate,
+  realmsDelete,
+  realmsExport,
+  realmsGet,
+  realmsImport,
+  realmsList,
+  realmsSetStatus,
+  workflowsList,
+  workflowsRun,
+  workflowsRuns,
+} from "./daily.ts";
 import { migrateFramework, migrateReport, migrateScan } from "./migrate.ts";
 import { serve } from "./serve.ts";
 
@@ -96,6 +110,112 @@ keys
   .action(keysCreate);
 keys.command("list").description("List API keys (ids and labels, never the keys)").action(keysList);
 keys.command("revoke <id>").description("Revoke an API key by id").action(keysRevoke);
+
+const JSON_HELP = "print JSON instead of a table";
+
+const agents = program.command("agents").description("Agents of the running service");
+agents
+  .command("list")
+  .description("List agents")
+  .option("--realm <realmId>", "only this realm's")
+  .option("--json", JSON_HELP)
+  .action(agentsList);
+agents
+  .command("create <name>")
+  .description("Create an agent (the best configured model unless --model)")
+  .option("--model <model>", "catalog id or alias")
+  .option("--prompt <text>", "system prompt")
+  .option("--profile <profile>", "tool profile: chat, code, research, ops, data, full")
+  .option("--tools <ids>", "comma-separated function ids or patterns")
+  .option("--temperature <t>", "0 to 2")
+  .option("--realm <realmId>", "the realm (default: the key's, else realm-default)")
+  .option("--json", JSON_HELP)
+  .action(agentsCreate);
+agents
+  .command("update <id>")
+  .description("Change an agent's model, prompt, temperature or tools (its sessions and memory stay)")
+  .option("--model <model>", "catalog id or alias")
+  .option("--prompt <text>", "system prompt")
+  .option("--tools <ids>", "comma-separated function ids or patterns")
+  .option("--temperature <t>", "0 to 2")
+  .option("--json", JSON_HELP)
+  .action(agentsUpdate);
+agents
+  .command("delete <id>")
+  .description("Delete an agent with its sessions and memory")
+  .option("--json", JSON_HELP)
+  .action(agentsDelete);
+agents
+  .command("chat <id>")
+  .description("Talk to an agent, replies streamed (interactive unless --message)")
+  .option("--message <text>", "send one message and exit")
+  .option("--session <sessionId>", "continue this session")
+  .option("--json", "print each streamed event as a JSON line")
+  .action(agentsChat);
+
+const workflows = program.command("workflows").description("Workflows of the running service");
+workflows.command("list").description("List workflows").option("--json", JSON_HELP).action(workflowsList);
+workflows
+  .command("run <id>")
+  .description("Run a workflow and wait for it")
+  .option("--input <input>", "the run's input (JSON, or plain text)")
+  .option("--json", JSON_HELP)
+  .action(workflowsRun);
+workflows
+  .command("runs <id>")
+  .description("A workflow's runs, newest first")
+  .option("--json", JSON_HELP)
+  .action(workflowsRuns);
+
+const realms = program.command("realms").description("Realms (tenants) of the running service");
+realms.command("list").description("List realms").option("--json", JSON_HELP).action(realmsList);
+realms
+  .command("create <name>")
+  .description("Create a realm")
+  .option("--owner <owner>", "its owner (default: $USER)")
+  .option("--description <text>", "what it is for")
+  .option("--json", JSON_HELP)
+  .action(realmsCreate);
+realms.command("get <id>").description("Show a realm").option("--json", JSON_HELP).action(realmsGet);
+realms
+  .command("pause <id>")
+  .description("Pause a realm (its agents stop)")
+  .option("--json", JSON_HELP)
+  .action(realmsSetStatus("Paused"));
+realms
+  .command("resume <id>")
+  .description("Make a realm Active again")
+  .option("--json", JSON_HELP)
+  .action(realmsSetStatus("Active"));
+realms
+  .command("archive <id>")
+  .description("Archive a realm (read-only)")
+  .option("--json", JSON_HELP)
+  .action(realmsSetStatus("Archived"));
+realms
+  .command("delete <id>")
+  .description("Delete a realm and everything in it")
+  .option("--json", JSON_HELP)
+  .action(realmsDelete);
+realms
+  .command("export <id>")
+  .description("Export a realm as JSON (secrets scrubbed)")
+  .option("--file <path>", "write it to this file instead of printing it")
+  .option("--json", JSON_HELP)
+  .action(realmsExport);
+realms
+  .command("import <file>")
+  .description("Create a realm from an export document")
+  .option("--owner <owner>", "a new owner")
+  .option("--json", JSON_HELP)
+  .action(realmsImport);
+
+program
+  .command("functions")
+  .description("List the functions the service offers")
+  .option("--prefix <prefix>", "only ids starting with it")
+  .option("--json", JSON_HELP)
+  .action(functionsList);
 
 program
   .command("health")

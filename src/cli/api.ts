@@ -1,0 +1,97 @@
+import { defaultKey, serviceUrl } from "./service-call.ts";
+
+/**
+ * The running service's HTTP API as the daily commands use it: URL from AGENTOS_URL (else
+ * AGENTOS_PORT on loopback), key from AGENTOS_API_KEY (else `<data dir>/admin.key`). Failures become
+ * one-line errors saying what went wrong: unreachable service, or the API's own message and status.
+ */
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await send(method, path, body);
+  const text = await response.text();
+  const parsed = text ? (JSON.parse(text) as T & { error?: unknown }) : (null as T);
+  if (!response.ok) {
+    const message = (parsed as { error?: unknown } | null)?.error;
+    throw new Error(
+      `${typeof message === "string" ? message : text || "no answer"} (HTTP ${response.status})`,
+    );
+  }
+  return parsed;
+}
+
+/** A request whose answer is read as server-sent events: each `{event, data}` as it arrives. */
+export async function* apiEvents(
+  method: string,
+  path: string,
+  body: unknown,
+): AsyncGenerator<{ event: string; data: unknown }> {
+  const response = await send(method, path, body, { accept: "text/event-stream" });
+  if (!response.ok || !response.headers.get("content-type")?.includes("text/event-stream")) {
+    const text = await response.text();
+    let message = text;
+    try {
+      message = String((JSON.parse(text) as { error?: unknown }).error ?? text);
+    } catch {
+      // Not JSON: the text itself.
+    }
+    throw new Error(`${message} (HTTP ${response.status})`);
+  }
+  const reader = (response.body as ReadableStream<Uint8Array>)
+    .pipeThrough(new TextDecoderStream())
+    .getReader();
+  let pending = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    pending += value;
+    for (let end = pending.indexOf("\n\n"); end >= 0; end = pending.indexOf("\n\n")) {
+      const block = pending.slice(0, end);
+      pending = pending.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? "message";
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      yield { event, data: data === undefined ? null : JSON.parse(data) };
+    }
+  }
+}
+
+async function send(method: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const key = defaultKey();
+  try {
+    return await fetch(new URL(path, serviceUrl()), {
+      method,
+      headers: {
+        ...headers,
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const reason = cause?.code ?? cause?.message ?? (error as Error).message;
+    throw new Error(
+      `cannot reach the service at ${serviceUrl()}: ${reason} (start it with \`agentos serve\`)`,
+    );
+  }
+}
+
+/** `--json`: the answer as JSON; else the human form. */
+export function output(json: boolean | undefined, value: unknown, human: () => string): void {
+  process.stdout.write(`${json ? JSON.stringify(value, null, 2) : human()}\n`);
+}
+
+/** Rows as a plain text table: a header line, then one line per row, columns padded to fit. */
+export function table(columns: string[], rows: Array<Array<unknown>>): string {
+  if (rows.length === 0) return "(none)";
+  const cells = rows.map((row) =>
+    row.map((cell) => (cell === undefined || cell === null ? "" : String(cell))),
+  );
+  const widths = columns.map((column, i) =>
+    Math.max(column.length, ...cells.map((row) => (row[i] ?? "").length)),
+  );
+  const line = (row: string[]) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] as number))
+      .join("  ")
+      .trimEnd();
+  return [line(columns.map((column) => column.toUpperCase())), ...cells.map(line)].join("\n");
+}

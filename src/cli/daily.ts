@@ -1,0 +1,153 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { api, output, table } from "./api.ts";
+
+type Json = { json?: boolean };
+
+interface WorkflowRow {
+  id: string;
+  name: string;
+  realmId: string;
+  version?: number;
+  steps?: unknown[];
+}
+
+export async function workflowsList(options: Json): Promise<void> {
+  const workflows = await api<WorkflowRow[]>("GET", "/api/workflows");
+  output(options.json, workflows, () =>
+    table(
+      ["id", "name", "realm", "steps", "version"],
+      workflows.map((w) => [w.id, w.name, w.realmId, w.steps?.length, w.version]),
+    ),
+  );
+}
+
+export async function workflowsRun(id: string, options: Json & { input?: string }): Promise<void> {
+  const run = await api<{
+    runId: string;
+    status: string;
+    results?: Array<{ stepName: string; output: unknown }>;
+  }>("POST", "/api/workflows/run", {
+    workflowId: id,
+    ...(options.input !== undefined ? { input: parseInput(options.input) } : {}),
+  });
+  output(options.json, run, () => {
+    const steps = (run.results ?? []).map((r) => [r.stepName, preview(r.output)]);
+    return `Run ${run.runId}: ${run.status}\n${table(["step", "output"], steps)}`;
+  });
+}
+
+export async function workflowsRuns(id: string, options: Json): Promise<void> {
+  const answer = await api<{
+    runs: Array<{ runId: string; status: string; startedAt?: string; error?: string }>;
+  }>("GET", `/api/workflows/${encodeURIComponent(id)}/runs`);
+  output(options.json, answer, () =>
+    table(
+      ["run", "status", "started", "error"],
+      answer.runs.map((r) => [r.runId, r.status, r.startedAt, r.error]),
+    ),
+  );
+}
+
+interface RealmRow {
+  id: string;
+  name: string;
+  owner?: string;
+  status: string;
+  maxAgents?: number | null;
+}
+
+export async function realmsList(options: Json): Promise<void> {
+  const realms = await api<RealmRow[]>("GET", "/api/realms");
+  output(options.json, realms, () =>
+    table(
+      ["id", "name", "owner", "status"],
+      realms.map((r) => [r.id, r.name, r.owner, r.status]),
+    ),
+  );
+}
+
+export async function realmsCreate(
+  name: string,
+  options: Json & { owner?: string; description?: string },
+): Promise<void> {
+  const realm = await api<RealmRow>("POST", "/api/realms", {
+    name,
+    owner: options.owner ?? process.env.USER ?? "cli",
+    ...(options.description ? { description: options.description } : {}),
+  });
+  output(options.json, realm, () => `Created realm ${realm.name} (${realm.id}).`);
+}
+
+export async function realmsGet(id: string, options: Json): Promise<void> {
+  const realm = await api<RealmRow>("GET", `/api/realms/${encodeURIComponent(id)}`);
+  output(options.json, realm, () =>
+    table(["id", "name", "owner", "status"], [[realm.id, realm.name, realm.owner, realm.status]]),
+  );
+}
+
+/** pause, resume (Active) or archive a realm. */
+export function realmsSetStatus(status: "Active" | "Paused" | "Archived") {
+  return async (id: string, options: Json): Promise<void> => {
+    const realm = await api<RealmRow>("PATCH", `/api/realms/${encodeURIComponent(id)}`, { status });
+    output(options.json, realm, () => `Realm ${realm.id} is ${realm.status}.`);
+  };
+}
+
+export async function realmsDelete(id: string, options: Json): Promise<void> {
+  await api("DELETE", `/api/realms/${encodeURIComponent(id)}`);
+  output(options.json, { deleted: id }, () => `Deleted realm ${id}.`);
+}
+
+export async function realmsExport(id: string, options: Json & { file?: string }): Promise<void> {
+  const doc = await api("POST", `/api/realms/${encodeURIComponent(id)}/export`, {});
+  if (options.file) {
+    writeFileSync(options.file, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
+    output(
+      options.json,
+      { exported: id, file: options.file },
+      () => `Exported realm ${id} to ${options.file}.`,
+    );
+  } else process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+}
+
+export async function realmsImport(file: string, options: Json & { owner?: string }): Promise<void> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new Error(`${file}: not a readable JSON export document (${(error as Error).message})`);
+  }
+  const result = await api<{ realmId: string }>("POST", "/api/realms/import", {
+    data: doc,
+    ...(options.owner ? { newOwner: options.owner } : {}),
+  });
+  output(options.json, result, () => `Imported as realm ${result.realmId}.`);
+}
+
+export async function functionsList(options: Json & { prefix?: string }): Promise<void> {
+  const query = options.prefix ? `?prefix=${encodeURIComponent(options.prefix)}` : "";
+  const answer = await api<{ functions: Array<{ id: string; worker: string; description: string }> }>(
+    "GET",
+    `/api/functions${query}`,
+  );
+  output(options.json, answer.functions, () =>
+    table(
+      ["function", "worker", "description"],
+      answer.functions.map((f) => [f.id, f.worker, f.description]),
+    ),
+  );
+}
+
+/** A workflow input given on the command line: JSON when it parses as JSON, else the text itself. */
+function parseInput(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function preview(value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.ts";
+import {
+  type CliResult,
+  makeDataDir,
+  removeDir,
+  runCli,
+  type ServeProcess,
+  startServe,
+} from "../helpers/process.ts";
+
+const ADMIN_KEY = "cli-daily-admin-key-0123456789abcdef";
+let dataDir: string;
+let server: ServeProcess;
+let fake: FakeOpenAI;
+
+/** `agentos <args>` against the running service, as a user with the admin key in the environment. */
+function agentos(...args: string[]): Promise<CliResult> {
+  return runCli(args, { AGENTOS_URL: server.url, AGENTOS_API_KEY: ADMIN_KEY, AGENTOS_DATA_DIR: dataDir });
+}
+
+async function ok(...args: string[]): Promise<string> {
+  const result = await agentos(...args);
+  expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(0);
+  return result.stdout;
+}
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  dataDir = makeDataDir();
+  server = await startServe({
+    dataDir,
+    env: { AGENTOS_API_KEY: ADMIN_KEY, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl },
+  });
+});
+afterAll(async () => {
+  await server?.stop();
+  await fake?.close();
+  removeDir(dataDir);
+});
+
+describe("agentos agents", () => {
+  it("creates, lists (table and --json), updates, chats with streamed output, and deletes an agent", async () => {
+    const created = JSON.parse(await ok("agents", "create", "helper", "--prompt", "Be terse.", "--json"));
+    expect(created).toMatchObject({ name: "helper", model: "gpt-4o", systemPrompt: "Be terse." });
+    const listed = await ok("agents", "list");
+    expect(listed.split("\n")[0]).toMatch(/^ID\s+NAME\s+MODEL\s+REALM\s+STATUS$/);
+    expect(listed).toContain(`${created.id}  helper`);
+    expect(JSON.parse(await ok("agents", "list", "--json")).map((a: { id: string }) => a.id)).toContain(
+      created.id,
+    );
+
+    expect(await ok("agents", "update", created.id, "--temperature", "0.2")).toContain("Updated helper");
+    fake.reply({ content: "Hello from the agent." });
+    const chat = await ok("agents", "chat", created.id, "--message", "hi");
+    expect(chat).toContain("agent> Hello from the agent.");
+    const events = (await ok("agents", "chat", created.id, "--message", "again", "--json"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(events[0].event).toBe("start");
+    expect(events.at(-1)).toMatchObject({ event: "done", data: { content: "ok" } });
+
+    expect(await ok("agents", "delete", created.id)).toContain(`Deleted ${created.id}`);
+    expect(await ok("agents", "list")).not.toContain(created.id);
+  });
+
+  it("says what went wrong, without a stack: an unknown agent, nothing to update, an unreachable service", async () => {
+    const missing = await agentos("agents", "delete", "agent-nope");
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain("Agent agent-nope not found (HTTP 404)");
+    expect(missing.stderr).not.toMatch(/^\s+at /m);
+    const nothing = await agentos("agents", "update", "agent-nope");
+    expect(nothing.stderr).toContain("nothing to change");
+    const away = await runCli(["agents", "list"], {
+      AGENTOS_URL: "http://127.0.0.1:9",
+      AGENTOS_API_KEY: ADMIN_KEY,
+    });
+    expect(away.code).not.toBe(0);
+    expect(away.stderr).toContain("cannot reach the service at http://127.0.0.1:9");
+  });
+});
+
+describe("agentos workflows, realms and functions", () => {
+  it("lists, runs and shows the runs of a workflow", async () => {
+    const response = await fetch(`${server.url}/api/workflows`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        id: "hasher",
+        name: "hasher",
+        steps: [{ name: "hash", functionId: "tool::hash_compute", args: { text: "{{input}}" } }],
+      }),
+    });
+    expect(response.status).toBe(201);
+    expect(await ok("workflows", "list")).toMatch(/hasher\s+hasher\s+realm-default\s+1\s+1/);
+    const run = await ok("workflows", "run", "hasher", "--input", "abc");
+    expect(run).toMatch(/^Run run-\S+: completed/);
+    expect(run).toContain("ba7816bf8f01cfea");
+    const runs = JSON.parse(await ok("workflows", "runs", "hasher", "--json"));
+    expect(runs.runs[0].status).toBe("completed");
+  });
+
+  it("creates, shows, pauses, exports, imports and deletes a realm", async () => {
+    const realm = JSON.parse(await ok("realms", "create", "Acme", "--owner", "ops@acme.test", "--json"));
+    expect(await ok("realms", "list")).toContain(`${realm.id}  Acme`);
+    expect(await ok("realms", "pause", realm.id)).toContain("is Paused");
+    expect(JSON.parse(await ok("realms", "get", realm.id, "--json")).status).toBe("Paused");
+    const file = `${dataDir}/acme-export.json`;
+    expect(await ok("realms", "export", realm.id, "--file", file)).toContain(file);
+    const imported = JSON.parse(await ok("realms", "import", file, "--owner", "new@acme.test", "--json"));
+    expect(imported.realmId).not.toBe(realm.id);
+    expect(await ok("realms", "delete", realm.id)).toContain("Deleted realm");
+  });
+
+  it("lists functions, filtered by prefix", async () => {
+    const listed = await ok("functions", "--prefix", "tool::hash");
+    expect(listed).toContain("tool::hash_compute");
+    expect(JSON.parse(await ok("functions", "--json")).length).toBeGreaterThan(50);
+  });
+});
