@@ -25,6 +25,7 @@ import { HttpRouter } from "./http/router.ts";
 import { createHttpServer } from "./http/server.ts";
 import { nowMs } from "./shared/clock.ts";
 import { type Logger, silentLogger } from "./shared/logger.ts";
+import { startTracing } from "./shared/tracing.ts";
 import { registerWorkers } from "./workers/index.ts";
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -105,6 +106,7 @@ export async function createAgentOS(config: Config, options: AgentOSOptions = {}
   try {
     // Cluster mode: every node schedules every cron trigger; claims in state let one node run each tick.
     const engine = createEngine({ bus, logger, cronClaims: Boolean(config.databaseUrl) });
+    const tracing = startTracing(config.env);
     registerStateFunctions(engine, store);
     registerSearchFunctions(engine, textIndex);
     const router = new HttpRouter();
@@ -179,6 +181,7 @@ export async function createAgentOS(config: Config, options: AgentOSOptions = {}
         engine.shutdown();
         await withDeadline(engine.drain(), deadline);
         await closeBackends();
+        await withDeadline(tracing?.flush() ?? Promise.resolve(), deadline).catch(() => undefined);
       },
     };
     return service;

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Engine } from "../engine/engine.ts";
 import { isJsonObject, type JsonObject } from "../shared/json-object.ts";
 import { openProgress, type ProgressItem } from "../shared/progress-stream.ts";
+import { inSpan } from "../shared/tracing.ts";
 import { toErrorReply } from "./errors.ts";
 import { callIiiRoute, type RouteCallOptions, routeCaller } from "./iii-route.ts";
 import { type RouteMatch, requestPath } from "./router.ts";
@@ -33,7 +34,22 @@ export function envelopePayload(request: FastifyRequest, params: RouteMatch["par
   };
 }
 
-export async function callRoute(
+export function callRoute(
+  engine: Engine,
+  match: RouteMatch,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: RouteCallOptions,
+): Promise<void> {
+  const name = `${request.method} ${match.target.template}`;
+  const attributes = { "http.request.method": request.method, "http.route": match.target.template };
+  return inSpan(name, attributes, async (span) => {
+    await answerRoute(engine, match, request, reply, options);
+    span?.setAttribute("http.response.status_code", reply.statusCode);
+  });
+}
+
+async function answerRoute(
   engine: Engine,
   match: RouteMatch,
   request: FastifyRequest,

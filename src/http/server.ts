@@ -1,4 +1,9 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import type { Config } from "../config/env.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { StateClient } from "../engine/state/client.ts";
@@ -53,7 +58,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger,
     // One line per request, written when it ends (see `finished`), instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // A hop count is valid for proxy-addr though Fastify's types only list the other forms.
     trustProxy: config.trustProxy as boolean | string[],
     bodyLimit: config.bodyLimitBytes,

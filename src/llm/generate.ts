@@ -11,6 +11,7 @@ import {
 import { report } from "../engine/telemetry.ts";
 import type { TriggerFn } from "../engine/types.ts";
 import { AppError, isAppError } from "../shared/errors.ts";
+import { endSpan, inSpan, startSpan } from "../shared/tracing.ts";
 import { providerError } from "./provider-errors.ts";
 import { apiKeyOf, baseUrlOf, languageModel, missingKey } from "./providers.ts";
 import type { ModelEntry, ProviderEntry, Usage } from "./types.ts";
@@ -257,25 +258,29 @@ function timed(choice: ModelChoice, trigger: TriggerFn): LanguageModelMiddleware
       durationMs: performance.now() - started,
       outcome,
     });
+  const attributes = { "gen_ai.system": choice.provider.id, "gen_ai.request.model": choice.model.id };
   return {
-    wrapGenerate: async ({ doGenerate }) => {
-      const started = performance.now();
-      try {
-        const result = await doGenerate();
-        tell(started, "ok");
-        return result;
-      } catch (error) {
-        tell(started, "error");
-        throw error;
-      }
-    },
+    wrapGenerate: ({ doGenerate }) =>
+      inSpan("llm.call", attributes, async () => {
+        const started = performance.now();
+        try {
+          const result = await doGenerate();
+          tell(started, "ok");
+          return result;
+        } catch (error) {
+          tell(started, "error");
+          throw error;
+        }
+      }),
     wrapStream: async ({ doStream }) => {
       const started = performance.now();
+      const span = startSpan("llm.call", { ...attributes, "gen_ai.stream": true });
       let result: Awaited<ReturnType<typeof doStream>>;
       try {
         result = await doStream();
       } catch (error) {
         tell(started, "error");
+        endSpan(span, error);
         throw error;
       }
       let failed = false;
@@ -287,6 +292,7 @@ function timed(choice: ModelChoice, trigger: TriggerFn): LanguageModelMiddleware
           },
           flush() {
             tell(started, failed ? "error" : "ok");
+            endSpan(span, failed ? new Error("the model's stream failed") : undefined);
           },
         }),
       );

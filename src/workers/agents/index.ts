@@ -7,6 +7,7 @@ import { assertRealmAccess, realmFilter, requireAdmin } from "../../shared/acces
 import { notFound } from "../../shared/errors.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { newestFirst, oldestFirst, pageOf } from "../../shared/pagination.ts";
+import { inSpan } from "../../shared/tracing.ts";
 import { agentCompletion, type ChatDeps, chatTurn } from "./chat.ts";
 import {
   createAgent,
@@ -160,7 +161,10 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       input: chatInput,
     },
     // ctx.signal aborts when the caller's timeout expires (a pulse's timeoutSecs): the turn stops with it.
-    async ({ agentId, ...turn }, ctx) => chatTurn(deps, await load(agentId, ctx), turn, ctx.signal),
+    async ({ agentId, ...turn }, ctx) => {
+      const agent = await load(agentId, ctx);
+      return turnSpan(agent, () => chatTurn(deps, agent, turn, ctx.signal));
+    },
   );
 
   worker.registerFunction(
@@ -181,14 +185,11 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       description: "The agent answering a whole conversation {messages} without a session",
       input: completeInput,
     },
-    async ({ agentId, messages, ...options }, ctx) =>
-      agentCompletion(
-        deps,
-        await load(agentId, ctx),
-        { messages: messages as unknown as ModelMessage[], ...options },
-        ctx.signal,
-        ctx.progress,
-      ),
+    async ({ agentId, messages, ...options }, ctx) => {
+      const agent = await load(agentId, ctx);
+      const call = { messages: messages as unknown as ModelMessage[], ...options };
+      return turnSpan(agent, () => agentCompletion(deps, agent, call, ctx.signal, ctx.progress));
+    },
   );
 
   worker.registerFunction(
@@ -199,7 +200,8 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
     },
     async ({ id, stream: _stream, ...turn }, ctx) => {
       // `stream`: the route answers with server-sent events (it reads the turn's progress).
-      const reply = await chatTurn(deps, await load(id, ctx), turn, ctx.signal, ctx.progress);
+      const agent = await load(id, ctx);
+      const reply = await turnSpan(agent, () => chatTurn(deps, agent, turn, ctx.signal, ctx.progress));
       return {
         content: reply.content,
         model: reply.model,
@@ -301,4 +303,9 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   worker.registerRoute("agent::memory_list", "GET", "/api/agents/:id/memory");
   worker.registerRoute("agent::memory_clear", "DELETE", "/api/agents/:id/memory");
   worker.registerRoute("agent::memory_delete", "DELETE", "/api/agents/:id/memory/:memoryId");
+}
+
+/** An agent's turn as a trace span: the model calls and tool calls it makes are its children. */
+function turnSpan<T>(agent: Agent, work: () => Promise<T>): Promise<T> {
+  return inSpan("agent.turn", { "agentos.agent.id": agent.id, "agentos.realm.id": agent.realmId }, work);
 }

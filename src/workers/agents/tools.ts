@@ -4,6 +4,7 @@ import type { Principal, TriggerFn } from "../../engine/types.ts";
 import { matchesPattern } from "../../shared/function-pattern.ts";
 import { isInternalFunction } from "../../shared/internal-functions.ts";
 import { isJsonObject } from "../../shared/json-object.ts";
+import { inSpan } from "../../shared/tracing.ts";
 import type { Agent } from "./schema.ts";
 
 export { matchesPattern };
@@ -77,35 +78,36 @@ export function buildToolSet(
     tools[name] = tool({
       description: info?.description ?? id,
       inputSchema: jsonSchema(schema.schema),
-      execute: async (input: unknown) => {
-        const started = performance.now();
-        const tell = (outcome: "ok" | "error" | "denied") =>
-          report(trigger, {
-            type: "tool_call",
-            tool: id,
-            agentId: agent.id,
-            outcome,
-            durationMs: performance.now() - started,
-            argumentNames: isJsonObject(input) ? Object.keys(input).slice(0, 100) : [],
-          });
-        if (!mayCall(agent, id)) {
-          onRun({ functionId: id, input, ok: false });
-          tell("denied");
-          return { error: `Agent ${agent.id} may not call ${id}` };
-        }
-        const payload = isJsonObject(input) ? { ...input } : {};
-        if (schema.hadAgentId) payload.agentId = agent.id;
-        try {
-          const result = await trigger({ function_id: id, payload, auth: agentPrincipal(agent) });
-          onRun({ functionId: id, input, ok: true });
-          tell("ok");
-          return result ?? null;
-        } catch (error) {
-          onRun({ functionId: id, input, ok: false });
-          tell("error");
-          return { error: (error as Error).message };
-        }
-      },
+      execute: (input: unknown) =>
+        inSpan("tool.call", { "agentos.tool": id, "agentos.agent.id": agent.id }, async () => {
+          const started = performance.now();
+          const tell = (outcome: "ok" | "error" | "denied") =>
+            report(trigger, {
+              type: "tool_call",
+              tool: id,
+              agentId: agent.id,
+              outcome,
+              durationMs: performance.now() - started,
+              argumentNames: isJsonObject(input) ? Object.keys(input).slice(0, 100) : [],
+            });
+          if (!mayCall(agent, id)) {
+            onRun({ functionId: id, input, ok: false });
+            tell("denied");
+            return { error: `Agent ${agent.id} may not call ${id}` };
+          }
+          const payload = isJsonObject(input) ? { ...input } : {};
+          if (schema.hadAgentId) payload.agentId = agent.id;
+          try {
+            const result = await trigger({ function_id: id, payload, auth: agentPrincipal(agent) });
+            onRun({ functionId: id, input, ok: true });
+            tell("ok");
+            return result ?? null;
+          } catch (error) {
+            onRun({ functionId: id, input, ok: false });
+            tell("error");
+            return { error: (error as Error).message };
+          }
+        }),
     });
   }
   return tools;
