@@ -15,7 +15,13 @@ export async function assertRealmOpen(trigger: TriggerFn, realmId: string): Prom
   if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
 }
 
-type Verdict = { allowed?: boolean; reason?: string; spentCents?: number; limitCents?: number };
+type Verdict = {
+  allowed?: boolean;
+  reason?: string;
+  spentCents?: number;
+  limitCents?: number;
+  scope?: "agent" | "realm";
+};
 
 /**
  * `ledger::check` for the account must not refuse (402 with the check's reason). Fail-safe (spec): only
@@ -29,10 +35,16 @@ export async function assertWithinBudget(trigger: TriggerFn, account: CostAccoun
     return;
   }
   if (verdict?.allowed === false) {
+    const reason =
+      verdict.reason ??
+      `agent ${account.agentId} exceeded budget: ${verdict.spentCents}/${verdict.limitCents}`;
+    // The ledger's words (the spec's form) say neither whose budget it is nor the unit: both added.
+    if (!verdict.scope) throw new AppError("budget_exceeded", reason);
+    const whose =
+      verdict.scope === "realm" ? `realm ${account.realmId}'s monthly budget` : "its monthly budget";
     throw new AppError(
       "budget_exceeded",
-      verdict.reason ??
-        `agent ${account.agentId} exceeded budget: ${verdict.spentCents}/${verdict.limitCents}`,
+      `${reason} (US cents spent of ${whose}; raise it with POST /api/ledger/budget)`,
     );
   }
 }

@@ -141,9 +141,9 @@ describe("a realm set up, budgeted, given goals and an org chart, its agents wak
     );
     expect(outcomes.sort()).toEqual([200, 409]);
 
-    // Another realm stays out of reach of this key.
+    // Another realm stays out of reach of this key: as if it did not exist.
     const other = await api("POST", "/api/realms", { name: "Other", owner: "ops" });
-    await api("GET", `/api/directives/${other.id}`, undefined, key, [403]);
-    await api("GET", `/api/ledger/summary/${other.id}`, undefined, key, [403]);
+    await api("GET", `/api/directives/${other.id}`, undefined, key, [404]);
+    await api("GET", `/api/ledger/summary/${other.id}`, undefined, key, [404]);
   }, 60_000);
 });

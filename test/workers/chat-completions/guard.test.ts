@@ -71,7 +71,9 @@ describe("plain chat completions respect the ledger", () => {
     expect(spend.status).toBe(201);
     const refused = await complete(key);
     expect(refused.status).toBe(402);
-    expect((await json(refused)).error.message).toBe(`agent apikey:${keyId} exceeded budget: 1/1`);
+    expect((await json(refused)).error.message).toBe(
+      `agent apikey:${keyId} exceeded budget: 1/1 (US cents spent of realm ${realmId}'s monthly budget; raise it with POST /api/ledger/budget)`,
+    );
   });
 
   it("charges and checks an admin key's completions in the default realm", async () => {
