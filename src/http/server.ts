@@ -91,6 +91,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   // When a response closes (answered, failed or abandoned by its client) it leaves the in-flight counts
   // and is measured; an abandoned one is labelled 499, as nginx does.
+  // The request line and headers have arrived (the body may still be coming): at debug level only.
+  const debugLogs = deps.logger.isLevelEnabled("debug");
   const finished = (request: FastifyRequest, reply: FastifyReply, client: string | undefined) => {
     if (client !== undefined) {
       inFlight--;
@@ -111,6 +113,12 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   // One callback-style hook does all per-request bookkeeping: every extra hook costs on each request.
   app.addHook("onRequest", (request, reply, done) => {
+    if (debugLogs) {
+      request.log.debug(
+        { method: request.method, url: request.url, remotePort: request.socket.remotePort },
+        "incoming request",
+      );
+    }
     // /healthz takes no slot: it is how a balancer tells a busy node from a dead one, so it must answer.
     const client = isHealthz(request.url) ? undefined : request.ip;
     if (client !== undefined) {

@@ -5,7 +5,7 @@ import { makeDataDir, removeDir, type ServeProcess, startServe, stopAll } from "
 
 const ADMIN_KEY = "cli-lifecycle-admin-key-0123456789";
 // Info level, so the shutdown line and each request's "incoming request" line reach stdout.
-const ENV = { AGENTOS_API_KEY: ADMIN_KEY, AGENTOS_LOG_LEVEL: "info" };
+const ENV = { AGENTOS_API_KEY: ADMIN_KEY, AGENTOS_LOG_LEVEL: "debug" };
 
 const servers: ServeProcess[] = [];
 let dataDir: string;
@@ -95,8 +95,8 @@ describe("graceful shutdown and restart on the same data dir", () => {
     const first = startSlowVaultSet(server, { key: "channel:slow:secret", value: "in-flight-value" });
     const second = startSlowVaultSet(server, { key: "channel:slower:secret", value: "in-flight-value" });
     try {
-      // Fastify logs "incoming request" (with the client's port) once it has the request line and
-      // headers: from then on each request is in flight, though its body is still incomplete.
+      // At debug level the service logs "incoming request" (with the client's port) once it has the
+      // request line and headers: from then on each request is in flight, though its body is incomplete.
       for (const slow of [first, second]) {
         const clientPort = await slow.localPort;
         await server.waitForStdout(new RegExp(`"remotePort":${clientPort}\\b.*"msg":"incoming request"`));
