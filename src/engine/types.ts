@@ -32,6 +32,10 @@ export interface FunctionDefinition<Schema extends z.ZodType = z.ZodType> {
   id: string;
   description?: string;
   input?: Schema;
+  /** What a success answers, for the OpenAPI document (not checked at run time). */
+  output?: z.ZodType;
+  /** For a function given the raw request envelope: its JSON body, for the OpenAPI document. */
+  body?: z.ZodType;
   metadata?: Record<string, unknown>;
 }
 
@@ -44,6 +48,8 @@ export interface RegisteredFunction {
   id: string;
   description?: string;
   input?: z.ZodType;
+  output?: z.ZodType;
+  body?: z.ZodType;
   metadata?: Record<string, unknown>;
   worker: string;
   handler: FunctionHandler<unknown>;

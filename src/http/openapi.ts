@@ -45,22 +45,36 @@ const openAiErrorResponse = {
   },
 };
 
-function inputSchema(functions: FunctionRegistry, functionId: string): JsonSchema {
-  const input = functions.get(functionId)?.input;
-  if (!input) return { type: "object" };
+function jsonSchemaOf(schema: z.ZodType | undefined, io: "input" | "output"): JsonSchema | undefined {
+  if (!schema) return undefined;
   try {
-    return z.toJSONSchema(input, { io: "input", unrepresentable: "any" }) as JsonSchema;
+    const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+      io,
+      unrepresentable: "any",
+    }) as JsonSchema;
+    return rest;
   } catch {
-    return { type: "object" };
+    return undefined;
   }
 }
+
+/** The request's schema: the function's input, or for an envelope function the body it documents. */
+function inputSchema(functions: FunctionRegistry, route: RouteTarget): JsonSchema {
+  const fn = functions.get(route.functionId);
+  const documented = route.config.envelope ? fn?.body : fn?.input;
+  return jsonSchemaOf(documented, "input") ?? { type: "object" };
+}
+
+/** The domain a route belongs to, as a tag: its function's namespace (`agent::get` → agent). */
+const tagOf = (functionId: string) => functionId.split("::")[0] as string;
 
 function pathParams(template: string): string[] {
   return [...template.matchAll(/:(\w+)/g)].map((match) => match[1]);
 }
 
 function operation(functions: FunctionRegistry, route: RouteTarget): Record<string, unknown> {
-  const schema = inputSchema(functions, route.functionId);
+  const schema = inputSchema(functions, route);
+  const output = jsonSchemaOf(functions.get(route.functionId)?.output, "output");
   const inPath = pathParams(route.template);
   const properties = { ...(schema.properties ?? {}) };
   for (const name of inPath) delete properties[name];
@@ -73,10 +87,14 @@ function operation(functions: FunctionRegistry, route: RouteTarget): Record<stri
   }));
   const op: Record<string, unknown> = {
     operationId: route.functionId,
+    tags: [tagOf(route.functionId)],
     description: functions.get(route.functionId)?.description,
     parameters,
     responses: {
-      [String(route.config.status ?? 200)]: { description: "Success" },
+      [String(route.config.status ?? 200)]: {
+        description: "Success",
+        ...(output ? { content: { "application/json": { schema: output } } } : {}),
+      },
       ...(route.config.accepted_field
         ? { "202": { description: `Accepted: ${route.config.accepted_field} was true, the work goes on` } }
         : {}),
@@ -110,9 +128,11 @@ export function buildOpenApi(functions: FunctionRegistry, routes: RouteTarget[],
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = operation(functions, route);
   }
+  const tags = [...new Set(routes.map((route) => tagOf(route.functionId)))].sort();
   return {
     openapi: "3.1.0",
     info: { title: "AgentOS", version },
+    tags: tags.map((name) => ({ name })),
     paths,
     components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } },
   };

@@ -3,6 +3,7 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { readAllPages } from "../../shared/pagination.ts";
 import { type CompletionDeps, chatCompletion } from "./completions.ts";
 import { accountOf } from "./cost.ts";
+import { chatCompletionRequest, chatCompletionResponse, modelListResponse, modelResponse } from "./schema.ts";
 
 /**
  * The OpenAI-compatible endpoint (DESIGN.md §5): POST /v1/chat/completions and GET /v1/models. `model`
@@ -16,6 +17,8 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
     {
       id: "openai::chat_completions",
       description: "OpenAI-compatible chat completions (streaming included)",
+      body: chatCompletionRequest,
+      output: chatCompletionResponse,
     },
     (envelope, ctx) => {
       const { body, rawBody } = envelope as { body?: unknown; rawBody?: unknown };
@@ -33,6 +36,7 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       id: "openai::models",
       description: "OpenAI-compatible model list: catalog models and agents",
       input: z.strictObject({}),
+      output: modelListResponse,
     },
     async () => {
       const list = (function_id: string) => (payload: Record<string, unknown>) =>
@@ -60,6 +64,7 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       id: "openai::model",
       description: "One OpenAI-compatible model: a catalog id or alias, or agent:<id>",
       input: z.strictObject({ model: z.string().min(1).max(512) }),
+      output: modelResponse,
     },
     async ({ model }) => {
       if (model.startsWith("agent:")) {

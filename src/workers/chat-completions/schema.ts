@@ -55,3 +55,43 @@ export const chatCompletionRequest = z.looseObject({
   n: z.literal(1, "only n=1 is supported").optional().nullable(),
 });
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
+
+const usage = z.object({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number(),
+});
+const toolCall = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+/** A non-streamed answer (documentation of the route; a stream sends `chat.completion.chunk` events). */
+export const chatCompletionResponse = z.object({
+  id: z.string(),
+  object: z.literal("chat.completion"),
+  created: z.number(),
+  model: z.string(),
+  choices: z.array(
+    z.object({
+      index: z.number(),
+      message: z.object({
+        role: z.literal("assistant"),
+        content: z.string().nullable(),
+        tool_calls: z.array(toolCall).optional(),
+      }),
+      finish_reason: z.enum(["stop", "length", "tool_calls"]),
+    }),
+  ),
+  usage,
+});
+
+const openAiModel = z.object({
+  id: z.string(),
+  object: z.literal("model"),
+  created: z.number(),
+  owned_by: z.string(),
+});
+export const modelResponse = openAiModel;
+export const modelListResponse = z.object({ object: z.literal("list"), data: z.array(openAiModel) });
