@@ -1,5 +1,4 @@
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { type AgentOS, createAgentOS } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
 import { readDeclared } from "../workers/config/files.ts";

@@ -4,7 +4,7 @@ import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { isPrivileged, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { badRequest, conflict, forbidden, notFound } from "../../shared/errors.ts";
+import { badRequest, conflict, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { type NetworkPolicy, systemResolver } from "../../shared/net/guarded-request.ts";
 import { checkWebUrl } from "../../shared/net/ssrf.ts";

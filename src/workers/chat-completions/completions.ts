@@ -8,30 +8,32 @@ import {
   generate,
   generateStream,
   type ModelChoice,
-  type TurnProgress,
 } from "../../llm/generate.ts";
 import { forwardCompletion, forwardStream, speaksOpenAi } from "../../llm/passthrough.ts";
 import type { Usage } from "../../llm/types.ts";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { openProgress, type ProgressItem } from "../../shared/progress-stream.ts";
+import { type AgentTarget, completeWithAgent, streamAgent } from "./agent-turns.ts";
 import { toModelMessages } from "./convert.ts";
 import { checkAccount, recordCompletionCost } from "./cost.ts";
 import { type ChatCompletionRequest, chatCompletionRequest } from "./schema.ts";
+import {
+  chunker,
+  maxTokensOf,
+  openAiError,
+  openAiUsage,
+  type Reply,
+  SSE_HEADERS,
+  usageChunk,
+} from "./wire.ts";
 
 export interface CompletionDeps {
   trigger: TriggerFn;
   env: NodeJS.ProcessEnv;
 }
 
-interface Reply {
-  status_code: number;
-  headers?: Record<string, string>;
-  body: unknown;
-}
-
-type Target = { kind: "model"; choice: ModelChoice } | { kind: "agent"; agentId: string; model: string };
+type Target = { kind: "model"; choice: ModelChoice } | AgentTarget;
 
 /** POST /v1/chat/completions: OpenAI's wire format, for a catalog model or for an agent. */
 export async function chatCompletion(
@@ -69,7 +71,7 @@ export async function chatCompletion(
             );
       return {
         status_code: 200,
-        headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
+        headers: SSE_HEADERS,
         body: events,
       };
     }
@@ -100,7 +102,7 @@ async function forward(
   if (request.stream) {
     return {
       status_code: 200,
-      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
+      headers: SSE_HEADERS,
       body: await forwardStream(forwardRequest),
     };
   }
@@ -136,45 +138,6 @@ async function resolveTarget(deps: CompletionDeps, model: string): Promise<Targe
     );
   }
   return { kind: "agent", agentId: agent.agentId, model };
-}
-
-/**
- * The agent runs its own tools inside the turn: none of its calls are the client's to run, so the
- * reply never carries tool_calls (a turn that ran out of steps while still calling tools ends as "length").
- */
-async function completeWithAgent(
-  deps: CompletionDeps,
-  target: Extract<Target, { kind: "agent" }>,
-  request: ChatCompletionRequest,
-): Promise<GenerateResult> {
-  const result = await runAgent(deps, target, request);
-  return {
-    ...result,
-    toolCalls: [],
-    finishReason: result.finishReason === "tool-calls" ? "length" : result.finishReason,
-  };
-}
-
-function runAgent(
-  deps: CompletionDeps,
-  target: Extract<Target, { kind: "agent" }>,
-  request: ChatCompletionRequest,
-  progress?: { onProgress: (event: unknown) => void; signal: AbortSignal },
-) {
-  const { system, messages } = toModelMessages(request.messages);
-  return deps.trigger({
-    ...progress,
-    function_id: "agent::complete",
-    payload: {
-      agentId: target.agentId,
-      messages,
-      ...(system ? { system } : {}),
-      ...(request.temperature != null ? { temperature: request.temperature } : {}),
-      ...(maxTokensOf(request) ? { maxTokens: maxTokensOf(request) } : {}),
-      // Kept as a session unless the client says `store: false` (OpenAI's own switch for keeping chats).
-      keep: request.store !== false,
-    },
-  }) as Promise<GenerateResult>;
 }
 
 function completeWithModel(
@@ -239,67 +202,6 @@ async function* streamModel(
   yield "data: [DONE]\n\n";
 }
 
-/**
- * An agent's turn streamed as it happens. The stream opens once the turn has passed its checks (the
- * agent active, its realm open, its budget), so a refusal is a real status in OpenAI's error shape;
- * then text deltas, and the tools the agent calls as OpenAI streams tool calls (the agent runs them
- * itself: the turn still finishes with "stop").
- */
-async function streamAgent(
-  deps: CompletionDeps,
-  target: Extract<Target, { kind: "agent" }>,
-  request: ChatCompletionRequest,
-): Promise<Reply> {
-  const items = await openProgress((onProgress, signal) =>
-    runAgent(deps, target, request, { onProgress, signal }),
-  );
-  const meta = { id: `chatcmpl-${newId().replace(/-/g, "")}`, created: Math.floor(nowMs() / 1000) };
-  const includeUsage = request.stream_options?.include_usage === true;
-  return {
-    status_code: 200,
-    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
-    body: agentChunks(items, meta, includeUsage),
-  };
-}
-
-async function* agentChunks(
-  items: AsyncGenerator<ProgressItem<unknown>>,
-  meta: { id: string; created: number },
-  includeUsage: boolean,
-): AsyncGenerator<string> {
-  let chunk = chunker(meta, "");
-  let calls = 0;
-  for await (const item of items) {
-    if (item.kind === "error") {
-      yield `data: ${JSON.stringify(openAiError(item.error).body)}\n\n`;
-      break;
-    }
-    if (item.kind === "result") {
-      const result = item.result as GenerateResult;
-      yield chunk(
-        {},
-        result.finishReason === "length" || result.finishReason === "tool-calls" ? "length" : "stop",
-      );
-      if (includeUsage) yield usageChunk(meta, result.model, result.usage);
-      break;
-    }
-    const event = item.event as TurnProgress;
-    if (event.type === "start") {
-      chunk = chunker(meta, event.model);
-      yield chunk({ role: "assistant", content: "" }, null);
-    } else if (event.type === "text") yield chunk({ content: event.text }, null);
-    else if (event.type === "tool_call") {
-      const call = {
-        id: event.toolCallId,
-        type: "function",
-        function: { name: event.toolName, arguments: JSON.stringify(event.input ?? {}) },
-      };
-      yield chunk({ tool_calls: [{ index: calls++, ...call }] }, null);
-    }
-  }
-  yield "data: [DONE]\n\n";
-}
-
 /** A finished result sent as a stream (agents and client tools run to completion first). */
 async function* streamResult(
   pending: Promise<GenerateResult>,
@@ -322,15 +224,6 @@ async function* streamResult(
   yield chunk({}, calls ? "tool_calls" : result.finishReason === "length" ? "length" : "stop");
   if (includeUsage) yield usageChunk(meta, result.model, result.usage);
   yield "data: [DONE]\n\n";
-}
-
-function chunker(meta: { id: string; created: number }, model: string) {
-  return (delta: Record<string, unknown>, finish: string | null) =>
-    `data: ${JSON.stringify({ ...meta, object: "chat.completion.chunk", model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-}
-
-function usageChunk(meta: { id: string; created: number }, model: string, usage: Usage): string {
-  return `data: ${JSON.stringify({ ...meta, object: "chat.completion.chunk", model, choices: [], usage: openAiUsage(usage) })}\n\n`;
 }
 
 function completionBody(result: GenerateResult, meta: { id: string; created: number }) {
@@ -383,30 +276,4 @@ function toolChoiceOf(choice: unknown): GenerateRequest["toolChoice"] {
   if (choice === "none" || choice === "auto" || choice === "required") return choice;
   const name = (choice as { function?: { name?: unknown } } | null)?.function?.name;
   return typeof name === "string" ? { type: "tool", toolName: name } : undefined;
-}
-
-const maxTokensOf = (request: ChatCompletionRequest) =>
-  request.max_completion_tokens ?? request.max_tokens ?? undefined;
-
-const openAiUsage = (usage: Usage) => ({
-  prompt_tokens: usage.inputTokens,
-  completion_tokens: usage.outputTokens,
-  total_tokens: usage.totalTokens,
-});
-
-/** OpenAI's error shape {error: {message, type, code}} with our status. */
-export function openAiError(error: unknown): Reply {
-  const appError = isAppError(error) ? error : new AppError("internal", "Internal server error");
-  const type =
-    appError.status === 401
-      ? "authentication_error"
-      : appError.status === 429
-        ? "rate_limit_error"
-        : appError.status < 500
-          ? "invalid_request_error"
-          : "api_error";
-  return {
-    status_code: appError.status,
-    body: { error: { message: appError.message, type, code: appError.reason ?? appError.code } },
-  };
 }

@@ -1,0 +1,111 @@
+import type { GenerateResult, TurnProgress } from "../../llm/generate.ts";
+import { nowMs } from "../../shared/clock.ts";
+import { newId } from "../../shared/ids.ts";
+import { openProgress, type ProgressItem } from "../../shared/progress-stream.ts";
+import type { CompletionDeps } from "./completions.ts";
+import { toModelMessages } from "./convert.ts";
+import type { ChatCompletionRequest } from "./schema.ts";
+import { chunker, maxTokensOf, openAiError, type Reply, SSE_HEADERS, usageChunk } from "./wire.ts";
+
+/** `model` named an agent: its id (from `agent:<id>`, or its id or name resolved). */
+export type AgentTarget = { kind: "agent"; agentId: string; model: string };
+
+export /**
+ * The agent runs its own tools inside the turn: none of its calls are the client's to run, so the
+ * reply never carries tool_calls (a turn that ran out of steps while still calling tools ends as "length").
+ */
+async function completeWithAgent(
+  deps: CompletionDeps,
+  target: AgentTarget,
+  request: ChatCompletionRequest,
+): Promise<GenerateResult> {
+  const result = await runAgent(deps, target, request);
+  return {
+    ...result,
+    toolCalls: [],
+    finishReason: result.finishReason === "tool-calls" ? "length" : result.finishReason,
+  };
+}
+
+export function runAgent(
+  deps: CompletionDeps,
+  target: AgentTarget,
+  request: ChatCompletionRequest,
+  progress?: { onProgress: (event: unknown) => void; signal: AbortSignal },
+) {
+  const { system, messages } = toModelMessages(request.messages);
+  return deps.trigger({
+    ...progress,
+    function_id: "agent::complete",
+    payload: {
+      agentId: target.agentId,
+      messages,
+      ...(system ? { system } : {}),
+      ...(request.temperature != null ? { temperature: request.temperature } : {}),
+      ...(maxTokensOf(request) ? { maxTokens: maxTokensOf(request) } : {}),
+      // Kept as a session unless the client says `store: false` (OpenAI's own switch for keeping chats).
+      keep: request.store !== false,
+    },
+  }) as Promise<GenerateResult>;
+}
+
+export /**
+ * An agent's turn streamed as it happens. The stream opens once the turn has passed its checks (the
+ * agent active, its realm open, its budget), so a refusal is a real status in OpenAI's error shape;
+ * then text deltas, and the tools the agent calls as OpenAI streams tool calls (the agent runs them
+ * itself: the turn still finishes with "stop").
+ */
+async function streamAgent(
+  deps: CompletionDeps,
+  target: AgentTarget,
+  request: ChatCompletionRequest,
+): Promise<Reply> {
+  const items = await openProgress((onProgress, signal) =>
+    runAgent(deps, target, request, { onProgress, signal }),
+  );
+  const meta = { id: `chatcmpl-${newId().replace(/-/g, "")}`, created: Math.floor(nowMs() / 1000) };
+  const includeUsage = request.stream_options?.include_usage === true;
+  return {
+    status_code: 200,
+    headers: SSE_HEADERS,
+    body: agentChunks(items, meta, includeUsage),
+  };
+}
+
+async function* agentChunks(
+  items: AsyncGenerator<ProgressItem<unknown>>,
+  meta: { id: string; created: number },
+  includeUsage: boolean,
+): AsyncGenerator<string> {
+  let chunk = chunker(meta, "");
+  let calls = 0;
+  for await (const item of items) {
+    if (item.kind === "error") {
+      yield `data: ${JSON.stringify(openAiError(item.error).body)}\n\n`;
+      break;
+    }
+    if (item.kind === "result") {
+      const result = item.result as GenerateResult;
+      yield chunk(
+        {},
+        result.finishReason === "length" || result.finishReason === "tool-calls" ? "length" : "stop",
+      );
+      if (includeUsage) yield usageChunk(meta, result.model, result.usage);
+      break;
+    }
+    const event = item.event as TurnProgress;
+    if (event.type === "start") {
+      chunk = chunker(meta, event.model);
+      yield chunk({ role: "assistant", content: "" }, null);
+    } else if (event.type === "text") yield chunk({ content: event.text }, null);
+    else if (event.type === "tool_call") {
+      const call = {
+        id: event.toolCallId,
+        type: "function",
+        function: { name: event.toolName, arguments: JSON.stringify(event.input ?? {}) },
+      };
+      yield chunk({ tool_calls: [{ index: calls++, ...call }] }, null);
+    }
+  }
+  yield "data: [DONE]\n\n";
+}
