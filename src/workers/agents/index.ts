@@ -17,6 +17,7 @@ import {
   realmAgents,
   updateAgent,
 } from "./lifecycle.ts";
+import { registerAgentMemory } from "./memory-routes.ts";
 import { agentsNamed } from "./name-index.ts";
 import { onceBackfilled } from "./realm-index.ts";
 import {
@@ -27,9 +28,6 @@ import {
   completeInput,
   createAgentInput,
   listInput,
-  memoryDeleteRouteInput,
-  memoryListRouteInput,
-  memoryRouteInput,
   messageRouteInput,
   purgeRealmInput,
   resolveInput,
@@ -244,52 +242,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
     },
   );
 
-  worker.registerFunction(
-    { id: "agent::memory", description: "Search an agent's memory: {results}", input: memoryRouteInput },
-    async ({ id, query, limit }, ctx) => {
-      await load(id, ctx);
-      return trigger({ function_id: "memory::recall", payload: { agentId: id, query, limit } });
-    },
-  );
-
-  worker.registerFunction(
-    {
-      id: "agent::memory_list",
-      description: "An agent's memories newest first: {memories, nextCursor}",
-      input: memoryListRouteInput,
-    },
-    async ({ id, limit, cursor }, ctx) => {
-      await load(id, ctx);
-      return trigger({
-        function_id: "memory::list",
-        payload: { agentId: id, limit, ...(cursor ? { cursor } : {}) },
-      });
-    },
-  );
-
-  worker.registerFunction(
-    {
-      id: "agent::memory_delete",
-      description: "Forget one memory of an agent",
-      input: memoryDeleteRouteInput,
-    },
-    async ({ id, memoryId }, ctx) => {
-      await load(id, ctx);
-      return trigger({ function_id: "memory::delete", payload: { agentId: id, id: memoryId } });
-    },
-  );
-
-  worker.registerFunction(
-    {
-      id: "agent::memory_clear",
-      description: "Forget every memory of an agent: {deleted}",
-      input: agentIdInput,
-    },
-    async ({ id }, ctx) => {
-      await load(id, ctx);
-      return trigger({ function_id: "memory::forget_agent", payload: { agentId: id } });
-    },
-  );
+  registerAgentMemory(worker, load);
 
   worker.registerRoute("agent::list", "GET", "/api/agents");
   worker.registerRoute("agent::create", "POST", "/api/agents", { status: 201 });
@@ -299,10 +252,6 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   worker.registerRoute("agent::message", "POST", "/api/agents/:id/message", { progress_stream: true });
   worker.registerRoute("agent::sessions", "GET", "/api/agents/:id/sessions");
   worker.registerRoute("agent::session", "GET", "/api/agents/:id/sessions/:sessionId");
-  worker.registerRoute("agent::memory", "POST", "/api/agents/:id/memory");
-  worker.registerRoute("agent::memory_list", "GET", "/api/agents/:id/memory");
-  worker.registerRoute("agent::memory_clear", "DELETE", "/api/agents/:id/memory");
-  worker.registerRoute("agent::memory_delete", "DELETE", "/api/agents/:id/memory/:memoryId");
 }
 
 /** An agent's turn as a trace span: the model calls and tool calls it makes are its children. */

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
-import { report } from "../../engine/telemetry.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access.ts";
 import { pageOf } from "../../shared/pagination.ts";
@@ -25,12 +24,12 @@ import {
   runIdInput,
   runInput,
   runsInput,
-  type StepResult,
   updateInput,
   workflowIdInput,
   workflowInput,
 } from "./schema.ts";
 import { hadWorkflow, listRuns, listWorkflows, purgeWorkflows, saveOwnedRun, saveRun } from "./store.ts";
+import { reportRunEvent } from "./telemetry.ts";
 import { missingFunctions } from "./validate.ts";
 
 export interface WorkflowOptions {
@@ -69,26 +68,7 @@ export function registerWorkflow(
     trigger,
     checkpoint: (run) => (leases ? saveOwnedRun(state, run, leases.leaseMs) : saveRun(state, run)),
     publish: (event, run, step) => {
-      // A failing step ends the run without a step event of its own: it is counted from the run.
-      if (event === "failed" && run.stoppedAt) {
-        const failedStep = { name: run.stoppedAt.slice(0, 256), status: "failed" };
-        report(trigger, {
-          type: "workflow",
-          event: "step_failed",
-          runId: run.runId,
-          workflowId: run.workflowId,
-          status: run.status,
-          step: failedStep,
-        });
-      }
-      report(trigger, {
-        type: "workflow",
-        event,
-        runId: run.runId,
-        workflowId: run.workflowId,
-        status: run.status,
-        ...(step ? { step: stepTelemetry(step) } : {}),
-      });
+      reportRunEvent(trigger, event, run, step);
       publishEvent(trigger, "workflow.run", {
         event,
         runId: run.runId,
@@ -333,10 +313,4 @@ function watchLeases(
       data: { node: leases.nodeId },
     },
   });
-}
-
-/** A step's outcome for metrics and logs: its name, completed / failed / skipped, and its duration. */
-function stepTelemetry(step: StepResult): { name: string; status: string; durationMs: number } {
-  const status = step.skipped ? "skipped" : step.error !== undefined ? "failed" : "completed";
-  return { name: step.stepName.slice(0, 256) || "step", status, durationMs: Math.max(0, step.durationMs) };
 }

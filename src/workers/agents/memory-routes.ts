@@ -1,0 +1,67 @@
+import type { InvocationContext } from "../../engine/types.ts";
+import type { WorkerClient } from "../../engine/worker-client.ts";
+import type { Agent } from "./schema.ts";
+import { agentIdInput, memoryDeleteRouteInput, memoryListRouteInput, memoryRouteInput } from "./schema.ts";
+
+/**
+ * An agent's memory over HTTP: search, list, forget one or all. The memory worker holds it; these check
+ * first that the caller may see the agent (`load`: another realm's reads as missing).
+ */
+export function registerAgentMemory(
+  worker: WorkerClient,
+  load: (id: string, ctx: InvocationContext) => Promise<Agent>,
+): void {
+  const trigger = worker.trigger.bind(worker);
+
+  worker.registerFunction(
+    { id: "agent::memory", description: "Search an agent's memory: {results}", input: memoryRouteInput },
+    async ({ id, query, limit }, ctx) => {
+      await load(id, ctx);
+      return trigger({ function_id: "memory::recall", payload: { agentId: id, query, limit } });
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::memory_list",
+      description: "An agent's memories newest first: {memories, nextCursor}",
+      input: memoryListRouteInput,
+    },
+    async ({ id, limit, cursor }, ctx) => {
+      await load(id, ctx);
+      return trigger({
+        function_id: "memory::list",
+        payload: { agentId: id, limit, ...(cursor ? { cursor } : {}) },
+      });
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::memory_delete",
+      description: "Forget one memory of an agent",
+      input: memoryDeleteRouteInput,
+    },
+    async ({ id, memoryId }, ctx) => {
+      await load(id, ctx);
+      return trigger({ function_id: "memory::delete", payload: { agentId: id, id: memoryId } });
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::memory_clear",
+      description: "Forget every memory of an agent: {deleted}",
+      input: agentIdInput,
+    },
+    async ({ id }, ctx) => {
+      await load(id, ctx);
+      return trigger({ function_id: "memory::forget_agent", payload: { agentId: id } });
+    },
+  );
+
+  worker.registerRoute("agent::memory", "POST", "/api/agents/:id/memory");
+  worker.registerRoute("agent::memory_list", "GET", "/api/agents/:id/memory");
+  worker.registerRoute("agent::memory_clear", "DELETE", "/api/agents/:id/memory");
+  worker.registerRoute("agent::memory_delete", "DELETE", "/api/agents/:id/memory/:memoryId");
+}
