@@ -31,6 +31,8 @@ export interface ForwardRequest {
   timeoutMs?: number;
   /** Retries on 429, 5xx and connection failures before anything was received (Retry-After honoured). */
   maxRetries?: number;
+  /** The provider's endpoint under its base URL; `/chat/completions` unless said (`/embeddings`). */
+  path?: string;
 }
 
 /** Non-streamed: the provider's JSON answer, as text (the caller sends it on unchanged). */
@@ -156,7 +158,7 @@ async function openUpstream(request: ForwardRequest, stream: boolean): Promise<U
   if (!apiKey && !choice.provider.local) throw missingKey(choice.provider);
   let url: URL;
   try {
-    url = new URL(`${baseUrl.replace(/\/+$/, "")}/chat/completions`);
+    url = new URL(`${baseUrl.replace(/\/+$/, "")}${request.path ?? "/chat/completions"}`);
   } catch {
     throw new AppError("unavailable", `Provider ${choice.provider.id} has an invalid base URL`);
   }

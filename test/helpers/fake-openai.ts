@@ -90,6 +90,27 @@ async function handle(
     }
     return;
   }
+  if (req.method === "POST" && req.url?.startsWith("/v1/embeddings")) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; input: unknown };
+    requests.push({ embeddings: body });
+    const inputs = Array.isArray(body.input) ? body.input : [body.input];
+    // Deterministic vectors: each input's length and its first character code.
+    const data = inputs.map((text, index) => ({
+      object: "embedding",
+      index,
+      embedding: [String(text).length, String(text).charCodeAt(0) || 0, 0.5],
+    }));
+    const tokens = inputs.reduce<number>((sum, text) => sum + String(text).split(/\s+/).length, 0);
+    send(res, 200, {
+      object: "list",
+      data,
+      model: body.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
+    return;
+  }
   if (req.method !== "POST" || !req.url?.startsWith("/v1/chat/completions")) {
     send(res, 404, { error: { message: "not found" } });
     return;

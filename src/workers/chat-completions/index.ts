@@ -3,6 +3,7 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { readAllPages } from "../../shared/pagination.ts";
 import { type CompletionDeps, chatCompletion } from "./completions.ts";
 import { accountOf } from "./cost.ts";
+import { createEmbeddings, embeddingsRequest } from "./embeddings.ts";
 import { chatCompletionRequest, chatCompletionResponse, modelListResponse, modelResponse } from "./schema.ts";
 
 /**
@@ -84,6 +85,20 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       return catalogModel(entry);
     },
   );
+
+  worker.registerFunction(
+    {
+      id: "openai::embeddings",
+      description: "OpenAI-compatible embeddings, passed through to providers that offer them",
+      body: embeddingsRequest,
+    },
+    (envelope, ctx) => createEmbeddings(deps, (envelope as { body?: unknown }).body, accountOf(ctx.auth)),
+  );
+  worker.registerTrigger({
+    type: "http",
+    function_id: "openai::embeddings",
+    config: { api_path: "/v1/embeddings", http_method: "POST", envelope: true },
+  });
 
   worker.registerTrigger({
     type: "http",

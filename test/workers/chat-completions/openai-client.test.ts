@@ -180,3 +180,40 @@ describe("GET /v1/models", () => {
     expect((missing as InstanceType<typeof OpenAI.NotFoundError>).message).toContain("gpt-9000");
   });
 });
+
+describe("POST /v1/embeddings", () => {
+  it("passes an OpenAI embedding request through, charging its tokens to the key's account", async () => {
+    const answer = await client.embeddings.create({
+      model: "text-embedding-3-small",
+      input: ["hello world", "bye"],
+      encoding_format: "float",
+    });
+    expect(answer.data.map((item) => item.embedding)).toEqual([
+      [11, 104, 0.5],
+      [3, 98, 0.5],
+    ]);
+    expect(answer.usage).toEqual({ prompt_tokens: 3, total_tokens: 3 });
+    const sent = env.fake.requests.at(-1) as { embeddings: { model: string; input: string[] } };
+    expect(sent.embeddings).toMatchObject({ model: "text-embedding-3-small", input: ["hello world", "bye"] });
+    const summary = await json(await env.server.request("/api/ledger/summary/realm-default?groupBy=model"));
+    expect(summary.breakdown["text-embedding-3-small"]).toBeCloseTo(((3 * 0.02) / 1e6) * 100, 9);
+  });
+
+  it("names what is wrong: an unknown model (404), a provider without the endpoint (400), no input (400)", async () => {
+    const failure = (request: Promise<unknown>) =>
+      request.then(
+        () => null,
+        (error: unknown) => error,
+      );
+    const unknown = await failure(client.embeddings.create({ model: "gpt-4o", input: "x" }));
+    expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((unknown as Error).message).toContain("text-embedding-3-small");
+    const anthropic = await failure(
+      client.embeddings.create({ model: "anthropic/claude-embed", input: "x" }),
+    );
+    expect((anthropic as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((anthropic as Error).message).toContain("anthropic");
+    const empty = await failure(client.embeddings.create({ model: "text-embedding-3-small", input: [] }));
+    expect((empty as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+  });
+});
