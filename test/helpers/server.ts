@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AgentOS, createAgentOS } from "../../src/app.ts";
@@ -9,13 +11,34 @@ import type { Logger } from "../../src/shared/logger.ts";
 export const TEST_ADMIN_KEY = "test-admin-key-0123456789abcdef";
 
 /**
+ * Where the unused keys below point: a provider that refuses every call at once (401, which is never
+ * retried), so an agent a test wakes without a model of its own fails fast instead of trying the network.
+ */
+const REFUSING_PROVIDER = await new Promise<string>((resolve) => {
+  const refusing = createServer((request, response) => {
+    request.resume();
+    response.writeHead(401, { "content-type": "application/json" }).end(
+      JSON.stringify({
+        error: { message: "a test's unused key: no model answers here", type: "invalid_request_error" },
+      }),
+    );
+  });
+  refusing.unref();
+  refusing.listen(0, "127.0.0.1", () =>
+    resolve(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`),
+  );
+});
+
+/**
  * Keys for the default model's provider and OpenAI, never used for a real call: agents may only be
- * created on a configured provider, and most tests create agents they never talk to. A test about a
- * missing key passes its own `env`.
+ * created on a configured provider, and most tests create agents they never talk to (one that is woken
+ * gets a 401 at once). A test about a missing key, or with a fake model, passes its own `env`.
  */
 export const UNUSED_PROVIDER_KEYS = {
   ANTHROPIC_API_KEY: "sk-test-unused-anthropic",
+  ANTHROPIC_BASE_URL: REFUSING_PROVIDER,
   OPENAI_API_KEY: "sk-test-unused-openai",
+  OPENAI_BASE_URL: `${REFUSING_PROVIDER}/v1`,
 } as const;
 
 export interface TestServer {
