@@ -1,3 +1,4 @@
+import { serverSentEvents } from "../shared/sse.ts";
 import { defaultKey, serviceUrl } from "./service-call.ts";
 
 /**
@@ -35,21 +36,8 @@ export async function* apiEvents(
     }
     throw new Error(`${message} (HTTP ${response.status})`);
   }
-  const reader = (response.body as ReadableStream<Uint8Array>)
-    .pipeThrough(new TextDecoderStream())
-    .getReader();
-  let pending = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    pending += value;
-    for (let end = pending.indexOf("\n\n"); end >= 0; end = pending.indexOf("\n\n")) {
-      const block = pending.slice(0, end);
-      pending = pending.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1] ?? "message";
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      yield { event, data: data === undefined ? null : JSON.parse(data) };
-    }
+  for await (const { event, data } of serverSentEvents(response.body as AsyncIterable<Uint8Array>)) {
+    yield { event, data: JSON.parse(data) };
   }
 }
 

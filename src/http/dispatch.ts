@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Engine } from "../engine/engine.ts";
 import { isJsonObject, type JsonObject } from "../shared/json-object.ts";
 import { openProgress, type ProgressItem } from "../shared/progress-stream.ts";
+import { SSE_HEADERS } from "../shared/sse.ts";
 import { inSpan } from "../shared/tracing.ts";
 import { toErrorReply } from "./errors.ts";
 import { callIiiRoute, type RouteCallOptions, routeCaller } from "./iii-route.ts";
@@ -94,8 +95,6 @@ async function answerRoute(
     .type("application/json; charset=utf-8")
     .send(JSON.stringify(result));
 }
-
-const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 function wantsStream(request: FastifyRequest, payload: JsonObject): boolean {
   if (payload.stream === true) return true;

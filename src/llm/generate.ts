@@ -10,7 +10,6 @@ import {
 import type { TriggerFn } from "../engine/types.ts";
 import { AppError, isAppError } from "../shared/errors.ts";
 import { timed, type WrappableModel } from "./model-telemetry.ts";
-
 import { providerError } from "./provider-errors.ts";
 import { apiKeyOf, baseUrlOf, languageModel, missingKey } from "./providers.ts";
 import type { ModelEntry, ProviderEntry, Usage } from "./types.ts";

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { TriggerFn } from "../engine/types.ts";
 import { AppError } from "../shared/errors.ts";
+import { serverSentEvents } from "../shared/sse.ts";
 import { DEFAULT_LLM_TIMEOUT_MS, type ModelChoice } from "./generate.ts";
 import { post } from "./http-client.ts";
 import { providerError, UpstreamStatusError } from "./provider-errors.ts";
@@ -115,32 +116,7 @@ function parseEvent(data: string): { usage?: OpenAiUsage; choices?: unknown } | 
 
 /** The `data:` payload of each server-sent event, in order (comments and other fields skipped). */
 export async function* serverSentData(stream: AsyncIterable<string | Buffer>): AsyncGenerator<string> {
-  let pending = "";
-  for await (const chunk of stream) {
-    pending += typeof chunk === "string" ? chunk : chunk.toString("utf8");
-    let end = eventEnd(pending);
-    while (end) {
-      const data = dataOf(pending.slice(0, end.at));
-      pending = pending.slice(end.at + end.length);
-      if (data !== undefined) yield data;
-      end = eventEnd(pending);
-    }
-  }
-  const data = dataOf(pending);
-  if (data !== undefined) yield data;
-}
-
-function eventEnd(text: string): { at: number; length: number } | undefined {
-  const match = /\r?\n\r?\n/.exec(text);
-  return match ? { at: match.index, length: match[0].length } : undefined;
-}
-
-function dataOf(event: string): string | undefined {
-  const lines: string[] = [];
-  for (const line of event.split(/\r?\n/)) {
-    if (line.startsWith("data:")) lines.push(line.slice(line.startsWith("data: ") ? 6 : 5));
-  }
-  return lines.length > 0 ? lines.join("\n") : undefined;
+  for await (const { data } of serverSentEvents(stream)) yield data;
 }
 
 interface UpstreamCall {

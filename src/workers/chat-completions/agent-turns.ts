@@ -1,11 +1,9 @@
 import type { GenerateResult, TurnProgress } from "../../llm/generate.ts";
-import { nowMs } from "../../shared/clock.ts";
-import { newId } from "../../shared/ids.ts";
 import { openProgress, type ProgressItem } from "../../shared/progress-stream.ts";
 import type { CompletionDeps } from "./completions.ts";
 import { toModelMessages } from "./convert.ts";
 import type { ChatCompletionRequest } from "./schema.ts";
-import { chunker, maxTokensOf, openAiError, type Reply, SSE_HEADERS, usageChunk } from "./wire.ts";
+import { chunker, maxTokensOf, newMeta, openAiError, type Reply, SSE_HEADERS, usageChunk } from "./wire.ts";
 
 /** `model` named an agent: its id (from `agent:<id>`, or its id or name resolved). */
 export type AgentTarget = { kind: "agent"; agentId: string; model: string };
@@ -63,7 +61,7 @@ async function streamAgent(
   const items = await openProgress((onProgress, signal) =>
     runAgent(deps, target, request, { onProgress, signal }),
   );
-  const meta = { id: `chatcmpl-${newId().replace(/-/g, "")}`, created: Math.floor(nowMs() / 1000) };
+  const meta = newMeta();
   const includeUsage = request.stream_options?.include_usage === true;
   return {
     status_code: 200,

@@ -11,9 +11,7 @@ import {
 } from "../../llm/generate.ts";
 import { forwardCompletion, forwardStream, speaksOpenAi } from "../../llm/passthrough.ts";
 import type { Usage } from "../../llm/types.ts";
-import { nowMs } from "../../shared/clock.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
-import { newId } from "../../shared/ids.ts";
 import { type AgentTarget, completeWithAgent, streamAgent } from "./agent-turns.ts";
 import { toModelMessages } from "./convert.ts";
 import { checkAccount, recordCompletionCost } from "./cost.ts";
@@ -21,6 +19,7 @@ import { type ChatCompletionRequest, chatCompletionRequest } from "./schema.ts";
 import {
   chunker,
   maxTokensOf,
+  newMeta,
   openAiError,
   openAiUsage,
   type Reply,
@@ -57,7 +56,7 @@ export async function chatCompletion(
     const result = target.kind === "agent" ? completeWithAgent(deps, target, request) : null;
     // Streamed replies consume it later (or never, if the client leaves first): keep its failure handled.
     result?.catch(() => undefined);
-    const meta = { id: `chatcmpl-${newId().replace(/-/g, "")}`, created: Math.floor(nowMs() / 1000) };
+    const meta = newMeta();
     if (request.stream) {
       const includeUsage = request.stream_options?.include_usage === true;
       const events =

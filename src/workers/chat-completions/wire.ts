@@ -1,5 +1,7 @@
 import type { Usage } from "../../llm/types.ts";
+import { nowMs } from "../../shared/clock.ts";
 import { AppError, isAppError } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
 import type { ChatCompletionRequest } from "./schema.ts";
 
 /** What the route answers: a status, headers, and a body (JSON, text, or a stream of events). */
@@ -11,10 +13,13 @@ export interface Reply {
 
 export type Meta = { id: string; created: number };
 
-export const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-};
+export { SSE_HEADERS } from "../../shared/sse.ts";
+
+/** A new answer's id and creation time, as OpenAI gives them. */
+export const newMeta = (): Meta => ({
+  id: `chatcmpl-${newId().replace(/-/g, "")}`,
+  created: Math.floor(nowMs() / 1000),
+});
 
 export function chunker(meta: Meta, model: string) {
   return (delta: Record<string, unknown>, finish: string | null) =>

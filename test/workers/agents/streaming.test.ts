@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serverSentEvents } from "../../../src/shared/sse.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { startTestServer, TEST_ADMIN_KEY, type TestServer } from "../../helpers/server.ts";
@@ -19,25 +20,10 @@ afterAll(async () => {
 const HASH_CALL = { name: "tool__hash_compute", arguments: { text: "abc" } };
 const ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
-/** The server-sent events of a response, read one at a time, each with what had arrived before it. */
+/** The server-sent events of a response, parsed, one at a time as they arrive. */
 async function* events(response: Response): AsyncGenerator<{ event: string; data: unknown }> {
-  const reader = (response.body as ReadableStream<Uint8Array>)
-    .pipeThrough(new TextDecoderStream())
-    .getReader();
-  let pending = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    pending += value;
-    let end = pending.indexOf("\n\n");
-    while (end >= 0) {
-      const block = pending.slice(0, end);
-      pending = pending.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1] ?? "message";
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      yield { event, data: data === undefined ? null : JSON.parse(data) };
-      end = pending.indexOf("\n\n");
-    }
+  for await (const { event, data } of serverSentEvents(response.body as AsyncIterable<Uint8Array>)) {
+    yield { event, data: JSON.parse(data) };
   }
 }
 
