@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, beforeEach, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
 import type { ModelChoice } from "../../src/llm/generate.ts";
 import { startTestServer, type TestServer } from "./server.ts";
 
@@ -195,20 +195,24 @@ function send(
 /**
  * For every test of the file: a fake model and a real server whose OpenAI provider points at it
  * (`OPENAI_API_KEY` set, `OPENAI_BASE_URL` the fake). `extraEnv` adds variables (e.g. private network).
+ * `shared`: one fake and one server for the whole file (tests that keep to their own realms and agents).
  */
-export function serverWithFakeModel(extraEnv: Record<string, string> = {}): {
+export function serverWithFakeModel(
+  extraEnv: Record<string, string> = {},
+  options: { shared?: boolean } = {},
+): {
   readonly fake: FakeOpenAI;
   readonly server: TestServer;
 } {
   let fake: FakeOpenAI | undefined;
   let server: TestServer | undefined;
-  beforeEach(async () => {
+  (options.shared ? beforeAll : beforeEach)(async () => {
     fake = await startFakeOpenAI();
     server = await startTestServer({
       env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl, ...extraEnv },
     });
   });
-  afterEach(async () => {
+  (options.shared ? afterAll : afterEach)(async () => {
     await server?.close();
     await fake?.close();
   });

@@ -1,24 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
-import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
+import { startTestServer } from "../../helpers/server.ts";
 
-let fake: FakeOpenAI;
-let server: TestServer;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  server = await startTestServer({ env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl } });
-});
-afterAll(async () => {
-  await server.close();
-  await fake.close();
-});
+const env = serverWithFakeModel({}, { shared: true });
 
 describe("what an agent names is checked when it is written", () => {
   it("refuses tools that name no function (400 naming them), on create and on PATCH", async () => {
-    const realmId = await newRealm(server);
-    const created = await call(server, "POST", "/api/agents", {
+    const realmId = await newRealm(env.server);
+    const created = await call(env.server, "POST", "/api/agents", {
       name: "tooly",
       model: "gpt-4o",
       realmId,
@@ -27,36 +17,36 @@ describe("what an agent names is checked when it is written", () => {
     expect(created.status).toBe(400);
     expect(created.body.error).toContain('"tool::nope", "tool::nada_*" name no function');
     expect(created.body.error).toContain("GET /api/functions");
-    const id = await createAgent(server, realmId, { tools: ["tool::file_*"] });
-    const patched = await call(server, "PATCH", `/api/agents/${id}`, { tools: ["memory::nope"] });
+    const id = await createAgent(env.server, realmId, { tools: ["tool::file_*"] });
+    const patched = await call(env.server, "PATCH", `/api/agents/${id}`, { tools: ["memory::nope"] });
     expect(patched.status).toBe(400);
     expect(patched.body.error).toContain('"memory::nope" names no function');
   });
 
   it("takes tools of a worker or integration that has not connected yet", async () => {
-    const realmId = await newRealm(server);
-    const id = await createAgent(server, realmId, {
+    const realmId = await newRealm(env.server);
+    const id = await createAgent(env.server, realmId, {
       tools: ["mcp::github::*", "http::weather::forecast", "myworker::summarise", "tool::web_*"],
     });
-    expect((await call(server, "GET", `/api/agents/${id}`)).body.tools).toContain("myworker::summarise");
+    expect((await call(env.server, "GET", `/api/agents/${id}`)).body.tools).toContain("myworker::summarise");
   });
 
   it("keeps names unique per realm: 409 naming the holder; another realm, or after a delete, may use it", async () => {
-    const realmId = await newRealm(server);
-    const first = await createAgent(server, realmId, { name: "dup" });
-    const second = await call(server, "POST", "/api/agents", { name: "dup", model: "gpt-4o", realmId });
+    const realmId = await newRealm(env.server);
+    const first = await createAgent(env.server, realmId, { name: "dup" });
+    const second = await call(env.server, "POST", "/api/agents", { name: "dup", model: "gpt-4o", realmId });
     expect(second.status).toBe(409);
     expect(second.body.error).toContain(first);
-    await createAgent(server, await newRealm(server), { name: "dup" });
-    expect((await call(server, "DELETE", `/api/agents/${first}`)).status).toBe(204);
-    await createAgent(server, realmId, { name: "dup" });
+    await createAgent(env.server, await newRealm(env.server), { name: "dup" });
+    expect((await call(env.server, "DELETE", `/api/agents/${first}`)).status).toBe(204);
+    await createAgent(env.server, realmId, { name: "dup" });
   });
 
   it("lets exactly one of several racing creates have a name", async () => {
-    const realmId = await newRealm(server);
+    const realmId = await newRealm(env.server);
     const statuses = await Promise.all(
       Array.from({ length: 6 }, () =>
-        call(server, "POST", "/api/agents", { name: "racer", model: "gpt-4o", realmId }).then(
+        call(env.server, "POST", "/api/agents", { name: "racer", model: "gpt-4o", realmId }).then(
           (r) => r.status,
         ),
       ),
@@ -68,7 +58,7 @@ describe("what an agent names is checked when it is written", () => {
   it.each(["gpt-4o", "sonnet"])(
     "refuses the name %s, which /v1 would read as the catalog model",
     async (name) => {
-      const response = await call(server, "POST", "/api/agents", { name, model: "gpt-4o" });
+      const response = await call(env.server, "POST", "/api/agents", { name, model: "gpt-4o" });
       expect(response.status).toBe(400);
       expect(response.body.error).toContain("catalog model");
     },
@@ -77,22 +67,22 @@ describe("what an agent names is checked when it is written", () => {
 
 describe("sessions named by the caller", () => {
   it("answers 404 for a session id of the service's form that does not exist; a caller's own id starts one", async () => {
-    const id = await createAgent(server, await newRealm(server));
+    const id = await createAgent(env.server, await newRealm(env.server));
     const typo = "session-00000000-0000-4000-8000-000000000000";
-    const missing = await call(server, "POST", `/api/agents/${id}/message`, {
+    const missing = await call(env.server, "POST", `/api/agents/${id}/message`, {
       message: "hi",
       sessionId: typo,
     });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toContain(`/api/agents/${id}/sessions`);
-    fake.reply({ content: "one" }, { content: "two" });
-    const own = await call(server, "POST", `/api/agents/${id}/message`, {
+    env.fake.reply({ content: "one" }, { content: "two" });
+    const own = await call(env.server, "POST", `/api/agents/${id}/message`, {
       message: "hi",
       sessionId: "thread-7",
     });
     expect(own.body.sessionId).toBe("thread-7");
-    await call(server, "POST", `/api/agents/${id}/message`, { message: "again", sessionId: "thread-7" });
-    const session = await call(server, "GET", `/api/agents/${id}/sessions/thread-7`);
+    await call(env.server, "POST", `/api/agents/${id}/message`, { message: "again", sessionId: "thread-7" });
+    const session = await call(env.server, "GET", `/api/agents/${id}/sessions/thread-7`);
     expect(session.body.messages).toHaveLength(4);
   });
 });

@@ -1,21 +1,11 @@
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { serverSentEvents } from "../../../src/shared/sse.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
-import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
-import { startTestServer, TEST_ADMIN_KEY, type TestServer } from "../../helpers/server.ts";
+import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
+import { TEST_ADMIN_KEY } from "../../helpers/server.ts";
 
-let fake: FakeOpenAI;
-let server: TestServer;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  server = await startTestServer({ env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl } });
-});
-afterAll(async () => {
-  await server.close();
-  await fake.close();
-});
+const env = serverWithFakeModel({}, { shared: true });
 
 const HASH_CALL = { name: "tool__hash_compute", arguments: { text: "abc" } };
 const ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
@@ -29,11 +19,11 @@ async function* events(response: Response): AsyncGenerator<{ event: string; data
 
 describe("an agent's turn streamed from the message route", () => {
   it("tells the start, each tool call and result, and the text as they happen, then the reply", async () => {
-    const id = await createAgent(server, await newRealm(server), { tools: ["tool::hash_compute"] });
+    const id = await createAgent(env.server, await newRealm(env.server), { tools: ["tool::hash_compute"] });
     // The second model call waits: everything before it must have reached the client already.
-    fake.reply({ toolCalls: [HASH_CALL] }, { content: "The hash is ready.", delayMs: 400 });
-    const requestsBefore = fake.requests.length;
-    const response = await server.request(`/api/agents/${id}/message`, {
+    env.fake.reply({ toolCalls: [HASH_CALL] }, { content: "The hash is ready.", delayMs: 400 });
+    const requestsBefore = env.fake.requests.length;
+    const response = await env.server.request(`/api/agents/${id}/message`, {
       method: "POST",
       json: { message: "hash abc", stream: true },
     });
@@ -43,7 +33,7 @@ describe("an agent's turn streamed from the message route", () => {
     for await (const event of events(response)) {
       if (event.event === "tool_result") {
         // Told while the model is still working on its answer.
-        await expect.poll(() => fake.requests.length).toBe(requestsBefore + 2);
+        await expect.poll(() => env.fake.requests.length).toBe(requestsBefore + 2);
         expect(seen.some((earlier) => earlier.event === "done")).toBe(false);
       }
       seen.push(event);
@@ -61,20 +51,20 @@ describe("an agent's turn streamed from the message route", () => {
     expect(done).toMatchObject({ content: "The hash is ready.", sessionId: seen[0].data.sessionId });
     expect(done.toolCalls[0].toolName).toBe("tool__hash_compute");
     // Stored as it was told.
-    const session = await call(server, "GET", `/api/agents/${id}/sessions/${done.sessionId}`);
+    const session = await call(env.server, "GET", `/api/agents/${id}/sessions/${done.sessionId}`);
     expect(session.body.messages.at(-1)).toMatchObject({ role: "assistant", content: "The hash is ready." });
   });
 
   it("is asked for by Accept: text/event-stream too; stream: false keeps the JSON reply", async () => {
-    const id = await createAgent(server, await newRealm(server));
-    const accepted = await server.request(`/api/agents/${id}/message`, {
+    const id = await createAgent(env.server, await newRealm(env.server));
+    const accepted = await env.server.request(`/api/agents/${id}/message`, {
       method: "POST",
       json: { message: "hi" },
       headers: { accept: "text/event-stream" },
     });
     expect(accepted.headers.get("content-type")).toContain("text/event-stream");
     await accepted.text();
-    const plain = await server.request(`/api/agents/${id}/message`, {
+    const plain = await env.server.request(`/api/agents/${id}/message`, {
       method: "POST",
       json: { message: "hi", stream: false },
       headers: { accept: "text/event-stream" },
@@ -83,10 +73,12 @@ describe("an agent's turn streamed from the message route", () => {
   });
 
   it("refuses before the stream opens: a paused realm is a 409 JSON reply, not an event", async () => {
-    const realmId = await newRealm(server);
-    const id = await createAgent(server, realmId);
-    expect((await call(server, "PATCH", `/api/realms/${realmId}`, { status: "Paused" })).status).toBe(200);
-    const response = await server.request(`/api/agents/${id}/message`, {
+    const realmId = await newRealm(env.server);
+    const id = await createAgent(env.server, realmId);
+    expect((await call(env.server, "PATCH", `/api/realms/${realmId}`, { status: "Paused" })).status).toBe(
+      200,
+    );
+    const response = await env.server.request(`/api/agents/${id}/message`, {
       method: "POST",
       json: { message: "hi", stream: true },
     });
@@ -97,11 +89,11 @@ describe("an agent's turn streamed from the message route", () => {
 
 describe("an agent's turn streamed on /v1 to the official client", () => {
   const client = (apiKey = TEST_ADMIN_KEY) =>
-    new OpenAI({ apiKey, baseURL: `${server.url}/v1`, maxRetries: 0 });
+    new OpenAI({ apiKey, baseURL: `${env.server.url}/v1`, maxRetries: 0 });
 
   it("arrives chunk by chunk: the tool call as OpenAI streams one, then the text, then stop", async () => {
-    const id = await createAgent(server, await newRealm(server), { tools: ["tool::hash_compute"] });
-    fake.reply({ toolCalls: [HASH_CALL] }, { content: "Hashed it for you." });
+    const id = await createAgent(env.server, await newRealm(env.server), { tools: ["tool::hash_compute"] });
+    env.fake.reply({ toolCalls: [HASH_CALL] }, { content: "Hashed it for you." });
     const stream = await client().chat.completions.create({
       model: `agent:${id}`,
       messages: [{ role: "user", content: "hash abc" }],
@@ -126,16 +118,16 @@ describe("an agent's turn streamed on /v1 to the official client", () => {
   });
 
   it("answers an agent over budget with a real 402 before the first byte", async () => {
-    const realmId = await newRealm(server);
-    const id = await createAgent(server, realmId);
-    const budget = await call(server, "POST", "/api/ledger/budget", {
+    const realmId = await newRealm(env.server);
+    const id = await createAgent(env.server, realmId);
+    const budget = await call(env.server, "POST", "/api/ledger/budget", {
       realmId,
       agentId: id,
       monthlyCents: 0,
       hardLimit: true,
     });
     expect(budget.status).toBeLessThan(300);
-    const key = await realmKey(server, realmId);
+    const key = await realmKey(env.server, realmId);
     const refused = await client(key)
       .chat.completions.create({
         model: `agent:${id}`,
@@ -152,14 +144,14 @@ describe("an agent's turn streamed on /v1 to the official client", () => {
 });
 
 describe("an agent's /v1 conversations kept as sessions", () => {
-  const client = () => new OpenAI({ apiKey: TEST_ADMIN_KEY, baseURL: `${server.url}/v1`, maxRetries: 0 });
-  const sessions = async (id: string) => (await call(server, "GET", `/api/agents/${id}/sessions`)).body;
+  const client = () => new OpenAI({ apiKey: TEST_ADMIN_KEY, baseURL: `${env.server.url}/v1`, maxRetries: 0 });
+  const sessions = async (id: string) => (await call(env.server, "GET", `/api/agents/${id}/sessions`)).body;
 
   it("continues one session while the client sends the conversation back; a new one starts another", async () => {
-    const id = await createAgent(server, await newRealm(server));
+    const id = await createAgent(env.server, await newRealm(env.server));
     const ask = (messages: OpenAI.ChatCompletionMessageParam[]) =>
       client().chat.completions.create({ model: `agent:${id}`, messages });
-    fake.reply({ content: "Hello there." }, { content: "Twice now." }, { content: "Fresh start." });
+    env.fake.reply({ content: "Hello there." }, { content: "Twice now." }, { content: "Fresh start." });
     const first = await ask([
       { role: "system", content: "Be brief." },
       { role: "user", content: "hi" },
@@ -175,7 +167,7 @@ describe("an agent's /v1 conversations kept as sessions", () => {
     const all = listed.sessions ?? listed;
     expect(all).toHaveLength(2);
     const messagesOf = async (sessionId: string) =>
-      (await call(server, "GET", `/api/agents/${id}/sessions/${sessionId}`)).body.messages.map(
+      (await call(env.server, "GET", `/api/agents/${id}/sessions/${sessionId}`)).body.messages.map(
         (m: { role: string; content: string }) => `${m.role}: ${m.content}`,
       );
     const contents = await Promise.all(all.map((session: { id: string }) => messagesOf(session.id)));
@@ -189,7 +181,7 @@ describe("an agent's /v1 conversations kept as sessions", () => {
   });
 
   it("keeps nothing when the client says store: false", async () => {
-    const id = await createAgent(server, await newRealm(server));
+    const id = await createAgent(env.server, await newRealm(env.server));
     await client().chat.completions.create({
       model: `agent:${id}`,
       messages: [{ role: "user", content: "off the record" }],
