@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Services the tests start as child processes check their answers against the OpenAPI document too.
+    env: { AGENTOS_CHECK_OUTPUTS: "1" },
   },
 });

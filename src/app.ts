@@ -19,6 +19,7 @@ import { KeyCache, watchRevocations } from "./http/auth/cache.ts";
 import { revocationEpoch } from "./http/auth/keys.ts";
 import { registerHttpFunctions } from "./http/functions.ts";
 import { HttpMetrics } from "./http/metrics.ts";
+import { outputChecker } from "./http/output-check.ts";
 import { PostgresRateLimitStore } from "./http/rate-limit/postgres-store.ts";
 import { MemoryRateLimitStore, type RateLimitStore } from "./http/rate-limit/store.ts";
 import { HttpRouter } from "./http/router.ts";
@@ -138,6 +139,7 @@ export async function createAgentOS(config: Config, options: AgentOSOptions = {}
       rateLimitStore,
       logger,
       config,
+      ...(config.checkOutputs ? { checkOutput: outputChecker(engine.functions) } : {}),
     });
     const bootstrap =
       options.bootstrapAdminKey === false

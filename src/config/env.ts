@@ -38,6 +38,8 @@ const envSchema = z.object({
   AGENTOS_MAX_IN_FLIGHT_PER_CLIENT: z.coerce.number().int().min(1).max(1_000_000).default(256),
   AGENTOS_WORKFLOW_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
   AGENTOS_WORKFLOW_RESUME_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  /** Development and tests: every JSON answer is checked against its documented output schema. */
+  AGENTOS_CHECK_OUTPUTS: z.enum(["0", "1", "false", "true"]).default("0"),
   AGENTOS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -55,6 +57,8 @@ export interface Config {
   databaseUrl?: string;
   apiKey?: string;
   vaultKey?: string;
+  /** Answers that do not match their function's documented output become a 500 naming the difference. */
+  checkOutputs: boolean;
   /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs whose X-Forwarded-For is believed. */
   trustProxy: boolean | number | string[];
   /** Requests per hour per class, or false to switch rate limiting off. */
@@ -104,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKey: vars.AGENTOS_API_KEY,
     vaultKey: vars.AGENTOS_VAULT_KEY,
     trustProxy: parseTrustProxy(vars.AGENTOS_TRUST_PROXY),
+    checkOutputs: vars.AGENTOS_CHECK_OUTPUTS === "1" || vars.AGENTOS_CHECK_OUTPUTS === "true",
     rateLimits: parseRateLimits(vars.AGENTOS_RATE_LIMITS),
     logLevel: vars.AGENTOS_LOG_LEVEL,
     catalogFile: vars.AGENTOS_CATALOG_FILE,

@@ -21,9 +21,18 @@ export class WorkerClient {
     this.name = name;
   }
 
-  registerFunction<Schema extends z.ZodType>(
-    definition: FunctionDefinition<Schema>,
-    handler: FunctionHandler<z.output<Schema>>,
+  /**
+   * A function that documents its `output` must answer what that schema describes: the handler's result
+   * is checked against it by the compiler, so the OpenAPI document cannot drift from the code. (An
+   * envelope function, which documents its request `body`, answers a whole reply whose body `output` is.)
+   */
+  registerFunction<
+    Schema extends z.ZodType,
+    Output extends z.ZodType = z.ZodType,
+    Body extends z.ZodType | undefined = undefined,
+  >(
+    definition: FunctionDefinition<Schema> & { output?: Output; body?: Body },
+    handler: FunctionHandler<z.output<Schema>, undefined extends Body ? z.input<Output> : unknown>,
   ): { id: string } {
     this.engine.registerFunction(this.name, definition, handler);
     return { id: definition.id };

@@ -7,6 +7,7 @@ import { SSE_HEADERS } from "../shared/sse.ts";
 import { inSpan } from "../shared/tracing.ts";
 import { toErrorReply } from "./errors.ts";
 import { callIiiRoute, type RouteCallOptions, routeCaller } from "./iii-route.ts";
+import type { OutputCheck } from "./output-check.ts";
 import { type RouteMatch, requestPath } from "./router.ts";
 
 /** One plain payload: query, then body, then path params (params cannot be overridden by the body). */
@@ -74,6 +75,8 @@ async function answerRoute(
   }
   const result = await routeCaller(engine, match, request, options)(target.functionId, payload);
   if (envelope && isJsonObject(result) && typeof result.status_code === "number") {
+    if (options.checkOutput && result.status_code < 300)
+      checkEnvelopeBody(options.checkOutput, target, result);
     sendEnvelope(reply, result);
     return;
   }
@@ -81,6 +84,7 @@ async function answerRoute(
     reply.code(204).send();
     return;
   }
+  options.checkOutput?.(target.functionId, result);
   const listField = target.config.array_list;
   if (listField && isJsonObject(result) && Array.isArray(result[listField])) {
     if (typeof result.nextCursor === "string") {
@@ -127,6 +131,21 @@ function nextPageUrl(request: FastifyRequest, cursor: string): string {
   }
   query.set("cursor", cursor);
   return `${requestPath(request.url)}?${query}`;
+}
+
+/** A body passed through as text (a provider's answer) is checked as the JSON it is, if it is JSON. */
+function checkEnvelopeBody(check: OutputCheck, target: RouteMatch["target"], result: JsonObject): void {
+  const body = result.body;
+  if (isAsyncIterable(body)) return;
+  if (typeof body !== "string") {
+    check(target.functionId, body);
+    return;
+  }
+  try {
+    check(target.functionId, JSON.parse(body));
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+  }
 }
 
 function sendEnvelope(reply: FastifyReply, result: JsonObject): void {

@@ -4,11 +4,13 @@ import type { Principal } from "../engine/types.ts";
 import { AppError } from "../shared/errors.ts";
 import { isJsonObject, type JsonObject } from "../shared/json-object.ts";
 import { securityHeaders } from "./headers.ts";
+import type { OutputCheck } from "./output-check.ts";
 import type { RouteMatch } from "./router.ts";
 
 export interface RouteCallOptions {
   auth: Principal;
   timeoutMs: number;
+  checkOutput?: OutputCheck;
 }
 
 /** Response headers a worker cannot set: framing is ours, and the security headers are not negotiable. */

@@ -45,7 +45,7 @@ const openAiErrorResponse = {
   },
 };
 
-function jsonSchemaOf(schema: z.ZodType | undefined, io: "input" | "output"): JsonSchema | undefined {
+export function jsonSchemaOf(schema: z.ZodType | undefined, io: "input" | "output"): JsonSchema | undefined {
   if (!schema) return undefined;
   try {
     const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
@@ -65,6 +65,14 @@ function inputSchema(functions: FunctionRegistry, route: RouteTarget): JsonSchem
   return jsonSchemaOf(documented, "input") ?? { type: "object" };
 }
 
+/** The success answer's schema: the function's output, or for a bare-array list route its list field. */
+function answerSchema(functions: FunctionRegistry, route: RouteTarget): JsonSchema | undefined {
+  const output = jsonSchemaOf(functions.get(route.functionId)?.output, "output");
+  const listField = route.config.array_list;
+  if (!output || !listField) return output;
+  return (output.properties?.[listField] as JsonSchema | undefined) ?? output;
+}
+
 /** The domain a route belongs to, as a tag: its function's namespace (`agent::get` → agent). */
 const tagOf = (functionId: string) => functionId.split("::")[0] as string;
 
@@ -74,7 +82,7 @@ function pathParams(template: string): string[] {
 
 function operation(functions: FunctionRegistry, route: RouteTarget): Record<string, unknown> {
   const schema = inputSchema(functions, route);
-  const output = jsonSchemaOf(functions.get(route.functionId)?.output, "output");
+  const output = answerSchema(functions, route);
   const inPath = pathParams(route.template);
   const properties = { ...(schema.properties ?? {}) };
   for (const name of inPath) delete properties[name];

@@ -19,6 +19,7 @@ import { answerClientError, answerFrameworkError } from "./framework-errors.ts";
 import { authenticate, type GuardDeps, guardRequest } from "./guard.ts";
 import { everyResponseHeaders, preflightHeaders } from "./headers.ts";
 import type { HttpMetrics } from "./metrics.ts";
+import type { OutputCheck } from "./output-check.ts";
 import type { RateLimitStore } from "./rate-limit/store.ts";
 import { type HttpRouter, requestPath } from "./router.ts";
 
@@ -37,9 +38,12 @@ export interface HttpServerDeps {
   keyCache: KeyCache;
   rateLimitStore: RateLimitStore;
   logger: Logger;
+  /** Set when config.checkOutputs: throws when an answer does not match its documented output. */
+  checkOutput?: OutputCheck;
   config: Pick<
     Config,
     | "trustProxy"
+    | "checkOutputs"
     | "rateLimits"
     | "requestTimeoutMs"
     | "receiveTimeoutMs"
@@ -203,6 +207,7 @@ function dispatch(
   return callRoute(deps.engine, match, request, reply, {
     auth: request.principal ?? anonymousPrincipal,
     timeoutMs: deps.config.requestTimeoutMs,
+    checkOutput: deps.checkOutput,
   }).then(() => reply);
 }
 

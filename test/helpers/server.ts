@@ -64,6 +64,8 @@ export async function startTestServer(
       AGENTOS_HOME: dataDir,
       AGENTOS_API_KEY: TEST_ADMIN_KEY,
       AGENTOS_LOG_LEVEL: "silent",
+      // Every answer a test sees is held to the OpenAPI document's schema for it.
+      AGENTOS_CHECK_OUTPUTS: "1",
     }),
     port: 0,
     host: "127.0.0.1",

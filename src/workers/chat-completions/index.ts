@@ -49,7 +49,7 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       );
       const agents = await readAllPages<{ id: string; createdAt: string }>(list("agent::list"), {}, "agents");
       return {
-        object: "list",
+        object: "list" as const,
         data: [...models.map(catalogModel), ...agents.map(agentModel)],
       };
     },
@@ -114,14 +114,14 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
 
 const catalogModel = (model: { id: string; provider: string }) => ({
   id: model.id,
-  object: "model",
+  object: "model" as const,
   created: 0,
   owned_by: model.provider,
 });
 
 const agentModel = (agent: { id: string; createdAt: string }) => ({
   id: `agent:${agent.id}`,
-  object: "model",
+  object: "model" as const,
   created: Math.floor(Date.parse(agent.createdAt) / 1000),
   owned_by: "agentos",
 });
