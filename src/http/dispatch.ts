@@ -80,11 +80,11 @@ async function answerRoute(
     sendEnvelope(reply, result);
     return;
   }
+  options.checkOutput?.(target.functionId, result);
   if (result === undefined || result === null) {
     reply.code(204).send();
     return;
   }
-  options.checkOutput?.(target.functionId, result);
   const listField = target.config.array_list;
   if (listField && isJsonObject(result) && Array.isArray(result[listField])) {
     if (typeof result.nextCursor === "string") {

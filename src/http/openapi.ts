@@ -65,6 +65,30 @@ function inputSchema(functions: FunctionRegistry, route: RouteTarget): JsonSchem
   return jsonSchemaOf(documented, "input") ?? { type: "object" };
 }
 
+/** A function documented to answer nothing: its route answers 204. */
+export const isNoContent = (output: z.ZodType) => output instanceof z.ZodVoid;
+
+function successResponses(functions: FunctionRegistry, route: RouteTarget): Record<string, unknown> {
+  const noContent = { "204": { description: "Success, no content" } };
+  const declared = functions.get(route.functionId)?.output;
+  if (declared && isNoContent(declared)) return noContent;
+  const output = answerSchema(functions, route);
+  const content = output ? { content: { "application/json": { schema: output } } } : {};
+  return {
+    [String(route.config.status ?? 200)]: { description: "Success", ...content },
+    ...(route.config.accepted_field
+      ? {
+          "202": {
+            description: `Accepted: ${route.config.accepted_field} was true, the work goes on`,
+            ...content,
+          },
+        }
+      : {}),
+    // Without a documented output (webhooks, the service's own text routes) any success may be empty.
+    ...(declared ? {} : noContent),
+  };
+}
+
 /** The success answer's schema: the function's output, or for a bare-array list route its list field. */
 function answerSchema(functions: FunctionRegistry, route: RouteTarget): JsonSchema | undefined {
   const output = jsonSchemaOf(functions.get(route.functionId)?.output, "output");
@@ -99,14 +123,7 @@ function operation(functions: FunctionRegistry, route: RouteTarget): Record<stri
     description: functions.get(route.functionId)?.description,
     parameters,
     responses: {
-      [String(route.config.status ?? 200)]: {
-        description: "Success",
-        ...(output ? { content: { "application/json": { schema: output } } } : {}),
-      },
-      ...(route.config.accepted_field
-        ? { "202": { description: `Accepted: ${route.config.accepted_field} was true, the work goes on` } }
-        : {}),
-      "204": { description: "Success, no content" },
+      ...successResponses(functions, route),
       ...Object.fromEntries(
         ERROR_STATUSES.map((status) => [
           String(status),

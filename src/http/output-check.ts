@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import type { FunctionRegistry } from "../engine/function-registry.ts";
 import { AppError } from "../shared/errors.ts";
-import { jsonSchemaOf } from "./openapi.ts";
+import { isNoContent, jsonSchemaOf } from "./openapi.ts";
 
 /** Throws when a function's answer is not what its `output` schema documents. */
 export type OutputCheck = (functionId: string, answer: unknown) => void;
@@ -24,8 +24,17 @@ export function outputChecker(functions: FunctionRegistry): OutputCheck {
     return validate;
   };
   return (functionId, answer) => {
+    const output = functions.get(functionId)?.output;
+    if (!output) return;
+    const empty = answer === undefined || answer === null;
+    if (empty !== isNoContent(output)) {
+      throw new AppError(
+        "internal",
+        `The answer of ${functionId} ${empty ? "is empty (204) but its output documents a body" : "has a body but its output documents none (204)"}`,
+      );
+    }
     const validate = validatorOf(functionId);
-    if (!validate || answer === undefined || answer === null) return;
+    if (empty || !validate) return;
     if (validate(JSON.parse(JSON.stringify(answer)))) return;
     const problem = validate.errors?.[0];
     throw new AppError(

@@ -6,6 +6,7 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, realmFilter, requireAdmin } from "../../shared/access.ts";
 import { notFound } from "../../shared/errors.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
+import { noContent } from "../../shared/outputs.ts";
 import { newestFirst, oldestFirst, pageOf } from "../../shared/pagination.ts";
 import { inSpan } from "../../shared/tracing.ts";
 import { agentCompletion, type ChatDeps, chatTurn } from "./chat.ts";
@@ -22,17 +23,24 @@ import { agentsNamed } from "./name-index.ts";
 import { onceBackfilled } from "./realm-index.ts";
 import {
   type Agent,
+  agentCreated,
   agentIdInput,
+  agentPage,
+  agentRecord,
+  agentWithTools,
   authorizeInput,
   chatInput,
   completeInput,
   createAgentInput,
   listInput,
+  messageReply,
   messageRouteInput,
   purgeRealmInput,
   resolveInput,
   sessionInput,
+  sessionPage,
   sessionsInput,
+  sessionWithMessages,
   updateAgentInput,
 } from "./schema.ts";
 import { AGENTS_SCOPE, getSession, listAgents, listSessions, sessionMessages } from "./store.ts";
@@ -62,7 +70,12 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
   };
 
   worker.registerFunction(
-    { id: "agent::create", description: "Create an agent; returns {id}", input: createAgentInput },
+    {
+      id: "agent::create",
+      description: "Create an agent; returns {id}",
+      input: createAgentInput,
+      output: agentCreated,
+    },
     (input, ctx) => createAgent(lifecycle, input, ctx),
   );
 
@@ -71,6 +84,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::list",
       description: "List agents, oldest first, of one realm with {realmId}: {agents, nextCursor}",
       input: listInput,
+      output: agentPage,
     },
     async ({ realmId, limit, cursor }, ctx) => {
       if (realmId !== undefined) assertRealmAccess(ctx, realmId);
@@ -103,6 +117,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::get",
       description: "An agent with its full configuration and resolvedTools: the functions its tools name now",
       input: agentIdInput,
+      output: agentWithTools,
     },
     async ({ id }, ctx) => {
       const agent = await load(id, ctx);
@@ -124,6 +139,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::update",
       description: "Change an agent's configuration (not its name or realm): the agent as it is now",
       input: updateAgentInput,
+      output: agentRecord,
     },
     async (input, ctx) => updateAgent(lifecycle, await load(input.id, ctx), input),
   );
@@ -133,6 +149,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::delete",
       description: "Delete an agent and all its data (sessions, memory)",
       input: agentIdInput,
+      output: noContent,
     },
     async ({ id }, ctx) => {
       await deleteAgent(lifecycle, await load(id, ctx));
@@ -195,6 +212,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::message",
       description: "Talk to an agent: {content, model, usage, sessionId, toolCalls (with their output)}",
       input: messageRouteInput,
+      output: messageReply,
     },
     async ({ id, stream: _stream, ...turn }, ctx) => {
       // `stream`: the route answers with server-sent events (it reads the turn's progress).
@@ -215,6 +233,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::sessions",
       description: "An agent's sessions, newest first: {sessions, nextCursor}",
       input: sessionsInput,
+      output: sessionPage,
     },
     async ({ id, limit, cursor }, ctx) => {
       await load(id, ctx);
@@ -233,6 +252,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       description:
         "One session of an agent with a page of its messages, oldest first (tool calls included): {session, messages, nextCursor}",
       input: sessionInput,
+      output: sessionWithMessages,
     },
     async ({ id, sessionId, limit, cursor }, ctx) => {
       await load(id, ctx);

@@ -1,7 +1,16 @@
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { noContent, relayed } from "../../shared/outputs.ts";
 import type { Agent } from "./schema.ts";
-import { agentIdInput, memoryDeleteRouteInput, memoryListRouteInput, memoryRouteInput } from "./schema.ts";
+import {
+  agentIdInput,
+  memoryCleared,
+  memoryDeleteRouteInput,
+  memoryHits,
+  memoryListRouteInput,
+  memoryPage,
+  memoryRouteInput,
+} from "./schema.ts";
 
 /**
  * An agent's memory over HTTP: search, list, forget one or all. The memory worker holds it; these check
@@ -14,10 +23,18 @@ export function registerAgentMemory(
   const trigger = worker.trigger.bind(worker);
 
   worker.registerFunction(
-    { id: "agent::memory", description: "Search an agent's memory: {results}", input: memoryRouteInput },
+    {
+      id: "agent::memory",
+      description: "Search an agent's memory: {results}",
+      input: memoryRouteInput,
+      output: memoryHits,
+    },
     async ({ id, query, limit }, ctx) => {
       await load(id, ctx);
-      return trigger({ function_id: "memory::recall", payload: { agentId: id, query, limit } });
+      return relayed(
+        memoryHits,
+        trigger({ function_id: "memory::recall", payload: { agentId: id, query, limit } }),
+      );
     },
   );
 
@@ -26,13 +43,17 @@ export function registerAgentMemory(
       id: "agent::memory_list",
       description: "An agent's memories newest first: {memories, nextCursor}",
       input: memoryListRouteInput,
+      output: memoryPage,
     },
     async ({ id, limit, cursor }, ctx) => {
       await load(id, ctx);
-      return trigger({
-        function_id: "memory::list",
-        payload: { agentId: id, limit, ...(cursor ? { cursor } : {}) },
-      });
+      return relayed(
+        memoryPage,
+        trigger({
+          function_id: "memory::list",
+          payload: { agentId: id, limit, ...(cursor ? { cursor } : {}) },
+        }),
+      );
     },
   );
 
@@ -41,10 +62,11 @@ export function registerAgentMemory(
       id: "agent::memory_delete",
       description: "Forget one memory of an agent",
       input: memoryDeleteRouteInput,
+      output: noContent,
     },
     async ({ id, memoryId }, ctx) => {
       await load(id, ctx);
-      return trigger({ function_id: "memory::delete", payload: { agentId: id, id: memoryId } });
+      await trigger({ function_id: "memory::delete", payload: { agentId: id, id: memoryId } });
     },
   );
 
@@ -53,10 +75,14 @@ export function registerAgentMemory(
       id: "agent::memory_clear",
       description: "Forget every memory of an agent: {deleted}",
       input: agentIdInput,
+      output: memoryCleared,
     },
     async ({ id }, ctx) => {
       await load(id, ctx);
-      return trigger({ function_id: "memory::forget_agent", payload: { agentId: id } });
+      return relayed(
+        memoryCleared,
+        trigger({ function_id: "memory::forget_agent", payload: { agentId: id } }),
+      );
     },
   );
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { isStorableText } from "../../engine/state/schema.ts";
 import { INTERNAL_FUNCTIONS_TEXT, namesOnlyInternal } from "../../shared/internal-functions.ts";
 import { boundedJsonObject, MAX_METADATA_BYTES, MAX_TURN_CONTEXT_BYTES } from "../../shared/limits.ts";
+import { nextCursor } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 import { queryInt } from "../../shared/query-int.ts";
 
@@ -72,25 +73,28 @@ export const updateAgentInput = createAgentInput
   .extend({ id: z.string().min(1).max(256), toolProfile: z.enum(toolProfiles).optional() });
 export type UpdateAgentInput = z.infer<typeof updateAgentInput>;
 
-export interface Agent {
-  id: string;
-  name: string;
-  description?: string;
-  model: string;
-  systemPrompt?: string;
-  tools: string[];
-  toolProfile: (typeof toolProfiles)[number];
-  capabilities?: string[];
-  temperature?: number;
-  maxTokens?: number;
-  fallbackModels?: string[];
-  toolPolicies?: Record<string, { approval: "required" | "none" }>;
-  realmId: string;
-  status: "active" | "paused" | "terminated";
-  metadata?: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A stored agent, as every agent route answers it. */
+export const agentRecord = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  model: z.string(),
+  systemPrompt: z.string().optional(),
+  tools: z.array(z.string()),
+  toolProfile: z.enum(toolProfiles),
+  capabilities: z.array(z.string()).optional(),
+  temperature: z.number().optional(),
+  maxTokens: z.number().optional(),
+  fallbackModels: z.array(z.string()).optional(),
+  toolPolicies: z.record(z.string(), z.object({ approval: z.enum(["required", "none"]) })).optional(),
+  realmId: z.string(),
+  /** `deleting` while a delete is under way (a failed one leaves it so until retried). */
+  status: z.enum(["active", "paused", "terminated", "deleting"]),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Agent = z.infer<typeof agentRecord>;
 
 export const agentIdInput = z.strictObject({ id: z.string().min(1).max(256) });
 
@@ -173,3 +177,67 @@ export const authorizeInput = z.strictObject({
   agentId: z.string().min(1).max(256),
   functionIds: z.array(z.string().min(1).max(256)).max(500),
 });
+
+/** What the agent routes answer (the OpenAPI document's response schemas; see http/output-check.ts). */
+const usage = z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() });
+const toolCall = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  input: z.unknown(),
+  output: z.unknown().optional(),
+});
+
+export const agentCreated = z.object({ id: z.string() });
+export const agentPage = z.object({ agents: z.array(agentRecord), nextCursor });
+export const agentWithTools = agentRecord.extend({
+  resolvedTools: z.array(z.string()).describe("The functions the agent's tools name now"),
+});
+export const messageReply = z.object({
+  content: z.string(),
+  model: z.string(),
+  usage,
+  sessionId: z.string(),
+  toolCalls: z.array(toolCall),
+});
+
+export const sessionRecord = z.object({
+  id: z.string(),
+  agentId: z.string(),
+  title: z.string(),
+  messageCount: z.number(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+});
+export const storedMessage = z.object({
+  role: z.enum(["user", "assistant"]),
+  content: z.string(),
+  createdAt: z.string(),
+  /** The tools the agent called to give this answer, in order, with what each returned. */
+  toolCalls: z.array(toolCall).optional(),
+});
+export const sessionPage = z.object({ sessions: z.array(sessionRecord), nextCursor });
+export const sessionWithMessages = z.object({
+  session: sessionRecord,
+  messages: z.array(storedMessage),
+  nextCursor,
+});
+
+const memoryEntry = z.object({
+  id: z.string(),
+  agentId: z.string(),
+  sessionId: z.string().nullable(),
+  role: z.enum(["user", "assistant", "system", "tool", "note"]),
+  content: z.string(),
+  createdAt: z.string(),
+});
+export const memoryHits = z.object({
+  results: z.array(
+    memoryEntry.extend({
+      score: z.number().describe("How well the memory matches the query, in [0, 1] (1: exactly)"),
+      relevance: z.number().describe("The text index's own rank score"),
+    }),
+  ),
+});
+export const memoryPage = z.object({ memories: z.array(memoryEntry), nextCursor });
+export const memoryCleared = z.object({ deleted: z.number() });

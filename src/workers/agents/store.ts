@@ -1,31 +1,17 @@
+import type { z } from "zod";
 import type { StateClient } from "../../engine/state/client.ts";
 import { encodeCursor } from "../../engine/state/keys.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import type { Agent } from "./schema.ts";
+import type { Agent, sessionRecord, storedMessage } from "./schema.ts";
 
 export const AGENTS_SCOPE = "agents";
 const sessionsScope = (agentId: string) => `agent_sessions:${agentId}`;
 const messagesScope = (agentId: string, sessionId: string) => `agent_messages:${agentId}:${sessionId}`;
 
-export interface Session {
-  id: string;
-  agentId: string;
-  title: string;
-  messageCount: number;
-  createdAt: string;
-  updatedAt: string;
-  metadata: Record<string, unknown>;
-}
-
-export interface StoredMessage {
-  role: "user" | "assistant";
-  content: string;
-  createdAt: string;
-  /** The tools the agent called to give this answer, in order, with what each returned. */
-  toolCalls?: Array<{ toolCallId: string; toolName: string; input: unknown; output?: unknown }>;
-}
+export type Session = z.infer<typeof sessionRecord>;
+export type StoredMessage = z.infer<typeof storedMessage>;
 
 /** Every agent of every realm (admin listings; a realm's own agents are read through its index). */
 export async function listAgents(state: StateClient): Promise<Agent[]> {
