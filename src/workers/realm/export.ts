@@ -1,8 +1,9 @@
+import type { z } from "zod";
 import type { SystemCall } from "../../engine/system-call.ts";
 import { readAllPages } from "../../shared/pagination.ts";
 import { optional } from "./calls.ts";
 import { readSecrets } from "./cascade.ts";
-import { EXPORT_VERSION, type HierarchyRow, type Realm } from "./schema.ts";
+import { EXPORT_VERSION, type exportAnswer, type HierarchyRow, type Realm } from "./schema.ts";
 import { publicRealm } from "./store.ts";
 
 interface TreeNode {
@@ -13,14 +14,7 @@ interface TreeNode {
   reports?: TreeNode[];
 }
 
-export interface ExportDoc {
-  version: string;
-  realm: Realm;
-  agents: unknown[];
-  directives: unknown[];
-  hierarchy: HierarchyRow[];
-  secrets?: Record<string, string>;
-}
+export type ExportDoc = z.infer<typeof exportAnswer>;
 
 /**
  * The realm with its agents, directives and org chart, read from the workers that own them. A worker
@@ -32,13 +26,17 @@ export async function exportRealm(call: SystemCall, realm: Realm, scrubSecrets: 
   const list = (functionId: string) => (payload: Record<string, unknown>) => call(functionId, payload);
   const [agents, directives, tree] = await Promise.all([
     optional(
-      readAllPages(list("agent::list"), { realmId }, "agents").then((agents) => ({ agents })),
+      readAllPages<Record<string, unknown>>(list("agent::list"), { realmId }, "agents").then((agents) => ({
+        agents,
+      })),
       {
         agents: [],
       },
     ),
     optional(
-      readAllPages(list("directive::list"), { realmId }, "directives").then((directives) => ({ directives })),
+      readAllPages<Record<string, unknown>>(list("directive::list"), { realmId }, "directives").then(
+        (directives) => ({ directives }),
+      ),
       { directives: [] },
     ),
     optional(call<{ roots: TreeNode[] }>("hierarchy::tree", { realmId }), { roots: [] }),

@@ -14,11 +14,16 @@ import { importRealm } from "./import.ts";
 import {
   createRealmInput,
   DEFAULT_REALM_ID,
+  exportAnswer,
   exportInput,
   importInput,
   REALMS_SCOPE,
   type Realm,
+  realmDeleted,
   realmIdInput,
+  realmImported,
+  realmPage,
+  realmView,
   updateRealmInput,
 } from "./schema.ts";
 import {
@@ -61,6 +66,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       id: "realm::create",
       description: "Create a realm (admin): {name, owner, ...}",
       input: createRealmInput,
+      output: realmView,
     },
     async (input, ctx) => {
       requireAdmin(ctx);
@@ -79,6 +85,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       description:
         "Every realm the caller may see, oldest first: {realms, nextCursor} (the route: a bare array)",
       input: z.strictObject(pageFields),
+      output: realmPage,
     },
     async ({ limit, cursor }, ctx) => {
       const own = realmFilter(ctx);
@@ -90,7 +97,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
   );
 
   worker.registerFunction(
-    { id: "realm::get", description: "A realm by {id}", input: realmIdInput },
+    { id: "realm::get", description: "A realm by {id}", input: realmIdInput, output: realmView },
     ({ id }, ctx) => {
       assertRealmAccess(ctx, id);
       return readRealm(state, id);
@@ -102,6 +109,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       id: "realm::update",
       description: `Change a realm's ${UPDATABLE} (null clears); status moves Active⇄Paused, → Archived`,
       input: updateRealmInput,
+      output: realmView,
     },
     async ({ id, ...patch }, ctx) => {
       assertRealmAccess(ctx, id);
@@ -133,6 +141,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       id: "realm::delete",
       description: "Delete a realm (admin) with all its agents, directives, missions, budgets, pulses, ...",
       input: realmIdInput,
+      output: realmDeleted,
     },
     async ({ id }, ctx) => {
       requireAdmin(ctx);
@@ -154,6 +163,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       id: "realm::export",
       description: "A realm with its agents, directives and hierarchy; secrets only with scrubSecrets false",
       input: exportInput,
+      output: exportAnswer,
     },
     async ({ id, scrubSecrets }, ctx) => {
       assertRealmAccess(ctx, id);
@@ -169,6 +179,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       id: "realm::import",
       description: "Create a realm from an export document {data, newOwner?} (admin): {imported, realmId}",
       input: importInput,
+      output: realmImported,
     },
     async ({ data, newOwner }, ctx) => {
       requireAdmin(ctx);

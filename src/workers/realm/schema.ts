@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { storableText } from "../../engine/state/schema.ts";
 import { boundedJsonObject, MAX_METADATA_BYTES } from "../../shared/limits.ts";
+import { nextCursor } from "../../shared/outputs.ts";
 
 export { DEFAULT_REALM_ID } from "../../shared/access.ts";
 export const REALMS_SCOPE = "realms";
@@ -9,23 +10,25 @@ export const EXPORT_VERSION = "1.0";
 export const realmStatuses = ["Active", "Paused", "Archived"] as const;
 export type RealmStatus = (typeof realmStatuses)[number];
 
-export interface Realm {
-  id: string;
-  name: string;
-  description?: string;
-  status: RealmStatus;
-  owner: string;
-  defaultModel?: string;
-  maxAgents?: number;
-  metadata?: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
+/** A realm as the routes answer it. */
+export const realmView = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  status: z.enum(realmStatuses),
+  owner: z.string(),
+  defaultModel: z.string().optional(),
+  maxAgents: z.number().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
   /**
-   * Set while realm::delete purges the realm's data: agent::create refuses the realm from then on, so
-   * nothing is created behind the purge. Cleared again when a purge fails (the realm stays usable).
+   * Set when realm::delete starts purging the realm's data: from then on the realm takes no new data.
+   * A failed purge leaves it set (the realm read-only, its delete pending) until a retried delete ends.
    */
-  deleting?: true;
-}
+  deleting: z.literal(true).optional().describe("true while a delete of the realm is under way or pending"),
+});
+export type Realm = z.infer<typeof realmView>;
 
 /** Which status may follow which (DESIGN §5): Active⇄Paused, either → Archived, Archived is terminal. */
 export const transitions: Record<RealmStatus, readonly RealmStatus[]> = {
@@ -131,10 +134,26 @@ export const exportDocument = z.object({
 export type ExportDocument = z.infer<typeof exportDocument>;
 
 /** One row of the exported org chart: the hierarchy tree flattened parent-first. */
-export interface HierarchyRow {
-  agentId: string;
-  reportsTo: string | null;
-  title: string | null;
-  capabilities: string[];
-  rank: number;
-}
+export const hierarchyRow = z.object({
+  agentId: z.string(),
+  reportsTo: z.string().nullable(),
+  title: z.string().nullable(),
+  capabilities: z.array(z.string()),
+  rank: z.number(),
+});
+export type HierarchyRow = z.infer<typeof hierarchyRow>;
+
+export const realmPage = z.object({ realms: z.array(realmView), nextCursor });
+export const realmDeleted = z.object({ deleted: z.boolean() });
+export const realmImported = z.object({ imported: z.boolean(), realmId: z.string() });
+/** What realm::export answers and realm::import takes back. */
+export const exportAnswer = z.object({
+  version: z.string(),
+  realm: realmView,
+  agents: z
+    .array(z.record(z.string(), z.unknown()))
+    .describe("The realm's agents as GET /api/agents/:id shows them"),
+  directives: z.array(z.record(z.string(), z.unknown())),
+  hierarchy: z.array(hierarchyRow),
+  secrets: z.record(z.string(), z.string()).optional().describe("Only with scrubSecrets: false (admin)"),
+});
