@@ -23,10 +23,19 @@ import {
   purgeInput,
   runIdInput,
   runInput,
+  runPage,
+  runRecord,
+  runStarted,
+  runSummary,
   runsInput,
   updateInput,
+  workflowCreated,
+  workflowDeleted,
   workflowIdInput,
   workflowInput,
+  workflowPage,
+  workflowRecord,
+  workflowWithMissing,
 } from "./schema.ts";
 import { hadWorkflow, listRuns, listWorkflows, purgeWorkflows, saveOwnedRun, saveRun } from "./store.ts";
 import { reportRunEvent } from "./telemetry.ts";
@@ -113,6 +122,7 @@ export function registerWorkflow(
       description:
         "Store a new workflow definition in a realm (an existing id is a 409); returns {id, version}",
       input: workflowInput,
+      output: workflowCreated,
     },
     async (input, ctx) => {
       const workflow = await createWorkflow(defs, callerRealm(ctx, input.realmId), input, ctx.auth);
@@ -126,6 +136,7 @@ export function registerWorkflow(
       description:
         "One workflow definition, with missingFunctions: optional steps' functions not registered now",
       input: workflowIdInput,
+      output: workflowWithMissing,
     },
     async ({ id, realmId }, ctx) => {
       const workflow = await getWorkflow(defs, callerRealm(ctx, realmId), id);
@@ -138,12 +149,18 @@ export function registerWorkflow(
       id: "workflow::update",
       description: "Change a workflow (name, description, steps); the version goes up by one",
       input: updateInput,
+      output: workflowRecord,
     },
     async (input, ctx) => updateWorkflow(defs, callerRealm(ctx, input.realmId), input, ctx.auth),
   );
 
   worker.registerFunction(
-    { id: "workflow::delete", description: "Delete a workflow and its run history", input: workflowIdInput },
+    {
+      id: "workflow::delete",
+      description: "Delete a workflow and its run history",
+      input: workflowIdInput,
+      output: workflowDeleted,
+    },
     async ({ id, realmId }, ctx) => {
       const workflow = await deleteWorkflow(defs, callerRealm(ctx, realmId), id);
       return { deleted: true, id: workflow.id, realmId: workflow.realmId };
@@ -155,6 +172,7 @@ export function registerWorkflow(
       id: "workflow::list",
       description: "A realm's workflow definitions by id: {workflows, nextCursor} (the route: a bare array)",
       input: listInput,
+      output: workflowPage,
     },
     async ({ realmId, limit, cursor }, ctx) => {
       const workflows = await listWorkflows(state, callerRealm(ctx, realmId));
@@ -169,6 +187,7 @@ export function registerWorkflow(
       description:
         "Run a workflow: {runId, status, results, vars}; with async: true, {runId, status} at once (202)",
       input: runInput,
+      output: runStarted,
     },
     (input, ctx) => startWorkflowRun(control, input, ctx),
   );
@@ -178,6 +197,7 @@ export function registerWorkflow(
       id: "workflow::cancel",
       description: "Cancel a running run: its running step is aborted and the run ends cancelled",
       input: runIdInput,
+      output: runSummary,
     },
     ({ runId }, ctx) => cancelRun(control, runId, ctx),
   );
@@ -188,6 +208,7 @@ export function registerWorkflow(
       description:
         "Resume a failed, interrupted or cancelled run from its last checkpoint, in the background",
       input: runIdInput,
+      output: runSummary,
     },
     ({ runId }, ctx) => retryRun(control, runId, ctx),
   );
@@ -213,6 +234,7 @@ export function registerWorkflow(
       id: "workflow::runs",
       description: "A workflow's runs, newest first: {runs, total, limit, offset}",
       input: runsInput,
+      output: runPage,
     },
     async ({ id, realmId: named, limit, offset }, ctx) => {
       const realmId = callerRealm(ctx, named);
@@ -223,7 +245,12 @@ export function registerWorkflow(
   );
 
   worker.registerFunction(
-    { id: "workflow::get_run", description: "One run with its step history", input: runIdInput },
+    {
+      id: "workflow::get_run",
+      description: "One run with its step history",
+      input: runIdInput,
+      output: runRecord,
+    },
     ({ runId }, ctx) => visibleRun(state, runId, ctx),
   );
 

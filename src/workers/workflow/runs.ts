@@ -211,7 +211,7 @@ export function summary(run: Run) {
     completedSteps: run.results.length,
     ...(run.stoppedAt ? { stoppedAt: run.stoppedAt } : {}),
     ...(run.error ? { error: run.error } : {}),
-    ...(run.cancelRequested && run.status === "running" ? { cancelRequested: true } : {}),
+    ...(run.cancelRequested && run.status === "running" ? { cancelRequested: true as const } : {}),
     ...(run.retries ? { retries: run.retries } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Principal } from "../../engine/types.ts";
+import { nextCursor } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 import { queryInt } from "../../shared/query-int.ts";
 
@@ -126,18 +127,25 @@ export type WorkflowAuthor =
   | { kind: "admin"; keyId: string }
   | { kind: "realm"; keyId: string; realmId: string };
 
-export interface Workflow {
-  id: string;
-  realmId: string;
-  name: string;
-  description?: string;
-  steps: Step[];
+const workflowAuthor = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("system") }),
+  z.object({ kind: z.literal("admin"), keyId: z.string() }),
+  z.object({ kind: z.literal("realm"), keyId: z.string(), realmId: z.string() }),
+]);
+
+export const workflowRecord = z.object({
+  id: z.string(),
+  realmId: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  steps: z.array(stepSchema),
   /** 1 at create, +1 on every update. */
-  version: number;
-  author: WorkflowAuthor;
-  createdAt: string;
-  updatedAt: string;
-}
+  version: z.number(),
+  author: workflowAuthor,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Workflow = z.infer<typeof workflowRecord>;
 
 export const runInput = z.strictObject({
   workflowId: name("workflowId", 200),
@@ -159,47 +167,85 @@ export const runIdInput = z.strictObject({ runId: name("runId", 200) });
 export const listInput = z.strictObject({ realmId: realmIdField.optional(), ...pageFields });
 export const purgeInput = z.strictObject({ realmId: realmIdField });
 
-export interface StepResult {
-  stepName: string;
-  output: unknown;
-  durationMs: number;
-  error?: string;
-  skipped?: true;
-}
+export const stepResult = z.object({
+  stepName: z.string(),
+  output: z.unknown(),
+  durationMs: z.number(),
+  error: z.string().optional(),
+  skipped: z.literal(true).optional(),
+});
+export type StepResult = z.infer<typeof stepResult>;
 
-export type RunStatus = "running" | "completed" | "failed" | "interrupted" | "cancelled";
+export const runStatuses = ["running", "completed", "failed", "interrupted", "cancelled"] as const;
+export type RunStatus = (typeof runStatuses)[number];
 
-export interface Run {
-  runId: string;
-  workflowId: string;
+export const runRecord = z.object({
+  runId: z.string(),
+  workflowId: z.string(),
   /** The workflow's version when the run started: a retry needs the same one. */
-  workflowVersion?: number;
+  workflowVersion: z.number().optional(),
   /** The workflow's realm (runs of records written before realms had none: the default realm). */
-  realmId?: string;
+  realmId: z.string().optional(),
   /** The rights its steps run with: the caller's, never more than the workflow's author had. */
-  principal?: RunPrincipal;
-  status: RunStatus;
-  input: unknown;
-  agentId?: string;
-  results: StepResult[];
-  vars: Record<string, unknown>;
+  principal: workflowAuthor.optional(),
+  status: z.enum(runStatuses),
+  input: z.unknown(),
+  agentId: z.string().optional(),
+  results: z.array(stepResult),
+  vars: z.record(z.string(), z.unknown()),
   /** The index of the next step to run: the checkpoint a restart resumes from. */
-  position: number;
-  error?: string;
+  position: z.number(),
+  error: z.string().optional(),
   /** The step a failed or interrupted run stopped at. */
-  stoppedAt?: string;
-  startedAt: string;
-  finishedAt?: string;
-  failedAt?: string;
+  stoppedAt: z.string().optional(),
+  startedAt: z.string(),
+  finishedAt: z.string().optional(),
+  failedAt: z.string().optional(),
   /** Cluster mode: the node running it and when it last said so (a stale lease means it died). */
-  owner?: string;
-  heartbeatAt?: string;
+  owner: z.string().optional(),
+  heartbeatAt: z.string().optional(),
   /** Cluster mode: until when the owner holds the run; a live node takes over a run whose lease lapsed. */
-  leaseUntil?: string;
+  leaseUntil: z.string().optional(),
   /** Set by a cancel the run's own node did not receive: the owner stops at its next checkpoint. */
-  cancelRequested?: true;
+  cancelRequested: z.literal(true).optional(),
   /** How many times the run was retried after it failed, was interrupted or cancelled. */
-  retries?: number;
-}
+  retries: z.number().optional(),
+});
+export type Run = z.infer<typeof runRecord>;
+
+/** What the workflow routes answer besides workflows and runs themselves. */
+export const workflowCreated = z.object({ id: z.string(), realmId: z.string(), version: z.number() });
+export const workflowWithMissing = workflowRecord.extend({
+  missingFunctions: z.array(z.string()).describe("Functions of optional steps that are not registered now"),
+});
+export const workflowDeleted = z.object({ deleted: z.boolean(), id: z.string(), realmId: z.string() });
+export const workflowPage = z.object({ workflows: z.array(workflowRecord), nextCursor });
+export const runStarted = z.union([
+  z.object({
+    runId: z.string(),
+    status: z.enum(runStatuses),
+    results: z.array(stepResult),
+    vars: z.record(z.string(), z.unknown()),
+  }),
+  z.object({ runId: z.string(), status: z.enum(runStatuses), workflowId: z.string(), realmId: z.string() }),
+]);
+export const runSummary = z.object({
+  runId: z.string(),
+  workflowId: z.string(),
+  realmId: z.string(),
+  status: z.enum(runStatuses),
+  position: z.number(),
+  completedSteps: z.number(),
+  stoppedAt: z.string().optional(),
+  error: z.string().optional(),
+  cancelRequested: z.literal(true).optional(),
+  retries: z.number().optional(),
+});
+export const runPage = z.object({
+  runs: z.array(runRecord),
+  total: z.number(),
+  limit: z.number(),
+  offset: z.number(),
+});
 
 export type RunPrincipal = Exclude<Principal, { kind: "anonymous" }>;
