@@ -9,13 +9,17 @@ import { assertAgentRef, recheckAgentRef, recheckRealm, requireRealm } from "../
 import { budgetKey, budgetsScope, currentPeriod, evaluate, tighter, upsertBudget } from "./budget.ts";
 import {
   type Budget,
+  budgetRecord,
   checkInput,
+  checkResult,
   costInput,
   purgeAgentInput,
   purgeInput,
   type SpendInput,
   setBudgetInput,
+  spendEvent,
   spendInput,
+  summaryAnswer,
   summaryInput,
 } from "./schema.ts";
 import { type LedgerDeps, spend } from "./spend.ts";
@@ -33,6 +37,7 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       id: "ledger::set_budget",
       description: "Create or update a monthly budget, per agent or realm-wide (agentId absent)",
       input: setBudgetInput,
+      output: budgetRecord,
     },
     async (input, ctx) => {
       const { realmId, agentId } = input;
@@ -51,7 +56,8 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       if (agentId !== undefined) {
         await recheckAgentRef(trigger, agentId, realmId, () => purgeAgent(state, realmId, agentId));
       }
-      return written.value;
+      // upsertBudget always writes one.
+      return written.value as Budget;
     },
   );
 
@@ -61,6 +67,7 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       description:
         "May the agent spend? Its own budget and the realm's both apply; the tighter one is reported",
       input: checkInput,
+      output: checkResult,
     },
     async ({ realmId, agentId }, ctx) => {
       assertRealmAccess(ctx, realmId);
@@ -100,6 +107,7 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       id: "ledger::spend",
       description: "Record a spend (cents, fractions kept to 6 places); 402 past a hard limit",
       input: spendInput,
+      output: spendEvent,
     },
     record,
   );
@@ -119,6 +127,7 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       id: "ledger::summary",
       description: "Spend totals of a realm, all time or for one month, broken down by a group",
       input: summaryInput,
+      output: summaryAnswer,
     },
     async ({ realmId, groupBy, period }, ctx) => {
       assertRealmAccess(ctx, realmId);

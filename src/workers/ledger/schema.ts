@@ -111,54 +111,68 @@ export const summaryInput = z.strictObject({
 export const purgeInput = z.strictObject({ realmId });
 export const purgeAgentInput = z.strictObject({ realmId, agentId: label("agentId") });
 
-export type AlertLevel = "Warning" | "Critical";
+export const alertLevels = ["Warning", "Critical"] as const;
+export type AlertLevel = (typeof alertLevels)[number];
 
-export interface Budget {
-  id: string;
-  realmId: string;
-  agentId?: string;
-  monthlyCents: number;
-  spentCents: number;
-  softThreshold: number;
-  hardLimit: boolean;
-  billingCode?: string;
-  version: number;
+export const budgetRecord = z.object({
+  id: z.string(),
+  realmId: z.string(),
+  agentId: z.string().optional(),
+  monthlyCents: z.number(),
+  spentCents: z.number(),
+  softThreshold: z.number(),
+  hardLimit: z.boolean(),
+  billingCode: z.string().optional(),
+  version: z.number(),
   /** Start of the UTC calendar month the spentCents belong to. */
-  periodStart: string;
-  updatedAt: string;
+  periodStart: z.string(),
+  updatedAt: z.string(),
   /** Set (by the spend that crossed the soft threshold) once soft_threshold was published this period. */
-  softAlert?: { at: string; spendId: string };
-}
+  softAlert: z.object({ at: z.string(), spendId: z.string() }).optional(),
+});
+export type Budget = z.infer<typeof budgetRecord>;
 
 export type BudgetScope = "agent" | "realm";
 
-export interface CheckResult {
-  allowed: boolean;
-  spentCents: number;
-  limitCents: number;
-  remainingCents: number;
-  utilizationPct: number;
-  alert: AlertLevel | null;
-  scope: BudgetScope | null;
-  budgetId: string | null;
-  reason?: string;
-}
+export const checkResult = z.object({
+  allowed: z.boolean(),
+  spentCents: z.number(),
+  limitCents: z.number(),
+  remainingCents: z.number(),
+  utilizationPct: z.number(),
+  alert: z.enum(alertLevels).nullable(),
+  scope: z.enum(["agent", "realm"]).nullable().describe("Whose budget is the tighter one; null: no budget"),
+  budgetId: z.string().nullable(),
+  reason: z.string().optional(),
+});
+export type CheckResult = z.infer<typeof checkResult>;
 
-export interface SpendEvent {
-  id: string;
-  realmId: string;
-  agentId: string;
-  costCents: number;
-  provider: string;
-  model: string;
-  inputTokens: number;
-  outputTokens: number;
-  missionId?: string;
-  billingCode?: string;
-  eventId?: string;
-  timestamp: string;
+export const spendEvent = z.object({
+  id: z.string(),
+  realmId: z.string(),
+  agentId: z.string(),
+  costCents: z.number(),
+  provider: z.string(),
+  model: z.string(),
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  missionId: z.string().optional(),
+  billingCode: z.string().optional(),
+  eventId: z.string().optional(),
+  timestamp: z.string(),
   /** pending: only while the first delivery of an eventId is still being processed. */
-  status: "accepted" | "rejected" | "pending";
+  status: z.enum(["accepted", "rejected", "pending"]),
   /** Rejected events: the refusal message. */
-  reason?: string;
-}
+  reason: z.string().optional(),
+});
+export type SpendEvent = z.infer<typeof spendEvent>;
+
+export const summaryAnswer = z.object({
+  totalCents: z.number(),
+  totalInputTokens: z.number(),
+  totalOutputTokens: z.number(),
+  eventCount: z.number(),
+  breakdown: z
+    .record(z.string(), z.number())
+    .describe("Cents by the asked group (agent, model, provider, billing code)"),
+});

@@ -1,8 +1,9 @@
+import type { z } from "zod";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { BatchOp } from "../../engine/state/types.ts";
 import type { UpdateOp } from "../../engine/state/update-ops.ts";
 import { fromMicros, periodKey, toMicros } from "./money.ts";
-import type { GroupBy, SpendEvent } from "./schema.ts";
+import type { GroupBy, SpendEvent, summaryAnswer } from "./schema.ts";
 
 /**
  * Running totals per realm, all-time (`all`) and per UTC month (`YYYY-MM`), so a summary reads one
@@ -30,13 +31,7 @@ interface Totals {
   byBillingCode?: Record<string, number>;
 }
 
-export interface Summary {
-  totalCents: number;
-  totalInputTokens: number;
-  totalOutputTokens: number;
-  eventCount: number;
-  breakdown: Record<string, number>;
-}
+export type Summary = z.infer<typeof summaryAnswer>;
 
 /** Atomic increments (no read-modify-write): array paths keep ids containing dots intact. */
 function incrementOps(event: SpendEvent): UpdateOp[] {
