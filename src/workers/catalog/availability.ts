@@ -1,15 +1,7 @@
 import { envPrefix, missingKey } from "../../llm/providers.ts";
-import type { ProviderEntry } from "./schema.ts";
+import type { ProviderEntry, ProviderStatus } from "./schema.ts";
 
-export interface ProviderStatus {
-  id: string;
-  name: string;
-  baseUrl: string;
-  local: boolean;
-  driver: ProviderEntry["driver"];
-  available: boolean;
-  reason?: string;
-}
+export type { ProviderStatus } from "./schema.ts";
 
 export const PROBE_TIMEOUT_MS = 1000;
 export const PROBE_CACHE_MS = 10_000;

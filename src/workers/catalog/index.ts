@@ -5,7 +5,17 @@ import { pageOf } from "../../shared/pagination.ts";
 import { createAvailability } from "./availability.ts";
 import { aliasTable, bestUsableModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
 import { testProvider } from "./provider-test.ts";
-import { emptyInput, modelsInput, providerInput, providerTestInput, resolveInput } from "./schema.ts";
+import {
+  aliasesAnswer,
+  emptyInput,
+  modelPage,
+  modelsInput,
+  providerInput,
+  providersAnswer,
+  providerTestInput,
+  providerTestResult,
+  resolveInput,
+} from "./schema.ts";
 
 export interface CatalogOptions {
   env: NodeJS.ProcessEnv;
@@ -44,6 +54,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
       description:
         "Catalog models, optionally of one tier and/or provider: {models, nextCursor} (the route: a bare array)",
       input: modelsInput,
+      output: modelPage,
     },
     ({ limit, cursor, ...filter }) => {
       // The catalog's own order: the position is each model's index in it.
@@ -66,7 +77,12 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
   );
 
   worker.registerFunction(
-    { id: "catalog::aliases", description: "The alias table: {aliases: {alias: id}}", input: emptyInput },
+    {
+      id: "catalog::aliases",
+      description: "The alias table: {aliases: {alias: id}}",
+      input: emptyInput,
+      output: aliasesAnswer,
+    },
     () => ({ aliases: aliasTable(catalog) }),
   );
 
@@ -75,6 +91,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
       id: "catalog::providers",
       description: "Providers with availability: a configured key (hosted) or a reachable endpoint (local)",
       input: emptyInput,
+      output: providersAnswer,
     },
     async () => ({
       providers: await Promise.all(catalog.providers.map((provider) => availability.status(provider))),
@@ -131,6 +148,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
       id: "catalog::test_provider",
       description: "A one-token request through a provider: {provider, ok, latencyMs, model, error?}",
       input: providerTestInput,
+      output: providerTestResult,
     },
     ({ provider }) =>
       testProvider(catalog, provider, { env: options.env, trigger: (call) => worker.trigger(call) }),

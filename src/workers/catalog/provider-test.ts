@@ -3,15 +3,9 @@ import { generate } from "../../llm/generate.ts";
 import { nowMs } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import type { Catalog } from "./catalog.ts";
-import { TIERS } from "./schema.ts";
+import { type ProviderTestResult, TIERS } from "./schema.ts";
 
-export interface ProviderTestResult {
-  provider: string;
-  ok: boolean;
-  latencyMs: number;
-  model: string;
-  error?: string;
-}
+export type { ProviderTestResult } from "./schema.ts";
 
 /**
  * A one-token request to the provider's cheapest-tier model: proves the key (or the local endpoint)

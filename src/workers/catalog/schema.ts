@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { nextCursor } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 
 export const TIERS = ["frontier", "smart", "balanced", "fast", "local"] as const;
@@ -88,3 +89,27 @@ export const emptyInput = z.strictObject({});
 export const providerInput = z.strictObject({ id: z.string().min(1).max(64) });
 
 export const providerTestInput = z.strictObject({ provider: z.string().min(1).max(64) });
+
+/** What the catalog routes answer. */
+const modelView = z.object(modelEntrySchema.shape);
+export const modelPage = z.object({ models: z.array(modelView), nextCursor });
+export const aliasesAnswer = z.object({ aliases: z.record(z.string(), z.string()) });
+export const providerStatus = z.object({
+  id: z.string(),
+  name: z.string(),
+  baseUrl: z.string(),
+  local: z.boolean(),
+  driver: z.enum(DRIVERS),
+  available: z.boolean().describe("Hosted: a key is configured; local: the endpoint answered"),
+  reason: z.string().optional(),
+});
+export type ProviderStatus = z.infer<typeof providerStatus>;
+export const providersAnswer = z.object({ providers: z.array(providerStatus) });
+export const providerTestResult = z.object({
+  provider: z.string(),
+  ok: z.boolean(),
+  latencyMs: z.number(),
+  model: z.string(),
+  error: z.string().optional(),
+});
+export type ProviderTestResult = z.infer<typeof providerTestResult>;

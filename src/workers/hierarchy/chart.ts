@@ -1,4 +1,7 @@
 import { badRequest, notFound } from "../../shared/errors.ts";
+import type { HierarchyNode, TreeNode } from "./schema.ts";
+
+export type { HierarchyNode, TreeNode };
 
 /**
  * A realm's org chart as plain data, and every rule about it as pure functions (no state, no server),
@@ -6,15 +9,6 @@ import { badRequest, notFound } from "../../shared/errors.ts";
  * the chart and no chain of managers loops. The readers still cope with a chart that breaks this (one
  * edited in state by hand) instead of hiding nodes or looping.
  */
-
-export interface HierarchyNode {
-  realmId: string;
-  agentId: string;
-  reportsTo: string | null;
-  title: string;
-  capabilities: string[];
-  rank: number;
-}
 
 export interface Chart {
   nodes: Record<string, HierarchyNode>;
@@ -25,14 +19,6 @@ export interface NodeChanges {
   title?: string;
   capabilities?: string[];
   rank?: number;
-}
-
-export interface TreeNode {
-  agentId: string;
-  title: string;
-  capabilities: string[];
-  rank: number;
-  reports: TreeNode[];
 }
 
 export const emptyChart = (): Chart => ({ nodes: {} });

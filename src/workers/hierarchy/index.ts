@@ -15,7 +15,18 @@ import {
   removeNode,
   setNode,
 } from "./chart.ts";
-import { agentInput, findInput, realmInput, setInput, treeInput } from "./schema.ts";
+import {
+  agentInput,
+  chainAnswer,
+  findAnswer,
+  findInput,
+  hierarchyNode,
+  nodeDeleted,
+  realmInput,
+  setInput,
+  treeAnswer,
+  treeInput,
+} from "./schema.ts";
 
 /**
  * A realm's whole org chart is ONE record (scope `hierarchy`, key realmId). Org charts are small
@@ -53,6 +64,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       id: "hierarchy::set",
       description: "Place an agent in the org chart; omitted fields keep their values. Returns the node",
       input: setInput,
+      output: hierarchyNode,
     },
     async ({ realmId, agentId, ...changes }, ctx) => {
       await enter(ctx, realmId, true);
@@ -66,7 +78,8 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       // A realm or agent delete that began meanwhile: take the node (or the chart) back out.
       await recheckRealm(trigger, realmId, () => purgeChart(realmId));
       await recheckAgentRef(trigger, agentId, realmId, () => purgeNode(realmId, agentId));
-      return stored;
+      // The update runs at least once, and each run sets it.
+      return stored as HierarchyNode;
     },
   );
 
@@ -75,6 +88,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       id: "hierarchy::tree",
       description: "The org chart as nested {roots: [{agentId, title, capabilities, rank, reports}]}",
       input: treeInput,
+      output: treeAnswer,
     },
     async ({ realmId, rootAgentId }, ctx) => {
       await enter(ctx, realmId);
@@ -88,6 +102,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       id: "hierarchy::find",
       description: "Nodes holding a capability (whole word, any case): {matches, count}",
       input: findInput,
+      output: findAnswer,
     },
     async ({ realmId, capability }, ctx) => {
       await enter(ctx, realmId);
@@ -101,6 +116,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       id: "hierarchy::chain",
       description: "An agent's chain of command, itself first, root last: {chain} (empty outside the chart)",
       input: agentInput,
+      output: chainAnswer,
     },
     async ({ realmId, agentId }, ctx) => {
       await enter(ctx, realmId);
@@ -113,6 +129,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       id: "hierarchy::delete",
       description: "Remove an agent from the org chart; its reports move up to its manager",
       input: agentInput,
+      output: nodeDeleted,
     },
     async ({ realmId, agentId }, ctx) => {
       await enter(ctx, realmId, true);

@@ -40,3 +40,39 @@ export const findInput = realmInput.extend({
 });
 
 export const agentInput = realmInput.extend({ agentId: id("agentId") });
+
+/** One agent's place in the org chart, as the routes answer it. */
+export const hierarchyNode = z.object({
+  realmId: z.string(),
+  agentId: z.string(),
+  reportsTo: z.string().nullable(),
+  title: z.string(),
+  capabilities: z.array(z.string()),
+  rank: z.number().describe("1 is the most senior"),
+});
+export type HierarchyNode = z.infer<typeof hierarchyNode>;
+
+export interface TreeNode {
+  agentId: string;
+  title: string;
+  capabilities: string[];
+  rank: number;
+  reports: TreeNode[];
+}
+/** The chart as nested nodes (a recursive schema: zod cannot infer its type, so TreeNode is written once above). */
+export const treeNode: z.ZodType<TreeNode> = z.object({
+  agentId: z.string(),
+  title: z.string(),
+  capabilities: z.array(z.string()),
+  rank: z.number(),
+  get reports() {
+    return z.array(treeNode);
+  },
+});
+
+export const treeAnswer = z.object({ roots: z.array(treeNode) });
+export const findAnswer = z.object({ matches: z.array(hierarchyNode), count: z.number() });
+export const chainAnswer = z.object({
+  chain: z.array(hierarchyNode).describe("The agent, then its managers upwards"),
+});
+export const nodeDeleted = z.object({ deleted: z.boolean() });
