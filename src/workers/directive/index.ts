@@ -10,9 +10,12 @@ import { oldestFirst, pageOf } from "../../shared/pagination.ts";
 import { assertAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { applyChanges, assertNotEmpty, assertVersion } from "./lifecycle.ts";
 import {
+  ancestryAnswer,
   createInput,
   type Directive,
   directiveIdInput,
+  directivePage,
+  directiveRecord,
   listInput,
   purgeInput,
   updateInput,
@@ -41,6 +44,7 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
       id: "directive::create",
       description: "Create a directive (status Active, version 1)",
       input: createInput,
+      output: directiveRecord,
     },
     async (input, ctx) => {
       const { realmId, parentId, ownerAgentId } = input;
@@ -69,7 +73,12 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
   );
 
   worker.registerFunction(
-    { id: "directive::get", description: "A directive of a realm", input: directiveIdInput },
+    {
+      id: "directive::get",
+      description: "A directive of a realm",
+      input: directiveIdInput,
+      output: directiveRecord,
+    },
     async ({ realmId, id }, ctx) => {
       assertRealmAccess(ctx, realmId);
       return load(realmId, id);
@@ -82,6 +91,7 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
       description:
         "A realm's directives, oldest first, filtered by level, status, parentId: {directives, count, nextCursor}",
       input: listInput,
+      output: directivePage,
     },
     async ({ limit, cursor, ...filter }, ctx) => {
       assertRealmAccess(ctx, filter.realmId);
@@ -99,6 +109,7 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
       description:
         "Change title, description, status, priority or owner; expectedVersion makes it conditional",
       input: updateInput,
+      output: directiveRecord,
     },
     async ({ realmId, id, expectedVersion, ...changes }, ctx) => {
       assertRealmAccess(ctx, realmId);
@@ -134,6 +145,7 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
       id: "directive::ancestry",
       description: "A directive and its parents up to the root: {ancestry: [{id, title, level}], depth}",
       input: directiveIdInput,
+      output: ancestryAnswer,
     },
     async ({ realmId, id }, ctx) => {
       assertRealmAccess(ctx, realmId);

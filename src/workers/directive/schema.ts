@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { looseEnum } from "../../shared/loose-enum.ts";
+import { nextCursor } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 
 export const DIRECTIVE_LEVELS = ["realm", "team", "agent"] as const;
@@ -10,20 +11,34 @@ export type DirectiveLevel = (typeof DIRECTIVE_LEVELS)[number];
 export type DirectiveStatus = (typeof DIRECTIVE_STATUSES)[number];
 export type DirectivePriority = (typeof DIRECTIVE_PRIORITIES)[number];
 
-export interface Directive {
-  id: string;
-  realmId: string;
-  title: string;
-  description?: string;
-  level: DirectiveLevel;
-  status: DirectiveStatus;
-  parentId?: string;
-  ownerAgentId?: string;
-  priority?: DirectivePriority;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-}
+export const directiveRecord = z.object({
+  id: z.string(),
+  realmId: z.string(),
+  title: z.string(),
+  description: z.string().optional(),
+  level: z.enum(DIRECTIVE_LEVELS),
+  status: z.enum(DIRECTIVE_STATUSES),
+  parentId: z.string().optional(),
+  ownerAgentId: z.string().optional(),
+  priority: z.enum(DIRECTIVE_PRIORITIES).optional(),
+  version: z.number(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Directive = z.infer<typeof directiveRecord>;
+
+export const ancestryEntry = z.object({ id: z.string(), title: z.string(), level: z.enum(DIRECTIVE_LEVELS) });
+export type AncestryEntry = z.infer<typeof ancestryEntry>;
+
+export const directivePage = z.object({
+  directives: z.array(directiveRecord),
+  count: z.number().describe("How many directives match, over all pages"),
+  nextCursor,
+});
+export const ancestryAnswer = z.object({
+  ancestry: z.array(ancestryEntry).describe("The directive first, then its parents up to the root"),
+  depth: z.number(),
+});
 
 const id = (field: string) =>
   z

@@ -1,5 +1,5 @@
 import type { StateClient } from "../../engine/state/client.ts";
-import type { Directive, ListInput } from "./schema.ts";
+import type { AncestryEntry, Directive, ListInput } from "./schema.ts";
 
 /** One scope per realm, so a listing reads only that realm's directives and a purge only deletes them. */
 export const directivesScope = (realmId: string) => `directives:${realmId}`;
@@ -20,12 +20,6 @@ export async function listDirectives(state: StateClient, filter: ListInput): Pro
   return matches.sort(
     (a, b) => a.createdAt.localeCompare(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
-}
-
-export interface AncestryEntry {
-  id: string;
-  title: string;
-  level: Directive["level"];
 }
 
 /**

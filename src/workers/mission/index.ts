@@ -16,7 +16,11 @@ import {
   createInput,
   listInput,
   type Mission,
+  missionComment,
   missionIdInput,
+  missionPage,
+  missionRecord,
+  missionWithComments,
   purgeAgentInput,
   purgeInput,
   transitionInput,
@@ -65,6 +69,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       id: "mission::create",
       description: "Create a mission (status backlog, unassigned)",
       input: createInput,
+      output: missionRecord,
     },
     async (input, ctx) => {
       const { realmId, directiveId, parentId } = input;
@@ -110,6 +115,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       id: "mission::get",
       description: `A mission with its newest ${COMMENTS_SHOWN} comments`,
       input: missionIdInput,
+      output: missionWithComments,
     },
     async ({ realmId, id }, ctx) => {
       assertRealmAccess(ctx, realmId);
@@ -125,6 +131,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       description:
         "A realm's missions by priority then age, filtered by assigneeId, status, directiveId: {missions, count, nextCursor}",
       input: listInput,
+      output: missionPage,
     },
     async ({ limit, cursor, ...filter }, ctx) => {
       assertRealmAccess(ctx, filter.realmId);
@@ -142,6 +149,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       description:
         "An agent takes a mission (from backlog, queued or blocked): atomic, of concurrent checkouts one wins",
       input: checkoutInput,
+      output: missionRecord,
     },
     async ({ realmId, id, agentId }, ctx) => {
       await assertAgentRef(trigger, agentId, realmId);
@@ -158,6 +166,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       id: "mission::release",
       description: "The assignee gives a mission back: queued, unassigned",
       input: checkoutInput,
+      output: missionRecord,
     },
     async ({ realmId, id, agentId }, ctx) => {
       const { before, after } = await change(ctx, realmId, id, (mission, now) =>
@@ -173,6 +182,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       id: "mission::transition",
       description: "Move a mission to another status (refused moves are a 409 naming both states)",
       input: transitionInput,
+      output: missionRecord,
     },
     async ({ realmId, id, status, agentId, reason, expectedVersion }, ctx) => {
       const { before, after } = await change(ctx, realmId, id, (mission, now) => {
@@ -195,7 +205,12 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
   );
 
   worker.registerFunction(
-    { id: "mission::comment", description: "Add a comment to a mission", input: commentInput },
+    {
+      id: "mission::comment",
+      description: "Add a comment to a mission",
+      input: commentInput,
+      output: missionComment,
+    },
     async ({ realmId, id, authorId, body }, ctx) => {
       const now = nowIso();
       const comment = { id: newId("cmt"), missionId: id, authorId, body, createdAt: now };

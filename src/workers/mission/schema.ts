@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { looseEnum } from "../../shared/loose-enum.ts";
+import { nextCursor } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 
 export const MISSION_STATUSES = [
@@ -16,34 +17,45 @@ export const MISSION_PRIORITIES = ["critical", "high", "normal", "low"] as const
 export type MissionStatus = (typeof MISSION_STATUSES)[number];
 export type MissionPriority = (typeof MISSION_PRIORITIES)[number];
 
-export interface Mission {
-  id: string;
-  realmId: string;
-  title: string;
-  description?: string;
-  status: MissionStatus;
-  priority: MissionPriority;
+export const missionRecord = z.object({
+  id: z.string(),
+  realmId: z.string(),
+  title: z.string(),
+  description: z.string().optional(),
+  status: z.enum(MISSION_STATUSES),
+  priority: z.enum(MISSION_PRIORITIES),
   /** Opaque agent ids (DESIGN §5): the agent may live in an external runtime. */
-  assigneeId: string | null;
-  createdBy: string;
-  directiveId?: string;
-  parentId?: string;
-  billingCode?: string;
-  commentCount: number;
-  version: number;
-  startedAt?: string;
-  completedAt?: string;
-  createdAt: string;
-  updatedAt: string;
-}
+  assigneeId: z.string().nullable(),
+  createdBy: z.string(),
+  directiveId: z.string().optional(),
+  parentId: z.string().optional(),
+  billingCode: z.string().optional(),
+  commentCount: z.number(),
+  version: z.number(),
+  startedAt: z.string().optional(),
+  completedAt: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Mission = z.infer<typeof missionRecord>;
 
-export interface MissionComment {
-  id: string;
-  missionId: string;
-  authorId: string;
-  body: string;
-  createdAt: string;
-}
+export const missionComment = z.object({
+  id: z.string(),
+  missionId: z.string(),
+  authorId: z.string(),
+  body: z.string(),
+  createdAt: z.string(),
+});
+export type MissionComment = z.infer<typeof missionComment>;
+
+export const missionWithComments = missionRecord.extend({
+  comments: z.array(missionComment).describe("The most recent comments, oldest first"),
+});
+export const missionPage = z.object({
+  missions: z.array(missionRecord),
+  count: z.number().describe("How many missions match, over all pages"),
+  nextCursor,
+});
 
 const id = (field: string) =>
   z
