@@ -1,8 +1,10 @@
+import type { z } from "zod";
 import type { StateClient } from "../engine/state/client.ts";
 import { nowIso } from "./clock.ts";
 import { AppError, badRequest, isAppError } from "./errors.ts";
 import { entryHash, GENESIS_HASH, Walk } from "./hash-chain-verify.ts";
 import { newId } from "./ids.ts";
+import type { chainVerifyResult } from "./outputs.ts";
 
 export { entryHash, GENESIS_HASH } from "./hash-chain-verify.ts";
 
@@ -49,14 +51,7 @@ export type ChainEntry<F extends ChainFields = ChainFields> = F & {
   hash: string;
 };
 
-export interface VerifyResult {
-  valid: boolean;
-  /** Entries found in the chain. */
-  length: number;
-  /** Seq of the first entry that fails (or is missing), null when valid. */
-  brokenAt: number | null;
-  reason?: string;
-}
+export type VerifyResult = z.infer<typeof chainVerifyResult>;
 
 export interface ReadOptions<F extends ChainFields> {
   /** "desc" (default): newest first. */

@@ -25,3 +25,31 @@ export async function relayed<Output extends z.ZodType>(
 ): Promise<z.input<Output>> {
   return (await answer) as z.input<Output>;
 }
+
+/** An entry of a hash chain (shared/hash-chain.ts) with its own fields. */
+export function chainEntry<Shape extends z.ZodRawShape>(fields: z.ZodObject<Shape>) {
+  return fields.extend({
+    seq: z.number(),
+    id: z.string(),
+    timestamp: z.string(),
+    prevHash: z.string(),
+    hash: z.string(),
+  });
+}
+
+/** A hash chain's verification. */
+export const chainVerifyResult = z.object({
+  valid: z.boolean(),
+  /** Entries found in the chain. */
+  length: z.number(),
+  /** Seq of the first entry that fails (or is missing), null when valid. */
+  brokenAt: z.number().nullable(),
+  reason: z.string().optional(),
+});
+
+/** Who a record acts for (engine Principal without anonymous): a run's rights, a proposal's submitter. */
+export const principalRecord = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("system") }),
+  z.object({ kind: z.literal("admin"), keyId: z.string() }),
+  z.object({ kind: z.literal("realm"), keyId: z.string(), realmId: z.string() }),
+]);

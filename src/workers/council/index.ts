@@ -7,16 +7,21 @@ import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/acce
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { badRequest, forbidden, notFound, unauthorized } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { chainVerifyResult } from "../../shared/outputs.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { defaultQuorum, isExpired, withVote } from "./decide.ts";
 import { applyEffect, checkPayload } from "./effects.ts";
 import {
   type ActivityFields,
+  activityEntry,
   activityInput,
+  activityPage,
   DEFAULT_EXPIRY_MS,
   logInput,
   type Proposal,
+  proposalPage,
+  proposalRecord,
   proposalsInput,
   realmInput,
   submitInput,
@@ -75,6 +80,7 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       id: "council::submit",
       description: "Propose a decision to a realm's council: {realmId, kind, title, requestedBy, payload?}",
       input: submitInput,
+      output: proposalRecord,
     },
     async (input, ctx) => {
       const { realmId } = input;
@@ -121,6 +127,7 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       id: "council::vote",
       description: "A council member's vote (for, against, abstain; the latest counts); decides at quorum",
       input: voteInput,
+      output: proposalRecord,
     },
     async ({ realmId, id, voterId, vote }, ctx) => {
       assertRealmAccess(ctx, realmId);
@@ -178,6 +185,7 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       id: "council::proposals",
       description: "A realm's proposals, newest first, by status and kind: {proposals, count, nextCursor}",
       input: proposalsInput,
+      output: proposalPage,
     },
     async ({ realmId, status, kind, limit, cursor }, ctx) => {
       assertRealmAccess(ctx, realmId);
@@ -200,6 +208,7 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       id: "council::activity",
       description: "Append an entry to a realm's hash-chained activity log: the entry with hash and prevHash",
       input: activityInput,
+      output: activityEntry,
     },
     async (input, ctx) => {
       assertRealmAccess(ctx, input.realmId);
@@ -218,6 +227,7 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       id: "council::log",
       description: "A realm's activity log, newest first by default: {entries, nextCursor}",
       input: logInput,
+      output: activityPage,
     },
     async ({ realmId, order, limit, cursor }, ctx) => {
       assertRealmAccess(ctx, realmId);
@@ -231,6 +241,7 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       id: "council::verify",
       description: "Check a realm's activity chain: {valid, length, brokenAt} (edits, deletions, reordering)",
       input: realmInput,
+      output: chainVerifyResult,
     },
     async ({ realmId }, ctx) => {
       assertRealmAccess(ctx, realmId);

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Principal } from "../../engine/types.ts";
 import { looseEnum } from "../../shared/loose-enum.ts";
+import { chainEntry, nextCursor, principalRecord } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 
 export const PROPOSAL_KINDS = [
@@ -22,37 +22,57 @@ export type Vote = (typeof VOTES)[number];
 export const DEFAULT_EXPIRY_MS = 7 * 24 * 3600_000;
 
 /** What an approved proposal did: applied through the owning worker's function, or why it could not. */
-export interface Effect {
-  status: "pending" | "applied" | "failed" | "none";
-  functionId?: string;
-  result?: unknown;
-  error?: string;
-  at?: string;
-}
+export const effectRecord = z.object({
+  status: z.enum(["pending", "applied", "failed", "none"]),
+  functionId: z.string().optional(),
+  result: z.unknown().optional(),
+  error: z.string().optional(),
+  at: z.string().optional(),
+});
+export type Effect = z.infer<typeof effectRecord>;
 
-export interface Proposal {
-  id: string;
-  realmId: string;
-  kind: ProposalKind;
-  title: string;
-  requestedBy: string;
-  payload: Record<string, unknown> | null;
-  status: ProposalStatus;
+export const proposalRecord = z.object({
+  id: z.string(),
+  realmId: z.string(),
+  kind: z.enum(PROPOSAL_KINDS),
+  title: z.string(),
+  requestedBy: z.string(),
+  payload: z.record(z.string(), z.unknown()).nullable(),
+  status: z.enum(PROPOSAL_STATUSES),
   /** The realm's council members when it was submitted (empty: an admin key decides alone). */
-  voters: string[];
-  quorum: number;
+  voters: z.array(z.string()),
+  quorum: z.number(),
   /** Each voter's latest vote. */
-  votes: Record<string, { vote: Vote; at: string }>;
-  tally: { for: number; against: number; abstain: number };
+  votes: z.record(z.string(), z.object({ vote: z.enum(VOTES), at: z.string() })),
+  tally: z.object({ for: z.number(), against: z.number(), abstain: z.number() }),
   /** The key that submitted it: an effect never has more rights than it had. */
-  submittedBy: Exclude<Principal, { kind: "anonymous" }>;
-  effect?: Effect;
-  decidedAt?: string;
-  expiresAt: string;
-  createdAt: string;
-  updatedAt: string;
-  version: number;
-}
+  submittedBy: principalRecord,
+  effect: effectRecord.optional(),
+  decidedAt: z.string().optional(),
+  expiresAt: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  version: z.number(),
+});
+export type Proposal = z.infer<typeof proposalRecord>;
+
+export const proposalPage = z.object({
+  proposals: z.array(proposalRecord),
+  count: z.number().describe("How many proposals match, over all pages"),
+  nextCursor,
+});
+
+const activityFields = z.object({
+  realmId: z.string(),
+  actorKind: z.enum(ACTOR_KINDS),
+  actorId: z.string(),
+  action: z.string(),
+  entityType: z.string(),
+  entityId: z.string(),
+  details: z.unknown().optional(),
+});
+export const activityEntry = chainEntry(activityFields);
+export const activityPage = z.object({ entries: z.array(activityEntry), nextCursor });
 
 const id = (field: string) =>
   z

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Principal } from "../../engine/types.ts";
-import { nextCursor } from "../../shared/outputs.ts";
+import { nextCursor, principalRecord } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 import { queryInt } from "../../shared/query-int.ts";
 
@@ -127,12 +127,6 @@ export type WorkflowAuthor =
   | { kind: "admin"; keyId: string }
   | { kind: "realm"; keyId: string; realmId: string };
 
-const workflowAuthor = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("system") }),
-  z.object({ kind: z.literal("admin"), keyId: z.string() }),
-  z.object({ kind: z.literal("realm"), keyId: z.string(), realmId: z.string() }),
-]);
-
 export const workflowRecord = z.object({
   id: z.string(),
   realmId: z.string(),
@@ -141,7 +135,7 @@ export const workflowRecord = z.object({
   steps: z.array(stepSchema),
   /** 1 at create, +1 on every update. */
   version: z.number(),
-  author: workflowAuthor,
+  author: principalRecord,
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -187,7 +181,7 @@ export const runRecord = z.object({
   /** The workflow's realm (runs of records written before realms had none: the default realm). */
   realmId: z.string().optional(),
   /** The rights its steps run with: the caller's, never more than the workflow's author had. */
-  principal: workflowAuthor.optional(),
+  principal: principalRecord.optional(),
   status: z.enum(runStatuses),
   input: z.unknown(),
   agentId: z.string().optional(),
