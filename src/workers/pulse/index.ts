@@ -7,6 +7,9 @@ import { invoke, type PulseDeps, purgeAgent, purgeRealm, register, status, toggl
 import { PulseScheduler } from "./scheduler.ts";
 import {
   invokeInput,
+  pulseConfig,
+  pulseRun,
+  pulseStatus,
   realmInput,
   registerInput,
   statusInput,
@@ -66,11 +69,17 @@ export function registerPulse(worker: WorkerClient, options: PulseOptions = {}):
       description:
         "Schedule agent {agentId} of realm {realmId} on six-field {cron}; returns the pulse config",
       input: registerInput,
+      output: pulseConfig,
     },
     (input, ctx) => register(deps, input, ctx),
   );
   worker.registerFunction(
-    { id: "pulse::toggle", description: "Enable or disable an agent's pulse: {enabled}", input: toggleInput },
+    {
+      id: "pulse::toggle",
+      description: "Enable or disable an agent's pulse: {enabled}",
+      input: toggleInput,
+      output: pulseConfig,
+    },
     (input, ctx) => toggle(deps, input, ctx),
   );
   worker.registerFunction(
@@ -78,6 +87,7 @@ export function registerPulse(worker: WorkerClient, options: PulseOptions = {}):
       id: "pulse::invoke",
       description: "Wake an agent now; returns the finished pulse run",
       input: invokeInput,
+      output: pulseRun,
     },
     (input, ctx) => invoke(deps, input, ctx),
   );
@@ -86,6 +96,7 @@ export function registerPulse(worker: WorkerClient, options: PulseOptions = {}):
       id: "pulse::status",
       description: "An agent's pulse: {config, recentRuns (newest first), lastTick}",
       input: statusInput,
+      output: pulseStatus,
     },
     (input, ctx) => status(deps, input, ctx),
   );

@@ -66,51 +66,55 @@ export const tickInput = z.looseObject({ ...target, job_id: z.string().optional(
 export const targetInput = z.strictObject(target);
 export const realmInput = z.strictObject({ realmId: idField("realmId") });
 
-export interface PulseConfig {
-  agentId: string;
-  realmId: string;
-  cron: string;
-  enabled: boolean;
-  contextMode: ContextMode;
-  contextGraph?: boolean;
-  wakeOn?: "always" | "changes";
-  timeoutSecs?: number;
-  maxRetries?: number;
-  createdAt: string;
-  updatedAt: string;
-}
+export const pulseConfig = z.object({
+  agentId: z.string(),
+  realmId: z.string(),
+  cron: z.string(),
+  enabled: z.boolean(),
+  contextMode: z.enum(["Thin", "Full"]),
+  contextGraph: z.boolean().optional(),
+  wakeOn: z.enum(["always", "changes"]).optional(),
+  timeoutSecs: z.number().optional(),
+  maxRetries: z.number().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type PulseConfig = z.infer<typeof pulseConfig>;
 
 export type RunSource = "cron" | "manual";
 
-export interface PulseRun {
-  id: string;
-  agentId: string;
-  realmId: string;
-  status: "Running" | "Completed" | "Failed";
-  source: RunSource;
-  contextSnapshot: Record<string, unknown>;
-  startedAt: string;
+export const pulseRun = z.object({
+  id: z.string(),
+  agentId: z.string(),
+  realmId: z.string(),
+  status: z.enum(["Running", "Completed", "Failed"]),
+  source: z.enum(["cron", "manual"]),
+  contextSnapshot: z.record(z.string(), z.unknown()),
+  startedAt: z.string(),
   /** Calls of agent::chat made so far (1 + retries). */
-  attempts: number;
-  finishedAt?: string;
+  attempts: z.number(),
+  finishedAt: z.string().optional(),
   /** The agent's reply, truncated to OUTPUT_LIMIT characters. */
-  output?: string;
-  error?: string;
-}
+  output: z.string().optional(),
+  error: z.string().optional(),
+});
+export type PulseRun = z.infer<typeof pulseRun>;
 
-export type SkipReason =
-  | "not_registered"
+export const SKIP_REASONS = [
+  "not_registered",
   /** The realm is gone (realm::get answered 404): the pulse was retired. */
-  | "realm_deleted"
+  "realm_deleted",
   /** The agent is gone (agent::get answered 404): the pulse was retired. */
-  | "agent_deleted"
-  | "disabled"
-  | "realm_paused"
-  | "realm_archived"
-  | "budget_exceeded"
-  | "already_running"
+  "agent_deleted",
+  "disabled",
+  "realm_paused",
+  "realm_archived",
+  "budget_exceeded",
+  "already_running",
   /** wakeOn "changes": nothing the agent can see changed since its last run; no model call. */
-  | "no_changes";
+  "no_changes",
+] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export interface Skipped {
   skipped: true;
@@ -118,11 +122,18 @@ export interface Skipped {
 }
 
 /** Why an agent did (or did not) wake on its latest tick: shown by status. */
-export interface LastTick {
-  at: string;
-  outcome: "ran" | "skipped";
-  reason?: SkipReason;
-  runId?: string;
+export const lastTick = z.object({
+  at: z.string(),
+  outcome: z.enum(["ran", "skipped"]),
+  reason: z.enum(SKIP_REASONS).optional(),
+  runId: z.string().optional(),
   /** The tick's scheduled second, as the cron scheduler named it. */
-  scheduledTime?: string;
-}
+  scheduledTime: z.string().optional(),
+});
+export type LastTick = z.infer<typeof lastTick>;
+
+export const pulseStatus = z.object({
+  config: pulseConfig.nullable().describe("null: the agent has no pulse"),
+  recentRuns: z.array(pulseRun).describe("Newest first"),
+  lastTick: lastTick.nullable(),
+});
