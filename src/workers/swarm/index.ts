@@ -9,14 +9,20 @@ import { newId } from "../../shared/ids.ts";
 import { assertAgentRef, requireRealm } from "../../shared/realm-refs.ts";
 import { runSwarm } from "./run.ts";
 import {
+  broadcastAck,
   broadcastInput,
+  collectAnswer,
+  consensusAnswer,
   consensusInput,
   createInput,
+  dissolveAnswer,
   purgeRealmInput,
   runInput,
   type Swarm,
   type SwarmStatus,
   swarmIdInput,
+  swarmRecord,
+  swarmRunAnswer,
 } from "./schema.ts";
 import { ACTIVE_SCOPE, appendMessage, isDue, messagesOf, purgeSwarm, SWARMS_SCOPE } from "./store.ts";
 import { collected, consensusOf } from "./tally.ts";
@@ -56,6 +62,7 @@ export function registerSwarm(
       id: "swarm::create",
       description: "Start a swarm of a realm's agents on a goal: {swarmId, ...}",
       input: createInput,
+      output: swarmRecord,
     },
     async ({ realmId: named, ...input }, ctx) => {
       const realmId = callerRealm(ctx, named);
@@ -83,6 +90,7 @@ export function registerSwarm(
       id: "swarm::broadcast",
       description: "A member's observation, proposal or vote (for, against, abstain; the latest counts)",
       input: broadcastInput,
+      output: broadcastAck,
     },
     async (input, ctx) => {
       const swarm = await load(input.swarmId, ctx);
@@ -99,6 +107,7 @@ export function registerSwarm(
       id: "swarm::status",
       description: "A swarm: its goal, members, status and message count",
       input: swarmIdInput,
+      output: swarmRecord,
     },
     ({ swarmId }, ctx) => load(swarmId, ctx),
   );
@@ -109,6 +118,7 @@ export function registerSwarm(
       description:
         "Whether the members agree on a proposal: {hasConsensus, votesFor, votesAgainst, threshold, totalVoters}",
       input: consensusInput,
+      output: consensusAnswer,
     },
     async ({ swarmId, proposal }, ctx) => {
       const swarm = await load(swarmId, ctx);
@@ -121,6 +131,7 @@ export function registerSwarm(
       id: "swarm::collect",
       description: "Every message: {totalMessages, observations, proposals, votes, agents}",
       input: swarmIdInput,
+      output: collectAnswer,
     },
     async ({ swarmId }, ctx) => {
       await load(swarmId, ctx);
@@ -133,6 +144,7 @@ export function registerSwarm(
       id: "swarm::dissolve",
       description: "End a swarm; each member's findings go to its memory (session swarm:<id>)",
       input: swarmIdInput,
+      output: dissolveAnswer,
     },
     async ({ swarmId }, ctx) => {
       const before = await load(swarmId, ctx);
@@ -169,6 +181,7 @@ export function registerSwarm(
       description:
         "Let the swarm run itself: each member agent, in parallel, weighs in on the goal each round until consensus",
       input: runInput,
+      output: swarmRunAnswer,
     },
     async ({ swarmId, rounds }, ctx) => {
       const swarm = await load(swarmId, ctx);

@@ -67,27 +67,60 @@ export const runInput = z.strictObject({
 
 export const purgeRealmInput = z.strictObject({ realmId: id("realmId") });
 
-export type SwarmStatus = "active" | "dissolved" | "expired";
+export const SWARM_STATUSES = ["active", "dissolved", "expired"] as const;
+export type SwarmStatus = (typeof SWARM_STATUSES)[number];
 
-export interface Swarm {
-  swarmId: string;
-  realmId: string;
-  goal: string;
-  agentIds: string[];
-  maxDurationMs: number;
-  consensusThreshold: number;
-  status: SwarmStatus;
-  messageCount: number;
-  createdAt: string;
-  expiresAt: string;
-  endedAt?: string;
-}
+export const swarmRecord = z.object({
+  swarmId: z.string(),
+  realmId: z.string(),
+  goal: z.string(),
+  agentIds: z.array(z.string()),
+  maxDurationMs: z.number(),
+  consensusThreshold: z.number(),
+  status: z.enum(SWARM_STATUSES),
+  messageCount: z.number(),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  endedAt: z.string().optional(),
+});
+export type Swarm = z.infer<typeof swarmRecord>;
 
-export interface SwarmMessage {
-  seq: number;
-  agentId: string;
-  message: string;
-  type: (typeof MESSAGE_TYPES)[number];
-  vote?: (typeof VOTES)[number];
-  at: string;
-}
+export const swarmMessage = z.object({
+  seq: z.number(),
+  agentId: z.string(),
+  message: z.string(),
+  type: z.enum(MESSAGE_TYPES),
+  vote: z.enum(VOTES).optional(),
+  at: z.string(),
+});
+export type SwarmMessage = z.infer<typeof swarmMessage>;
+
+/** What the swarm routes answer besides the swarm itself. */
+export const broadcastAck = z.object({ acknowledged: z.boolean(), swarmId: z.string(), seq: z.number() });
+export const consensusAnswer = z.object({
+  proposal: z.string(),
+  hasConsensus: z.boolean(),
+  votesFor: z.number(),
+  votesAgainst: z.number(),
+  threshold: z.number(),
+  totalVoters: z.number(),
+});
+export const collectAnswer = z.object({
+  totalMessages: z.number(),
+  observations: z.array(swarmMessage),
+  proposals: z.array(swarmMessage),
+  votes: z.array(swarmMessage),
+  agents: z.record(z.string(), z.array(swarmMessage)).describe("Each member's messages"),
+});
+export const dissolveAnswer = z.object({
+  swarmId: z.string(),
+  status: z.enum(SWARM_STATUSES),
+  messageCount: z.number(),
+  archived: z.number().describe("Members whose findings were kept in their memory"),
+});
+export const swarmRunAnswer = z.object({
+  swarmId: z.string(),
+  rounds: z.number(),
+  consensus: consensusAnswer,
+  failures: z.array(z.object({ round: z.number(), agentId: z.string(), error: z.string() })),
+});
