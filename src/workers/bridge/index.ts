@@ -14,13 +14,17 @@ import { type Execution, execute } from "./execute.ts";
 import { PROCESS_KINDS } from "./kinds.ts";
 import {
   type BridgeRun,
+  bridgeRun,
   DEFAULT_TIMEOUT_SECS,
   invokeInput,
+  invokeStarted,
   listInput,
   purgeRealmInput,
   type Runtime,
   registerInput,
   runIdInput,
+  runtimePage,
+  runtimeRecord,
 } from "./schema.ts";
 import {
   finishRecord,
@@ -85,6 +89,7 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
       id: "bridge::register",
       description: "Register an external runtime (admin): process, http or a coding CLI",
       input: registerInput,
+      output: runtimeRecord,
     },
     async (input, ctx) => {
       requireAdmin(ctx);
@@ -113,10 +118,14 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
       id: "bridge::list",
       description: "The runtimes the caller may invoke: {runtimes, count}",
       input: listInput,
+      output: runtimePage,
     },
     async (_input, ctx) => {
       const all = await listRuntimes(state);
-      const runtimes = isPrivileged(ctx.auth) ? all : all.filter((runtime) => mayInvoke(runtime, ctx));
+      // Headers and environment may carry the runtime's credentials: only admins see their values.
+      const runtimes = isPrivileged(ctx.auth)
+        ? all
+        : all.filter((runtime) => mayInvoke(runtime, ctx)).map(withoutSecrets);
       return { runtimes, count: runtimes.length };
     },
   );
@@ -127,6 +136,7 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
       description:
         "Hand work to a runtime: {runtimeId, agentId?, context?, prompt?} → {runId, status} at once",
       input: invokeInput,
+      output: invokeStarted,
     },
     async ({ runtimeId, agentId, context, prompt }, ctx) => {
       const runtime = await loadRuntime(runtimeId);
@@ -176,6 +186,7 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
       id: "bridge::run",
       description: "One run: {id, runtimeId, agentId, status, output, error, exitCode, ...}",
       input: runIdInput,
+      output: bridgeRun,
     },
     ({ runId }, ctx) => loadRun(runId, ctx),
   );
@@ -185,6 +196,7 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
       id: "bridge::cancel",
       description: "Stop a running run (admin): its process group gets TERM, then KILL",
       input: runIdInput,
+      output: bridgeRun,
     },
     async ({ runId }, ctx) => {
       requireAdmin(ctx);
@@ -228,4 +240,10 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
 function mayInvoke(runtime: Runtime, ctx: InvocationContext): boolean {
   if (isPrivileged(ctx.auth)) return true;
   return ctx.auth.kind === "realm" && (runtime.realms ?? []).includes(ctx.auth.realmId);
+}
+
+function withoutSecrets(runtime: Runtime): Runtime {
+  const hidden = (values?: Record<string, string>) =>
+    values && Object.fromEntries(Object.keys(values).map((name) => [name, "[redacted]"]));
+  return { ...runtime, headers: hidden(runtime.headers), env: hidden(runtime.env) };
 }

@@ -57,11 +57,21 @@ export const registerInput = z
   });
 export type RegisterInput = z.output<typeof registerInput>;
 
-export interface Runtime extends RegisterInput {
-  id: string;
-  timeoutSecs: number;
-  createdAt: string;
-}
+export const runtimeRecord = z.object({
+  id: z.string(),
+  kind: z.enum(RUNTIME_KINDS),
+  name: z.string(),
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  url: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional().describe("Values shown to admin keys only"),
+  env: z.record(z.string(), z.string()).optional().describe("Values shown to admin keys only"),
+  workDir: z.string().optional(),
+  timeoutSecs: z.number(),
+  realms: z.array(z.string()).optional(),
+  createdAt: z.string(),
+});
+export type Runtime = z.infer<typeof runtimeRecord>;
 
 export const invokeInput = z.strictObject({
   runtimeId: text("runtimeId", 256),
@@ -75,20 +85,24 @@ export const runIdInput = z.strictObject({ runId: text("runId", 256) });
 export const purgeRealmInput = z.strictObject({ realmId: text("realmId", 256) });
 export const listInput = z.strictObject({});
 
-export interface BridgeRun {
-  id: string;
-  runtimeId: string;
-  kind: RuntimeKind;
-  agentId: string | null;
+export const bridgeRun = z.object({
+  id: z.string(),
+  runtimeId: z.string(),
+  kind: z.enum(RUNTIME_KINDS),
+  agentId: z.string().nullable(),
   /** The realm of the key that invoked it (admin keys: none). */
-  realmId: string | null;
-  status: RunStatus;
-  output: unknown;
-  error: string | null;
-  exitCode: number | null;
+  realmId: z.string().nullable(),
+  status: z.enum(RUN_STATUSES),
+  output: z.unknown(),
+  error: z.string().nullable(),
+  exitCode: z.number().nullable(),
   /** The child's pid, which is also its process group id. */
-  pid: number | null;
-  truncated: boolean;
-  startedAt: string;
-  finishedAt: string | null;
-}
+  pid: z.number().nullable(),
+  truncated: z.boolean(),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+export type BridgeRun = z.infer<typeof bridgeRun>;
+
+export const runtimePage = z.object({ runtimes: z.array(runtimeRecord), count: z.number() });
+export const invokeStarted = z.object({ runId: z.string(), status: z.enum(RUN_STATUSES) });

@@ -166,7 +166,7 @@ describe("http runtimes", () => {
 });
 
 describe("who may use the bridge", () => {
-  it("lets only admins register and cancel, and realm keys invoke only runtimes opened to their realm", async () => {
+  it("lets only admins register, cancel and read runtimes' secrets, and realm keys invoke only runtimes opened to their realm", async () => {
     const realmId = await newRealm(server, "bridge");
     const key = await realmKey(server, realmId);
     expect((await register({ kind: "process", command: "true" }, key)).status).toBe(403);
@@ -174,11 +174,17 @@ describe("who may use the bridge", () => {
     expect(
       (await call(server, "POST", "/api/bridge/invoke", { runtimeId: closed.body.id }, key)).status,
     ).toBe(404);
-    const open = await sh("echo '{\"ok\":true}'", { realms: [realmId] });
+    const open = await sh("echo '{\"ok\":true}'", { realms: [realmId], env: { TOKEN: "s3cret" } });
     const run = await runToEnd(open.body.id, {}, key);
     expect(run).toMatchObject({ status: "completed", realmId, output: { ok: true } });
     const listed = await call(server, "GET", "/api/bridge/runtimes", undefined, key);
     expect(listed.body.runtimes.map((r: { id: string }) => r.id)).toEqual([open.body.id]);
+    // The runtime's environment may hold its credentials: a realm key sees the names, not the values.
+    expect(listed.body.runtimes[0].env).toEqual({ TOKEN: "[redacted]" });
+    const asAdmin = await call(server, "GET", "/api/bridge/runtimes");
+    expect(asAdmin.body.runtimes.find((r: { id: string }) => r.id === open.body.id).env).toEqual({
+      TOKEN: "s3cret",
+    });
     const otherKey = await realmKey(server, await newRealm(server, "other"));
     expect((await call(server, "GET", `/api/bridge/runs/${run.id}`, undefined, otherKey)).status).toBe(404);
   });
