@@ -1,8 +1,6 @@
 import { envPrefix, missingKey } from "../../llm/providers.ts";
 import type { ProviderEntry, ProviderStatus } from "./schema.ts";
 
-export type { ProviderStatus } from "./schema.ts";
-
 export const PROBE_TIMEOUT_MS = 1000;
 export const PROBE_CACHE_MS = 10_000;
 

@@ -5,8 +5,6 @@ import { notFound } from "../../shared/errors.ts";
 import type { Catalog } from "./catalog.ts";
 import { type ProviderTestResult, TIERS } from "./schema.ts";
 
-export type { ProviderTestResult } from "./schema.ts";
-
 /**
  * A one-token request to the provider's cheapest-tier model: proves the key (or the local endpoint)
  * works end to end. A failure is a result (`ok: false` with the reason), not an error.

@@ -6,17 +6,22 @@ import { nowIso } from "../../shared/clock.ts";
 import { badRequest, forbidden, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { systemResolver } from "../../shared/net/guarded-request.ts";
+import { noContent } from "../../shared/outputs.ts";
 import type { Envelope } from "./adapter.ts";
 import { ADAPTERS } from "./adapters.ts";
 import { bind, listBindings, unbind } from "./bindings.ts";
 import { inbound } from "./generic.ts";
 import { type ChannelDeps, receive, SEEN_SCOPE, work } from "./pipeline.ts";
-import { type ChannelJob, enqueue, FAILED_SCOPE, QUEUE_SCOPE, recoverLeases, runDue } from "./queue.ts";
+import { enqueue, FAILED_SCOPE, QUEUE_SCOPE, recoverLeases, runDue } from "./queue.ts";
+import type { ChannelJob } from "./schema.ts";
 import {
   BINDINGS_SCOPE,
   type Binding,
   bindInput,
   bindingKey,
+  bindingPage,
+  bindingRecord,
+  failedAnswer,
   listBindingsInput,
   unbindInput,
 } from "./schema.ts";
@@ -82,6 +87,7 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
       description:
         "Bind a platform channel to an agent of the caller's realm: {platform, channelId, agentId}",
       input: bindInput,
+      output: bindingRecord,
     },
     (input) => bind(state, trigger, input),
   );
@@ -90,11 +96,17 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
       id: "channel::bindings",
       description: "Channel bindings the caller may see: {bindings, nextCursor}",
       input: listBindingsInput,
+      output: bindingPage,
     },
     (input, ctx) => listBindings(state, ctx, input),
   );
   worker.registerFunction(
-    { id: "channel::unbind", description: "Remove a channel's binding", input: unbindInput },
+    {
+      id: "channel::unbind",
+      description: "Remove a channel's binding",
+      input: unbindInput,
+      output: noContent,
+    },
     (input, ctx) => unbind(state, ctx, input),
   );
   worker.registerFunction(
@@ -102,6 +114,7 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
       id: "channel::failed",
       description: "Replies that could not be delivered (after their retries), newest last: {failed}",
       input: z.strictObject({ realmId: z.string().min(1).max(256).optional() }),
+      output: failedAnswer,
     },
     async ({ realmId }, ctx) => {
       if (realmId !== undefined) assertRealmAccess(ctx, realmId);

@@ -3,7 +3,8 @@ import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { newId } from "../../shared/ids.ts";
 import { type Adapter, type Envelope, ok, type Reply, refused, splitReply } from "./adapter.ts";
-import { type ChannelJob, enqueue } from "./queue.ts";
+import { enqueue } from "./queue.ts";
+import type { ChannelJob } from "./schema.ts";
 import { BINDINGS_SCOPE, type Binding, bindingKey } from "./schema.ts";
 
 /** Events already taken (platforms retry): keys `<platform>:<event id>`. */

@@ -2,6 +2,7 @@ import { isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { isAppError } from "../../shared/errors.ts";
+import type { ChannelJob } from "./schema.ts";
 
 /** Replies owed to platforms: keys `<due ISO time>\u0001<jobId>`, so a listing in key order is by time. */
 export const QUEUE_SCOPE = "channel_queue";
@@ -10,25 +11,6 @@ export const FAILED_SCOPE = "channel_failed";
 /** A job claimed by a node comes back after this long if that node died before finishing it. */
 const LEASE_MS = 10 * 60_000;
 export const MAX_ATTEMPTS = 8;
-
-export interface ChannelJob {
-  id: string;
-  platform: string;
-  realmId: string;
-  agentId: string;
-  sessionId: string;
-  /** turn: run the agent on `text`; deliver: send `reply` (parts from `delivered` on). */
-  phase: "turn" | "deliver";
-  text: string;
-  replyTo: Record<string, unknown>;
-  reply?: string;
-  delivered?: number;
-  attempts: number;
-  lastError?: string;
-  /** Set while a node works on it (its entry is then the lease). */
-  leased?: boolean;
-  createdAt: string;
-}
 
 const keyOf = (dueMs: number, id: string) => `${new Date(dueMs).toISOString()}\u0001${id}`;
 

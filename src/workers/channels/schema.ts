@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { nextCursor } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 
 export const BINDINGS_SCOPE = "channel_agents";
@@ -31,12 +32,38 @@ export const listBindingsInput = z.strictObject({
 });
 export const unbindInput = z.strictObject({ platform: platformField, channelId: text("channelId", 512) });
 
-export interface Binding {
-  platform: string;
-  channelId: string;
-  agentId: string;
-  realmId: string;
-  createdAt: string;
-}
+export const bindingRecord = z.object({
+  platform: z.string(),
+  channelId: z.string(),
+  agentId: z.string(),
+  realmId: z.string(),
+  createdAt: z.string(),
+});
+export type Binding = z.infer<typeof bindingRecord>;
+export const bindingPage = z.object({ bindings: z.array(bindingRecord), nextCursor });
+
+/** A message on its way through the queue: the agent's turn, then the reply's delivery. */
+export const channelJob = z.object({
+  id: z.string(),
+  platform: z.string(),
+  realmId: z.string(),
+  agentId: z.string(),
+  sessionId: z.string(),
+  /** turn: run the agent on `text`; deliver: send `reply` (parts from `delivered` on). */
+  phase: z.enum(["turn", "deliver"]),
+  text: z.string(),
+  replyTo: z.record(z.string(), z.unknown()),
+  reply: z.string().optional(),
+  delivered: z.number().optional(),
+  attempts: z.number(),
+  lastError: z.string().optional(),
+  /** Set while a node works on it (its entry is then the lease). */
+  leased: z.boolean().optional(),
+  createdAt: z.string(),
+  /** Failed jobs: when it was given up. */
+  failedAt: z.string().optional(),
+});
+export type ChannelJob = z.infer<typeof channelJob>;
+export const failedAnswer = z.object({ failed: z.array(channelJob).describe("Oldest first") });
 
 export const bindingKey = (platform: string, channelId: string) => `${platform}:${channelId}`;

@@ -1,8 +1,6 @@
 import { badRequest, notFound } from "../../shared/errors.ts";
 import type { HierarchyNode, TreeNode } from "./schema.ts";
 
-export type { HierarchyNode, TreeNode };
-
 /**
  * A realm's org chart as plain data, and every rule about it as pure functions (no state, no server),
  * so the rules can be tested exhaustively. The chart is kept a forest: every reportsTo names a node of

@@ -11,7 +11,6 @@ import {
   chainOf,
   emptyChart,
   findByCapability,
-  type HierarchyNode,
   removeNode,
   setNode,
 } from "./chart.ts";
@@ -20,6 +19,7 @@ import {
   chainAnswer,
   findAnswer,
   findInput,
+  type HierarchyNode,
   hierarchyNode,
   nodeDeleted,
   realmInput,

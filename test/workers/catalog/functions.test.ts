@@ -7,9 +7,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../../../src/engine/engine.ts";
 import { systemPrincipal } from "../../../src/engine/types.ts";
-import type { ProviderStatus } from "../../../src/workers/catalog/availability.ts";
 import { type CatalogOptions, registerCatalog } from "../../../src/workers/catalog/index.ts";
-import type { ModelEntry } from "../../../src/workers/catalog/schema.ts";
+import type { ModelEntry, ProviderStatus } from "../../../src/workers/catalog/schema.ts";
 import { register as registerVault } from "../../../src/workers/vault/index.ts";
 import { createStateEngine, createTestEngine } from "../../helpers/engine.ts";
 

@@ -11,8 +11,8 @@ import {
   type NodeChanges,
   removeNode,
   setNode,
-  type TreeNode,
 } from "../../../src/workers/hierarchy/chart.ts";
+import type { TreeNode } from "../../../src/workers/hierarchy/schema.ts";
 
 const REALM = "realm-x";
 const AGENTS = ["a", "b", "c", "d", "e", "f"];
