@@ -14,6 +14,25 @@ const functionsInput = z.strictObject({
   prefix: z.string().max(256, "prefix must be at most 256 characters").optional(),
 });
 
+const healthAnswer = z.object({
+  status: z.literal("ok"),
+  version: z.string(),
+  workers: z.number(),
+  uptime: z.number().describe("Seconds since the process started"),
+});
+const functionList = z.object({
+  functions: z.array(
+    z.object({
+      id: z.string(),
+      description: z.string(),
+      worker: z.string(),
+      inputSchema: z.unknown().describe("JSON Schema of the function's input, or null"),
+      internal: z.literal(true).optional().describe("Admin keys only: the service's own plumbing"),
+    }),
+  ),
+  count: z.number(),
+});
+
 /** The front door's own functions: health, OpenAPI and API key management. */
 export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCache: KeyCache): void {
   const worker = engine.worker("api", "HTTP front door: health, OpenAPI, API keys");
@@ -23,9 +42,10 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
       id: "api::health",
       description: "Service health: status, version, worker count, uptime",
       input: noInput,
+      output: healthAnswer,
     },
     () => ({
-      status: "ok",
+      status: "ok" as const,
       version: serviceVersion,
       workers: engine.workerCount(),
       uptime: process.uptime(),
@@ -34,7 +54,12 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
   worker.registerTrigger({ type: "http", function_id: "api::health", config: { api_path: "/api/health" } });
 
   worker.registerFunction(
-    { id: "api::openapi", description: "OpenAPI 3.1 document of every HTTP route", input: noInput },
+    {
+      id: "api::openapi",
+      description: "OpenAPI 3.1 document of every HTTP route",
+      input: noInput,
+      output: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }),
+    },
     () => buildOpenApi(engine.functions, router.routes(), serviceVersion),
   );
   worker.registerTrigger({
@@ -49,6 +74,7 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
       description:
         "The functions the caller may call (as workflow steps, or grant as agent tools): {functions, count}",
       input: functionsInput,
+      output: functionList,
     },
     ({ prefix }, ctx) => {
       const privileged = isPrivileged(ctx.auth);
@@ -62,7 +88,7 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
           description: fn.description ?? "",
           worker: engine.workerName(fn.worker) ?? fn.id.split("::")[0],
           inputSchema: requestSchema(fn.input) ?? fn.metadata?.request_format ?? null,
-          ...(privileged && isInternalFunction(fn.id, fn.metadata) ? { internal: true } : {}),
+          ...(privileged && isInternalFunction(fn.id, fn.metadata) ? { internal: true as const } : {}),
         }));
       return { functions, count: functions.length };
     },

@@ -2,10 +2,11 @@ import { z } from "zod";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
+import { noContent } from "../../shared/outputs.ts";
 import { oldestFirst, pageFields, pageOf } from "../../shared/pagination.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
 import type { KeyCache } from "./cache.ts";
-import { createKey, listKeys, revokeKey, revokeRealmKeys } from "./keys.ts";
+import { createdKey, createKey, keyPage, listKeys, revokeKey, revokeRealmKeys } from "./keys.ts";
 
 const createInput = z.strictObject({
   name: z.string().min(1).max(128).optional(),
@@ -31,6 +32,7 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
       id: "auth::keys::create",
       description: "Create an API key (admin, or bound to realmId); the key is shown only in this reply",
       input: createInput,
+      output: createdKey,
     },
     async (input, ctx) => {
       requireAdmin(ctx);
@@ -44,6 +46,7 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
       id: "auth::keys::list",
       description: "List API keys, oldest first (never the keys themselves): {keys, nextCursor}",
       input: z.strictObject(pageFields),
+      output: keyPage,
     },
     async ({ limit, cursor }, ctx) => {
       requireAdmin(ctx);
@@ -55,7 +58,12 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
     },
   );
   worker.registerFunction(
-    { id: "auth::keys::revoke", description: "Revoke an API key by id", input: revokeInput },
+    {
+      id: "auth::keys::revoke",
+      description: "Revoke an API key by id",
+      input: revokeInput,
+      output: noContent,
+    },
     async ({ id }, ctx) => {
       requireAdmin(ctx);
       const revoked = await revokeKey(state, id);

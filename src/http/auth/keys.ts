@@ -4,6 +4,7 @@ import type { StateClient } from "../../engine/state/client.ts";
 import type { Principal } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
+import { nextCursor } from "../../shared/outputs.ts";
 
 export const KEYS_SCOPE = "api_keys";
 /** `{epoch}`: bumped by every revocation, so every process caching keys can tell it must forget them. */
@@ -21,7 +22,13 @@ export const apiKeyRecord = z.object({
   createdAt: z.string(),
 });
 export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
-export type PublicKeyRecord = Omit<ApiKeyRecord, "hash">;
+/** A key as the routes show it: never its hash. */
+export const publicKeyRecord = apiKeyRecord.omit({ hash: true });
+export type PublicKeyRecord = z.infer<typeof publicKeyRecord>;
+export const createdKey = publicKeyRecord.extend({
+  key: z.string().describe("The key itself: shown this once, never again"),
+});
+export const keyPage = z.object({ keys: z.array(publicKeyRecord), nextCursor });
 
 export function hashKey(key: string): string {
   return createHash("sha256").update(key, "utf8").digest("hex");

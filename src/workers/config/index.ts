@@ -8,6 +8,7 @@ import { notFound } from "../../shared/errors.ts";
 import type { FileProblem } from "../../shared/toml-file.ts";
 import { applyDeclared, DECLARED_SCOPE } from "./apply.ts";
 import { readDeclared } from "./files.ts";
+import { reloadReport, validateReport } from "./schema.ts";
 
 /** What integration::reload says changed (its report without the problems). */
 interface IntegrationsReport {
@@ -60,6 +61,7 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
       description:
         "Load integrations/*.toml, agents/*/agent.toml, hands/*/HAND.toml and config/channels/*.toml again (admin): what changed, and each file's problem",
       input: z.strictObject({}),
+      output: reloadReport,
     },
     async (_input, ctx) => {
       requireAdmin(ctx);
@@ -72,6 +74,7 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
       description:
         "Check a directory's declarative files without applying them (admin): {agents, channels, problems}",
       input: z.strictObject({ directory: z.string().min(1).max(4096).optional() }),
+      output: validateReport,
     },
     async ({ directory }, ctx) => {
       requireAdmin(ctx);

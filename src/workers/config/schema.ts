@@ -79,3 +79,25 @@ export const handFile = z.strictObject({
     .optional(),
 });
 export type HandFile = z.infer<typeof handFile>;
+
+/** What the config routes answer. */
+const fileProblem = z.object({ file: z.string(), message: z.string() });
+const names = z.array(z.string());
+export const reloadReport = z.object({
+  agents: z.object({ created: names, updated: names, unchanged: names }),
+  channels: z.object({ bound: names }),
+  hands: z.object({ scheduled: names, unchanged: names }),
+  integrations: z
+    .object({ connected: names, unchanged: names, pending: names, removed: names })
+    .partial()
+    .describe("Empty when the integrations could not be read (see problems)"),
+  workflows: z.object({ loaded: names, unchanged: names }),
+  problems: z.array(fileProblem).describe("Each file that could not be applied, and why"),
+});
+export const validateReport = z.object({
+  agents: names,
+  channels: names,
+  hands: names,
+  integrations: names,
+  problems: z.array(fileProblem),
+});

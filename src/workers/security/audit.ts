@@ -1,18 +1,15 @@
+import type { z } from "zod";
 import type { StateClient } from "../../engine/state/client.ts";
 import { badRequest, describeZodError } from "../../shared/errors.ts";
 import { type ChainEntry, HashChain, type VerifyResult } from "../../shared/hash-chain.ts";
-import { type AuditEvent, type AuditInput, type AuditQuery, auditInput } from "./schema.ts";
+import { type AuditEvent, type AuditInput, type AuditQuery, auditInput, type auditPage } from "./schema.ts";
 
 /** One service-wide chain. Realm-scoped logs (council activity) keep chains of their own. */
 export const AUDIT_CHAIN = { scope: "audit", headScope: "audit_head", chainId: "main" } as const;
 
 export type AuditEntry = ChainEntry<AuditInput>;
 
-export interface AuditPage {
-  entries: AuditEntry[];
-  count: number;
-  nextCursor: string | null;
-}
+export type AuditPage = z.infer<typeof auditPage>;
 
 function auditChain(state: StateClient): HashChain<AuditInput> {
   return new HashChain<AuditInput>(state, AUDIT_CHAIN);

@@ -1,8 +1,9 @@
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
+import { chainVerifyResult } from "../../shared/outputs.ts";
 import { eventToAuditInput, queryAudit, recordAudit, verifyAudit } from "./audit.ts";
-import { auditEventInput, auditInput, auditQueryInput, auditVerifyInput } from "./schema.ts";
+import { auditEventInput, auditInput, auditPage, auditQueryInput, auditVerifyInput } from "./schema.ts";
 
 /** The audit log: a SHA-256 hash chain of security-relevant events, queried and verified by admins. */
 export function register(worker: WorkerClient): void {
@@ -38,6 +39,7 @@ export function register(worker: WorkerClient): void {
       id: "security::audit_query",
       description: "Audit entries, newest first (order=asc for oldest), filtered by type, agentId, from, to",
       input: auditQueryInput,
+      output: auditPage,
     },
     (query, ctx) => {
       requireAdmin(ctx);
@@ -55,6 +57,7 @@ export function register(worker: WorkerClient): void {
       id: "security::audit_verify",
       description: "Verify the audit chain: {valid, length, brokenAt, reason?}",
       input: auditVerifyInput,
+      output: chainVerifyResult,
     },
     (_input, ctx) => {
       requireAdmin(ctx);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { chainEntry, nextCursor } from "../../shared/outputs.ts";
 import { queryInt } from "../../shared/query-int.ts";
 
 /** Serialized size limit of `detail`: the audit log records facts, not payloads. */
@@ -58,3 +59,17 @@ export const auditQueryInput = z
 export type AuditQuery = z.infer<typeof auditQueryInput>;
 
 export const auditVerifyInput = z.strictObject({});
+
+/** What the audit routes answer. */
+export const auditEntry = chainEntry(
+  z.object({
+    type: z.string(),
+    agentId: z.string().optional(),
+    detail: z.record(z.string(), z.unknown()).optional(),
+  }),
+);
+export const auditPage = z.object({
+  entries: z.array(auditEntry),
+  count: z.number().describe("Entries on this page"),
+  nextCursor,
+});

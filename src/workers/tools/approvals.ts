@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { publishEvent } from "../../engine/events.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
@@ -9,20 +10,24 @@ import { newId } from "../../shared/ids.ts";
 export const approvalsScope = (agentId: string) => `tool_approvals:${agentId}`;
 const POLL_MS = 200;
 
-export interface Approval {
-  callId: string;
-  agentId: string;
-  realmId?: string;
+export const APPROVAL_STATUSES = ["pending", "approved", "denied", "expired"] as const;
+
+export const approvalRecord = z.object({
+  callId: z.string(),
+  agentId: z.string(),
+  realmId: z.string().optional(),
   /** In a realm with a council: the `custom` proposal its members vote on. */
-  proposalId?: string;
-  functionId: string;
-  input: unknown;
-  status: "pending" | "approved" | "denied" | "expired";
-  createdAt: string;
-  decidedAt?: string;
-  decidedBy?: string;
-  reason?: string;
-}
+  proposalId: z.string().optional(),
+  functionId: z.string(),
+  input: z.unknown(),
+  status: z.enum(APPROVAL_STATUSES),
+  createdAt: z.string(),
+  decidedAt: z.string().optional(),
+  decidedBy: z.string().optional(),
+  reason: z.string().optional(),
+});
+export type Approval = z.infer<typeof approvalRecord>;
+export const approvalList = z.object({ approvals: z.array(approvalRecord).describe("Oldest first") });
 
 /** The agent an agent's own tool call runs as (agentPrincipal in the agents worker), if any. */
 export function callingAgent(auth: Principal): string | undefined {

@@ -4,7 +4,16 @@ import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
 import { systemResolver } from "../../shared/net/guarded-request.ts";
-import { type Approval, approvalsScope, awaitApproval, callingAgent, settle } from "./approvals.ts";
+import {
+  APPROVAL_STATUSES,
+  type Approval,
+  approvalList,
+  approvalRecord,
+  approvalsScope,
+  awaitApproval,
+  callingAgent,
+  settle,
+} from "./approvals.ts";
 import { ALL_TOOLS } from "./catalog.ts";
 import { agentOf, type ToolsDeps, toolContext } from "./context.ts";
 import { matchesPolicy } from "./policy.ts";
@@ -54,8 +63,9 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
       description: "An agent's tool calls that wait for approval (or were decided): {approvals}",
       input: z.strictObject({
         id: idField,
-        status: z.enum(["pending", "approved", "denied", "expired"]).optional(),
+        status: z.enum(APPROVAL_STATUSES).optional(),
       }),
+      output: approvalList,
     },
     async ({ id, status }) => {
       await agentOf(trigger, id);
@@ -76,6 +86,7 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
         approve: z.boolean({ error: "approve must be true or false" }),
         reason: z.string().max(2000).optional(),
       }),
+      output: approvalRecord,
     },
     async ({ id, callId, approve, reason }, ctx) => {
       requireAdmin(ctx);

@@ -2,7 +2,8 @@ import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
-import { vaultKeyInput, vaultListInput, vaultSetInput } from "./schema.ts";
+import { noContent } from "../../shared/outputs.ts";
+import { secretInfo, secretList, vaultKeyInput, vaultListInput, vaultSetInput } from "./schema.ts";
 import { deleteSecret, getSecret, listSecrets, setSecret } from "./vault.ts";
 
 export interface VaultDeps {
@@ -30,6 +31,7 @@ export function register(worker: WorkerClient, deps: VaultDeps): void {
       id: "vault::set",
       description: "Store a secret {key, value}, encrypted; returns {key, createdAt, updatedAt}",
       input: vaultSetInput,
+      output: secretInfo,
     },
     async ({ key, value }, ctx) => {
       requireAdmin(ctx);
@@ -52,7 +54,12 @@ export function register(worker: WorkerClient, deps: VaultDeps): void {
   );
 
   worker.registerFunction(
-    { id: "vault::list", description: "Secret names and timestamps (never values)", input: vaultListInput },
+    {
+      id: "vault::list",
+      description: "Secret names and timestamps (never values)",
+      input: vaultListInput,
+      output: secretList,
+    },
     ({ prefix }, ctx) => {
       requireAdmin(ctx);
       return listSecrets(state, prefix);
@@ -60,7 +67,7 @@ export function register(worker: WorkerClient, deps: VaultDeps): void {
   );
 
   worker.registerFunction(
-    { id: "vault::delete", description: "Delete a secret", input: vaultKeyInput },
+    { id: "vault::delete", description: "Delete a secret", input: vaultKeyInput, output: noContent },
     async ({ key }, ctx) => {
       requireAdmin(ctx);
       await deleteSecret(state, key);

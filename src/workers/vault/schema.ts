@@ -28,3 +28,7 @@ export type VaultSetInput = z.infer<typeof vaultSetInput>;
 export const vaultKeyInput = z.strictObject({ key: vaultKeyName });
 
 export const vaultListInput = z.strictObject({ prefix: storableText("prefix", 256).optional() });
+
+/** A secret as the routes show it: its name and times, never its value. */
+export const secretInfo = z.object({ key: z.string(), createdAt: z.string(), updatedAt: z.string() });
+export const secretList = z.object({ keys: z.array(secretInfo), count: z.number() });

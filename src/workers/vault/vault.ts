@@ -1,7 +1,9 @@
+import type { z } from "zod";
 import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import { open, type SealedSecret, seal } from "./crypto.ts";
+import type { secretInfo } from "./schema.ts";
 
 /** Scope of the encrypted records, keyed by secret name. */
 export const VAULT_SCOPE = "vault";
@@ -12,11 +14,7 @@ export interface StoredSecret extends SealedSecret {
 }
 
 /** What may leave the vault about a secret: its name and timestamps, never its value. */
-export interface SecretInfo {
-  key: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type SecretInfo = z.infer<typeof secretInfo>;
 
 export async function setSecret(
   state: StateClient,
