@@ -5,6 +5,7 @@ import { isPrivileged, requireAdmin } from "../../shared/access.ts";
 import { systemResolver } from "../../shared/net/guarded-request.ts";
 import { readIntegrations } from "./files.ts";
 import { IntegrationRegistry } from "./registry.ts";
+import { integrationList } from "./schema.ts";
 
 export interface IntegrationsOptions {
   /** Where `integrations/*.toml` live (AGENTOS_HOME). */
@@ -67,6 +68,7 @@ export function registerIntegrations(worker: WorkerClient, options: Integrations
       description:
         "The integrations and their tool functions: {integrations: [{name, status, functions, source?, error?}]}. A realm key sees those its realm may call.",
       input: z.strictObject({}),
+      output: integrationList,
     },
     (_input, ctx) => {
       const all = registry.list();

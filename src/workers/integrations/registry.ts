@@ -9,7 +9,7 @@ import type { FileProblem } from "../../shared/toml-file.ts";
 import type { DeclaredIntegration } from "./files.ts";
 import { callHttpTool, httpToolSchema } from "./http-tool.ts";
 import { McpConnection } from "./mcp.ts";
-import type { IntegrationFile } from "./schema.ts";
+import type { IntegrationFile, integrationInfo } from "./schema.ts";
 
 export interface IntegrationReport {
   connected: string[];
@@ -19,15 +19,7 @@ export interface IntegrationReport {
   problems: FileProblem[];
 }
 
-export interface IntegrationInfo {
-  name: string;
-  file: string;
-  status: "connected" | "pending" | "failed";
-  functions: string[];
-  realms?: string[];
-  source?: string;
-  error?: string;
-}
+export type IntegrationInfo = z.infer<typeof integrationInfo>;
 
 interface Live {
   hash: string;

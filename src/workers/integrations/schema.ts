@@ -68,3 +68,20 @@ export const integrationFile = z.strictObject({
   source: z.string().max(4096).optional(),
 });
 export type IntegrationFile = z.output<typeof integrationFile>;
+
+export const integrationInfo = z.object({
+  name: z.string(),
+  file: z.string(),
+  status: z.enum(["connected", "pending", "failed"]),
+  functions: z.array(z.string()).describe("The tool functions it registered"),
+  realms: z.array(z.string()).optional(),
+  source: z.string().optional(),
+  error: z.string().optional(),
+});
+export const integrationList = z.object({
+  integrations: z.array(
+    integrationInfo
+      .partial({ file: true })
+      .describe("Admin keys also see file and realms; realm keys only the integrations open to them"),
+  ),
+});

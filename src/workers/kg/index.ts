@@ -10,13 +10,18 @@ import { diff, stats, timeline } from "./history.ts";
 import { queryTemporal, traverse } from "./query.ts";
 import {
   addInput,
+  diffAnswer,
   diffInput,
   entityName,
+  entityVersion,
   purgeAgentInput,
   purgeRealmInput,
   queryInput,
+  statsAnswer,
   statsInput,
+  timelineAnswer,
   timelineInput,
+  traversalAnswer,
   traverseInput,
 } from "./schema.ts";
 import { purgeGraph, realmGraphsScope } from "./store.ts";
@@ -45,6 +50,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::add_temporal",
       description: "Add the next version of an entity to an agent's graph",
       input: addInput,
+      output: entityVersion,
     },
     async (input, ctx) => {
       const realmId = await agentRealm(input.agentId, ctx);
@@ -58,6 +64,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::query_temporal",
       description: "An entity and what it reaches within depth, now or over a time range: its versions",
       input: queryInput,
+      output: z.array(entityVersion),
     },
     async (input, ctx) => {
       await agentRealm(input.agentId, ctx);
@@ -70,6 +77,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::traverse",
       description: "Breadth-first from an entity: {adjacency, paths, nodeCount}",
       input: traverseInput,
+      output: traversalAnswer,
     },
     async (input, ctx) => {
       await agentRealm(input.agentId, ctx);
@@ -78,7 +86,12 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
   );
 
   worker.registerFunction(
-    { id: "kg::timeline", description: "Every version of an entity, oldest first", input: timelineInput },
+    {
+      id: "kg::timeline",
+      description: "Every version of an entity, oldest first",
+      input: timelineInput,
+      output: timelineAnswer,
+    },
     async ({ agentId, entity }, ctx) => {
       await agentRealm(agentId, ctx);
       return timeline(state, agentId, entity);
@@ -90,6 +103,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::diff",
       description: "An entity at timestamp1 against timestamp2: {added, removed, modified}",
       input: diffInput,
+      output: diffAnswer,
     },
     async ({ agentId, entity, timestamp1, timestamp2 }, ctx) => {
       await agentRealm(agentId, ctx);
@@ -102,6 +116,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::stats",
       description: "{totalEntities, totalRelations, avgDegree, connectedComponents} of an agent's graph",
       input: statsInput,
+      output: statsAnswer,
     },
     async ({ agentId }, ctx) => {
       await agentRealm(agentId, ctx);

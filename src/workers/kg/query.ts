@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import type { StateClient } from "../../engine/state/client.ts";
 import {
   type Direction,
@@ -7,6 +8,7 @@ import {
   type Relation,
   type TimeRange,
   type TraverseInput,
+  type traversalAnswer,
 } from "./schema.ts";
 import { loadHead, overlaps, sourcesOf, versionKey, versionsOf, versionsScope } from "./store.ts";
 
@@ -125,11 +127,7 @@ export async function queryTemporal(state: StateClient, input: QueryInput): Prom
   return results.slice(0, MAX_RESULTS);
 }
 
-export interface Traversal {
-  adjacency: Record<string, string[]>;
-  paths: Record<string, string[]>;
-  nodeCount: number;
-}
+export type Traversal = z.infer<typeof traversalAnswer>;
 
 /**
  * kg::traverse over the current graph: breadth first from the start, `direction` along relations

@@ -95,16 +95,41 @@ export const statsInput = z.strictObject({ agentId });
 export const purgeRealmInput = z.strictObject({ realmId: z.string().min(1).max(256) });
 export const purgeAgentInput = z.strictObject({ realmId: z.string().min(1).max(256), agentId });
 
+const relationView = z.object({ target: z.string(), type: z.string() });
+
 /** One version of an entity (SPEC: Knowledge graph entity version). */
-export interface EntityVersion {
-  entity: string;
-  type: string;
-  properties: Record<string, unknown>;
-  relations: Relation[];
-  version: number;
-  validFrom: number;
-  validUntil: number | null;
-}
+export const entityVersion = z.object({
+  entity: z.string(),
+  type: z.string(),
+  properties: z.record(z.string(), z.unknown()),
+  relations: z.array(relationView),
+  version: z.number(),
+  validFrom: z.number().describe("Epoch milliseconds"),
+  validUntil: z.number().nullable().describe("Epoch milliseconds; null: still valid"),
+});
+export type EntityVersion = z.infer<typeof entityVersion>;
+
+/** What the graph routes answer besides entity versions. */
+export const traversalAnswer = z.object({
+  adjacency: z.record(z.string(), z.array(z.string())).describe("Each expanded entity's neighbours"),
+  paths: z
+    .record(z.string(), z.array(z.string()))
+    .describe("A shortest path from the start to each entity reached"),
+  nodeCount: z.number(),
+});
+export const timelineAnswer = z.array(entityVersion.omit({ entity: true }).extend({ createdAt: z.number() }));
+const change = z.union([
+  z.object({ property: z.string(), value: z.unknown() }),
+  z.object({ relation: relationView }),
+]);
+export const diffAnswer = z.object({
+  entity: z.string(),
+  fromVersion: z.number().nullable(),
+  toVersion: z.number().nullable(),
+  added: z.array(change),
+  removed: z.array(change),
+  modified: z.array(z.object({ property: z.string(), before: z.unknown(), after: z.unknown() })),
+});
 
 /** The current state of an entity: what traversal and stats read. A stub was only ever named as a target. */
 export interface EntityHead {
@@ -115,3 +140,9 @@ export interface EntityHead {
   relations: Relation[];
   stub?: true;
 }
+export const statsAnswer = z.object({
+  totalEntities: z.number(),
+  totalRelations: z.number(),
+  avgDegree: z.number(),
+  connectedComponents: z.number(),
+});
