@@ -8,7 +8,14 @@ import { allowedRoots, checkReadable } from "./paths.ts";
 import { aggregate, toMarkdown } from "./report.ts";
 import { migrate, readReports } from "./run.ts";
 import { scan } from "./scan.ts";
-import { migrateInput, reportInput, scanInput } from "./schema.ts";
+import {
+  migrateInput,
+  migrationReport,
+  reportInput,
+  reportsAnswer,
+  scanAnswer,
+  scanInput,
+} from "./schema.ts";
 
 export interface MigrateOptions {
   /** AGENTOS_HOME: where the written files go and are loaded from. */
@@ -30,6 +37,7 @@ export function registerMigrate(worker: WorkerClient, options: MigrateOptions): 
       description:
         "Look for the six frameworks' configuration in baseDir and the directories directly inside it: {frameworks: [{framework, detected, configPath, version, migratable}], summary}",
       input: scanInput,
+      output: scanAnswer,
     },
     ({ baseDir }, ctx) => {
       requireAdmin(ctx);
@@ -43,6 +51,7 @@ export function registerMigrate(worker: WorkerClient, options: MigrateOptions): 
         id: `migrate::${framework}`,
         description: `Migrate a ${framework} project: {dryRun, configPath} → the report (files written or that would be, skipped with why, secrets stored in the vault, what loading did)`,
         input: migrateInput,
+        output: migrationReport,
       },
       async ({ dryRun, configPath }, ctx) => {
         requireAdmin(ctx);
@@ -68,6 +77,7 @@ export function registerMigrate(worker: WorkerClient, options: MigrateOptions): 
       description:
         "Every migration's report added up: {markdown} or {reports, aggregated: {reports, totals, byFramework, byType}}",
       input: reportInput,
+      output: reportsAnswer,
     },
     ({ format }, ctx) => {
       requireAdmin(ctx);

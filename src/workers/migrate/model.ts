@@ -78,7 +78,8 @@ export interface Skipped {
   source?: Source;
 }
 
-export type ItemType = "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
+export const ITEM_TYPES = ["agent", "channel", "tool", "cron", "workflow", "secret", "session"] as const;
+export type ItemType = (typeof ITEM_TYPES)[number];
 
 export interface SourceProject {
   framework: Framework;

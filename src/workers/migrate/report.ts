@@ -1,41 +1,11 @@
+import type { z } from "zod";
 import type { Framework, ItemType, Skipped } from "./model.ts";
 import type { Flag } from "./plan.ts";
+import type { Aggregated, MigrationReport, reportItem } from "./schema.ts";
 
 export type ItemStatus = "migrated" | "unchanged" | "would_write" | "would_keep";
 
-export interface ReportItem {
-  type: ItemType;
-  name: string;
-  path: string;
-  status: ItemStatus;
-  source?: string;
-}
-
-export interface MigrationReport {
-  id: string;
-  framework: Framework;
-  configPath: string;
-  version?: string;
-  dryRun: boolean;
-  startedAt: string;
-  finishedAt: string;
-  summary: {
-    migrated: number;
-    unchanged: number;
-    skipped: number;
-    flagged: number;
-    errors: number;
-    byType: Partial<Record<ItemType, { migrated: number; skipped: number }>>;
-  };
-  items: ReportItem[];
-  skipped: Skipped[];
-  flags: Flag[];
-  /** Vault entries, never their values. */
-  secrets: Array<{ vaultName: string; source: string; status: "stored" | "kept" | "would_store" }>;
-  errors: Array<{ file?: string; message: string }>;
-  /** What loading the written files did (a real run only). */
-  loaded?: unknown;
-}
+export type ReportItem = z.infer<typeof reportItem>;
 
 export function summarize(report: Omit<MigrationReport, "summary">): MigrationReport["summary"] {
   const byType: MigrationReport["summary"]["byType"] = {};
@@ -57,13 +27,6 @@ export function summarize(report: Omit<MigrationReport, "summary">): MigrationRe
 }
 
 type Totals = { migrated: number; skipped: number; errors: number };
-
-export interface Aggregated {
-  reports: number;
-  totals: Totals;
-  byFramework: Partial<Record<Framework, Totals & { runs: number }>>;
-  byType: Partial<Record<ItemType, { migrated: number; skipped: number }>>;
-}
 
 /** Every report's counts added up, by framework and by type. */
 export function aggregate(reports: MigrationReport[]): Aggregated {

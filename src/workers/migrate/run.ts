@@ -6,7 +6,8 @@ import { AppError } from "../../shared/errors.ts";
 import { READERS } from "./frameworks/index.ts";
 import { type Framework, MigrationInputError, type SourceProject } from "./model.ts";
 import { planMigration } from "./plan.ts";
-import { type MigrationReport, type ReportItem, summarize } from "./report.ts";
+import { type ReportItem, summarize } from "./report.ts";
+import type { MigrationReport } from "./schema.ts";
 import { classify, type WriteTargets, writeFiles } from "./write.ts";
 
 export interface RunDeps extends WriteTargets {

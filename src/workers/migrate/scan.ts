@@ -3,16 +3,7 @@ import { join } from "node:path";
 import { READERS } from "./frameworks/index.ts";
 import { FRAMEWORKS, type Framework } from "./model.ts";
 import { isDirectory } from "./project-files.ts";
-
-export interface ScanEntry {
-  framework: Framework;
-  detected: boolean;
-  configPath: string | null;
-  version: string | null;
-  migratable: boolean;
-  /** Every place the framework was found (baseDir and its immediate subdirectories). */
-  locations: string[];
-}
+import type { ScanEntry } from "./schema.ts";
 
 /** The six frameworks looked for in baseDir and each directory directly inside it. */
 export function scan(baseDir: string): {
