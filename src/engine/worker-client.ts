@@ -59,6 +59,7 @@ export class WorkerClient {
       envelope?: boolean;
       api_key?: "optional";
       progress_stream?: boolean;
+      answers?: "text/event-stream";
     } = {},
   ): { id: string; unregister(): void } {
     return this.registerTrigger({ type: "http", function_id, config: { api_path, http_method, ...options } });

@@ -73,7 +73,7 @@ function successResponses(functions: FunctionRegistry, route: RouteTarget): Reco
   const declared = functions.get(route.functionId)?.output;
   if (declared && isNoContent(declared)) return noContent;
   const output = answerSchema(functions, route);
-  const content = output ? { content: { "application/json": { schema: output } } } : {};
+  const content = successContent(route, output);
   return {
     [String(route.config.status ?? 200)]: { description: "Success", ...content },
     ...(route.config.accepted_field
@@ -85,8 +85,18 @@ function successResponses(functions: FunctionRegistry, route: RouteTarget): Reco
         }
       : {}),
     // Without a documented output (webhooks, the service's own text routes) any success may be empty.
-    ...(declared ? {} : noContent),
+    ...(declared || route.config.answers ? {} : noContent),
   };
+}
+
+const EVENTS = { "text/event-stream": { schema: { type: "string", description: "Server-sent events" } } };
+
+/** A success's media types: JSON as documented, or events (always, or when the request asks to stream). */
+function successContent(route: RouteTarget, output: JsonSchema | undefined): Record<string, unknown> {
+  if (route.config.answers === "text/event-stream") return { content: EVENTS };
+  if (!output) return {};
+  const json = { "application/json": { schema: output } };
+  return { content: route.config.progress_stream ? { ...json, ...EVENTS } : json };
 }
 
 /** The success answer's schema: the function's output, or for a bare-array list route its list field. */

@@ -43,6 +43,8 @@ export const httpTriggerConfig = z.strictObject({
    * events of what the function reports as it works (`ctx.progress`), then its result.
    */
   progress_stream: z.boolean().optional(),
+  /** An envelope route whose success is not JSON: its media type, for the OpenAPI document. */
+  answers: z.literal("text/event-stream").optional(),
   /** iii: called with the request first; the route answers 422 when it returns exactly false. */
   condition_function_id: z.string().min(1).max(256).optional(),
   /** iii: called in order before the handler; each may answer the request itself. */

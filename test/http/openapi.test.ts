@@ -45,4 +45,38 @@ describe("GET /api/openapi.json", () => {
     );
     expect(document.paths["/v1/models/{model}"].get.responses["200"].content).toBeDefined();
   });
+
+  it("documents every operation's success: its JSON schema, 204 for no content, or a stream of events", async () => {
+    const document = await json(await env.server.request("/api/openapi.json"));
+    const undocumented: string[] = [];
+    for (const [path, methods] of Object.entries(document.paths) as Array<
+      [string, Record<string, Operation>]
+    >) {
+      // Webhooks answer the platforms that call them, each in its own way.
+      if (path.startsWith("/webhook/")) continue;
+      for (const [method, operation] of Object.entries(methods)) {
+        const successes = Object.entries(operation.responses).filter(([status]) => status.startsWith("2"));
+        const described = successes.every(([status, response]) => status === "204" || response.content);
+        if (successes.length === 0 || !described) undocumented.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(undocumented).toEqual([]);
+    const agent = document.paths["/api/agents/{id}"].get.responses["200"].content["application/json"].schema;
+    expect(agent.required).toEqual(
+      expect.arrayContaining(["id", "name", "model", "realmId", "resolvedTools"]),
+    );
+    expect(Object.keys(document.paths["/api/agents/{id}"].delete.responses).filter((s) => s < "300")).toEqual(
+      ["204"],
+    );
+    // A bare-array list route documents the array, not the function's {models, nextCursor}.
+    expect(document.paths["/api/models"].get.responses["200"].content["application/json"].schema.type).toBe(
+      "array",
+    );
+    const message = document.paths["/api/agents/{id}/message"].post.responses["200"].content;
+    expect(Object.keys(message)).toEqual(["application/json", "text/event-stream"]);
+  });
 });
+
+interface Operation {
+  responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>;
+}

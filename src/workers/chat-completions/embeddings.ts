@@ -22,6 +22,20 @@ const KNOWN: Record<string, { provider: string; inputPrice: number }> = {
 };
 
 const text = z.string().min(1, "input must not be empty").max(100_000);
+/** The provider's answer, passed on as it came (providers may add fields of their own). */
+export const embeddingsResponse = z.looseObject({
+  object: z.literal("list"),
+  data: z.array(
+    z.looseObject({
+      object: z.literal("embedding"),
+      index: z.number(),
+      embedding: z.union([z.array(z.number()), z.string()]).describe("Floats, or base64 when asked"),
+    }),
+  ),
+  model: z.string(),
+  usage: z.looseObject({ prompt_tokens: z.number(), total_tokens: z.number() }).optional(),
+});
+
 export const embeddingsRequest = z.looseObject({
   model: z.string().min(1, "model is required").max(256),
   input: z.union([text, z.array(text).min(1, "input must not be empty").max(2048)]),

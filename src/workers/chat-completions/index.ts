@@ -3,7 +3,7 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { readAllPages } from "../../shared/pagination.ts";
 import { type CompletionDeps, chatCompletion } from "./completions.ts";
 import { accountOf } from "./cost.ts";
-import { createEmbeddings, embeddingsRequest } from "./embeddings.ts";
+import { createEmbeddings, embeddingsRequest, embeddingsResponse } from "./embeddings.ts";
 import { chatCompletionRequest, chatCompletionResponse, modelListResponse, modelResponse } from "./schema.ts";
 
 /**
@@ -91,6 +91,7 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       id: "openai::embeddings",
       description: "OpenAI-compatible embeddings, passed through to providers that offer them",
       body: embeddingsRequest,
+      output: embeddingsResponse,
     },
     (envelope, ctx) => createEmbeddings(deps, (envelope as { body?: unknown }).body, accountOf(ctx.auth)),
   );

@@ -273,6 +273,7 @@ export function registerWorkflow(
   worker.registerRoute("workflow::retry", "POST", "/api/workflows/runs/:runId/retry", { status: 202 });
   worker.registerRoute("workflow::run_events", "GET", "/api/workflows/runs/:runId/events", {
     envelope: true,
+    answers: "text/event-stream",
   });
   worker.registerFunction(
     {
