@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { FunctionRegistry } from "../engine/function-registry.ts";
 import { isProtectedPath } from "./guard.ts";
+import { hoistDefinitions } from "./openapi-refs.ts";
 import type { RouteTarget } from "./router.ts";
 
 type JsonSchema = Record<string, unknown> & { properties?: Record<string, unknown>; required?: string[] };
@@ -164,11 +165,12 @@ export function buildOpenApi(functions: FunctionRegistry, routes: RouteTarget[],
     paths[path][route.method.toLowerCase()] = operation(functions, route);
   }
   const tags = [...new Set(routes.map((route) => tagOf(route.functionId)))].sort();
+  const schemas = hoistDefinitions(paths);
   return {
     openapi: "3.1.0",
     info: { title: "AgentOS", version },
     tags: tags.map((name) => ({ name })),
     paths,
-    components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } },
+    components: { schemas, securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } },
   };
 }

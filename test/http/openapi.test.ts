@@ -61,6 +61,13 @@ describe("GET /api/openapi.json", () => {
       }
     }
     expect(undocumented).toEqual([]);
+    // Every reference resolves inside the document (recursive schemas live in components).
+    const refs = [...JSON.stringify(document).matchAll(/"\$ref":"([^"]+)"/g)].map((match) => match[1]);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of refs) {
+      expect(ref).toMatch(/^#\/components\/schemas\//);
+      expect(document.components.schemas[ref.split("/").at(-1) as string], ref).toBeDefined();
+    }
     const agent = document.paths["/api/agents/{id}"].get.responses["200"].content["application/json"].schema;
     expect(agent.required).toEqual(
       expect.arrayContaining(["id", "name", "model", "realmId", "resolvedTools"]),

@@ -60,15 +60,17 @@ export interface TreeNode {
   reports: TreeNode[];
 }
 /** The chart as nested nodes (a recursive schema: zod cannot infer its type, so TreeNode is written once above). */
-export const treeNode: z.ZodType<TreeNode> = z.object({
-  agentId: z.string(),
-  title: z.string(),
-  capabilities: z.array(z.string()),
-  rank: z.number(),
-  get reports() {
-    return z.array(treeNode);
-  },
-});
+export const treeNode: z.ZodType<TreeNode> = z
+  .object({
+    agentId: z.string(),
+    title: z.string(),
+    capabilities: z.array(z.string()),
+    rank: z.number(),
+    get reports() {
+      return z.array(treeNode);
+    },
+  })
+  .meta({ id: "HierarchyTreeNode" });
 
 export const treeAnswer = z.object({ roots: z.array(treeNode) });
 export const findAnswer = z.object({ matches: z.array(hierarchyNode), count: z.number() });
