@@ -138,7 +138,7 @@ function operation(functions: FunctionRegistry, route: RouteTarget): Record<stri
       ...Object.fromEntries(
         ERROR_STATUSES.map((status) => [
           String(status),
-          route.template.startsWith("/v1/") ? openAiErrorResponse : errorResponse,
+          { $ref: `#/components/responses/${route.template.startsWith("/v1/") ? "OpenAiError" : "Error"}` },
         ]),
       ),
     },
@@ -149,6 +149,7 @@ function operation(functions: FunctionRegistry, route: RouteTarget): Record<stri
     }
   } else {
     op.requestBody = {
+      required: required.length > 0,
       content: { "application/json": { schema: { ...schema, properties, required } } },
     };
   }
@@ -171,6 +172,10 @@ export function buildOpenApi(functions: FunctionRegistry, routes: RouteTarget[],
     info: { title: "AgentOS", version },
     tags: tags.map((name) => ({ name })),
     paths,
-    components: { schemas, securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } },
+    components: {
+      schemas,
+      responses: { Error: errorResponse, OpenAiError: openAiErrorResponse },
+      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
+    },
   };
 }

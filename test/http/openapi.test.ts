@@ -29,9 +29,10 @@ describe("GET /api/openapi.json", () => {
     expect(request.properties.stream).toBeDefined();
     const answer = operation.responses["200"].content["application/json"].schema;
     expect(answer.required).toEqual(expect.arrayContaining(["id", "choices", "usage"]));
-    expect(operation.responses["402"].content["application/json"].schema.properties.error.type).toBe(
-      "object",
-    );
+    expect(operation.responses["402"].$ref).toBe("#/components/responses/OpenAiError");
+    expect(
+      document.components.responses.OpenAiError.content["application/json"].schema.properties.error.type,
+    ).toBe("object");
 
     const response = await env.server.request("/v1/chat/completions", {
       method: "POST",
@@ -65,8 +66,9 @@ describe("GET /api/openapi.json", () => {
     const refs = [...JSON.stringify(document).matchAll(/"\$ref":"([^"]+)"/g)].map((match) => match[1]);
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) {
-      expect(ref).toMatch(/^#\/components\/schemas\//);
-      expect(document.components.schemas[ref.split("/").at(-1) as string], ref).toBeDefined();
+      const [, , kind, name] = ref.split("/");
+      expect(ref).toMatch(/^#\/components\/(schemas|responses)\//);
+      expect(document.components[kind as string][name as string], ref).toBeDefined();
     }
     const agent = document.paths["/api/agents/{id}"].get.responses["200"].content["application/json"].schema;
     expect(agent.required).toEqual(
