@@ -117,7 +117,6 @@ function pathParams(template: string): string[] {
 
 function operation(functions: FunctionRegistry, route: RouteTarget): Record<string, unknown> {
   const schema = inputSchema(functions, route);
-  const output = answerSchema(functions, route);
   const inPath = pathParams(route.template);
   const properties = { ...(schema.properties ?? {}) };
   for (const name of inPath) delete properties[name];
