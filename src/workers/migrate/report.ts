@@ -1,6 +1,5 @@
 import type { z } from "zod";
-import type { Framework, ItemType, Skipped } from "./model.ts";
-import type { Flag } from "./plan.ts";
+import type { ItemType } from "./model.ts";
 import type { Aggregated, MigrationReport, reportItem } from "./schema.ts";
 
 export type ItemStatus = "migrated" | "unchanged" | "would_write" | "would_keep";

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { READERS } from "./frameworks/index.ts";
-import { FRAMEWORKS, type Framework } from "./model.ts";
+import { FRAMEWORKS } from "./model.ts";
 import { isDirectory } from "./project-files.ts";
 import type { ScanEntry } from "./schema.ts";
 
