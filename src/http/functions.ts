@@ -2,6 +2,7 @@ import { z } from "zod";
 import { requestSchema } from "../engine/builtins.ts";
 import type { Engine } from "../engine/engine.ts";
 import { isPrivileged } from "../shared/access.ts";
+import { AppError } from "../shared/errors.ts";
 import { isInternalFunction, isStepCallable } from "../shared/internal-functions.ts";
 import { serviceVersion } from "../shared/version.ts";
 import type { KeyCache } from "./auth/cache.ts";
@@ -31,6 +32,12 @@ const functionList = z.object({
     }),
   ),
   count: z.number(),
+});
+
+const whoAmI = z.object({
+  kind: z.enum(["admin", "realm"]),
+  keyId: z.string(),
+  realmId: z.string().optional().describe("A realm key's realm"),
 });
 
 /** The front door's own functions: health, OpenAPI and API key management. */
@@ -98,6 +105,22 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
     function_id: "api::functions",
     config: { api_path: "/api/functions" },
   });
+
+  worker.registerFunction(
+    {
+      id: "api::whoami",
+      description: "Who the API key is: {kind: admin|realm, keyId, realmId?} (the console reads it)",
+      input: noInput,
+      output: whoAmI,
+    },
+    (_input, ctx) => {
+      const { auth } = ctx;
+      if (auth.kind === "realm") return { kind: "realm" as const, keyId: auth.keyId, realmId: auth.realmId };
+      if (auth.kind === "admin") return { kind: "admin" as const, keyId: auth.keyId };
+      throw new AppError("unauthorized", "GET /api/whoami needs an API key");
+    },
+  );
+  worker.registerTrigger({ type: "http", function_id: "api::whoami", config: { api_path: "/api/whoami" } });
 
   registerKeyFunctions(worker, keyCache);
 }

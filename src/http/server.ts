@@ -13,6 +13,7 @@ import { newId } from "../shared/ids.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { KeyCache } from "./auth/cache.ts";
 import { registerBodyParsers } from "./body.ts";
+import { registerConsole } from "./console.ts";
 import { callRoute } from "./dispatch.ts";
 import { openAiShaped, toErrorReply } from "./errors.ts";
 import { answerClientError, answerFrameworkError } from "./framework-errors.ts";
@@ -166,6 +167,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     reply.code(404).send({ error: `No route for ${request.method} ${requestPath(request.url)}` });
   });
 
+  registerConsole(app);
   app.get("/healthz", async (request) => {
     request.routeTemplate = "/healthz";
     return { status: "ok" };

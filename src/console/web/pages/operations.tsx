@@ -1,0 +1,238 @@
+import { useState } from "preact/hooks";
+import { api, apiText } from "../api.ts";
+import { duration, preview, when } from "../lib/format.ts";
+import { metricTotals } from "../lib/metrics.ts";
+import { Action, Badge, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+
+interface Health {
+  status: string;
+  version: string;
+  workers: number;
+  uptime: number;
+}
+interface FunctionInfo {
+  id: string;
+  worker: string;
+  description: string;
+}
+interface AuditEntry {
+  seq: number;
+  type: string;
+  agentId?: string;
+  timestamp: string;
+  detail?: unknown;
+}
+interface Verify {
+  valid: boolean;
+  length: number;
+  brokenAt: number | null;
+  reason?: string;
+}
+interface Key {
+  id: string;
+  name: string;
+  role: string;
+  realmId?: string;
+  hint: string;
+  createdAt: string;
+}
+
+export function OperationsPage(props: { admin: boolean }) {
+  const health = useLoad(() => api<Health>("/api/health"), []);
+  const functions = useLoad(() => api<{ functions: FunctionInfo[] }>("/api/functions"), []);
+  return (
+    <Page title="Operations">
+      <div class="grid">
+        <Panel title="Health">
+          <Show loaded={health}>
+            {(value) => (
+              <dl class="facts">
+                <dt>Status</dt>
+                <dd>
+                  <Badge value={value.status} />
+                </dd>
+                <dt>Version</dt>
+                <dd>{value.version}</dd>
+                <dt>Workers</dt>
+                <dd>{value.workers}</dd>
+                <dt>Up for</dt>
+                <dd>{duration(value.uptime * 1000)}</dd>
+              </dl>
+            )}
+          </Show>
+        </Panel>
+        {props.admin ? <Metrics /> : null}
+        <Panel title="Workers and their functions" wide>
+          <Show loaded={functions}>{(value) => <Workers functions={value.functions} />}</Show>
+        </Panel>
+        {props.admin ? <Audit /> : null}
+        {props.admin ? <Keys /> : null}
+      </div>
+    </Page>
+  );
+}
+
+function Workers(props: { functions: FunctionInfo[] }) {
+  const byWorker = new Map<string, FunctionInfo[]>();
+  for (const fn of props.functions) byWorker.set(fn.worker, [...(byWorker.get(fn.worker) ?? []), fn]);
+  return (
+    <div class="workers">
+      {[...byWorker].map(([worker, list]) => (
+        <details key={worker}>
+          <summary>
+            {worker} <small>{list.length} functions</small>
+          </summary>
+          <ul>
+            {list.map((fn) => (
+              <li key={fn.id} title={fn.description}>
+                <code>{fn.id}</code>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ))}
+    </div>
+  );
+}
+
+function Metrics() {
+  const metrics = useLoad(() => apiText("/metrics").then(metricTotals), []);
+  return (
+    <Panel title="Metrics at a glance">
+      <Show loaded={metrics}>
+        {(totals) => (
+          <dl class="facts">
+            {Object.entries(totals).map(([name, value]) => (
+              <>
+                <dt key={`${name}-name`}>{name}</dt>
+                <dd key={`${name}-value`}>{Number.isInteger(value) ? value : value.toFixed(4)}</dd>
+              </>
+            ))}
+          </dl>
+        )}
+      </Show>
+    </Panel>
+  );
+}
+
+function Audit() {
+  const log = useLoad(() => api<{ entries: AuditEntry[] }>("/api/audit?limit=20"), []);
+  const [verified, setVerified] = useState<Verify>();
+  return (
+    <Panel title="Audit log" wide>
+      <Action
+        label="Verify the chain"
+        run={async () => setVerified(await api<Verify>("/api/audit/verify"))}
+      />
+      {verified ? (
+        <p class={verified.valid ? "ok" : "problem"} role="status">
+          {verified.valid
+            ? `The chain is intact: ${verified.length} entries verified.`
+            : `The chain is broken at entry ${verified.brokenAt}: ${verified.reason ?? ""}`}
+        </p>
+      ) : null}
+      <Show loaded={log}>
+        {(value) => (
+          <table>
+            <thead>
+              <tr>
+                <th>#</th>
+                <th>Type</th>
+                <th>Agent</th>
+                <th>When</th>
+                <th>Detail</th>
+              </tr>
+            </thead>
+            <tbody>
+              {value.entries.map((entry) => (
+                <tr key={entry.seq}>
+                  <td>{entry.seq}</td>
+                  <td>{entry.type}</td>
+                  <td>{entry.agentId ?? "—"}</td>
+                  <td>{when(entry.timestamp)}</td>
+                  <td>
+                    <code>{preview(entry.detail ?? "", 120)}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Show>
+    </Panel>
+  );
+}
+
+function Keys() {
+  const keys = useLoad(() => api<{ keys: Key[] }>("/api/keys?limit=200"), []);
+  const [made, setMade] = useState<string>();
+  const [error, setError] = useState<string>();
+  const create = async (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const realmId = String(form.get("realmId") ?? "").trim();
+    setError(undefined);
+    try {
+      const key = await api<{ key: string }>("/api/keys", {
+        body: { name: String(form.get("name") ?? "").trim(), ...(realmId ? { realmId } : {}) },
+      });
+      setMade(key.key);
+      keys.reload();
+    } catch (caught) {
+      setError((caught as Error).message);
+    }
+  };
+  return (
+    <Panel title="API keys" wide>
+      <form class="inline" onSubmit={create}>
+        <input name="name" required placeholder="Key name" />
+        <input name="realmId" placeholder="Realm (empty: admin key)" />
+        <button type="submit">Create key</button>
+      </form>
+      <Problem error={error} />
+      {made ? (
+        <p class="ok">
+          New key, shown this once: <code>{made}</code>
+        </p>
+      ) : null}
+      <Show loaded={keys}>
+        {(value) => (
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Role</th>
+                <th>Realm</th>
+                <th>Starts with</th>
+                <th>Created</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {value.keys.map((key) => (
+                <tr key={key.id}>
+                  <td>{key.name}</td>
+                  <td>{key.role}</td>
+                  <td>{key.realmId ?? "—"}</td>
+                  <td>
+                    <code>{key.hint}</code>
+                  </td>
+                  <td>{when(key.createdAt)}</td>
+                  <td>
+                    <Action
+                      label="Revoke"
+                      kind="danger"
+                      run={() =>
+                        api(`/api/keys/${encodeURIComponent(key.id)}`, { method: "DELETE" }).then(keys.reload)
+                      }
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Show>
+    </Panel>
+  );
+}

@@ -1,0 +1,161 @@
+import { useState } from "preact/hooks";
+import { api } from "../api.ts";
+import { duration, when } from "../lib/format.ts";
+import { graphRows } from "../lib/graph.ts";
+import { href, navigate } from "../router.ts";
+import type { Run, Workflow } from "../types.ts";
+import { Badge, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+
+export function WorkflowsPage() {
+  const workflows = useLoad(() => api<Workflow[]>("/api/workflows?limit=200"), []);
+  return (
+    <Page title="Workflows">
+      <Show
+        loaded={workflows}
+        empty={(list) => list.length === 0}
+        whenEmpty="No workflows yet. Define one with POST /api/workflows or a file in workflows/."
+      >
+        {(list) => (
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Id</th>
+                <th>Realm</th>
+                <th>Steps</th>
+                <th>Version</th>
+                <th>Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((workflow) => (
+                <tr key={`${workflow.realmId}/${workflow.id}`}>
+                  <td>
+                    <a href={href("workflows", workflow.id, workflow.realmId)}>{workflow.name}</a>
+                  </td>
+                  <td>{workflow.id}</td>
+                  <td>{workflow.realmId}</td>
+                  <td>{workflow.steps.length}</td>
+                  <td>{workflow.version}</td>
+                  <td>{when(workflow.updatedAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Show>
+    </Page>
+  );
+}
+
+export function WorkflowPage(props: { id: string; realmId?: string }) {
+  const realm = props.realmId ? `?realmId=${encodeURIComponent(props.realmId)}` : "";
+  const id = encodeURIComponent(props.id);
+  const workflow = useLoad(() => api<Workflow>(`/api/workflows/${id}${realm}`), [props.id, props.realmId]);
+  const runs = useLoad(
+    () => api<{ runs: Run[]; total: number }>(`/api/workflows/${id}/runs${realm}`),
+    [props.id],
+  );
+  return (
+    <Show loaded={workflow}>
+      {(value) => (
+        <Page title={value.name}>
+          <div class="grid">
+            <Panel title="Steps" wide>
+              <StepGraph workflow={value} />
+              {value.missingFunctions?.length ? (
+                <Problem error={`Not registered now: ${value.missingFunctions.join(", ")}`} />
+              ) : null}
+            </Panel>
+            <Panel title="Run">
+              <RunForm workflow={value} />
+            </Panel>
+            <Panel title="Runs">
+              <Show
+                loaded={runs}
+                empty={(list) => list.runs.length === 0}
+                whenEmpty="No runs yet: start one with Run."
+              >
+                {(list) => (
+                  <ul class="list">
+                    {list.runs.map((run) => (
+                      <li key={run.runId}>
+                        <a href={href("runs", run.runId)}>{run.runId}</a> <Badge value={run.status} />
+                        <small>
+                          {when(run.startedAt)}
+                          {run.finishedAt
+                            ? ` · ${duration(Date.parse(run.finishedAt) - Date.parse(run.startedAt))}`
+                            : ""}
+                        </small>
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </Show>
+            </Panel>
+          </div>
+        </Page>
+      )}
+    </Show>
+  );
+}
+
+/** The steps as rows: fanout branches side by side, collect under them, conditions and loops marked. */
+function StepGraph(props: { workflow: Workflow }) {
+  return (
+    <ol class="graph">
+      {graphRows(props.workflow.steps).map((row) => (
+        <li key={row.steps[0]?.name} class={`row ${row.kind}`}>
+          <span class="kind">{row.kind === "step" ? "" : row.kind}</span>
+          <div class="nodes">
+            {row.steps.map((step) => (
+              <div key={step.name} class="node">
+                <b>{step.name}</b>
+                <small>{step.functionId}</small>
+                {step.mode === "conditional" && step.condition ? <small>if {step.condition}</small> : null}
+                {step.mode === "loop" ? (
+                  <small>
+                    until {step.until ?? "—"} (at most {step.maxIterations ?? 10})
+                  </small>
+                ) : null}
+              </div>
+            ))}
+          </div>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function RunForm(props: { workflow: Workflow }) {
+  const [error, setError] = useState<string>();
+  const run = async (event: Event) => {
+    event.preventDefault();
+    const text = String(new FormData(event.currentTarget as HTMLFormElement).get("input") ?? "").trim();
+    setError(undefined);
+    try {
+      const input = text === "" ? undefined : JSON.parse(text);
+      const started = await api<{ runId: string }>("/api/workflows/run", {
+        body: { workflowId: props.workflow.id, realmId: props.workflow.realmId, input, async: true },
+      });
+      navigate("runs", started.runId);
+    } catch (caught) {
+      setError(
+        caught instanceof SyntaxError
+          ? `The input is not JSON: ${caught.message}`
+          : (caught as Error).message,
+      );
+    }
+  };
+  return (
+    <form class="form" onSubmit={run}>
+      <Field label="Input (JSON)" hint="Empty: no input">
+        <textarea name="input" rows={4} placeholder='{"topic": "pricing"}' />
+      </Field>
+      <button type="submit" class="primary">
+        Run
+      </button>
+      <Problem error={error} />
+    </form>
+  );
+}

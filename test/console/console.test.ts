@@ -1,0 +1,165 @@
+import { mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serverWithFakeModel } from "../helpers/fake-openai.ts";
+import { json, TEST_ADMIN_KEY } from "../helpers/server.ts";
+
+/**
+ * The web console (issue #20) end to end in a real browser (Debian's chromium through playwright-core)
+ * against a real service with the scripted model: every page is used as a person would, and a
+ * screenshot of each lands in test-output/console/ (checked not to be blank).
+ */
+const env = serverWithFakeModel({}, { shared: true });
+const SHOTS = join(process.cwd(), "test-output", "console");
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: process.env.AGENTOS_BROWSER_PATH || "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function openConsole(key: string, viewport = { width: 1280, height: 800 }): Promise<Page> {
+  const page = await browser.newPage({ viewport });
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(error.message));
+  page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
+  await page.goto(`${env.server.url}/`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Open the console" }).click();
+  await page.getByRole("link", { name: "Agents" }).waitFor();
+  expect(problems).toEqual([]);
+  return page;
+}
+
+/** A screenshot that shows something: a blank page compresses to almost nothing. */
+async function shoot(page: Page, name: string): Promise<void> {
+  const path = join(SHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  expect(statSync(path).size, `${name}.png looks blank`).toBeGreaterThan(8_000);
+}
+
+describe("the web console", () => {
+  it("is served at /console with Preact from the service itself, and / leads there", async () => {
+    const root = await fetch(`${env.server.url}/`, { redirect: "manual" });
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/console/");
+    const html = await fetch(`${env.server.url}/console/`);
+    expect(html.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(await html.text()).toContain('src="/console/main.js"');
+    const module = await fetch(`${env.server.url}/console/vendor/hooks.mjs`);
+    expect(await module.text()).toContain("/console/vendor/preact.mjs");
+    expect((await fetch(`${env.server.url}/console/..%2f..%2fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${env.server.url}/console/nothing.js`)).status).toBe(404);
+  });
+
+  it("logs in with the key, creates an agent, chats with it as the reply streams, and shows its session", async () => {
+    const page = await openConsole(TEST_ADMIN_KEY);
+    await expect.poll(() => page.getByText("No agents yet").count()).toBe(1);
+    await shoot(page, "agents-empty");
+
+    await page.getByRole("button", { name: "New agent" }).click();
+    await page.getByLabel("Name").fill("console-agent");
+    await page.getByLabel("Model").selectOption("gpt-4o");
+    await page.getByLabel("Capabilities").fill("support, billing");
+    await shoot(page, "agents-create");
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.getByRole("heading", { name: "console-agent" }).waitFor();
+
+    env.fake.reply({ content: "Hello from the console's agent, streamed word by word." });
+    await page.getByPlaceholder(/Message the agent/).fill("Say hello");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page
+      .locator(".chat .assistant", { hasText: "Hello from the console's agent, streamed word by word." })
+      .waitFor();
+    await page.getByText(/2 messages/).waitFor();
+    await shoot(page, "agent-chat");
+
+    await page.getByRole("link", { name: "Agents" }).click();
+    await page.getByRole("link", { name: "console-agent" }).waitFor();
+    await shoot(page, "agents");
+    await page.close();
+  }, 60_000);
+
+  it("shows a workflow's steps, runs it with input, and shows the run's timeline", async () => {
+    const created = await env.server.request("/api/workflows", {
+      method: "POST",
+      json: {
+        id: "console-flow",
+        name: "Console flow",
+        steps: [
+          { name: "aliases", functionId: "catalog::aliases" },
+          { name: "a", functionId: "catalog::providers", mode: "fanout" },
+          { name: "b", functionId: "catalog::aliases", mode: "fanout" },
+          { name: "gather", functionId: "catalog::aliases", mode: "collect" },
+        ],
+      },
+    });
+    expect(created.status, JSON.stringify(await json(created.clone()))).toBe(201);
+    const page = await openConsole(TEST_ADMIN_KEY);
+    await page.getByRole("link", { name: "Workflows" }).click();
+    await page.getByRole("link", { name: "Console flow" }).click();
+    await page.getByText("fanout").first().waitFor();
+    await shoot(page, "workflow");
+    await page.getByLabel("Input (JSON)").fill('{"topic": "pricing"}');
+    await page.getByRole("button", { name: "Run" }).click();
+    await page.getByText("completed").first().waitFor();
+    await page.getByText("gather").waitFor();
+    await shoot(page, "workflow-run");
+    await page.close();
+  }, 60_000);
+
+  it("verifies the audit chain and lists workers and keys on the operations page", async () => {
+    const page = await openConsole(TEST_ADMIN_KEY);
+    await page.getByRole("link", { name: "Operations" }).click();
+    await page.getByRole("button", { name: "Verify the chain" }).click();
+    await page.getByText(/The chain is intact: \d+ entries verified/).waitFor();
+    await page.getByText("agents", { exact: false }).first().waitFor();
+    await shoot(page, "operations");
+    await page.close();
+  }, 60_000);
+
+  it("shows a realm key only its realm's agents, and works at phone width", async () => {
+    const realm = await json(
+      await env.server.request("/api/realms", {
+        method: "POST",
+        json: { name: "console-realm", owner: "ops" },
+      }),
+    );
+    const key = await json(
+      await env.server.request("/api/keys", {
+        method: "POST",
+        json: { name: "console-realm-key", realmId: realm.id },
+      }),
+    );
+    const own = await env.server.request("/api/agents", {
+      method: "POST",
+      json: { name: "realm-own-agent", model: "gpt-4o", realmId: realm.id },
+    });
+    expect(own.status).toBe(201);
+    const page = await openConsole(key.key, { width: 390, height: 844 });
+    await page.getByRole("link", { name: "realm-own-agent" }).waitFor();
+    expect(await page.getByRole("link", { name: "console-agent" }).count()).toBe(0);
+    await expect.poll(() => page.getByText("realm key").count()).toBe(1);
+    await shoot(page, "agents-realm-key-phone");
+    await page.close();
+  }, 60_000);
+
+  it("refuses a wrong key with the API's own message", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${env.server.url}/console/`);
+    await page.getByLabel("API key").fill("not-a-key-at-all");
+    await page.getByRole("button", { name: "Open the console" }).click();
+    await page.getByRole("alert").waitFor();
+    expect(await page.getByRole("alert").textContent()).toMatch(/key/i);
+    await page.close();
+  }, 60_000);
+});
