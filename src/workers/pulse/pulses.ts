@@ -1,3 +1,4 @@
+import { Cron } from "croner";
 import { casUpdate } from "../../engine/state/cas.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import { assertRealmAccess, requireAdmin } from "../../shared/access.ts";
@@ -130,7 +131,12 @@ export async function status(
   deps: PulseDeps,
   input: Target & { limit: number },
   ctx: InvocationContext,
-): Promise<{ config: PulseConfig | null; recentRuns: PulseRun[]; lastTick: LastTick | null }> {
+): Promise<{
+  config: PulseConfig | null;
+  recentRuns: PulseRun[];
+  lastTick: LastTick | null;
+  nextFireAt: string | null;
+}> {
   const { realmId, agentId } = input;
   assertRealmAccess(ctx, realmId);
   const [config, runs, lastTick] = await Promise.all([
@@ -139,7 +145,22 @@ export async function status(
     getLastTick(deps.state, realmId, agentId),
   ]);
   if (!config && runs.length === 0) throw noPulse(input);
-  return { config: config ?? null, recentRuns: runs, lastTick: lastTick ?? null };
+  return {
+    config: config ?? null,
+    recentRuns: runs,
+    lastTick: lastTick ?? null,
+    nextFireAt: nextFire(config),
+  };
+}
+
+/** When the pulse fires next (UTC, as the cron trigger runs it): null when disabled or never again. */
+function nextFire(config: PulseConfig | undefined | null): string | null {
+  if (!config?.enabled) return null;
+  try {
+    return new Cron(config.cron, { paused: true, timezone: "UTC" }).nextRun()?.toISOString() ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /**

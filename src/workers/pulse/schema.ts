@@ -136,4 +136,5 @@ export const pulseStatus = z.object({
   config: pulseConfig.nullable().describe("null: the agent has no pulse"),
   recentRuns: z.array(pulseRun).describe("Newest first"),
   lastTick: lastTick.nullable(),
+  nextFireAt: z.string().nullable().describe("When the pulse fires next (UTC); null when disabled"),
 });

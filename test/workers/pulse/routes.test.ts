@@ -105,13 +105,26 @@ describe("pulse::register", () => {
 });
 
 describe("pulse::toggle and pulse::status", () => {
+  it("tells when an enabled pulse fires next, in UTC", async () => {
+    const { realmId, agentId } = await setup(ctx.server);
+    await registered(ctx.server, { realmId, agentId, cron: "0 30 9 * * *" });
+    const { nextFireAt } = await statusOf(ctx.server, realmId, agentId);
+    const next = new Date(nextFireAt);
+    expect([next.getUTCHours(), next.getUTCMinutes(), next.getUTCSeconds()]).toEqual([9, 30, 0]);
+    expect(next.getTime() - Date.now()).toBeGreaterThan(0);
+    expect(next.getTime() - Date.now()).toBeLessThanOrEqual(24 * 3600_000);
+  });
+
   it("toggles the enabled flag and returns the updated config", async () => {
     const { realmId, agentId } = await setup(ctx.server);
     await registered(ctx.server, { realmId, agentId, cron: NEVER });
     const off = await toggle(ctx.server, realmId, agentId, { enabled: false });
     expect(off.status).toBe(200);
     expect(await json(off)).toMatchObject({ agentId, realmId, enabled: false });
-    expect((await statusOf(ctx.server, realmId, agentId)).config.enabled).toBe(false);
+    expect(await statusOf(ctx.server, realmId, agentId)).toMatchObject({
+      config: { enabled: false },
+      nextFireAt: null,
+    });
     const on = await json(await toggle(ctx.server, realmId, agentId, { enabled: true }));
     expect(on.enabled).toBe(true);
     // Disabled pulses keep their trigger: their ticks are skipped and recorded.
