@@ -153,6 +153,72 @@ describe("the web console", () => {
     await page.close();
   }, 60_000);
 
+  it("moves a mission across the board, shows a budget bar grow after a spend, and verifies the council's chain", async () => {
+    const realm = await json(
+      await env.server.request("/api/realms", {
+        method: "POST",
+        json: { name: "plane-realm", owner: "ops" },
+      }),
+    );
+    const agent = await json(
+      await env.server.request("/api/agents", {
+        method: "POST",
+        json: { name: "plane-agent", model: "gpt-4o", realmId: realm.id },
+      }),
+    );
+    const budget = await env.server.request("/api/ledger/budget", {
+      method: "POST",
+      json: { realmId: realm.id, agentId: agent.id, monthlyCents: 1000 },
+    });
+    expect(budget.status).toBe(200);
+    const page = await openConsole(TEST_ADMIN_KEY);
+    await page.getByRole("link", { name: "Realms" }).click();
+    await page.getByRole("link", { name: "plane-realm" }).click();
+
+    await page.getByLabel("New mission title").fill("Ship the console");
+    await page.getByRole("button", { name: "Add mission" }).click();
+    const backlog = page.getByRole("region", { name: "backlog" });
+    await backlog.getByText("Ship the console").waitFor();
+    await backlog.getByRole("button", { name: "Check out" }).click();
+    const active = page.getByRole("region", { name: "active" });
+    await active.getByText("Ship the console").waitFor();
+    await active.getByLabel("Move to").selectOption("review");
+    await active.getByRole("button", { name: "Move" }).click();
+    await page.getByRole("region", { name: "review" }).getByText("Ship the console").waitFor();
+    await shoot(page, "missions");
+
+    await page.getByRole("link", { name: "Budgets" }).click();
+    const meter = page.getByRole("meter", { name: "plane-agent budget" });
+    await expect
+      .poll(() => meter.evaluate((element) => (element as unknown as { value: number }).value))
+      .toBe(0);
+    const spent = await env.server.request("/api/ledger/spend", {
+      method: "POST",
+      json: {
+        realmId: realm.id,
+        agentId: agent.id,
+        costCents: 250,
+        provider: "openai",
+        model: "gpt-4o",
+        inputTokens: 1000,
+        outputTokens: 500,
+      },
+    });
+    expect(spent.status).toBe(201);
+    await page.getByRole("link", { name: "Missions" }).click();
+    await page.getByRole("link", { name: "Budgets" }).click();
+    await expect
+      .poll(() => meter.evaluate((element) => (element as unknown as { value: number }).value))
+      .toBe(25);
+    await shoot(page, "budgets");
+
+    await page.getByRole("link", { name: "Council" }).click();
+    await page.getByRole("button", { name: "Verify the activity chain" }).click();
+    await page.getByText(/The activity chain is intact/).waitFor();
+    await shoot(page, "council");
+    await page.close();
+  }, 90_000);
+
   it("refuses a wrong key with the API's own message", async () => {
     const page = await browser.newPage();
     await page.goto(`${env.server.url}/console/`);

@@ -4,6 +4,8 @@ import { api, apiKey } from "./api.ts";
 import { AgentPage } from "./pages/agent.tsx";
 import { AgentsPage } from "./pages/agents.tsx";
 import { OperationsPage } from "./pages/operations.tsx";
+import { PlanePage } from "./pages/plane.tsx";
+import { RealmsPage } from "./pages/realms.tsx";
 import { RunPage } from "./pages/run.tsx";
 import { WorkflowPage, WorkflowsPage } from "./pages/workflows.tsx";
 import { href, type Route, useRoute } from "./router.ts";
@@ -17,6 +19,7 @@ interface Who {
 const PAGES = [
   ["agents", "Agents"],
   ["workflows", "Workflows"],
+  ["realms", "Realms"],
   ["operations", "Operations"],
 ] as const;
 
@@ -67,6 +70,8 @@ function Current(props: { route: Route; admin: boolean }) {
   if (page === "workflows") return id ? <WorkflowPage id={id} realmId={sub} /> : <WorkflowsPage />;
   if (page === "runs" && id) return <RunPage id={id} />;
   if (page === "operations") return <OperationsPage admin={props.admin} />;
+  if (page === "realms") return <RealmsPage admin={props.admin} />;
+  if (page === "plane" && id) return <PlanePage realmId={id} tab={sub} />;
   return <Problem error={`There is no page ${page}: pick one above.`} />;
 }
 

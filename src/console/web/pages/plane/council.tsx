@@ -1,0 +1,123 @@
+import { useState } from "preact/hooks";
+import { api } from "../../api.ts";
+import { preview, when } from "../../lib/format.ts";
+import { Action, Badge, Panel, Show, useLoad } from "../../ui.tsx";
+
+interface Proposal {
+  id: string;
+  kind: string;
+  title: string;
+  status: string;
+  requestedBy: string;
+  quorum: number;
+  voters: string[];
+  votes: Record<string, { vote: string; at: string }>;
+  tally: { for: number; against: number; abstain: number };
+  expiresAt: string;
+}
+
+interface Activity {
+  seq: number;
+  actorKind: string;
+  actorId: string;
+  action: string;
+  entityType: string;
+  entityId: string;
+  timestamp: string;
+  details?: unknown;
+}
+
+interface Verify {
+  valid: boolean;
+  length: number;
+  brokenAt: number | null;
+  reason?: string;
+}
+
+/** Proposals with their votes, and the realm's activity chain with a check of its hashes. */
+export function Council(props: { realmId: string }) {
+  const realm = encodeURIComponent(props.realmId);
+  const proposals = useLoad(
+    () => api<{ proposals: Proposal[] }>(`/api/council/proposals/${realm}?limit=100`),
+    [realm],
+  );
+  const log = useLoad(() => api<{ entries: Activity[] }>(`/api/council/log/${realm}?limit=50`), [realm]);
+  const [verified, setVerified] = useState<Verify>();
+  return (
+    <div class="grid">
+      <Panel title="Proposals" wide>
+        <Show
+          loaded={proposals}
+          empty={(value) => value.proposals.length === 0}
+          whenEmpty="No proposals: agents and keys submit them with POST /api/council/proposals."
+        >
+          {(value) => (
+            <table>
+              <thead>
+                <tr>
+                  <th>Title</th>
+                  <th>Kind</th>
+                  <th>Status</th>
+                  <th>For / against / abstain</th>
+                  <th>Votes</th>
+                  <th>Expires</th>
+                </tr>
+              </thead>
+              <tbody>
+                {value.proposals.map((proposal) => (
+                  <tr key={proposal.id}>
+                    <td>{proposal.title}</td>
+                    <td>{proposal.kind}</td>
+                    <td>
+                      <Badge value={proposal.status} />
+                    </td>
+                    <td>
+                      {proposal.tally.for} / {proposal.tally.against} / {proposal.tally.abstain} (quorum{" "}
+                      {proposal.quorum})
+                    </td>
+                    <td>
+                      {Object.entries(proposal.votes)
+                        .map(([voter, vote]) => `${voter}: ${vote.vote}`)
+                        .join(", ") || "—"}
+                    </td>
+                    <td>{when(proposal.expiresAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Show>
+      </Panel>
+      <Panel title="Activity" wide>
+        <Action
+          label="Verify the activity chain"
+          run={async () => setVerified(await api<Verify>(`/api/council/verify/${realm}`))}
+        />
+        {verified ? (
+          <p class={verified.valid ? "ok" : "problem"} role="status">
+            {verified.valid
+              ? `The activity chain is intact: ${verified.length} entries verified.`
+              : `The activity chain is broken at entry ${verified.brokenAt}: ${verified.reason ?? ""}`}
+          </p>
+        ) : null}
+        <Show loaded={log}>
+          {(value) => (
+            <ul class="list">
+              {value.entries.map((entry) => (
+                <li key={entry.seq}>
+                  <span>
+                    #{entry.seq} {entry.actorKind} {entry.actorId} {entry.action} {entry.entityType}{" "}
+                    {entry.entityId}
+                  </span>
+                  <small>
+                    {when(entry.timestamp)} {entry.details ? preview(entry.details, 120) : ""}
+                  </small>
+                </li>
+              ))}
+            </ul>
+          )}
+        </Show>
+      </Panel>
+    </div>
+  );
+}

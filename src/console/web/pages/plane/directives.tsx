@@ -1,0 +1,77 @@
+import { useState } from "preact/hooks";
+import { api } from "../../api.ts";
+import { Badge, Show, useLoad } from "../../ui.tsx";
+
+interface Directive {
+  id: string;
+  title: string;
+  level: string;
+  status: string;
+  parentId?: string;
+  priority?: string;
+}
+
+/** The realm's directives as a tree; a chosen one shows its ancestry up to the root. */
+export function Directives(props: { realmId: string }) {
+  const base = `/api/directives/${encodeURIComponent(props.realmId)}`;
+  const directives = useLoad(() => api<{ directives: Directive[] }>(`${base}?limit=200`), [props.realmId]);
+  const [chosen, setChosen] = useState<string>();
+  const ancestry = useLoad(
+    () =>
+      chosen
+        ? api<{ ancestry: Array<{ id: string; title: string; level: string }> }>(
+            `${base}/${encodeURIComponent(chosen)}/ancestry`,
+          )
+        : Promise.resolve({ ancestry: [] }),
+    [chosen],
+  );
+  return (
+    <Show
+      loaded={directives}
+      empty={(value) => value.directives.length === 0}
+      whenEmpty="No directives yet: POST /api/directives sets the realm's goals."
+    >
+      {({ directives: list }) => {
+        const ids = new Set(list.map((directive) => directive.id));
+        const children = (parent: string | undefined) =>
+          list.filter((directive) =>
+            parent === undefined
+              ? !directive.parentId || !ids.has(directive.parentId)
+              : directive.parentId === parent,
+          );
+        const branch = (parent: string | undefined, seen: Set<string>) => (
+          <ul class="tree">
+            {children(parent)
+              .filter((directive) => !seen.has(directive.id))
+              .map((directive) => (
+                <li key={directive.id}>
+                  <button type="button" class="link" onClick={() => setChosen(directive.id)}>
+                    {directive.title}
+                  </button>{" "}
+                  <small>{directive.level}</small> <Badge value={directive.status} />
+                  {branch(directive.id, new Set([...seen, directive.id]))}
+                </li>
+              ))}
+          </ul>
+        );
+        return (
+          <div class="grid">
+            <section class="panel">{branch(undefined, new Set())}</section>
+            {chosen ? (
+              <section class="panel">
+                <h2>Ancestry</h2>
+                <ol class="ancestry">
+                  {(ancestry.value?.ancestry ?? []).map((entry) => (
+                    <li key={entry.id}>
+                      {entry.title} <small>{entry.level}</small>
+                    </li>
+                  ))}
+                </ol>
+              </section>
+            ) : null}
+          </div>
+        );
+      }}
+    </Show>
+  );
+}

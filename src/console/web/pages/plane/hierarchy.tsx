@@ -1,0 +1,39 @@
+import { api } from "../../api.ts";
+import type { Agent } from "../../types.ts";
+import { Show, useLoad } from "../../ui.tsx";
+
+interface TreeNode {
+  agentId: string;
+  title: string;
+  capabilities: string[];
+  rank: number;
+  reports: TreeNode[];
+}
+
+/** The org chart: each agent with its title and capabilities, its reports beneath it. */
+export function Hierarchy(props: { realmId: string; agents: Agent[] }) {
+  const tree = useLoad(
+    () => api<{ roots: TreeNode[] }>(`/api/hierarchy/${encodeURIComponent(props.realmId)}/tree`),
+    [props.realmId],
+  );
+  const names = new Map(props.agents.map((agent) => [agent.id, agent.name]));
+  const node = (entry: TreeNode) => (
+    <li key={entry.agentId}>
+      <div class="org-node">
+        <b>{names.get(entry.agentId) ?? entry.agentId}</b>
+        <small>{entry.title || "—"}</small>
+        {entry.capabilities.length ? <small>{entry.capabilities.join(", ")}</small> : null}
+      </div>
+      {entry.reports.length ? <ul>{entry.reports.map(node)}</ul> : null}
+    </li>
+  );
+  return (
+    <Show
+      loaded={tree}
+      empty={(value) => value.roots.length === 0}
+      whenEmpty="No org chart yet: POST /api/hierarchy places agents in it."
+    >
+      {(value) => <ul class="org">{value.roots.map(node)}</ul>}
+    </Show>
+  );
+}

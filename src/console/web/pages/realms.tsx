@@ -1,0 +1,113 @@
+import { useState } from "preact/hooks";
+import { api } from "../api.ts";
+import { when } from "../lib/format.ts";
+import { href } from "../router.ts";
+import { Action, Badge, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+
+export interface Realm {
+  id: string;
+  name: string;
+  owner: string;
+  status: "Active" | "Paused" | "Archived";
+  description?: string;
+  createdAt: string;
+}
+
+/** Realms with their status, export as a download and import from a file (admin). */
+export function RealmsPage(props: { admin: boolean }) {
+  const realms = useLoad(() => api<Realm[]>("/api/realms?limit=200"), []);
+  const setStatus = (realm: Realm, status: Realm["status"]) =>
+    api(`/api/realms/${encodeURIComponent(realm.id)}`, { method: "PATCH", body: { status } }).then(
+      realms.reload,
+    );
+  return (
+    <Page title="Realms">
+      <Show loaded={realms} empty={(list) => list.length === 0} whenEmpty="No realms: an admin creates them.">
+        {(list) => (
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Id</th>
+                <th>Owner</th>
+                <th>Status</th>
+                <th>Created</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((realm) => (
+                <tr key={realm.id}>
+                  <td>
+                    <a href={href("plane", realm.id)}>{realm.name}</a>
+                  </td>
+                  <td>{realm.id}</td>
+                  <td>{realm.owner}</td>
+                  <td>
+                    <Badge value={realm.status} />
+                  </td>
+                  <td>{when(realm.createdAt)}</td>
+                  <td class="row-actions">
+                    {props.admin && realm.status === "Active" ? (
+                      <Action label="Pause" run={() => setStatus(realm, "Paused")} />
+                    ) : null}
+                    {props.admin && realm.status === "Paused" ? (
+                      <Action label="Resume" run={() => setStatus(realm, "Active")} />
+                    ) : null}
+                    <Action label="Export" run={() => download(realm)} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Show>
+      {props.admin ? <Import onDone={realms.reload} /> : null}
+    </Page>
+  );
+}
+
+async function download(realm: Realm): Promise<void> {
+  const document = await api<unknown>(`/api/realms/${encodeURIComponent(realm.id)}/export`, { body: {} });
+  const link = Object.assign(window.document.createElement("a"), {
+    href: URL.createObjectURL(new Blob([JSON.stringify(document, null, 2)], { type: "application/json" })),
+    download: `${realm.name}.realm.json`,
+  });
+  link.click();
+  URL.revokeObjectURL(link.href);
+}
+
+function Import(props: { onDone: () => void }) {
+  const [error, setError] = useState<string>();
+  const [done, setDone] = useState<string>();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const file = form.get("file");
+    const owner = String(form.get("owner") ?? "").trim();
+    setError(undefined);
+    try {
+      if (!(file instanceof File) || file.size === 0) throw new Error("Choose an exported realm file first");
+      const document = JSON.parse(await file.text());
+      const query = owner ? `?newOwner=${encodeURIComponent(owner)}` : "";
+      const imported = await api<{ realmId: string }>(`/api/realms/import${query}`, { body: document });
+      setDone(imported.realmId);
+      props.onDone();
+    } catch (caught) {
+      setError(
+        caught instanceof SyntaxError ? `The file is not JSON: ${caught.message}` : (caught as Error).message,
+      );
+    }
+  };
+  return (
+    <Panel title="Import a realm" wide>
+      <form class="inline" onSubmit={submit}>
+        <input name="file" type="file" accept="application/json,.json" aria-label="Realm file" />
+        <input name="owner" placeholder="New owner (optional)" />
+        <button type="submit">Import</button>
+      </form>
+      <Problem error={error} />
+      {done ? <p class="ok">Imported as realm {done}.</p> : null}
+    </Panel>
+  );
+}
