@@ -1,4 +1,5 @@
 import { benchAgents } from "./agents.bench.ts";
+import { benchConsole } from "./console.bench.ts";
 import { benchControl } from "./control.bench.ts";
 import { benchEngine } from "./engine.bench.ts";
 import { benchGateway } from "./gateway.bench.ts";
@@ -24,6 +25,7 @@ const suites: Record<string, () => Promise<void>> = {
   control: benchControl,
   kg: benchKg,
   tools: benchTools,
+  console: benchConsole,
 };
 const selected = process.argv.slice(2);
 

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { type AgentOS, createAgentOS } from "../app.ts";
+import type { AgentOS } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
 import { readDeclared } from "../workers/config/files.ts";
 import { readIntegrations } from "../workers/integrations/files.ts";
@@ -11,6 +11,7 @@ import { callService, defaultKey } from "./service-call.ts";
  * workflow runs are its own (a command must not schedule, recover or resume any of them).
  */
 async function withService<T>(work: (service: AgentOS) => Promise<T>): Promise<T> {
+  const { createAgentOS } = await import("../app.ts");
   const service = await createAgentOS(loadConfig(), { bootstrapAdminKey: false, background: false });
   try {
     return await work(service);

@@ -28,7 +28,6 @@ import {
   workflowsRuns,
 } from "./daily.ts";
 import { migrateFramework, migrateReport, migrateScan } from "./migrate.ts";
-import { serve } from "./serve.ts";
 
 const program = new Command()
   .name("agentos")
@@ -40,7 +39,7 @@ program
   .description(
     "Start the service (HTTP on AGENTOS_PORT, default 3111; iii workers on AGENTOS_ENGINE_PORT, default 49134)",
   )
-  .action(serve);
+  .action(async () => (await import("./serve.ts")).serve());
 
 const config = program.command("config").description("Service configuration");
 config

@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAgentOS } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
 
 export function serviceUrl(): string {
@@ -47,6 +46,8 @@ export async function callService<T>(
     if (!response.ok) throw new Error(body.error ?? `HTTP ${response.status}`);
     return body;
   }
+  // Loaded only here: the whole service takes seconds to import, and most commands only speak HTTP.
+  const { createAgentOS } = await import("../app.ts");
   const service = await createAgentOS(loadConfig(), { bootstrapAdminKey: false, background: false });
   try {
     return (await service.engine.trigger({ function_id: functionId, payload })) as T;

@@ -219,6 +219,36 @@ describe("the web console", () => {
     await page.close();
   }, 90_000);
 
+  it("draws an agent's knowledge graph and shows an entity's timeline", async () => {
+    const agent = await json(
+      await env.server.request("/api/agents", {
+        method: "POST",
+        json: { name: "graph-agent", model: "gpt-4o" },
+      }),
+    );
+    for (const [entity, type, relations] of [
+      ["Ada", "person", [{ target: "Analytical Engine", type: "worked_on" }]],
+      ["Analytical Engine", "machine", [{ target: "Babbage", type: "designed_by" }]],
+    ] as const) {
+      const added = await env.server.request("/api/kg/add", {
+        method: "POST",
+        json: { agentId: agent.id, entity, type, properties: { note: `${entity} v1` }, relations },
+      });
+      expect(added.status).toBe(201);
+    }
+    const page = await openConsole(TEST_ADMIN_KEY);
+    await page.getByRole("link", { name: "Graph" }).click();
+    await page.getByLabel("Agent").selectOption({ label: "graph-agent" });
+    await page.getByLabel("Start entity").fill("Ada");
+    await page.getByRole("button", { name: "Show" }).click();
+    const graph = page.getByRole("img", { name: "Knowledge graph" });
+    await graph.getByRole("button", { name: "Babbage" }).waitFor();
+    await graph.getByRole("button", { name: "Ada" }).click();
+    await page.getByText("v1 person").waitFor();
+    await shoot(page, "graph");
+    await page.close();
+  }, 60_000);
+
   it("refuses a wrong key with the API's own message", async () => {
     const page = await browser.newPage();
     await page.goto(`${env.server.url}/console/`);

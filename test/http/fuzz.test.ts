@@ -100,7 +100,8 @@ describe("random input at the routes", () => {
     const path = fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => `/${parts.join("/")}`);
     await fc.assert(
       fc.asyncProperty(fc.constantFrom("GET", "POST", "DELETE", "HEAD"), path, async (method, target) => {
-        const response = await server.request(target, { method, key: null });
+        // Not following redirects: `/` leads to the console, whose page (no data) needs no key.
+        const response = await server.request(target, { method, key: null, redirect: "manual" });
         await response.arrayBuffer();
         expect(response.status >= 200 && response.status < 300).toBe(false);
       }),

@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { api, apiKey } from "./api.ts";
 import { AgentPage } from "./pages/agent.tsx";
 import { AgentsPage } from "./pages/agents.tsx";
+import { GraphPage } from "./pages/graph.tsx";
 import { OperationsPage } from "./pages/operations.tsx";
 import { PlanePage } from "./pages/plane.tsx";
 import { RealmsPage } from "./pages/realms.tsx";
@@ -20,6 +21,7 @@ const PAGES = [
   ["agents", "Agents"],
   ["workflows", "Workflows"],
   ["realms", "Realms"],
+  ["graph", "Graph"],
   ["operations", "Operations"],
 ] as const;
 
@@ -70,6 +72,7 @@ function Current(props: { route: Route; admin: boolean }) {
   if (page === "workflows") return id ? <WorkflowPage id={id} realmId={sub} /> : <WorkflowsPage />;
   if (page === "runs" && id) return <RunPage id={id} />;
   if (page === "operations") return <OperationsPage admin={props.admin} />;
+  if (page === "graph") return <GraphPage />;
   if (page === "realms") return <RealmsPage admin={props.admin} />;
   if (page === "plane" && id) return <PlanePage realmId={id} tab={sub} />;
   return <Problem error={`There is no page ${page}: pick one above.`} />;

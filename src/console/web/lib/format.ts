@@ -23,6 +23,7 @@ export function preview(value: unknown, max = 160): string {
 
 /** Share of a limit in percent, kept within [0, 100] for a bar (an overspend shows as full). */
 export function percent(part: number, whole: number): number {
-  if (!(whole > 0)) return 0;
-  return Math.max(0, Math.min(100, (part / whole) * 100));
+  if (!(whole > 0) || Number.isNaN(part)) return 0;
+  const share = (part / whole) * 100;
+  return Number.isFinite(share) ? Math.max(0, Math.min(100, share)) : share > 0 ? 100 : 0;
 }

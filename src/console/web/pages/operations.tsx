@@ -65,6 +65,8 @@ export function OperationsPage(props: { admin: boolean }) {
         <Panel title="Workers and their functions" wide>
           <Show loaded={functions}>{(value) => <Workers functions={value.functions} />}</Show>
         </Panel>
+        <Channels />
+        <Runtimes />
         {props.admin ? <Audit /> : null}
         {props.admin ? <Keys /> : null}
       </div>
@@ -231,6 +233,90 @@ function Keys() {
               ))}
             </tbody>
           </table>
+        )}
+      </Show>
+    </Panel>
+  );
+}
+
+interface Binding {
+  platform: string;
+  channelId: string;
+  agentId: string;
+  realmId: string;
+  createdAt: string;
+}
+
+function Channels() {
+  const bindings = useLoad(() => api<Binding[]>("/api/channels?limit=200"), []);
+  const failed = useLoad(
+    () =>
+      api<{ failed: Array<{ id: string; platform: string; lastError?: string }> }>("/api/channels/failed"),
+    [],
+  );
+  return (
+    <Panel title="Channels">
+      <Show
+        loaded={bindings}
+        empty={(list) => list.length === 0}
+        whenEmpty="No channel is bound: POST /api/channels or a file in config/channels/ binds one to an agent."
+      >
+        {(list) => (
+          <ul class="list">
+            {list.map((binding) => (
+              <li key={`${binding.platform}:${binding.channelId}`}>
+                <span>
+                  {binding.platform} · {binding.channelId} → {binding.agentId}
+                </span>
+                <small>
+                  {binding.realmId} · {when(binding.createdAt)}
+                </small>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Show>
+      {failed.value?.failed.length ? (
+        <p class="problem">
+          {failed.value.failed.length} replies could not be delivered; the latest:{" "}
+          {failed.value.failed.at(-1)?.lastError}
+        </p>
+      ) : null}
+    </Panel>
+  );
+}
+
+interface Runtime {
+  id: string;
+  name: string;
+  kind: string;
+  command?: string;
+  url?: string;
+  timeoutSecs: number;
+}
+
+function Runtimes() {
+  const runtimes = useLoad(() => api<{ runtimes: Runtime[] }>("/api/bridge/runtimes"), []);
+  return (
+    <Panel title="Bridge runtimes">
+      <Show
+        loaded={runtimes}
+        empty={(value) => value.runtimes.length === 0}
+        whenEmpty="No external runtime: an admin registers one with POST /api/bridge/runtimes."
+      >
+        {(value) => (
+          <ul class="list">
+            {value.runtimes.map((runtime) => (
+              <li key={runtime.id}>
+                <span>
+                  {runtime.name} <small>{runtime.kind}</small>
+                </span>
+                <small>
+                  {runtime.command ?? runtime.url ?? ""} · timeout {runtime.timeoutSecs} s
+                </small>
+              </li>
+            ))}
+          </ul>
         )}
       </Show>
     </Panel>
