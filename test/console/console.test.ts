@@ -173,6 +173,8 @@ describe("the web console", () => {
     expect(budget.status).toBe(200);
     const page = await openConsole(TEST_ADMIN_KEY);
     await page.getByRole("link", { name: "Realms" }).click();
+    await page.getByRole("link", { name: "plane-realm" }).waitFor();
+    await shoot(page, "realms");
     await page.getByRole("link", { name: "plane-realm" }).click();
 
     await page.getByLabel("New mission title").fill("Ship the console");
@@ -212,6 +214,15 @@ describe("the web console", () => {
       .toBe(25);
     await shoot(page, "budgets");
 
+    for (const [tab, name] of [
+      ["Directives", "directives"],
+      ["Org chart", "hierarchy"],
+      ["Pulses", "pulses"],
+    ] as const) {
+      await page.getByRole("link", { name: tab }).click();
+      await page.locator(".empty, .tree, .org, .grid").first().waitFor();
+      await shoot(page, name);
+    }
     await page.getByRole("link", { name: "Council" }).click();
     await page.getByRole("button", { name: "Verify the activity chain" }).click();
     await page.getByText(/The activity chain is intact/).waitFor();
@@ -237,7 +248,7 @@ describe("the web console", () => {
       expect(added.status).toBe(201);
     }
     const page = await openConsole(TEST_ADMIN_KEY);
-    await page.getByRole("link", { name: "Graph" }).click();
+    await page.getByRole("link", { name: "Graph", exact: true }).click();
     await page.getByLabel("Agent").selectOption({ label: "graph-agent" });
     await page.getByLabel("Start entity").fill("Ada");
     await page.getByRole("button", { name: "Show" }).click();

@@ -8,6 +8,7 @@ import { badRequest, conflict, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { type NetworkPolicy, systemResolver } from "../../shared/net/guarded-request.ts";
 import { checkWebUrl } from "../../shared/net/ssrf.ts";
+import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { findExecutable } from "../../shared/process/supervise.ts";
 import { assertAgentRef, requireRealm } from "../../shared/realm-refs.ts";
 import { type Execution, execute } from "./execute.ts";
@@ -23,6 +24,8 @@ import {
   type Runtime,
   registerInput,
   runIdInput,
+  runPage,
+  runsInput,
   runtimePage,
   runtimeRecord,
 } from "./schema.ts";
@@ -193,6 +196,26 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
 
   worker.registerFunction(
     {
+      id: "bridge::runs",
+      description:
+        "Runs the caller may see, newest first, of one runtime with {runtimeId}: {runs, nextCursor}",
+      input: runsInput,
+      output: runPage,
+    },
+    async ({ runtimeId, limit, cursor }, ctx) => {
+      const visible = (run: BridgeRun) =>
+        isPrivileged(ctx.auth) || (ctx.auth.kind === "realm" && run.realmId === ctx.auth.realmId);
+      const runs: BridgeRun[] = [];
+      for await (const { value } of state.scan<BridgeRun>(RUNS_SCOPE)) {
+        if (visible(value) && (runtimeId === undefined || value.runtimeId === runtimeId)) runs.push(value);
+      }
+      const page = pageOf(runs, (run) => newestFirst(run.startedAt, run.id), { limit, cursor });
+      return { runs: page.items, nextCursor: page.nextCursor };
+    },
+  );
+
+  worker.registerFunction(
+    {
       id: "bridge::cancel",
       description: "Stop a running run (admin): its process group gets TERM, then KILL",
       input: runIdInput,
@@ -226,6 +249,7 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
   worker.registerRoute("bridge::register", "POST", "/api/bridge/runtimes", { status: 201 });
   worker.registerRoute("bridge::list", "GET", "/api/bridge/runtimes");
   worker.registerRoute("bridge::invoke", "POST", "/api/bridge/invoke", { status: 202 });
+  worker.registerRoute("bridge::runs", "GET", "/api/bridge/runs");
   worker.registerRoute("bridge::run", "GET", "/api/bridge/runs/:runId");
   worker.registerRoute("bridge::cancel", "POST", "/api/bridge/runs/:runId/cancel");
 

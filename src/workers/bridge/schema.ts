@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { nextCursor } from "../../shared/outputs.ts";
+import { pageFields } from "../../shared/pagination.ts";
 
 export const RUNTIME_KINDS = ["process", "http", "claude_code", "codex", "cursor", "opencode"] as const;
 export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
@@ -82,6 +84,7 @@ export const invokeInput = z.strictObject({
 export type InvokeInput = z.output<typeof invokeInput>;
 
 export const runIdInput = z.strictObject({ runId: text("runId", 256) });
+export const runsInput = z.strictObject({ runtimeId: text("runtimeId", 256).optional(), ...pageFields });
 export const purgeRealmInput = z.strictObject({ realmId: text("realmId", 256) });
 export const listInput = z.strictObject({});
 
@@ -105,4 +108,5 @@ export const bridgeRun = z.object({
 export type BridgeRun = z.infer<typeof bridgeRun>;
 
 export const runtimePage = z.object({ runtimes: z.array(runtimeRecord), count: z.number() });
+export const runPage = z.object({ runs: z.array(bridgeRun), nextCursor });
 export const invokeStarted = z.object({ runId: z.string(), status: z.enum(RUN_STATUSES) });

@@ -187,6 +187,15 @@ describe("who may use the bridge", () => {
     });
     const otherKey = await realmKey(server, await newRealm(server, "other"));
     expect((await call(server, "GET", `/api/bridge/runs/${run.id}`, undefined, otherKey)).status).toBe(404);
+    // Listed runs follow the same rule: a realm key sees its realm's runs, an admin every run.
+    const ids = async (query: string, as?: string) =>
+      (await call(server, "GET", `/api/bridge/runs${query}`, undefined, as)).body.runs.map(
+        (listed: { id: string }) => listed.id,
+      );
+    expect(await ids("", key)).toEqual([run.id]);
+    expect(await ids("", otherKey)).toEqual([]);
+    expect(await ids(`?runtimeId=${open.body.id}`)).toEqual([run.id]);
+    expect(await ids("?limit=1")).toHaveLength(1);
   });
 });
 

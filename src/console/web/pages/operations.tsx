@@ -297,6 +297,19 @@ interface Runtime {
 
 function Runtimes() {
   const runtimes = useLoad(() => api<{ runtimes: Runtime[] }>("/api/bridge/runtimes"), []);
+  const runs = useLoad(
+    () =>
+      api<{
+        runs: Array<{
+          id: string;
+          runtimeId: string;
+          status: string;
+          startedAt: string;
+          error: string | null;
+        }>;
+      }>("/api/bridge/runs?limit=10"),
+    [],
+  );
   return (
     <Panel title="Bridge runtimes">
       <Show
@@ -319,6 +332,23 @@ function Runtimes() {
           </ul>
         )}
       </Show>
+      {runs.value?.runs.length ? (
+        <>
+          <h3>Recent runs</h3>
+          <ul class="list">
+            {runs.value.runs.map((run) => (
+              <li key={run.id}>
+                <span>
+                  <Badge value={run.status} /> {run.runtimeId}
+                </span>
+                <small>
+                  {when(run.startedAt)} {run.error ?? ""}
+                </small>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
     </Panel>
   );
 }
