@@ -105,11 +105,20 @@ export function tempDir(): { path: string; remove(): void } {
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
-/** The whole service on a fresh data dir (HTTP and engine on free ports), closed and removed after `run`. */
+/**
+ * The whole service on a fresh data dir (HTTP and engine on free ports), closed and removed after `run`.
+ * OpenAI has a key, so agents can be created (they must name a configured provider), and a base URL
+ * where nothing listens, so a benchmark that wakes one by mistake fails at once instead of calling out.
+ */
 export async function withService<T>(run: (service: AgentOS) => Promise<T>): Promise<T> {
   const dir = tempDir();
   const service = await createAgentOS({
-    ...loadConfig({ AGENTOS_DATA_DIR: dir.path, AGENTOS_API_KEY: "bench-admin-key-0123456789" }),
+    ...loadConfig({
+      AGENTOS_DATA_DIR: dir.path,
+      AGENTOS_API_KEY: "bench-admin-key-0123456789",
+      OPENAI_API_KEY: "sk-bench-unused",
+      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+    }),
     port: 0,
     host: "127.0.0.1",
     enginePort: 0,

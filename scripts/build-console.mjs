@@ -40,3 +40,19 @@ const walk = (dir) => {
   }
 };
 walk(out);
+
+// The modules the first page needs (main.js and what it imports statically, not the pages it loads on
+// demand) are announced in the page, so the browser fetches them at once instead of level by level.
+const needed = new Set();
+const follow = (url) => {
+  if (needed.has(url)) return;
+  needed.add(url);
+  const code = readFileSync(join(out, url.slice("/console/".length)), "utf8");
+  for (const [, target] of code.matchAll(/(?:^|;|\n)\s*(?:import|export)\s[^;]*?from\s*["']([^"']+)["']/g)) {
+    follow(new URL(target, `http://x${url}`).pathname);
+  }
+};
+follow("/console/main.js");
+const preload = [...needed].map((href) => `    <link rel="modulepreload" href="${href}" />`).join("\n");
+const page = join(out, "index.html");
+writeFileSync(page, readFileSync(page, "utf8").replace("    <!-- modules -->", preload));

@@ -36,10 +36,23 @@ export function registerConsole(app: FastifyInstance): void {
   });
 }
 
+/** The built files never change while the service runs: each is read once. */
+const files = new Map<string, Promise<Buffer | null>>();
+const read = (file: string) => {
+  let body = files.get(file);
+  if (!body) {
+    body = readFile(file).catch(() => null);
+    // A file that is not there yet (the console built after start) is looked for again next time.
+    body.then((found) => found === null && files.delete(file));
+    files.set(file, body);
+  }
+  return body;
+};
+
 async function sendFile(reply: FastifyReply, path: string): Promise<FastifyReply> {
   const file = resolveFile(path);
   if (!file) return reply.code(404).send({ error: `No console file ${path}` });
-  const body = await readFile(file).catch(() => null);
+  const body = await read(file);
   if (body === null) {
     if (file.endsWith("index.html")) {
       return reply.code(503).send({ error: "The console is not built: run npm run build:console" });

@@ -1,14 +1,8 @@
+import type { ComponentType } from "preact";
 import { render } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, apiKey } from "./api.ts";
-import { AgentPage } from "./pages/agent.tsx";
 import { AgentsPage } from "./pages/agents.tsx";
-import { GraphPage } from "./pages/graph.tsx";
-import { OperationsPage } from "./pages/operations.tsx";
-import { PlanePage } from "./pages/plane.tsx";
-import { RealmsPage } from "./pages/realms.tsx";
-import { RunPage } from "./pages/run.tsx";
-import { WorkflowPage, WorkflowsPage } from "./pages/workflows.tsx";
 import { href, type Route, useRoute } from "./router.ts";
 import { Problem, useLoad } from "./ui.tsx";
 
@@ -66,16 +60,55 @@ function App() {
   );
 }
 
+/** Every page but the agents list is loaded the first time it is opened: the first page needs a third of the modules. */
+// biome-ignore lint/suspicious/noExplicitAny: each page takes its own props, given by pageOf below
+const PAGE_MODULES: Record<string, () => Promise<ComponentType<any>>> = {
+  agent: () => import("./pages/agent.tsx").then((m) => m.AgentPage),
+  workflows: () => import("./pages/workflows.tsx").then((m) => m.WorkflowsPage),
+  workflow: () => import("./pages/workflows.tsx").then((m) => m.WorkflowPage),
+  run: () => import("./pages/run.tsx").then((m) => m.RunPage),
+  operations: () => import("./pages/operations.tsx").then((m) => m.OperationsPage),
+  graph: () => import("./pages/graph.tsx").then((m) => m.GraphPage),
+  realms: () => import("./pages/realms.tsx").then((m) => m.RealmsPage),
+  plane: () => import("./pages/plane.tsx").then((m) => m.PlanePage),
+};
+
+/** The page a route shows and its props, or null when there is no such page. */
+function pageOf(route: Route, admin: boolean): [string, Record<string, unknown>] | null {
+  const { page, id, sub } = route;
+  if (page === "agents") return id ? ["agent", { id }] : ["agents", {}];
+  if (page === "workflows") return id ? ["workflow", { id, realmId: sub }] : ["workflows", {}];
+  if (page === "runs" && id) return ["run", { id }];
+  if (page === "operations" || page === "realms") return [page, { admin }];
+  if (page === "graph") return ["graph", {}];
+  if (page === "plane" && id) return ["plane", { realmId: id, tab: sub }];
+  return null;
+}
+
 function Current(props: { route: Route; admin: boolean }) {
-  const { page, id, sub } = props.route;
-  if (page === "agents") return id ? <AgentPage id={id} /> : <AgentsPage />;
-  if (page === "workflows") return id ? <WorkflowPage id={id} realmId={sub} /> : <WorkflowsPage />;
-  if (page === "runs" && id) return <RunPage id={id} />;
-  if (page === "operations") return <OperationsPage admin={props.admin} />;
-  if (page === "graph") return <GraphPage />;
-  if (page === "realms") return <RealmsPage admin={props.admin} />;
-  if (page === "plane" && id) return <PlanePage realmId={id} tab={sub} />;
-  return <Problem error={`There is no page ${page}: pick one above.`} />;
+  const shown = pageOf(props.route, props.admin);
+  if (!shown) return <Problem error={`There is no page ${props.route.page}: pick one above.`} />;
+  const [name, pageProps] = shown;
+  if (name === "agents") return <AgentsPage />;
+  return <LazyPage name={name} props={pageProps} />;
+}
+
+function LazyPage(props: { name: string; props: Record<string, unknown> }) {
+  const [loaded, setLoaded] = useState<{ name: string; Page: ComponentType<Record<string, unknown>> }>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    let current = true;
+    PAGE_MODULES[props.name]?.().then(
+      (Page) => current && setLoaded({ name: props.name, Page }),
+      (caught: Error) => current && setError(`The page could not be loaded: ${caught.message}`),
+    );
+    return () => {
+      current = false;
+    };
+  }, [props.name]);
+  if (error) return <Problem error={error} />;
+  if (loaded?.name !== props.name) return <p class="loading">Loading…</p>;
+  return <loaded.Page {...props.props} />;
 }
 
 function Login(props: { error?: string; onKey: (key: string) => void }) {
