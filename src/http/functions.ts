@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { requestSchema } from "../engine/builtins.ts";
 import type { Engine } from "../engine/engine.ts";
-import { isPrivileged } from "../shared/access.ts";
+import { isPrivileged, requireAdmin } from "../shared/access.ts";
 import { AppError } from "../shared/errors.ts";
 import { isInternalFunction, isStepCallable } from "../shared/internal-functions.ts";
 import { serviceVersion } from "../shared/version.ts";
@@ -38,6 +38,27 @@ const whoAmI = z.object({
   kind: z.enum(["admin", "realm"]),
   keyId: z.string(),
   realmId: z.string().optional().describe("A realm key's realm"),
+});
+
+const workerList = z.object({
+  workers: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string().optional(),
+      runtime: z.string().describe("node for in-process workers; a remote worker's own"),
+      isolation: z.string().nullable(),
+      status: z.enum(["available", "connected"]).describe("connected: a remote iii worker"),
+      connected_at_ms: z.number(),
+      id: z.string().optional(),
+      version: z.string().optional(),
+      os: z.string().optional(),
+      pid: z.number().optional(),
+      ip_address: z.string().optional(),
+      active_invocations: z.number().optional(),
+      function_count: z.number(),
+    }),
+  ),
+  count: z.number(),
 });
 
 /** The front door's own functions: health, OpenAPI and API key management. */
@@ -121,6 +142,22 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
     },
   );
   worker.registerTrigger({ type: "http", function_id: "api::whoami", config: { api_path: "/api/whoami" } });
+
+  worker.registerFunction(
+    {
+      id: "api::workers",
+      description:
+        "The workers of this node (admin): in-process ones and remote iii workers with their runtime and function count",
+      input: noInput,
+      output: workerList,
+    },
+    (_input, ctx) => {
+      requireAdmin(ctx);
+      const workers = engine.listWorkers();
+      return { workers, count: workers.length };
+    },
+  );
+  worker.registerTrigger({ type: "http", function_id: "api::workers", config: { api_path: "/api/workers" } });
 
   registerKeyFunctions(worker, keyCache);
 }

@@ -76,6 +76,27 @@ describe("HTTP front door", () => {
     expect(body.uptime).toBeGreaterThanOrEqual(0);
   });
 
+  it("tells a key who it is, and an admin key which workers run here", async () => {
+    expect(await json(await server.request("/api/whoami"))).toMatchObject({ kind: "admin" });
+    const { workers, count } = await json(await server.request("/api/workers"));
+    expect(count).toBe(workers.length);
+    expect(workers.find((worker: { name: string }) => worker.name === "api")).toMatchObject({
+      status: "available",
+      function_count: expect.any(Number),
+    });
+    const realm = await json(
+      await server.request("/api/realms", { method: "POST", json: { name: "w", owner: "o" } }),
+    );
+    const key = (
+      await json(await server.request("/api/keys", { method: "POST", json: { realmId: realm.id } }))
+    ).key;
+    expect(await json(await server.request("/api/whoami", { key }))).toMatchObject({
+      kind: "realm",
+      realmId: realm.id,
+    });
+    expect((await server.request("/api/workers", { key })).status).toBe(403);
+  });
+
   it("refuses /api routes without a key or with a wrong key with 401 and security headers", async () => {
     for (const key of [null, "wrong-key"]) {
       const response = await server.request("/api/health", { key });

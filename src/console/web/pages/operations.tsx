@@ -62,7 +62,8 @@ export function OperationsPage(props: { admin: boolean }) {
           </Show>
         </Panel>
         {props.admin ? <Metrics /> : null}
-        <Panel title="Workers and their functions" wide>
+        {props.admin ? <WorkerTable /> : null}
+        <Panel title="Functions by worker" wide>
           <Show loaded={functions}>{(value) => <Workers functions={value.functions} />}</Show>
         </Panel>
         <Channels />
@@ -349,6 +350,56 @@ function Runtimes() {
           </ul>
         </>
       ) : null}
+    </Panel>
+  );
+}
+
+interface WorkerInfo {
+  name: string;
+  runtime: string;
+  status: "available" | "connected";
+  function_count: number;
+  connected_at_ms: number;
+  ip_address?: string;
+  pid?: number;
+  active_invocations?: number;
+}
+
+/** In-process workers and remote iii workers connected to this node. */
+function WorkerTable() {
+  const workers = useLoad(() => api<{ workers: WorkerInfo[] }>("/api/workers"), []);
+  return (
+    <Panel title="Workers" wide>
+      <Show loaded={workers}>
+        {(value) => (
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Where</th>
+                <th>Runtime</th>
+                <th>Functions</th>
+                <th>Since</th>
+              </tr>
+            </thead>
+            <tbody>
+              {value.workers.map((worker) => (
+                <tr key={`${worker.name}-${worker.connected_at_ms}`}>
+                  <td>{worker.name}</td>
+                  <td>
+                    {worker.status === "connected"
+                      ? `remote (iii) ${worker.ip_address ?? ""}${worker.pid ? ` pid ${worker.pid}` : ""}`
+                      : "in process"}
+                  </td>
+                  <td>{worker.runtime}</td>
+                  <td>{worker.function_count}</td>
+                  <td>{when(new Date(worker.connected_at_ms).toISOString())}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Show>
     </Panel>
   );
 }
