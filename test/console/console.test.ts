@@ -166,11 +166,6 @@ describe("the web console", () => {
         json: { name: "plane-agent", model: "gpt-4o", realmId: realm.id },
       }),
     );
-    const budget = await env.server.request("/api/ledger/budget", {
-      method: "POST",
-      json: { realmId: realm.id, agentId: agent.id, monthlyCents: 1000 },
-    });
-    expect(budget.status).toBe(200);
     const page = await openConsole(TEST_ADMIN_KEY);
     await page.getByRole("link", { name: "Realms" }).click();
     await page.getByRole("link", { name: "plane-realm" }).waitFor();
@@ -190,6 +185,10 @@ describe("the web console", () => {
     await shoot(page, "missions");
 
     await page.getByRole("link", { name: "Budgets" }).click();
+    await page.getByLabel("For").selectOption("plane-agent");
+    await page.getByLabel("Monthly limit (USD)").fill("10");
+    await page.getByRole("button", { name: "Set budget" }).click();
+    await page.getByText("$0.0000 of $10.00 (agent)").waitFor();
     const meter = page.getByRole("meter", { name: "plane-agent budget" });
     await expect
       .poll(() => meter.evaluate((element) => (element as unknown as { value: number }).value))
@@ -214,6 +213,15 @@ describe("the web console", () => {
       .toBe(25);
     await shoot(page, "budgets");
 
+    await page.getByRole("link", { name: "Directives" }).click();
+    await page.getByLabel("Title").fill("Grow the user base");
+    await page.getByRole("button", { name: "Add directive" }).click();
+    await page.getByRole("button", { name: "Grow the user base" }).click();
+    await page.getByRole("heading", { name: "Ancestry" }).waitFor();
+    await page.getByRole("link", { name: "Pulses" }).click();
+    await page.getByLabel("Cron (six fields, UTC)").fill("0 0 9 * * *");
+    await page.getByRole("button", { name: "Schedule" }).click();
+    await page.getByText("0 0 9 * * *").waitFor();
     for (const [tab, name] of [
       ["Directives", "directives"],
       ["Org chart", "hierarchy"],

@@ -116,3 +116,75 @@ export function Action(props: { label: string; run: () => Promise<unknown>; kind
     </span>
   );
 }
+
+export interface FormField {
+  name: string;
+  label: string;
+  placeholder?: string;
+  required?: boolean;
+  /** A choice among these values instead of free text. */
+  options?: readonly string[];
+  kind?: "text" | "number" | "textarea";
+}
+
+/**
+ * A small form for one API call: its fields as text, the call made with them on submit, the API's
+ * refusal shown as it came, the form cleared once the call succeeded.
+ */
+export function ApiForm(props: {
+  fields: FormField[];
+  submit: string;
+  run: (values: Record<string, string>) => Promise<unknown>;
+  onDone?: () => void;
+}) {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const send = async (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const values: Record<string, string> = {};
+    for (const [name, value] of new FormData(form)) values[name] = String(value).trim();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await props.run(values);
+      form.reset();
+      props.onDone?.();
+    } catch (caught) {
+      setError((caught as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="api-form" onSubmit={send}>
+      {props.fields.map((field) => (
+        <Field key={field.name} label={field.label}>
+          {field.options ? (
+            <select name={field.name}>
+              {field.options.map((option) => (
+                <option key={option}>{option}</option>
+              ))}
+            </select>
+          ) : field.kind === "textarea" ? (
+            <textarea name={field.name} rows={6} required={field.required} placeholder={field.placeholder} />
+          ) : field.kind === "number" ? (
+            <input
+              name={field.name}
+              type="number"
+              step="any"
+              required={field.required}
+              placeholder={field.placeholder}
+            />
+          ) : (
+            <input name={field.name} type="text" required={field.required} placeholder={field.placeholder} />
+          )}
+        </Field>
+      ))}
+      <button type="submit" disabled={busy}>
+        {busy ? `${props.submit}…` : props.submit}
+      </button>
+      <Problem error={error} />
+    </form>
+  );
+}

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { when } from "../lib/format.ts";
 import { href } from "../router.ts";
-import { Action, Badge, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+import { Action, ApiForm, Badge, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
 export interface Realm {
   id: string;
@@ -62,6 +62,19 @@ export function RealmsPage(props: { admin: boolean }) {
           </table>
         )}
       </Show>
+      {props.admin ? (
+        <Panel title="New realm" wide>
+          <ApiForm
+            submit="Create realm"
+            fields={[
+              { name: "name", label: "Name", required: true },
+              { name: "owner", label: "Owner", required: true, placeholder: "ops@example.com" },
+            ]}
+            run={(values) => api("/api/realms", { body: values })}
+            onDone={realms.reload}
+          />
+        </Panel>
+      ) : null}
       {props.admin ? <Import onDone={realms.reload} /> : null}
     </Page>
   );

@@ -4,12 +4,46 @@ import { duration, when } from "../lib/format.ts";
 import { graphRows } from "../lib/graph.ts";
 import { href, navigate } from "../router.ts";
 import type { Run, Workflow } from "../types.ts";
-import { Badge, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+import { ApiForm, Badge, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+
+const EXAMPLE = JSON.stringify(
+  {
+    name: "summarise",
+    steps: [{ name: "fetch", functionId: "tool::web_fetch", args: { url: "{{input.url}}" } }],
+  },
+  null,
+  1,
+);
 
 export function WorkflowsPage() {
   const workflows = useLoad(() => api<Workflow[]>("/api/workflows?limit=200"), []);
   return (
     <Page title="Workflows">
+      <Panel title="New workflow" wide>
+        <ApiForm
+          submit="Create workflow"
+          fields={[
+            {
+              name: "definition",
+              label: "Definition (JSON)",
+              kind: "textarea",
+              required: true,
+              placeholder: EXAMPLE,
+            },
+          ]}
+          run={({ definition }) => {
+            let body: unknown;
+            try {
+              body = JSON.parse(definition ?? "");
+            } catch (caught) {
+              throw new Error(`The definition is not JSON: ${(caught as Error).message}`);
+            }
+            return api<{ id: string; realmId: string }>("/api/workflows", { body }).then((created) =>
+              navigate("workflows", created.id, created.realmId),
+            );
+          }}
+        />
+      </Panel>
       <Show
         loaded={workflows}
         empty={(list) => list.length === 0}

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { percent } from "../../lib/format.ts";
 import type { Agent } from "../../types.ts";
-import { Empty, Panel, Show, useLoad } from "../../ui.tsx";
+import { ApiForm, Empty, Panel, Show, useLoad } from "../../ui.tsx";
 
 interface Check {
   allowed: boolean;
@@ -58,6 +58,28 @@ export function Budgets(props: { realmId: string; agents: Agent[] }) {
   return (
     <div class="grid">
       <Panel title="Budgets this month">
+        <ApiForm
+          submit="Set budget"
+          fields={[
+            {
+              name: "agentId",
+              label: "For",
+              options: ["the whole realm", ...props.agents.map((agent) => agent.name)],
+            },
+            { name: "dollars", label: "Monthly limit (USD)", kind: "number", required: true },
+          ]}
+          run={({ agentId, dollars }) => {
+            const agent = props.agents.find((entry) => entry.name === agentId);
+            return api("/api/ledger/budget", {
+              body: {
+                realmId: props.realmId,
+                ...(agent ? { agentId: agent.id } : {}),
+                monthlyCents: Math.round(Number(dollars) * 100),
+              },
+            });
+          }}
+          onDone={checks.reload}
+        />
         <Show loaded={checks} empty={(list) => list.length === 0} whenEmpty="No agents in this realm.">
           {(list) => (
             <ul class="bars">

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { preview, when } from "../../lib/format.ts";
-import { Action, Badge, Panel, Show, useLoad } from "../../ui.tsx";
+import { Action, ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
 
 interface Proposal {
   id: string;
@@ -61,6 +61,7 @@ export function Council(props: { realmId: string }) {
                   <th>For / against / abstain</th>
                   <th>Votes</th>
                   <th>Expires</th>
+                  <th>Vote</th>
                 </tr>
               </thead>
               <tbody>
@@ -81,6 +82,25 @@ export function Council(props: { realmId: string }) {
                         .join(", ") || "—"}
                     </td>
                     <td>{when(proposal.expiresAt)}</td>
+                    <td>
+                      {proposal.status === "pending" ? (
+                        <ApiForm
+                          submit="Vote"
+                          fields={[
+                            proposal.voters.length
+                              ? { name: "voterId", label: "As", options: proposal.voters }
+                              : { name: "voterId", label: "As", required: true, placeholder: "voter id" },
+                            { name: "vote", label: "Vote", options: ["for", "against", "abstain"] },
+                          ]}
+                          run={({ voterId, vote }) =>
+                            api(`/api/council/proposals/${realm}/${encodeURIComponent(proposal.id)}/vote`, {
+                              body: { voterId, vote },
+                            })
+                          }
+                          onDone={proposals.reload}
+                        />
+                      ) : null}
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
-import { Badge, Show, useLoad } from "../../ui.tsx";
+import { ApiForm, Badge, Show, useLoad } from "../../ui.tsx";
 
 interface Directive {
   id: string;
@@ -25,53 +25,72 @@ export function Directives(props: { realmId: string }) {
         : Promise.resolve({ ancestry: [] }),
     [chosen],
   );
+  const form = (
+    <ApiForm
+      submit="Add directive"
+      fields={[
+        { name: "title", label: "Title", required: true },
+        { name: "level", label: "Level", options: ["realm", "team", "agent"] },
+        { name: "parentId", label: "Parent id", placeholder: "empty: a root" },
+      ]}
+      run={({ title, level, parentId }) =>
+        api("/api/directives", {
+          body: { realmId: props.realmId, title, level, ...(parentId ? { parentId } : {}) },
+        })
+      }
+      onDone={directives.reload}
+    />
+  );
   return (
-    <Show
-      loaded={directives}
-      empty={(value) => value.directives.length === 0}
-      whenEmpty="No directives yet: POST /api/directives sets the realm's goals."
-    >
-      {({ directives: list }) => {
-        const ids = new Set(list.map((directive) => directive.id));
-        const children = (parent: string | undefined) =>
-          list.filter((directive) =>
-            parent === undefined
-              ? !directive.parentId || !ids.has(directive.parentId)
-              : directive.parentId === parent,
+    <>
+      {form}
+      <Show
+        loaded={directives}
+        empty={(value) => value.directives.length === 0}
+        whenEmpty="No directives yet: POST /api/directives sets the realm's goals."
+      >
+        {({ directives: list }) => {
+          const ids = new Set(list.map((directive) => directive.id));
+          const children = (parent: string | undefined) =>
+            list.filter((directive) =>
+              parent === undefined
+                ? !directive.parentId || !ids.has(directive.parentId)
+                : directive.parentId === parent,
+            );
+          const branch = (parent: string | undefined, seen: Set<string>) => (
+            <ul class="tree">
+              {children(parent)
+                .filter((directive) => !seen.has(directive.id))
+                .map((directive) => (
+                  <li key={directive.id}>
+                    <button type="button" class="link" onClick={() => setChosen(directive.id)}>
+                      {directive.title}
+                    </button>{" "}
+                    <small>{directive.level}</small> <Badge value={directive.status} />
+                    {branch(directive.id, new Set([...seen, directive.id]))}
+                  </li>
+                ))}
+            </ul>
           );
-        const branch = (parent: string | undefined, seen: Set<string>) => (
-          <ul class="tree">
-            {children(parent)
-              .filter((directive) => !seen.has(directive.id))
-              .map((directive) => (
-                <li key={directive.id}>
-                  <button type="button" class="link" onClick={() => setChosen(directive.id)}>
-                    {directive.title}
-                  </button>{" "}
-                  <small>{directive.level}</small> <Badge value={directive.status} />
-                  {branch(directive.id, new Set([...seen, directive.id]))}
-                </li>
-              ))}
-          </ul>
-        );
-        return (
-          <div class="grid">
-            <section class="panel">{branch(undefined, new Set())}</section>
-            {chosen ? (
-              <section class="panel">
-                <h2>Ancestry</h2>
-                <ol class="ancestry">
-                  {(ancestry.value?.ancestry ?? []).map((entry) => (
-                    <li key={entry.id}>
-                      {entry.title} <small>{entry.level}</small>
-                    </li>
-                  ))}
-                </ol>
-              </section>
-            ) : null}
-          </div>
-        );
-      }}
-    </Show>
+          return (
+            <div class="grid">
+              <section class="panel">{branch(undefined, new Set())}</section>
+              {chosen ? (
+                <section class="panel">
+                  <h2>Ancestry</h2>
+                  <ol class="ancestry">
+                    {(ancestry.value?.ancestry ?? []).map((entry) => (
+                      <li key={entry.id}>
+                        {entry.title} <small>{entry.level}</small>
+                      </li>
+                    ))}
+                  </ol>
+                </section>
+              ) : null}
+            </div>
+          );
+        }}
+      </Show>
+    </>
   );
 }
