@@ -123,6 +123,12 @@ describe("the web console", () => {
     await page.getByRole("button", { name: "Verify the chain" }).click();
     await page.getByText(/The chain is intact: \d+ entries verified/).waitFor();
     await page.getByRole("cell", { name: "in process" }).first().waitFor();
+    const vault = page.locator("section.panel", { hasText: "Vault" });
+    await vault.getByLabel("Name").fill("console:test:secret");
+    await vault.getByLabel("Value").fill("s3cret-value");
+    await vault.getByRole("button", { name: "Store secret" }).click();
+    await vault.getByText("console:test:secret").waitFor();
+    expect(await page.getByText("s3cret-value").count()).toBe(0);
     await shoot(page, "operations");
     await page.close();
   }, 60_000);
@@ -218,6 +224,10 @@ describe("the web console", () => {
     await page.getByRole("button", { name: "Add directive" }).click();
     await page.getByRole("button", { name: "Grow the user base" }).click();
     await page.getByRole("heading", { name: "Ancestry" }).waitFor();
+    await page.getByRole("link", { name: "Org chart" }).click();
+    await page.getByLabel("Title").fill("Chief of staff");
+    await page.getByRole("button", { name: "Place in the chart" }).click();
+    await page.locator(".org-node", { hasText: "Chief of staff" }).waitFor();
     await page.getByRole("link", { name: "Pulses" }).click();
     await page.getByLabel("Cron (six fields, UTC)").fill("0 0 9 * * *");
     await page.getByRole("button", { name: "Schedule" }).click();

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { preview, when } from "../lib/format.ts";
 import type { Agent, Message, Session } from "../types.ts";
-import { Action, Badge, Empty, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+import { Action, ApiForm, Badge, Empty, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 import { Chat } from "./chat.tsx";
 
 export function AgentPage(props: { id: string }) {
@@ -48,6 +48,28 @@ export function AgentPage(props: { id: string }) {
                 <dd class="tools">{(value.resolvedTools ?? []).join(" ") || "none"}</dd>
               </dl>
               {value.systemPrompt ? <pre class="prompt">{value.systemPrompt}</pre> : null}
+              <details>
+                <summary>Change</summary>
+                <ApiForm
+                  submit="Save"
+                  fields={[
+                    { name: "model", label: "Model", placeholder: value.model },
+                    {
+                      name: "systemPrompt",
+                      label: "System prompt",
+                      kind: "textarea",
+                      placeholder: value.systemPrompt ?? "",
+                    },
+                  ]}
+                  run={({ model, systemPrompt }) =>
+                    api(`/api/agents/${encodeURIComponent(value.id)}`, {
+                      method: "PATCH",
+                      body: { ...(model ? { model } : {}), ...(systemPrompt ? { systemPrompt } : {}) },
+                    })
+                  }
+                  onDone={agent.reload}
+                />
+              </details>
             </Panel>
             <Panel title="Chat" wide>
               <Chat

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api, apiText } from "../api.ts";
 import { duration, preview, when } from "../lib/format.ts";
 import { metricTotals } from "../lib/metrics.ts";
-import { Action, Badge, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+import { Action, ApiForm, Badge, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
 interface Health {
   status: string;
@@ -67,7 +67,8 @@ export function OperationsPage(props: { admin: boolean }) {
           <Show loaded={functions}>{(value) => <Workers functions={value.functions} />}</Show>
         </Panel>
         <Channels />
-        <Runtimes />
+        <Runtimes admin={props.admin} />
+        {props.admin ? <Vault /> : null}
         {props.admin ? <Audit /> : null}
         {props.admin ? <Keys /> : null}
       </div>
@@ -257,6 +258,16 @@ function Channels() {
   );
   return (
     <Panel title="Channels">
+      <ApiForm
+        submit="Bind"
+        fields={[
+          { name: "platform", label: "Platform", placeholder: "slack" },
+          { name: "channelId", label: "Channel id", required: true },
+          { name: "agentId", label: "Agent id", required: true },
+        ]}
+        run={(values) => api("/api/channels", { body: values })}
+        onDone={bindings.reload}
+      />
       <Show
         loaded={bindings}
         empty={(list) => list.length === 0}
@@ -296,7 +307,7 @@ interface Runtime {
   timeoutSecs: number;
 }
 
-function Runtimes() {
+function Runtimes(props: { admin: boolean }) {
   const runtimes = useLoad(() => api<{ runtimes: Runtime[] }>("/api/bridge/runtimes"), []);
   const runs = useLoad(
     () =>
@@ -313,6 +324,34 @@ function Runtimes() {
   );
   return (
     <Panel title="Bridge runtimes">
+      {props.admin ? (
+        <ApiForm
+          submit="Register"
+          fields={[
+            { name: "name", label: "Name", required: true },
+            {
+              name: "kind",
+              label: "Kind",
+              options: ["process", "http", "claude_code", "codex", "cursor", "opencode"],
+            },
+            {
+              name: "target",
+              label: "Command or URL",
+              placeholder: "a command on PATH, or the http runtime's URL",
+            },
+          ]}
+          run={({ name, kind, target }) =>
+            api("/api/bridge/runtimes", {
+              body: {
+                name,
+                kind,
+                ...(target ? (kind === "http" ? { url: target } : { command: target }) : {}),
+              },
+            })
+          }
+          onDone={runtimes.reload}
+        />
+      ) : null}
       <Show
         loaded={runtimes}
         empty={(value) => value.runtimes.length === 0}
@@ -398,6 +437,51 @@ function WorkerTable() {
               ))}
             </tbody>
           </table>
+        )}
+      </Show>
+    </Panel>
+  );
+}
+
+/** Secret names and times (never their values), and a way to store one. */
+function Vault() {
+  const secrets = useLoad(() => api<{ keys: Array<{ key: string; updatedAt: string }> }>("/api/vault"), []);
+  return (
+    <Panel title="Vault">
+      <ApiForm
+        submit="Store secret"
+        fields={[
+          { name: "key", label: "Name", required: true, placeholder: "channel:slack:signing_secret" },
+          { name: "value", label: "Value", required: true },
+        ]}
+        run={(values) => api("/api/vault", { body: values })}
+        onDone={secrets.reload}
+      />
+      <Show
+        loaded={secrets}
+        empty={(value) => value.keys.length === 0}
+        whenEmpty="No secrets stored: provider keys and channel secrets go here."
+      >
+        {(value) => (
+          <ul class="list">
+            {value.keys.map((secret) => (
+              <li key={secret.key}>
+                <span>
+                  <code>{secret.key}</code>
+                </span>
+                <small>updated {when(secret.updatedAt)}</small>
+                <Action
+                  label="Delete"
+                  kind="danger"
+                  run={() =>
+                    api(`/api/vault/${encodeURIComponent(secret.key)}`, { method: "DELETE" }).then(
+                      secrets.reload,
+                    )
+                  }
+                />
+              </li>
+            ))}
+          </ul>
         )}
       </Show>
     </Panel>

@@ -1,6 +1,6 @@
 import { api } from "../../api.ts";
 import type { Agent } from "../../types.ts";
-import { Show, useLoad } from "../../ui.tsx";
+import { ApiForm, Show, useLoad } from "../../ui.tsx";
 
 interface TreeNode {
   agentId: string;
@@ -27,13 +27,51 @@ export function Hierarchy(props: { realmId: string; agents: Agent[] }) {
       {entry.reports.length ? <ul>{entry.reports.map(node)}</ul> : null}
     </li>
   );
+  const byName = (name: string) => props.agents.find((agent) => agent.name === name)?.id;
+  const place = (
+    <ApiForm
+      submit="Place in the chart"
+      fields={[
+        { name: "agent", label: "Agent", options: props.agents.map((agent) => agent.name) },
+        {
+          name: "manager",
+          label: "Reports to",
+          options: ["nobody (a root)", ...props.agents.map((agent) => agent.name)],
+        },
+        { name: "title", label: "Title" },
+        { name: "capabilities", label: "Capabilities", placeholder: "comma separated" },
+      ]}
+      run={({ agent, manager, title, capabilities }) =>
+        api("/api/hierarchy", {
+          body: {
+            realmId: props.realmId,
+            agentId: byName(agent ?? ""),
+            reportsTo: byName(manager ?? "") ?? null,
+            ...(title ? { title } : {}),
+            ...(capabilities
+              ? {
+                  capabilities: capabilities
+                    .split(",")
+                    .map((entry) => entry.trim())
+                    .filter(Boolean),
+                }
+              : {}),
+          },
+        })
+      }
+      onDone={tree.reload}
+    />
+  );
   return (
-    <Show
-      loaded={tree}
-      empty={(value) => value.roots.length === 0}
-      whenEmpty="No org chart yet: POST /api/hierarchy places agents in it."
-    >
-      {(value) => <ul class="org">{value.roots.map(node)}</ul>}
-    </Show>
+    <>
+      {props.agents.length > 0 ? place : null}
+      <Show
+        loaded={tree}
+        empty={(value) => value.roots.length === 0}
+        whenEmpty="No org chart yet: POST /api/hierarchy places agents in it."
+      >
+        {(value) => <ul class="org">{value.roots.map(node)}</ul>}
+      </Show>
+    </>
   );
 }
