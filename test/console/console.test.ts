@@ -187,7 +187,12 @@ describe("the web console", () => {
     await active.getByText("Ship the console").waitFor();
     await active.getByLabel("Move to").selectOption("review");
     await active.getByRole("button", { name: "Move" }).click();
-    await page.getByRole("region", { name: "review" }).getByText("Ship the console").waitFor();
+    const review = page.getByRole("region", { name: "review" });
+    await review.getByText("Ship the console").waitFor();
+    await review.getByText("0 comments").click();
+    await review.getByLabel("Comment").fill("Looks good to me");
+    await review.getByRole("button", { name: "Comment" }).click();
+    await review.locator(".list", { hasText: "Looks good to me" }).waitFor();
     await shoot(page, "missions");
 
     await page.getByRole("link", { name: "Budgets" }).click();

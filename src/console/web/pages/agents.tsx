@@ -60,6 +60,7 @@ export function AgentsPage() {
 
 function CreateAgent(props: { onCreated: (id: string) => void }) {
   const models = useLoad(() => api<Model[]>("/api/models?limit=500"), []);
+  const realms = useLoad(() => api<Array<{ id: string; name: string }>>("/api/realms?limit=200"), []);
   const [error, setError] = useState<string>();
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -73,6 +74,7 @@ function CreateAgent(props: { onCreated: (id: string) => void }) {
       const created = await api<{ id: string }>("/api/agents", {
         body: {
           name: text("name"),
+          ...(text("realmId") ? { realmId: text("realmId") } : {}),
           ...(text("model") ? { model: text("model") } : {}),
           toolProfile: text("toolProfile"),
           ...(text("systemPrompt") ? { systemPrompt: text("systemPrompt") } : {}),
@@ -100,6 +102,17 @@ function CreateAgent(props: { onCreated: (id: string) => void }) {
             ))}
           </select>
         </Field>
+        {(realms.value?.length ?? 0) > 1 ? (
+          <Field label="Realm">
+            <select name="realmId">
+              {(realms.value ?? []).map((realm) => (
+                <option key={realm.id} value={realm.id}>
+                  {realm.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+        ) : null}
         <Field label="Tool profile">
           <select name="toolProfile">
             {PROFILES.map((profile) => (

@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
+import { when } from "../../lib/format.ts";
 import type { Agent } from "../../types.ts";
-import { Action, Badge, Empty, Problem, Show, useLoad } from "../../ui.tsx";
+import { Action, ApiForm, Badge, Empty, Problem, Show, useLoad } from "../../ui.tsx";
 
 const STATUSES = ["backlog", "queued", "active", "review", "complete", "blocked", "cancelled"] as const;
 
@@ -23,6 +24,7 @@ interface Mission {
   priority: string;
   assigneeId: string | null;
   version: number;
+  commentCount: number;
 }
 
 /** Missions as a board, a column per status; a card is checked out to an agent or moved on. */
@@ -111,6 +113,7 @@ function Card(props: { mission: Mission; agents: Agent[]; base: string; onChange
           />
         </div>
       ) : null}
+      <Comments path={path} count={mission.commentCount} />
       <div class="card-actions">
         <select value={next} onChange={(event) => setNext(event.currentTarget.value)} aria-label="Move to">
           {STATUSES.filter((status) => status !== mission.status).map((status) => (
@@ -131,5 +134,41 @@ function Card(props: { mission: Mission; agents: Agent[]; base: string; onChange
         />
       </div>
     </article>
+  );
+}
+
+/** A mission's comments, read when opened, and a way to add one. */
+function Comments(props: { path: string; count: number }) {
+  const [open, setOpen] = useState(false);
+  const [round, setRound] = useState(0);
+  const mission = useLoad(
+    () =>
+      open
+        ? api<{ comments: Array<{ id: string; authorId: string; body: string; createdAt: string }> }>(
+            props.path,
+          )
+        : Promise.resolve({ comments: [] }),
+    [open, round],
+  );
+  return (
+    <details onToggle={(event) => setOpen((event.currentTarget as HTMLDetailsElement).open)}>
+      <summary>{props.count} comments</summary>
+      <ul class="list">
+        {(mission.value?.comments ?? []).map((comment) => (
+          <li key={comment.id}>
+            <span>{comment.body}</span>
+            <small>
+              {comment.authorId} · {when(comment.createdAt)}
+            </small>
+          </li>
+        ))}
+      </ul>
+      <ApiForm
+        submit="Comment"
+        fields={[{ name: "body", label: "Comment", required: true }]}
+        run={({ body }) => api(`${props.path}/comments`, { body: { authorId: "console", body } })}
+        onDone={() => setRound((n) => n + 1)}
+      />
+    </details>
   );
 }
