@@ -89,6 +89,35 @@ describe("the web console", () => {
     await page.close();
   }, 60_000);
 
+  it("shows a risky tool call waiting in the chat until it is approved in the console", async () => {
+    const created = await env.server.request("/api/agents", {
+      method: "POST",
+      json: {
+        name: "careful-agent",
+        model: "gpt-4o",
+        toolProfile: "code",
+        toolPolicies: { "tool::file_write": { approval: "required" } },
+      },
+    });
+    const agent = await json(created);
+    env.fake.reply(
+      { toolCalls: [{ name: "tool__file_write", arguments: { path: "note.txt", content: "hello" } }] },
+      { content: "I wrote the note." },
+    );
+    const page = await openConsole(TEST_ADMIN_KEY);
+    await page.goto(`${env.server.url}/console/#/agents/${agent.id}`);
+    await page.getByPlaceholder(/Message the agent/).fill("Write a note");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".chat .tool", { hasText: "tool__file_write" }).waitFor();
+    const approvals = page.locator("section.panel", { hasText: "Approvals" });
+    await approvals.getByText("tool::file_write").waitFor();
+    await shoot(page, "agent-approval");
+    await approvals.getByRole("button", { name: "Approve" }).click();
+    await page.locator(".chat .assistant", { hasText: "I wrote the note." }).waitFor();
+    await approvals.getByText("No tool call waits for approval.").waitFor();
+    await page.close();
+  }, 60_000);
+
   it("shows a workflow's steps, runs it with input, and shows the run's timeline", async () => {
     const created = await env.server.request("/api/workflows", {
       method: "POST",
@@ -123,6 +152,8 @@ describe("the web console", () => {
     await page.getByRole("button", { name: "Verify the chain" }).click();
     await page.getByText(/The chain is intact: \d+ entries verified/).waitFor();
     await page.getByRole("cell", { name: "in process" }).first().waitFor();
+    await page.getByRole("button", { name: "Reload the declarative files" }).click();
+    await page.getByText(/agents created 0/).waitFor();
     const vault = page.locator("section.panel", { hasText: "Vault" });
     await vault.getByLabel("Name").fill("console:test:secret");
     await vault.getByLabel("Value").fill("s3cret-value");

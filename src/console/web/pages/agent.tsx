@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { preview, when } from "../lib/format.ts";
 import type { Agent, Message, Session } from "../types.ts";
@@ -81,6 +81,7 @@ export function AgentPage(props: { id: string }) {
             </Panel>
             <Sessions agentId={value.id} onOpen={setSessionId} open={sessionId} turns={turns} />
             <Memory agentId={value.id} />
+            <Approvals agentId={value.id} />
           </div>
         </Page>
       )}
@@ -191,6 +192,53 @@ function Memory(props: { agentId: string }) {
           ))}
         </ul>
       )}
+    </Panel>
+  );
+}
+
+interface Approval {
+  callId: string;
+  functionId: string;
+  input: unknown;
+  status: string;
+  createdAt: string;
+}
+
+/** Tool calls of the agent that wait for a person's approval (admin keys decide). */
+function Approvals(props: { agentId: string }) {
+  const base = `/api/agents/${encodeURIComponent(props.agentId)}/approvals`;
+  const pending = useLoad(() => api<{ approvals: Approval[] }>(`${base}?status=pending`), [props.agentId]);
+  // A turn may stop at a risky call at any time: what waits is looked for every two seconds.
+  useEffect(() => {
+    const timer = setInterval(pending.reload, 2000);
+    return () => clearInterval(timer);
+  }, [pending.reload]);
+  const decide = (callId: string, approve: boolean) =>
+    api(`${base}/${encodeURIComponent(callId)}`, { body: { approve } }).then(pending.reload);
+  return (
+    <Panel title="Approvals">
+      <Show
+        loaded={pending}
+        empty={(value) => value.approvals.length === 0}
+        whenEmpty="No tool call waits for approval."
+      >
+        {(value) => (
+          <ul class="list">
+            {value.approvals.map((approval) => (
+              <li key={approval.callId}>
+                <span>
+                  <code>{approval.functionId}</code>({preview(approval.input, 120)})
+                </span>
+                <small>{when(approval.createdAt)}</small>
+                <span class="row-actions">
+                  <Action label="Approve" kind="primary" run={() => decide(approval.callId, true)} />
+                  <Action label="Deny" kind="danger" run={() => decide(approval.callId, false)} />
+                </span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Show>
     </Panel>
   );
 }

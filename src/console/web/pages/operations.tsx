@@ -69,6 +69,7 @@ export function OperationsPage(props: { admin: boolean }) {
         <Channels />
         <Runtimes admin={props.admin} />
         {props.admin ? <Vault /> : null}
+        {props.admin ? <Configuration /> : null}
         {props.admin ? <Audit /> : null}
         {props.admin ? <Keys /> : null}
       </div>
@@ -479,6 +480,68 @@ function Vault() {
                     )
                   }
                 />
+              </li>
+            ))}
+          </ul>
+        )}
+      </Show>
+    </Panel>
+  );
+}
+
+interface FileProblem {
+  file: string;
+  message: string;
+}
+
+/** The declarative files (agents/, integrations/, channels, workflows) loaded again, and what the integrations are. */
+function Configuration() {
+  const integrations = useLoad(
+    () =>
+      api<{ integrations: Array<{ name: string; status: string; functions: string[]; error?: string }> }>(
+        "/api/integrations",
+      ),
+    [],
+  );
+  const [report, setReport] = useState<{ problems: FileProblem[]; summary: string }>();
+  const reload = async () => {
+    const result = await api<{
+      agents: { created: string[]; updated: string[] };
+      workflows: { loaded: string[] };
+      problems: FileProblem[];
+    }>("/api/config/reload", { body: {} });
+    setReport({
+      problems: result.problems,
+      summary: `agents created ${result.agents.created.length}, updated ${result.agents.updated.length}; workflows loaded ${result.workflows.loaded.length}`,
+    });
+    integrations.reload();
+  };
+  return (
+    <Panel title="Configuration and integrations">
+      <Action label="Reload the declarative files" run={reload} />
+      {report ? (
+        <div role="status">
+          <p class="ok">{report.summary}</p>
+          {report.problems.map((problem) => (
+            <p key={problem.file} class="problem">
+              {problem.file}: {problem.message}
+            </p>
+          ))}
+        </div>
+      ) : null}
+      <Show
+        loaded={integrations}
+        empty={(value) => value.integrations.length === 0}
+        whenEmpty="No integrations: an MCP server declared in integrations/*.toml adds its tools."
+      >
+        {(value) => (
+          <ul class="list">
+            {value.integrations.map((entry) => (
+              <li key={entry.name}>
+                <span>
+                  {entry.name} <Badge value={entry.status} />
+                </span>
+                <small>{entry.error ?? `${entry.functions.length} tools`}</small>
               </li>
             ))}
           </ul>
