@@ -36,7 +36,7 @@ export function registerConsole(app: FastifyInstance): void {
   });
 }
 
-/** The built files never change while the service runs: each is read once. */
+/** Each built file is read once (a console rebuilt while the service runs shows after a restart). */
 const files = new Map<string, Promise<Buffer | null>>();
 const read = (file: string) => {
   let body = files.get(file);
@@ -68,8 +68,8 @@ async function sendFile(reply: FastifyReply, path: string): Promise<FastifyReply
 }
 
 /**
- * The file a console path names: a vendor module, a built file, or (for a page's own path, which has
- * no extension) index.html so that reloading #-less deep links still opens the console.
+ * The built file a console path names (Preact's modules are built beside ours, under vendor/), or
+ * index.html for a path without an extension; null for anything outside dist/console.
  */
 function resolveFile(path: string): string | null {
   let clean: string;
