@@ -1,0 +1,155 @@
+import { api } from "../../api.ts";
+import { when } from "../../lib/format.ts";
+import { ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
+
+interface Binding {
+  platform: string;
+  channelId: string;
+  agentId: string;
+  realmId: string;
+  createdAt: string;
+}
+
+export function Channels() {
+  const bindings = useLoad(() => api<Binding[]>("/api/channels?limit=200"), []);
+  const failed = useLoad(
+    () =>
+      api<{ failed: Array<{ id: string; platform: string; lastError?: string }> }>("/api/channels/failed"),
+    [],
+  );
+  return (
+    <Panel title="Channels">
+      <ApiForm
+        submit="Bind"
+        fields={[
+          { name: "platform", label: "Platform", placeholder: "slack" },
+          { name: "channelId", label: "Channel id", required: true },
+          { name: "agentId", label: "Agent id", required: true },
+        ]}
+        run={(values) => api("/api/channels", { body: values })}
+        onDone={bindings.reload}
+      />
+      <Show
+        loaded={bindings}
+        empty={(list) => list.length === 0}
+        whenEmpty="No channel is bound: POST /api/channels or a file in config/channels/ binds one to an agent."
+      >
+        {(list) => (
+          <ul class="list">
+            {list.map((binding) => (
+              <li key={`${binding.platform}:${binding.channelId}`}>
+                <span>
+                  {binding.platform} · {binding.channelId} → {binding.agentId}
+                </span>
+                <small>
+                  {binding.realmId} · {when(binding.createdAt)}
+                </small>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Show>
+      {failed.value?.failed.length ? (
+        <p class="problem">
+          {failed.value.failed.length} replies could not be delivered; the latest:{" "}
+          {failed.value.failed.at(-1)?.lastError}
+        </p>
+      ) : null}
+    </Panel>
+  );
+}
+
+interface Runtime {
+  id: string;
+  name: string;
+  kind: string;
+  command?: string;
+  url?: string;
+  timeoutSecs: number;
+}
+
+export function Runtimes(props: { admin: boolean }) {
+  const runtimes = useLoad(() => api<{ runtimes: Runtime[] }>("/api/bridge/runtimes"), []);
+  const runs = useLoad(
+    () =>
+      api<{
+        runs: Array<{
+          id: string;
+          runtimeId: string;
+          status: string;
+          startedAt: string;
+          error: string | null;
+        }>;
+      }>("/api/bridge/runs?limit=10"),
+    [],
+  );
+  return (
+    <Panel title="Bridge runtimes">
+      {props.admin ? (
+        <ApiForm
+          submit="Register"
+          fields={[
+            { name: "name", label: "Name", required: true },
+            {
+              name: "kind",
+              label: "Kind",
+              options: ["process", "http", "claude_code", "codex", "cursor", "opencode"],
+            },
+            {
+              name: "target",
+              label: "Command or URL",
+              placeholder: "a command on PATH, or the http runtime's URL",
+            },
+          ]}
+          run={({ name, kind, target }) =>
+            api("/api/bridge/runtimes", {
+              body: {
+                name,
+                kind,
+                ...(target ? (kind === "http" ? { url: target } : { command: target }) : {}),
+              },
+            })
+          }
+          onDone={runtimes.reload}
+        />
+      ) : null}
+      <Show
+        loaded={runtimes}
+        empty={(value) => value.runtimes.length === 0}
+        whenEmpty="No external runtime: an admin registers one with POST /api/bridge/runtimes."
+      >
+        {(value) => (
+          <ul class="list">
+            {value.runtimes.map((runtime) => (
+              <li key={runtime.id}>
+                <span>
+                  {runtime.name} <small>{runtime.kind}</small>
+                </span>
+                <small>
+                  {runtime.command ?? runtime.url ?? ""} · timeout {runtime.timeoutSecs} s
+                </small>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Show>
+      {runs.value?.runs.length ? (
+        <>
+          <h3>Recent runs</h3>
+          <ul class="list">
+            {runs.value.runs.map((run) => (
+              <li key={run.id}>
+                <span>
+                  <Badge value={run.status} /> {run.runtimeId}
+                </span>
+                <small>
+                  {when(run.startedAt)} {run.error ?? ""}
+                </small>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+    </Panel>
+  );
+}

@@ -1,0 +1,195 @@
+import { useState } from "preact/hooks";
+import { api } from "../../api.ts";
+import { preview, when } from "../../lib/format.ts";
+import { Action, ApiForm, Panel, Problem, Show, useLoad } from "../../ui.tsx";
+
+interface AuditEntry {
+  seq: number;
+  type: string;
+  agentId?: string;
+  timestamp: string;
+  detail?: unknown;
+}
+
+interface Verify {
+  valid: boolean;
+  length: number;
+  brokenAt: number | null;
+  reason?: string;
+}
+
+export function Audit() {
+  const log = useLoad(() => api<{ entries: AuditEntry[] }>("/api/audit?limit=20"), []);
+  const [verified, setVerified] = useState<Verify>();
+  return (
+    <Panel title="Audit log" wide>
+      <Action
+        label="Verify the chain"
+        run={async () => setVerified(await api<Verify>("/api/audit/verify"))}
+      />
+      {verified ? (
+        <p class={verified.valid ? "ok" : "problem"} role="status">
+          {verified.valid
+            ? `The chain is intact: ${verified.length} entries verified.`
+            : `The chain is broken at entry ${verified.brokenAt}: ${verified.reason ?? ""}`}
+        </p>
+      ) : null}
+      <Show loaded={log}>
+        {(value) => (
+          <table>
+            <thead>
+              <tr>
+                <th>#</th>
+                <th>Type</th>
+                <th>Agent</th>
+                <th>When</th>
+                <th>Detail</th>
+              </tr>
+            </thead>
+            <tbody>
+              {value.entries.map((entry) => (
+                <tr key={entry.seq}>
+                  <td>{entry.seq}</td>
+                  <td>{entry.type}</td>
+                  <td>{entry.agentId ?? "—"}</td>
+                  <td>{when(entry.timestamp)}</td>
+                  <td>
+                    <code>{preview(entry.detail ?? "", 120)}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Show>
+    </Panel>
+  );
+}
+
+interface Key {
+  id: string;
+  name: string;
+  role: string;
+  realmId?: string;
+  hint: string;
+  createdAt: string;
+}
+
+export function Keys() {
+  const keys = useLoad(() => api<{ keys: Key[] }>("/api/keys?limit=200"), []);
+  const [made, setMade] = useState<string>();
+  const [error, setError] = useState<string>();
+  const create = async (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const realmId = String(form.get("realmId") ?? "").trim();
+    setError(undefined);
+    try {
+      const key = await api<{ key: string }>("/api/keys", {
+        body: { name: String(form.get("name") ?? "").trim(), ...(realmId ? { realmId } : {}) },
+      });
+      setMade(key.key);
+      keys.reload();
+    } catch (caught) {
+      setError((caught as Error).message);
+    }
+  };
+  return (
+    <Panel title="API keys" wide>
+      <form class="inline" onSubmit={create}>
+        <input name="name" required placeholder="Key name" />
+        <input name="realmId" placeholder="Realm (empty: admin key)" />
+        <button type="submit">Create key</button>
+      </form>
+      <Problem error={error} />
+      {made ? (
+        <p class="ok">
+          New key, shown this once: <code>{made}</code>
+        </p>
+      ) : null}
+      <Show loaded={keys}>
+        {(value) => (
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Role</th>
+                <th>Realm</th>
+                <th>Starts with</th>
+                <th>Created</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {value.keys.map((key) => (
+                <tr key={key.id}>
+                  <td>{key.name}</td>
+                  <td>{key.role}</td>
+                  <td>{key.realmId ?? "—"}</td>
+                  <td>
+                    <code>{key.hint}</code>
+                  </td>
+                  <td>{when(key.createdAt)}</td>
+                  <td>
+                    <Action
+                      label="Revoke"
+                      kind="danger"
+                      run={() =>
+                        api(`/api/keys/${encodeURIComponent(key.id)}`, { method: "DELETE" }).then(keys.reload)
+                      }
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Show>
+    </Panel>
+  );
+}
+
+/** Secret names and times (never their values), and a way to store one. */
+export function Vault() {
+  const secrets = useLoad(() => api<{ keys: Array<{ key: string; updatedAt: string }> }>("/api/vault"), []);
+  return (
+    <Panel title="Vault">
+      <ApiForm
+        submit="Store secret"
+        fields={[
+          { name: "key", label: "Name", required: true, placeholder: "channel:slack:signing_secret" },
+          { name: "value", label: "Value", required: true },
+        ]}
+        run={(values) => api("/api/vault", { body: values })}
+        onDone={secrets.reload}
+      />
+      <Show
+        loaded={secrets}
+        empty={(value) => value.keys.length === 0}
+        whenEmpty="No secrets stored: provider keys and channel secrets go here."
+      >
+        {(value) => (
+          <ul class="list">
+            {value.keys.map((secret) => (
+              <li key={secret.key}>
+                <span>
+                  <code>{secret.key}</code>
+                </span>
+                <small>updated {when(secret.updatedAt)}</small>
+                <Action
+                  label="Delete"
+                  kind="danger"
+                  run={() =>
+                    api(`/api/vault/${encodeURIComponent(secret.key)}`, { method: "DELETE" }).then(
+                      secrets.reload,
+                    )
+                  }
+                />
+              </li>
+            ))}
+          </ul>
+        )}
+      </Show>
+    </Panel>
+  );
+}

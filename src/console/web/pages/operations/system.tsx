@@ -1,0 +1,145 @@
+import { useState } from "preact/hooks";
+import { api } from "../../api.ts";
+import { when } from "../../lib/format.ts";
+import { Action, Badge, Panel, Show, useLoad } from "../../ui.tsx";
+
+interface WorkerInfo {
+  name: string;
+  runtime: string;
+  status: "available" | "connected";
+  function_count: number;
+  connected_at_ms: number;
+  ip_address?: string;
+  pid?: number;
+  active_invocations?: number;
+}
+
+/** In-process workers and remote iii workers connected to this node. */
+export function WorkerTable() {
+  const workers = useLoad(() => api<{ workers: WorkerInfo[] }>("/api/workers"), []);
+  return (
+    <Panel title="Workers" wide>
+      <Show loaded={workers}>
+        {(value) => (
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Where</th>
+                <th>Runtime</th>
+                <th>Functions</th>
+                <th>Since</th>
+              </tr>
+            </thead>
+            <tbody>
+              {value.workers.map((worker) => (
+                <tr key={`${worker.name}-${worker.connected_at_ms}`}>
+                  <td>{worker.name}</td>
+                  <td>
+                    {worker.status === "connected"
+                      ? `remote (iii) ${worker.ip_address ?? ""}${worker.pid ? ` pid ${worker.pid}` : ""}`
+                      : "in process"}
+                  </td>
+                  <td>{worker.runtime}</td>
+                  <td>{worker.function_count}</td>
+                  <td>{when(new Date(worker.connected_at_ms).toISOString())}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Show>
+    </Panel>
+  );
+}
+
+export interface FunctionInfo {
+  id: string;
+  worker: string;
+  description: string;
+}
+
+export function Workers(props: { functions: FunctionInfo[] }) {
+  const byWorker = new Map<string, FunctionInfo[]>();
+  for (const fn of props.functions) byWorker.set(fn.worker, [...(byWorker.get(fn.worker) ?? []), fn]);
+  return (
+    <div class="workers">
+      {[...byWorker].map(([worker, list]) => (
+        <details key={worker}>
+          <summary>
+            {worker} <small>{list.length} functions</small>
+          </summary>
+          <ul>
+            {list.map((fn) => (
+              <li key={fn.id} title={fn.description}>
+                <code>{fn.id}</code>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ))}
+    </div>
+  );
+}
+
+interface FileProblem {
+  file: string;
+  message: string;
+}
+
+/** The declarative files (agents/, integrations/, channels, workflows) loaded again, and what the integrations are. */
+export function Configuration() {
+  const integrations = useLoad(
+    () =>
+      api<{ integrations: Array<{ name: string; status: string; functions: string[]; error?: string }> }>(
+        "/api/integrations",
+      ),
+    [],
+  );
+  const [report, setReport] = useState<{ problems: FileProblem[]; summary: string }>();
+  const reload = async () => {
+    const result = await api<{
+      agents: { created: string[]; updated: string[] };
+      workflows: { loaded: string[] };
+      problems: FileProblem[];
+    }>("/api/config/reload", { body: {} });
+    setReport({
+      problems: result.problems,
+      summary: `agents created ${result.agents.created.length}, updated ${result.agents.updated.length}; workflows loaded ${result.workflows.loaded.length}`,
+    });
+    integrations.reload();
+  };
+  return (
+    <Panel title="Configuration and integrations">
+      <Action label="Reload the declarative files" run={reload} />
+      {report ? (
+        <div role="status">
+          <p class="ok">{report.summary}</p>
+          {report.problems.map((problem) => (
+            <p key={problem.file} class="problem">
+              {problem.file}: {problem.message}
+            </p>
+          ))}
+        </div>
+      ) : null}
+      <Show
+        loaded={integrations}
+        empty={(value) => value.integrations.length === 0}
+        whenEmpty="No integrations: an MCP server declared in integrations/*.toml adds its tools."
+      >
+        {(value) => (
+          <ul class="list">
+            {value.integrations.map((entry) => (
+              <li key={entry.name}>
+                <span>
+                  {entry.name} <Badge value={entry.status} />
+                </span>
+                <small>{entry.error ?? `${entry.functions.length} tools`}</small>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Show>
+    </Panel>
+  );
+}
