@@ -1,12 +1,7 @@
+import type { Step } from "../types.ts";
+
 /** A workflow step as the definition view needs it. */
-export interface StepView {
-  name: string;
-  functionId: string;
-  mode: "sequential" | "fanout" | "collect" | "conditional" | "loop";
-  condition?: string;
-  until?: string;
-  maxIterations?: number;
-}
+export type StepView = Pick<Step, "name" | "functionId" | "mode" | "condition" | "until" | "maxIterations">;
 
 /** One row of the drawn graph: steps that run side by side, and how the row is reached. */
 export interface GraphRow {

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { preview, when } from "../../lib/format.ts";
 import { Action, ApiForm, Panel, Problem, Show, useLoad } from "../../ui.tsx";
+import { VerifyChain } from "../verify-chain.tsx";
 
 interface AuditEntry {
   seq: number;
@@ -11,29 +12,11 @@ interface AuditEntry {
   detail?: unknown;
 }
 
-interface Verify {
-  valid: boolean;
-  length: number;
-  brokenAt: number | null;
-  reason?: string;
-}
-
 export function Audit() {
   const log = useLoad(() => api<{ entries: AuditEntry[] }>("/api/audit?limit=20"), []);
-  const [verified, setVerified] = useState<Verify>();
   return (
     <Panel title="Audit log" wide>
-      <Action
-        label="Verify the chain"
-        run={async () => setVerified(await api<Verify>("/api/audit/verify"))}
-      />
-      {verified ? (
-        <p class={verified.valid ? "ok" : "problem"} role="status">
-          {verified.valid
-            ? `The chain is intact: ${verified.length} entries verified.`
-            : `The chain is broken at entry ${verified.brokenAt}: ${verified.reason ?? ""}`}
-        </p>
-      ) : null}
+      <VerifyChain chain="chain" path="/api/audit/verify" />
       <Show loaded={log}>
         {(value) => (
           <table>

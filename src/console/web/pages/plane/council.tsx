@@ -1,7 +1,7 @@
-import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { preview, when } from "../../lib/format.ts";
-import { Action, ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
+import { ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
+import { VerifyChain } from "../verify-chain.tsx";
 
 interface Proposal {
   id: string;
@@ -27,13 +27,6 @@ interface Activity {
   details?: unknown;
 }
 
-interface Verify {
-  valid: boolean;
-  length: number;
-  brokenAt: number | null;
-  reason?: string;
-}
-
 /** Proposals with their votes, and the realm's activity chain with a check of its hashes. */
 export function Council(props: { realmId: string }) {
   const realm = encodeURIComponent(props.realmId);
@@ -42,7 +35,6 @@ export function Council(props: { realmId: string }) {
     [realm],
   );
   const log = useLoad(() => api<{ entries: Activity[] }>(`/api/council/log/${realm}?limit=50`), [realm]);
-  const [verified, setVerified] = useState<Verify>();
   return (
     <div class="grid">
       <Panel title="Proposals" wide>
@@ -109,17 +101,7 @@ export function Council(props: { realmId: string }) {
         </Show>
       </Panel>
       <Panel title="Activity" wide>
-        <Action
-          label="Verify the activity chain"
-          run={async () => setVerified(await api<Verify>(`/api/council/verify/${realm}`))}
-        />
-        {verified ? (
-          <p class={verified.valid ? "ok" : "problem"} role="status">
-            {verified.valid
-              ? `The activity chain is intact: ${verified.length} entries verified.`
-              : `The activity chain is broken at entry ${verified.brokenAt}: ${verified.reason ?? ""}`}
-          </p>
-        ) : null}
+        <VerifyChain chain="activity chain" path={`/api/council/verify/${realm}`} />
         <Show loaded={log}>
           {(value) => (
             <ul class="list">
