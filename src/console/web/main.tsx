@@ -4,12 +4,10 @@ import { useEffect, useState } from "preact/hooks";
 import { api, apiKey } from "./api.ts";
 import { AgentsPage } from "./pages/agents.tsx";
 import { href, type Route, useRoute } from "./router.ts";
+import type { Answer } from "./types.ts";
 import { Problem, useLoad } from "./ui.tsx";
 
-interface Who {
-  kind: "admin" | "realm";
-  realmId?: string;
-}
+type Who = Answer<"api::whoami">;
 
 const PAGES = [
   ["agents", "Agents"],

@@ -1,86 +1,19 @@
-/** The shapes the console reads, as the API's OpenAPI document describes them. */
-export interface Agent {
-  id: string;
-  name: string;
-  description?: string;
-  model: string;
-  systemPrompt?: string;
-  tools: string[];
-  toolProfile: string;
-  capabilities?: string[];
-  realmId: string;
-  status: string;
-  createdAt: string;
-  resolvedTools?: string[];
-}
+import type { Answers } from "./generated/answers.ts";
 
-export interface Model {
-  id: string;
-  name: string;
-  provider: string;
-  tier: string;
-  supportsTools: boolean;
-}
+export type { HierarchyTreeNode } from "./generated/answers.ts";
 
-export interface Session {
-  id: string;
-  title: string;
-  messageCount: number;
-  updatedAt: string;
-}
+/** What a routed function answers, as the service's OpenAPI document describes it (generated types). */
+export type Answer<Id extends keyof Answers> = Answers[Id];
 
-export interface ToolCall {
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  output?: unknown;
-}
+export type Item<List> = List extends readonly (infer Entry)[] ? Entry : never;
 
-export interface Message {
-  role: "user" | "assistant";
-  content: string;
-  createdAt: string;
-  toolCalls?: ToolCall[];
-}
-
-export interface Step {
-  name: string;
-  functionId: string;
-  mode: "sequential" | "fanout" | "collect" | "conditional" | "loop";
-  condition?: string;
-  until?: string;
-  maxIterations?: number;
-  optional?: boolean;
-}
-
-export interface Workflow {
-  id: string;
-  realmId: string;
-  name: string;
-  description?: string;
-  steps: Step[];
-  version: number;
-  updatedAt: string;
-  missingFunctions?: string[];
-}
-
-export interface StepResult {
-  stepName: string;
-  output: unknown;
-  durationMs: number;
-  error?: string;
-  skipped?: true;
-}
-
-export interface Run {
-  runId: string;
-  workflowId: string;
-  realmId?: string;
-  status: string;
-  input: unknown;
-  results: StepResult[];
-  error?: string;
-  stoppedAt?: string;
-  startedAt: string;
-  finishedAt?: string;
-}
+export type Agent = Item<Answer<"agent::list">["agents"]>;
+export type AgentDetail = Answer<"agent::get">;
+export type Model = Item<Answer<"catalog::models">>;
+export type Session = Item<Answer<"agent::sessions">["sessions"]>;
+export type Message = Item<Answer<"agent::session">["messages"]>;
+export type ToolCall = Item<NonNullable<Message["toolCalls"]>>;
+export type Workflow = Answer<"workflow::get">;
+export type Step = Item<Workflow["steps"]>;
+export type Run = Answer<"workflow::get_run">;
+export type StepResult = Item<Run["results"]>;

@@ -124,7 +124,43 @@ export interface FormField {
   required?: boolean;
   /** A choice among these values instead of free text. */
   options?: readonly string[];
-  kind?: "text" | "number" | "textarea";
+  /** "checks": any number of the options, given to `run` one per line. */
+  kind?: "text" | "number" | "textarea" | "checks";
+}
+
+function Control(props: { field: FormField }) {
+  const { field } = props;
+  if (field.kind === "checks")
+    return (
+      <span class="checks">
+        {(field.options ?? []).map((option) => (
+          <label key={option}>
+            <input type="checkbox" name={field.name} value={option} /> {option}
+          </label>
+        ))}
+      </span>
+    );
+  if (field.options)
+    return (
+      <select name={field.name}>
+        {field.options.map((option) => (
+          <option key={option}>{option}</option>
+        ))}
+      </select>
+    );
+  if (field.kind === "textarea")
+    return <textarea name={field.name} rows={6} required={field.required} placeholder={field.placeholder} />;
+  if (field.kind === "number")
+    return (
+      <input
+        name={field.name}
+        type="number"
+        step="any"
+        required={field.required}
+        placeholder={field.placeholder}
+      />
+    );
+  return <input name={field.name} type="text" required={field.required} placeholder={field.placeholder} />;
 }
 
 /**
@@ -143,7 +179,10 @@ export function ApiForm(props: {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
     const values: Record<string, string> = {};
-    for (const [name, value] of new FormData(form)) values[name] = String(value).trim();
+    for (const [name, value] of new FormData(form)) {
+      const text = String(value).trim();
+      values[name] = name in values ? `${values[name]}\n${text}` : text;
+    }
     setBusy(true);
     setError(undefined);
     try {
@@ -158,29 +197,18 @@ export function ApiForm(props: {
   };
   return (
     <form class="api-form" onSubmit={send}>
-      {props.fields.map((field) => (
-        <Field key={field.name} label={field.label}>
-          {field.options ? (
-            <select name={field.name}>
-              {field.options.map((option) => (
-                <option key={option}>{option}</option>
-              ))}
-            </select>
-          ) : field.kind === "textarea" ? (
-            <textarea name={field.name} rows={6} required={field.required} placeholder={field.placeholder} />
-          ) : field.kind === "number" ? (
-            <input
-              name={field.name}
-              type="number"
-              step="any"
-              required={field.required}
-              placeholder={field.placeholder}
-            />
-          ) : (
-            <input name={field.name} type="text" required={field.required} placeholder={field.placeholder} />
-          )}
-        </Field>
-      ))}
+      {props.fields.map((field) =>
+        field.kind === "checks" ? (
+          <fieldset key={field.name} class="field">
+            <legend>{field.label}</legend>
+            <Control field={field} />
+          </fieldset>
+        ) : (
+          <Field key={field.name} label={field.label}>
+            <Control field={field} />
+          </Field>
+        ),
+      )}
       <button type="submit" disabled={busy}>
         {busy ? `${props.submit}…` : props.submit}
       </button>

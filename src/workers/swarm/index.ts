@@ -6,6 +6,7 @@ import { assertRealmAccess, callerRealm, requireAdmin } from "../../shared/acces
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { forbidden, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { assertAgentRef, requireRealm } from "../../shared/realm-refs.ts";
 import { runSwarm } from "./run.ts";
 import {
@@ -16,11 +17,13 @@ import {
   consensusInput,
   createInput,
   dissolveAnswer,
+  listInput,
   purgeRealmInput,
   runInput,
   type Swarm,
   type SwarmStatus,
   swarmIdInput,
+  swarmPage,
   swarmRecord,
   swarmRunAnswer,
 } from "./schema.ts";
@@ -204,6 +207,32 @@ export function registerSwarm(
 
   worker.registerFunction(
     {
+      id: "swarm::list",
+      description: "A realm's swarms, newest first, filtered by status: {swarms, count, nextCursor}",
+      input: listInput,
+      output: swarmPage,
+    },
+    async ({ realmId: named, status, limit, cursor }, ctx) => {
+      const realmId = callerRealm(ctx, named);
+      await requireRealm(trigger, realmId);
+      const now = nowMs();
+      const matching: Swarm[] = [];
+      for await (const { value } of state.scan<Swarm>(SWARMS_SCOPE)) {
+        if (value.realmId !== realmId) continue;
+        // A swarm past its time shows as expired before the sweep gets to it.
+        const swarm: Swarm = isDue(value, now) ? { ...value, status: "expired" } : value;
+        if (!status || swarm.status === status) matching.push(swarm);
+      }
+      const page = pageOf(matching, (swarm) => newestFirst(swarm.createdAt, swarm.swarmId), {
+        limit,
+        cursor,
+      });
+      return { swarms: page.items, count: matching.length, nextCursor: page.nextCursor };
+    },
+  );
+
+  worker.registerFunction(
+    {
       id: "swarm::purge_realm",
       description: "Delete a realm's swarms and their messages",
       input: purgeRealmInput,
@@ -226,6 +255,7 @@ export function registerSwarm(
     });
   }
   worker.registerRoute("swarm::create", "POST", "/api/swarm/create", { status: 201 });
+  worker.registerRoute("swarm::list", "GET", "/api/swarm");
   worker.registerRoute("swarm::broadcast", "POST", "/api/swarm/:swarmId/broadcast");
   worker.registerRoute("swarm::status", "GET", "/api/swarm/:swarmId/status");
   worker.registerRoute("swarm::consensus", "POST", "/api/swarm/:swarmId/consensus");

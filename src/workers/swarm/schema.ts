@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { nextCursor } from "../../shared/outputs.ts";
+import { pageFields } from "../../shared/pagination.ts";
 
 export const MAX_MEMBERS = 20;
 export const MAX_MESSAGES = 500;
@@ -65,6 +67,14 @@ export const runInput = z.strictObject({
   rounds: z.number().int("rounds must be an integer").min(1, "rounds must be at least 1").max(10).default(3),
 });
 
+export const listInput = z.strictObject({
+  realmId: id("realmId").optional(),
+  status: z
+    .enum(["active", "dissolved", "expired"], { error: "status must be active, dissolved or expired" })
+    .optional(),
+  ...pageFields,
+});
+
 export const purgeRealmInput = z.strictObject({ realmId: id("realmId") });
 
 export const SWARM_STATUSES = ["active", "dissolved", "expired"] as const;
@@ -84,6 +94,12 @@ export const swarmRecord = z.object({
   endedAt: z.string().optional(),
 });
 export type Swarm = z.infer<typeof swarmRecord>;
+
+export const swarmPage = z.object({
+  swarms: z.array(swarmRecord),
+  count: z.number().describe("How many swarms match, over all pages"),
+  nextCursor,
+});
 
 export const swarmMessage = z.object({
   seq: z.number(),

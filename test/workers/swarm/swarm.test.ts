@@ -88,6 +88,47 @@ describe("swarms", () => {
     );
   });
 
+  it("lists a realm's swarms newest first, by status, page by page, and only to that realm", async () => {
+    const realmId = await newRealm(env.server, "listing");
+    const key = await realmKey(env.server, realmId);
+    const ana = await createAgent(env.server, realmId, { name: "ana" });
+    const ids: string[] = [];
+    for (const goal of ["first", "second", "third"]) {
+      const created = await call(env.server, "POST", "/api/swarm/create", { goal, agentIds: [ana] }, key);
+      ids.push(created.body.swarmId);
+    }
+    await call(env.server, "POST", `/api/swarm/${ids[0]}/dissolve`, undefined, key);
+    const all = await call(env.server, "GET", "/api/swarm", undefined, key);
+    expect(all.body.count).toBe(3);
+    expect(all.body.swarms.map((swarm: { goal: string }) => swarm.goal)).toEqual([
+      "third",
+      "second",
+      "first",
+    ]);
+    const active = await call(env.server, "GET", "/api/swarm?status=active", undefined, key);
+    expect(active.body.swarms.map((swarm: { swarmId: string }) => swarm.swarmId).sort()).toEqual(
+      [ids[1], ids[2]].sort(),
+    );
+    const first = await call(env.server, "GET", "/api/swarm?limit=2", undefined, key);
+    const second = await call(
+      env.server,
+      "GET",
+      `/api/swarm?limit=2&cursor=${first.body.nextCursor}`,
+      undefined,
+      key,
+    );
+    expect(
+      [...first.body.swarms, ...second.body.swarms].map((swarm: { goal: string }) => swarm.goal),
+    ).toEqual(["third", "second", "first"]);
+    expect(second.body.nextCursor).toBeNull();
+    const stranger = await realmKey(env.server, await newRealm(env.server, "elsewhere"));
+    expect((await call(env.server, "GET", "/api/swarm", undefined, stranger)).body.count).toBe(0);
+    expect((await call(env.server, "GET", `/api/swarm?realmId=${realmId}`, undefined, stranger)).status).toBe(
+      404,
+    );
+    expect((await call(env.server, "GET", "/api/swarm?status=asleep", undefined, key)).status).toBe(400);
+  });
+
   it("refuses bad input with a 4xx naming it", async () => {
     const many = Array.from({ length: 21 }, (_, i) => `a${i}`);
     expect(

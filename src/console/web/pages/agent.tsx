@@ -1,12 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { preview, when } from "../lib/format.ts";
-import type { Agent, Message, Session } from "../types.ts";
+import type { AgentDetail, Answer, Item, Message, Session } from "../types.ts";
 import { Action, ApiForm, Badge, Empty, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 import { Chat } from "./chat.tsx";
 
 export function AgentPage(props: { id: string }) {
-  const agent = useLoad(() => api<Agent>(`/api/agents/${encodeURIComponent(props.id)}`), [props.id]);
+  const agent = useLoad(() => api<AgentDetail>(`/api/agents/${encodeURIComponent(props.id)}`), [props.id]);
   const [sessionId, setSessionId] = useState<string>();
   // Each finished turn changes the sessions' counts: they are read again.
   const [turns, setTurns] = useState(0);
@@ -92,13 +92,13 @@ export function AgentPage(props: { id: string }) {
 function Sessions(props: { agentId: string; open?: string; turns: number; onOpen: (id: string) => void }) {
   const base = `/api/agents/${encodeURIComponent(props.agentId)}/sessions`;
   const sessions = useLoad(
-    () => api<{ sessions: Session[] }>(`${base}?limit=50`),
+    () => api<Answer<"agent::sessions">>(`${base}?limit=50`),
     [props.agentId, props.open, props.turns],
   );
-  const history = useLoad(
+  const history = useLoad<Pick<Answer<"agent::session">, "messages">>(
     () =>
       props.open
-        ? api<{ messages: Message[] }>(`${base}/${encodeURIComponent(props.open)}?limit=200`)
+        ? api<Answer<"agent::session">>(`${base}/${encodeURIComponent(props.open)}?limit=200`)
         : Promise.resolve({ messages: [] }),
     [props.agentId, props.open, props.turns],
   );
@@ -146,68 +146,90 @@ function Sessions(props: { agentId: string; open?: string; turns: number; onOpen
   );
 }
 
-interface Hit {
-  id: string;
-  role: string;
-  content: string;
-  score: number;
-  createdAt: string;
-}
+type Memory = Item<Answer<"agent::memory_list">["memories"]>;
 
+/** The newest memories, or those that match a search, each of which can be forgotten; or all at once. */
 function Memory(props: { agentId: string }) {
-  const [hits, setHits] = useState<Hit[]>();
-  const [error, setError] = useState<string>();
-  const search = async (event: Event) => {
+  const base = `/api/agents/${encodeURIComponent(props.agentId)}/memory`;
+  const [query, setQuery] = useState("");
+  const memories = useLoad(
+    async (): Promise<{ entries: Array<Memory & { score?: number }>; searched: boolean }> =>
+      query
+        ? {
+            entries: (await api<Answer<"agent::memory">>(base, { body: { query, limit: 20 } })).results,
+            searched: true,
+          }
+        : {
+            entries: (await api<Answer<"agent::memory_list">>(`${base}?limit=20`)).memories,
+            searched: false,
+          },
+    [base, query],
+  );
+  const search = (event: Event) => {
     event.preventDefault();
-    const query = String(new FormData(event.currentTarget as HTMLFormElement).get("query") ?? "").trim();
-    if (!query) return;
-    setError(undefined);
-    try {
-      const found = await api<{ results: Hit[] }>(`/api/agents/${encodeURIComponent(props.agentId)}/memory`, {
-        body: { query, limit: 20 },
-      });
-      setHits(found.results);
-    } catch (caught) {
-      setError((caught as Error).message);
-    }
+    setQuery(String(new FormData(event.currentTarget as HTMLFormElement).get("query") ?? "").trim());
   };
   return (
     <Panel title="Memory">
       <form class="inline" onSubmit={search}>
-        <input name="query" placeholder="Search what the agent remembers" />
+        <input name="query" placeholder="Search what the agent remembers (empty: the newest)" />
         <button type="submit">Search</button>
       </form>
-      <Problem error={error} />
-      {hits === undefined ? null : hits.length === 0 ? (
-        <Empty>Nothing matches. The agent remembers its conversations as they happen.</Empty>
-      ) : (
-        <ul class="list">
-          {hits.map((hit) => (
-            <li key={hit.id}>
-              <small>
-                {hit.role} · score {hit.score.toFixed(2)} · {when(hit.createdAt)}
-              </small>
-              <div>{preview(hit.content, 300)}</div>
-            </li>
-          ))}
-        </ul>
-      )}
+      <Show
+        loaded={memories}
+        empty={(value) => value.entries.length === 0}
+        whenEmpty={
+          query
+            ? "Nothing matches. The agent remembers its conversations as they happen."
+            : "The agent remembers nothing yet: its conversations are remembered as they happen."
+        }
+      >
+        {(value) => (
+          <>
+            <ul class="list">
+              {value.entries.map((memory) => (
+                <li key={memory.id}>
+                  <small>
+                    {memory.role}
+                    {memory.score === undefined ? "" : ` · score ${memory.score.toFixed(2)}`} ·{" "}
+                    {when(memory.createdAt)}
+                  </small>
+                  <div>{preview(memory.content, 300)}</div>
+                  <span class="row-actions">
+                    <Action
+                      label="Forget"
+                      run={() =>
+                        api(`${base}/${encodeURIComponent(memory.id)}`, { method: "DELETE" }).then(
+                          memories.reload,
+                        )
+                      }
+                    />
+                  </span>
+                </li>
+              ))}
+            </ul>
+            {value.searched ? null : (
+              <Action
+                label="Forget everything"
+                kind="danger"
+                run={async () => {
+                  if (!confirm("Forget every memory of this agent? This cannot be undone.")) return;
+                  await api(base, { method: "DELETE" });
+                  memories.reload();
+                }}
+              />
+            )}
+          </>
+        )}
+      </Show>
     </Panel>
   );
-}
-
-interface Approval {
-  callId: string;
-  functionId: string;
-  input: unknown;
-  status: string;
-  createdAt: string;
 }
 
 /** Tool calls of the agent that wait for a person's approval (admin keys decide). */
 function Approvals(props: { agentId: string }) {
   const base = `/api/agents/${encodeURIComponent(props.agentId)}/approvals`;
-  const pending = useLoad(() => api<{ approvals: Approval[] }>(`${base}?status=pending`), [props.agentId]);
+  const pending = useLoad(() => api<Answer<"tools::approvals">>(`${base}?status=pending`), [props.agentId]);
   // A turn may stop at a risky call at any time: what waits is looked for every two seconds.
   useEffect(() => {
     const timer = setInterval(pending.reload, 2000);

@@ -2,13 +2,13 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { when } from "../lib/format.ts";
 import { href, navigate } from "../router.ts";
-import type { Agent, Model } from "../types.ts";
+import type { Agent, Answer, Model } from "../types.ts";
 import { Badge, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
 const PROFILES = ["chat", "code", "research", "ops", "data", "full"];
 
 export function AgentsPage() {
-  const agents = useLoad(() => api<{ agents: Agent[] }>("/api/agents?limit=200"), []);
+  const agents = useLoad(() => api<Answer<"agent::list">>("/api/agents?limit=200"), []);
   const [creating, setCreating] = useState(false);
   return (
     <Page
@@ -59,8 +59,8 @@ export function AgentsPage() {
 }
 
 function CreateAgent(props: { onCreated: (id: string) => void }) {
-  const models = useLoad(() => api<Model[]>("/api/models?limit=500"), []);
-  const realms = useLoad(() => api<Array<{ id: string; name: string }>>("/api/realms?limit=200"), []);
+  const models = useLoad(() => api<Answer<"catalog::models">>("/api/models?limit=500"), []);
+  const realms = useLoad(() => api<Answer<"realm::list">>("/api/realms?limit=200"), []);
   const [error, setError] = useState<string>();
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -71,7 +71,7 @@ function CreateAgent(props: { onCreated: (id: string) => void }) {
       .map((entry) => entry.trim())
       .filter(Boolean);
     try {
-      const created = await api<{ id: string }>("/api/agents", {
+      const created = await api<Answer<"agent::create">>("/api/agents", {
         body: {
           name: text("name"),
           ...(text("realmId") ? { realmId: text("realmId") } : {}),

@@ -2,40 +2,30 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { forceLayout } from "../lib/force.ts";
 import { preview, when } from "../lib/format.ts";
-import type { Agent } from "../types.ts";
+import type { Agent, Answer, Item } from "../types.ts";
 import { Empty, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
-interface Version {
-  entity: string;
-  type: string;
-  properties: Record<string, unknown>;
-  relations: Array<{ target: string; type: string }>;
-  version: number;
-  validFrom: number;
-  validUntil: number | null;
-}
+type Version = Item<Answer<"kg::query_temporal">>;
 
 const WIDTH = 760;
 const HEIGHT = 460;
 
 /** An agent's knowledge graph around an entity, drawn as it was at a chosen moment. */
 export function GraphPage() {
-  const agents = useLoad(() => api<{ agents: Agent[] }>("/api/agents?limit=200"), []);
+  const agents = useLoad(() => api<Answer<"agent::list">>("/api/agents?limit=200"), []);
   const [agentId, setAgentId] = useState("");
   const [entity, setEntity] = useState("");
   const [at, setAt] = useState<number>();
   const [chosen, setChosen] = useState<string>();
   const stats = useLoad(
     () =>
-      agentId
-        ? api<Record<string, number>>("/api/kg/stats", { body: { agentId } })
-        : Promise.resolve(undefined),
+      agentId ? api<Answer<"kg::stats">>("/api/kg/stats", { body: { agentId } }) : Promise.resolve(undefined),
     [agentId],
   );
   const versions = useLoad(
     () =>
       agentId && entity
-        ? api<Version[]>("/api/kg/query", {
+        ? api<Answer<"kg::query_temporal">>("/api/kg/query", {
             body: {
               agentId,
               entity,
@@ -166,15 +156,14 @@ function Drawing(props: { versions: Version[]; chosen?: string; onChoose: (entit
   );
 }
 
-interface Diff {
-  added: unknown[];
-  removed: unknown[];
-  modified: Array<{ property: string; before: unknown; after: unknown }>;
-}
+type Diff = Answer<"kg::diff">;
 
 function History(props: { agentId: string; entity: string; at?: number }) {
   const timeline = useLoad(
-    () => api<Version[]>("/api/kg/timeline", { body: { agentId: props.agentId, entity: props.entity } }),
+    () =>
+      api<Answer<"kg::timeline">>("/api/kg/timeline", {
+        body: { agentId: props.agentId, entity: props.entity },
+      }),
     [props.agentId, props.entity],
   );
   const diff = useLoad(

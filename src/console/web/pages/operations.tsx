@@ -1,21 +1,17 @@
 import { api, apiText } from "../api.ts";
 import { duration } from "../lib/format.ts";
 import { metricTotals } from "../lib/metrics.ts";
+import type { Answer } from "../types.ts";
 import { Badge, Page, Panel, Show, useLoad } from "../ui.tsx";
 import { Channels, Runtimes } from "./operations/delivery.tsx";
 import { Audit, Keys, Vault } from "./operations/security.tsx";
 import { Configuration, type FunctionInfo, Workers, WorkerTable } from "./operations/system.tsx";
 
-interface Health {
-  status: string;
-  version: string;
-  workers: number;
-  uptime: number;
-}
+type Health = Answer<"api::health">;
 
 export function OperationsPage(props: { admin: boolean }) {
   const health = useLoad(() => api<Health>("/api/health"), []);
-  const functions = useLoad(() => api<{ functions: FunctionInfo[] }>("/api/functions"), []);
+  const functions = useLoad(() => api<Answer<"api::functions">>("/api/functions"), []);
   return (
     <Page title="Operations">
       <div class="grid">

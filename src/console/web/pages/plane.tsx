@@ -1,6 +1,6 @@
 import { api } from "../api.ts";
 import { href } from "../router.ts";
-import type { Agent } from "../types.ts";
+import type { Answer } from "../types.ts";
 import { Page, Show, useLoad } from "../ui.tsx";
 import { Budgets } from "./plane/budgets.tsx";
 import { Council } from "./plane/council.tsx";
@@ -8,6 +8,7 @@ import { Directives } from "./plane/directives.tsx";
 import { Hierarchy } from "./plane/hierarchy.tsx";
 import { Missions } from "./plane/missions.tsx";
 import { Pulses } from "./plane/pulses.tsx";
+import { Swarms } from "./plane/swarms.tsx";
 
 const TABS = [
   ["missions", "Missions"],
@@ -16,13 +17,14 @@ const TABS = [
   ["budgets", "Budgets"],
   ["pulses", "Pulses"],
   ["council", "Council"],
+  ["swarms", "Swarms"],
 ] as const;
 
 /** One realm's control plane, a tab per concern. */
 export function PlanePage(props: { realmId: string; tab?: string }) {
   const tab = props.tab ?? "missions";
   const agents = useLoad(
-    () => api<{ agents: Agent[] }>(`/api/agents?realmId=${encodeURIComponent(props.realmId)}&limit=200`),
+    () => api<Answer<"agent::list">>(`/api/agents?realmId=${encodeURIComponent(props.realmId)}&limit=200`),
     [props.realmId],
   );
   return (
@@ -42,6 +44,7 @@ export function PlanePage(props: { realmId: string; tab?: string }) {
           if (tab === "budgets") return <Budgets realmId={realmId} agents={list} />;
           if (tab === "pulses") return <Pulses realmId={realmId} agents={list} />;
           if (tab === "council") return <Council realmId={realmId} />;
+          if (tab === "swarms") return <Swarms realmId={realmId} agents={list} />;
           return <Missions realmId={realmId} agents={list} />;
         }}
       </Show>

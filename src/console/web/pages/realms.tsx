@@ -2,20 +2,14 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { when } from "../lib/format.ts";
 import { href } from "../router.ts";
+import type { Answer, Item } from "../types.ts";
 import { Action, ApiForm, Badge, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
-export interface Realm {
-  id: string;
-  name: string;
-  owner: string;
-  status: "Active" | "Paused" | "Archived";
-  description?: string;
-  createdAt: string;
-}
+export type Realm = Item<Answer<"realm::list">>;
 
 /** Realms with their status, export as a download and import from a file (admin). */
 export function RealmsPage(props: { admin: boolean }) {
-  const realms = useLoad(() => api<Realm[]>("/api/realms?limit=200"), []);
+  const realms = useLoad(() => api<Answer<"realm::list">>("/api/realms?limit=200"), []);
   const setStatus = (realm: Realm, status: Realm["status"]) =>
     api(`/api/realms/${encodeURIComponent(realm.id)}`, { method: "PATCH", body: { status } }).then(
       realms.reload,
@@ -103,7 +97,7 @@ function Import(props: { onDone: () => void }) {
       if (!(file instanceof File) || file.size === 0) throw new Error("Choose an exported realm file first");
       const document = JSON.parse(await file.text());
       const query = owner ? `?newOwner=${encodeURIComponent(owner)}` : "";
-      const imported = await api<{ realmId: string }>(`/api/realms/import${query}`, { body: document });
+      const imported = await api<Answer<"realm::import">>(`/api/realms/import${query}`, { body: document });
       setDone(imported.realmId);
       props.onDone();
     } catch (caught) {

@@ -1,13 +1,9 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
+import type { Answer } from "../types.ts";
 import { Action } from "../ui.tsx";
 
-interface Verification {
-  valid: boolean;
-  length: number;
-  brokenAt: number | null;
-  reason?: string;
-}
+type Verification = Answer<"security::audit_verify">;
 
 /** A button that verifies a hash chain (the audit log, a realm's activity) and says what it found. */
 export function VerifyChain(props: { chain: string; path: string }) {

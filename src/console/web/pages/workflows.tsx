@@ -1,10 +1,10 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { duration, when } from "../lib/format.ts";
-import { graphRows } from "../lib/graph.ts";
 import { href, navigate } from "../router.ts";
-import type { Run, Workflow } from "../types.ts";
+import type { Answer, Run, Workflow } from "../types.ts";
 import { ApiForm, Badge, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+import { StepGraph } from "./step-graph.tsx";
 
 const EXAMPLE = JSON.stringify(
   {
@@ -16,7 +16,7 @@ const EXAMPLE = JSON.stringify(
 );
 
 export function WorkflowsPage() {
-  const workflows = useLoad(() => api<Workflow[]>("/api/workflows?limit=200"), []);
+  const workflows = useLoad(() => api<Answer<"workflow::list">>("/api/workflows?limit=200"), []);
   return (
     <Page title="Workflows">
       <Panel title="New workflow" wide>
@@ -38,7 +38,7 @@ export function WorkflowsPage() {
             } catch (caught) {
               throw new Error(`The definition is not JSON: ${(caught as Error).message}`);
             }
-            return api<{ id: string; realmId: string }>("/api/workflows", { body }).then((created) =>
+            return api<Answer<"workflow::create">>("/api/workflows", { body }).then((created) =>
               navigate("workflows", created.id, created.realmId),
             );
           }}
@@ -86,17 +86,14 @@ export function WorkflowPage(props: { id: string; realmId?: string }) {
   const realm = props.realmId ? `?realmId=${encodeURIComponent(props.realmId)}` : "";
   const id = encodeURIComponent(props.id);
   const workflow = useLoad(() => api<Workflow>(`/api/workflows/${id}${realm}`), [props.id, props.realmId]);
-  const runs = useLoad(
-    () => api<{ runs: Run[]; total: number }>(`/api/workflows/${id}/runs${realm}`),
-    [props.id],
-  );
+  const runs = useLoad(() => api<Answer<"workflow::runs">>(`/api/workflows/${id}/runs${realm}`), [props.id]);
   return (
     <Show loaded={workflow}>
       {(value) => (
         <Page title={value.name}>
           <div class="grid">
             <Panel title="Steps" wide>
-              <StepGraph workflow={value} />
+              <StepGraph steps={value.steps} />
               {value.missingFunctions?.length ? (
                 <Problem error={`Not registered now: ${value.missingFunctions.join(", ")}`} />
               ) : null}
@@ -134,33 +131,6 @@ export function WorkflowPage(props: { id: string; realmId?: string }) {
   );
 }
 
-/** The steps as rows: fanout branches side by side, collect under them, conditions and loops marked. */
-function StepGraph(props: { workflow: Workflow }) {
-  return (
-    <ol class="graph">
-      {graphRows(props.workflow.steps).map((row) => (
-        <li key={row.steps[0]?.name} class={`row ${row.kind}`}>
-          <span class="kind">{row.kind === "step" ? "" : row.kind}</span>
-          <div class="nodes">
-            {row.steps.map((step) => (
-              <div key={step.name} class="node">
-                <b>{step.name}</b>
-                <small>{step.functionId}</small>
-                {step.mode === "conditional" && step.condition ? <small>if {step.condition}</small> : null}
-                {step.mode === "loop" ? (
-                  <small>
-                    until {step.until ?? "—"} (at most {step.maxIterations ?? 10})
-                  </small>
-                ) : null}
-              </div>
-            ))}
-          </div>
-        </li>
-      ))}
-    </ol>
-  );
-}
-
 function RunForm(props: { workflow: Workflow }) {
   const [error, setError] = useState<string>();
   const run = async (event: Event) => {
@@ -169,7 +139,7 @@ function RunForm(props: { workflow: Workflow }) {
     setError(undefined);
     try {
       const input = text === "" ? undefined : JSON.parse(text);
-      const started = await api<{ runId: string }>("/api/workflows/run", {
+      const started = await api<Answer<"workflow::run">>("/api/workflows/run", {
         body: { workflowId: props.workflow.id, realmId: props.workflow.realmId, input, async: true },
       });
       navigate("runs", started.runId);

@@ -1,22 +1,13 @@
 import { api } from "../../api.ts";
 import { when } from "../../lib/format.ts";
+import type { Answer, Item } from "../../types.ts";
 import { ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
 
-interface Binding {
-  platform: string;
-  channelId: string;
-  agentId: string;
-  realmId: string;
-  createdAt: string;
-}
+type Binding = Item<Answer<"channel::bindings">>;
 
 export function Channels() {
-  const bindings = useLoad(() => api<Binding[]>("/api/channels?limit=200"), []);
-  const failed = useLoad(
-    () =>
-      api<{ failed: Array<{ id: string; platform: string; lastError?: string }> }>("/api/channels/failed"),
-    [],
-  );
+  const bindings = useLoad(() => api<Answer<"channel::bindings">>("/api/channels?limit=200"), []);
+  const failed = useLoad(() => api<Answer<"channel::failed">>("/api/channels/failed"), []);
   return (
     <Panel title="Channels">
       <ApiForm
@@ -59,30 +50,11 @@ export function Channels() {
   );
 }
 
-interface Runtime {
-  id: string;
-  name: string;
-  kind: string;
-  command?: string;
-  url?: string;
-  timeoutSecs: number;
-}
+type Runtime = Item<Answer<"bridge::list">["runtimes"]>;
 
 export function Runtimes(props: { admin: boolean }) {
-  const runtimes = useLoad(() => api<{ runtimes: Runtime[] }>("/api/bridge/runtimes"), []);
-  const runs = useLoad(
-    () =>
-      api<{
-        runs: Array<{
-          id: string;
-          runtimeId: string;
-          status: string;
-          startedAt: string;
-          error: string | null;
-        }>;
-      }>("/api/bridge/runs?limit=10"),
-    [],
-  );
+  const runtimes = useLoad(() => api<Answer<"bridge::list">>("/api/bridge/runtimes"), []);
+  const runs = useLoad(() => api<Answer<"bridge::runs">>("/api/bridge/runs?limit=10"), []);
   return (
     <Panel title="Bridge runtimes">
       {props.admin ? (

@@ -1,19 +1,14 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { preview, when } from "../../lib/format.ts";
+import type { Answer, Item } from "../../types.ts";
 import { Action, ApiForm, Panel, Problem, Show, useLoad } from "../../ui.tsx";
 import { VerifyChain } from "../verify-chain.tsx";
 
-interface AuditEntry {
-  seq: number;
-  type: string;
-  agentId?: string;
-  timestamp: string;
-  detail?: unknown;
-}
+type AuditEntry = Item<Answer<"security::audit_query">["entries"]>;
 
 export function Audit() {
-  const log = useLoad(() => api<{ entries: AuditEntry[] }>("/api/audit?limit=20"), []);
+  const log = useLoad(() => api<Answer<"security::audit_query">>("/api/audit?limit=20"), []);
   return (
     <Panel title="Audit log" wide>
       <VerifyChain chain="chain" path="/api/audit/verify" />
@@ -49,17 +44,10 @@ export function Audit() {
   );
 }
 
-interface Key {
-  id: string;
-  name: string;
-  role: string;
-  realmId?: string;
-  hint: string;
-  createdAt: string;
-}
+type Key = Item<Answer<"auth::keys::list">["keys"]>;
 
 export function Keys() {
-  const keys = useLoad(() => api<{ keys: Key[] }>("/api/keys?limit=200"), []);
+  const keys = useLoad(() => api<Answer<"auth::keys::list">>("/api/keys?limit=200"), []);
   const [made, setMade] = useState<string>();
   const [error, setError] = useState<string>();
   const create = async (event: Event) => {
@@ -68,7 +56,7 @@ export function Keys() {
     const realmId = String(form.get("realmId") ?? "").trim();
     setError(undefined);
     try {
-      const key = await api<{ key: string }>("/api/keys", {
+      const key = await api<Answer<"auth::keys::create">>("/api/keys", {
         body: { name: String(form.get("name") ?? "").trim(), ...(realmId ? { realmId } : {}) },
       });
       setMade(key.key);
@@ -134,7 +122,7 @@ export function Keys() {
 
 /** Secret names and times (never their values), and a way to store one. */
 export function Vault() {
-  const secrets = useLoad(() => api<{ keys: Array<{ key: string; updatedAt: string }> }>("/api/vault"), []);
+  const secrets = useLoad(() => api<Answer<"vault::list">>("/api/vault"), []);
   return (
     <Panel title="Vault">
       <ApiForm

@@ -1,22 +1,14 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { when } from "../../lib/format.ts";
+import type { Answer, Item } from "../../types.ts";
 import { Action, Badge, Panel, Show, useLoad } from "../../ui.tsx";
 
-interface WorkerInfo {
-  name: string;
-  runtime: string;
-  status: "available" | "connected";
-  function_count: number;
-  connected_at_ms: number;
-  ip_address?: string;
-  pid?: number;
-  active_invocations?: number;
-}
+type WorkerInfo = Item<Answer<"api::workers">["workers"]>;
 
 /** In-process workers and remote iii workers connected to this node. */
 export function WorkerTable() {
-  const workers = useLoad(() => api<{ workers: WorkerInfo[] }>("/api/workers"), []);
+  const workers = useLoad(() => api<Answer<"api::workers">>("/api/workers"), []);
   return (
     <Panel title="Workers" wide>
       <Show loaded={workers}>
@@ -53,11 +45,7 @@ export function WorkerTable() {
   );
 }
 
-export interface FunctionInfo {
-  id: string;
-  worker: string;
-  description: string;
-}
+export type FunctionInfo = Item<Answer<"api::functions">["functions"]>;
 
 export function Workers(props: { functions: FunctionInfo[] }) {
   const byWorker = new Map<string, FunctionInfo[]>();
@@ -82,27 +70,14 @@ export function Workers(props: { functions: FunctionInfo[] }) {
   );
 }
 
-interface FileProblem {
-  file: string;
-  message: string;
-}
+type FileProblem = Item<Answer<"config::reload">["problems"]>;
 
 /** The declarative files (agents/, integrations/, channels, workflows) loaded again, and what the integrations are. */
 export function Configuration() {
-  const integrations = useLoad(
-    () =>
-      api<{ integrations: Array<{ name: string; status: string; functions: string[]; error?: string }> }>(
-        "/api/integrations",
-      ),
-    [],
-  );
+  const integrations = useLoad(() => api<Answer<"integration::list">>("/api/integrations"), []);
   const [report, setReport] = useState<{ problems: FileProblem[]; summary: string }>();
   const reload = async () => {
-    const result = await api<{
-      agents: { created: string[]; updated: string[] };
-      workflows: { loaded: string[] };
-      problems: FileProblem[];
-    }>("/api/config/reload", { body: {} });
+    const result = await api<Answer<"config::reload">>("/api/config/reload", { body: {} });
     setReport({
       problems: result.problems,
       summary: `agents created ${result.agents.created.length}, updated ${result.agents.updated.length}; workflows loaded ${result.workflows.loaded.length}`,

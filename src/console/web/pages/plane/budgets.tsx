@@ -1,23 +1,12 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { percent } from "../../lib/format.ts";
-import type { Agent } from "../../types.ts";
+import type { Agent, Answer } from "../../types.ts";
 import { ApiForm, Empty, Panel, Show, useLoad } from "../../ui.tsx";
 
-interface Check {
-  allowed: boolean;
-  spentCents: number;
-  limitCents: number;
-  utilizationPct: number;
-  scope: "agent" | "realm" | null;
-  alert: string | null;
-}
+type Check = Answer<"ledger::check">;
 
-interface Summary {
-  totalCents: number;
-  eventCount: number;
-  breakdown: Record<string, number>;
-}
+type Summary = Answer<"ledger::summary">;
 
 /** The last `count` calendar months, oldest first, as the ledger names them (YYYY-MM, UTC). */
 export function lastMonths(now: Date, count: number): string[] {

@@ -1,40 +1,21 @@
 import { api } from "../../api.ts";
 import { preview, when } from "../../lib/format.ts";
+import type { Answer, Item } from "../../types.ts";
 import { ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
 import { VerifyChain } from "../verify-chain.tsx";
 
-interface Proposal {
-  id: string;
-  kind: string;
-  title: string;
-  status: string;
-  requestedBy: string;
-  quorum: number;
-  voters: string[];
-  votes: Record<string, { vote: string; at: string }>;
-  tally: { for: number; against: number; abstain: number };
-  expiresAt: string;
-}
+type Proposal = Item<Answer<"council::proposals">["proposals"]>;
 
-interface Activity {
-  seq: number;
-  actorKind: string;
-  actorId: string;
-  action: string;
-  entityType: string;
-  entityId: string;
-  timestamp: string;
-  details?: unknown;
-}
+type Activity = Item<Answer<"council::log">["entries"]>;
 
 /** Proposals with their votes, and the realm's activity chain with a check of its hashes. */
 export function Council(props: { realmId: string }) {
   const realm = encodeURIComponent(props.realmId);
   const proposals = useLoad(
-    () => api<{ proposals: Proposal[] }>(`/api/council/proposals/${realm}?limit=100`),
+    () => api<Answer<"council::proposals">>(`/api/council/proposals/${realm}?limit=100`),
     [realm],
   );
-  const log = useLoad(() => api<{ entries: Activity[] }>(`/api/council/log/${realm}?limit=50`), [realm]);
+  const log = useLoad(() => api<Answer<"council::log">>(`/api/council/log/${realm}?limit=50`), [realm]);
   return (
     <div class="grid">
       <Panel title="Proposals" wide>

@@ -1,27 +1,19 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
+import type { Answer, Item } from "../../types.ts";
 import { ApiForm, Badge, Show, useLoad } from "../../ui.tsx";
 
-interface Directive {
-  id: string;
-  title: string;
-  level: string;
-  status: string;
-  parentId?: string;
-  priority?: string;
-}
+type Directive = Item<Answer<"directive::list">["directives"]>;
 
 /** The realm's directives as a tree; a chosen one shows its ancestry up to the root. */
 export function Directives(props: { realmId: string }) {
   const base = `/api/directives/${encodeURIComponent(props.realmId)}`;
-  const directives = useLoad(() => api<{ directives: Directive[] }>(`${base}?limit=200`), [props.realmId]);
+  const directives = useLoad(() => api<Answer<"directive::list">>(`${base}?limit=200`), [props.realmId]);
   const [chosen, setChosen] = useState<string>();
-  const ancestry = useLoad(
+  const ancestry = useLoad<Pick<Answer<"directive::ancestry">, "ancestry">>(
     () =>
       chosen
-        ? api<{ ancestry: Array<{ id: string; title: string; level: string }> }>(
-            `${base}/${encodeURIComponent(chosen)}/ancestry`,
-          )
+        ? api<Answer<"directive::ancestry">>(`${base}/${encodeURIComponent(chosen)}/ancestry`)
         : Promise.resolve({ ancestry: [] }),
     [chosen],
   );

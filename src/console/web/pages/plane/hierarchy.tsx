@@ -1,19 +1,13 @@
 import { api } from "../../api.ts";
-import type { Agent } from "../../types.ts";
+import type { Agent, Answer, HierarchyTreeNode } from "../../types.ts";
 import { ApiForm, Show, useLoad } from "../../ui.tsx";
 
-interface TreeNode {
-  agentId: string;
-  title: string;
-  capabilities: string[];
-  rank: number;
-  reports: TreeNode[];
-}
+type TreeNode = HierarchyTreeNode;
 
 /** The org chart: each agent with its title and capabilities, its reports beneath it. */
 export function Hierarchy(props: { realmId: string; agents: Agent[] }) {
   const tree = useLoad(
-    () => api<{ roots: TreeNode[] }>(`/api/hierarchy/${encodeURIComponent(props.realmId)}/tree`),
+    () => api<Answer<"hierarchy::tree">>(`/api/hierarchy/${encodeURIComponent(props.realmId)}/tree`),
     [props.realmId],
   );
   const names = new Map(props.agents.map((agent) => [agent.id, agent.name]));

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { when } from "../../lib/format.ts";
-import type { Agent } from "../../types.ts";
+import type { Agent, Answer, Item } from "../../types.ts";
 import { Action, ApiForm, Badge, Empty, Problem, Show, useLoad } from "../../ui.tsx";
 
 const STATUSES = ["backlog", "queued", "active", "review", "complete", "blocked", "cancelled"] as const;
@@ -17,20 +17,12 @@ const NEXT: Record<(typeof STATUSES)[number], (typeof STATUSES)[number]> = {
   cancelled: "backlog",
 };
 
-interface Mission {
-  id: string;
-  title: string;
-  status: (typeof STATUSES)[number];
-  priority: string;
-  assigneeId: string | null;
-  version: number;
-  commentCount: number;
-}
+type Mission = Item<Answer<"mission::list">["missions"]>;
 
 /** Missions as a board, a column per status; a card is checked out to an agent or moved on. */
 export function Missions(props: { realmId: string; agents: Agent[] }) {
   const base = `/api/missions/${encodeURIComponent(props.realmId)}`;
-  const missions = useLoad(() => api<{ missions: Mission[] }>(`${base}?limit=200`), [props.realmId]);
+  const missions = useLoad(() => api<Answer<"mission::list">>(`${base}?limit=200`), [props.realmId]);
   const [error, setError] = useState<string>();
   const create = async (event: Event) => {
     event.preventDefault();
@@ -141,13 +133,8 @@ function Card(props: { mission: Mission; agents: Agent[]; base: string; onChange
 function Comments(props: { path: string; count: number }) {
   const [open, setOpen] = useState(false);
   const [round, setRound] = useState(0);
-  const mission = useLoad(
-    () =>
-      open
-        ? api<{ comments: Array<{ id: string; authorId: string; body: string; createdAt: string }> }>(
-            props.path,
-          )
-        : Promise.resolve({ comments: [] }),
+  const mission = useLoad<Pick<Answer<"mission::get">, "comments">>(
+    () => (open ? api<Answer<"mission::get">>(props.path) : Promise.resolve({ comments: [] })),
     [open, round],
   );
   return (

@@ -1,22 +1,9 @@
 import { ApiError, api } from "../../api.ts";
 import { duration, preview, when } from "../../lib/format.ts";
-import type { Agent } from "../../types.ts";
+import type { Agent, Answer } from "../../types.ts";
 import { Action, ApiForm, Badge, Empty, Panel, Show, useLoad } from "../../ui.tsx";
 
-interface PulseStatus {
-  config: { cron: string; enabled: boolean; contextMode: string } | null;
-  recentRuns: Array<{
-    id: string;
-    status: string;
-    source: string;
-    startedAt: string;
-    finishedAt?: string;
-    output?: string;
-    error?: string;
-  }>;
-  lastTick: { at: string; outcome: string; reason?: string } | null;
-  nextFireAt: string | null;
-}
+type PulseStatus = Answer<"pulse::status">;
 
 /** Each agent's pulse: its schedule, when it fires next, how its latest tick went and its recent runs. */
 export function Pulses(props: { realmId: string; agents: Agent[] }) {
