@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from "node:fs";
+import { cpSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -136,8 +136,18 @@ describe("the web console", () => {
     const page = await openConsole(TEST_ADMIN_KEY);
     await page.getByRole("link", { name: "Workflows" }).click();
     await page.getByRole("link", { name: "Console flow" }).click();
-    await page.getByText("fanout").first().waitFor();
+    const drawing = page.getByRole("img", { name: "Workflow steps" });
+    await drawing.locator(".step.fanout").nth(1).waitFor();
+    // input → aliases → a, b (side by side) → gather (two gather edges) → output
+    expect(await drawing.locator(".step").count()).toBe(6);
+    expect(await drawing.locator(".edge.gather").count()).toBe(2);
     await shoot(page, "workflow");
+    const definition = page.getByLabel(/^Version 1/);
+    const edited = JSON.parse(await definition.inputValue());
+    await definition.fill(JSON.stringify({ ...edited, name: "Console flow v2" }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("heading", { name: "Console flow v2" }).waitFor();
+    await page.getByLabel(/^Version 2/).waitFor();
     await page.getByLabel("Input (JSON)").fill('{"topic": "pricing"}');
     await page.getByRole("button", { name: "Run" }).click();
     await page.getByText("completed").first().waitFor();
@@ -260,6 +270,12 @@ describe("the web console", () => {
     await page.getByRole("button", { name: "Add directive" }).click();
     await page.getByRole("button", { name: "Grow the user base" }).click();
     await page.getByRole("heading", { name: "Ancestry" }).waitFor();
+    const editor = page.locator("section.panel", { has: page.getByRole("heading", { name: "Edit" }) });
+    await editor.getByLabel("Title").fill("Grow the user base tenfold");
+    await editor.getByLabel("Status").selectOption("Paused");
+    await editor.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("button", { name: "Grow the user base tenfold" }).waitFor();
+    await page.locator(".tree .badge", { hasText: "Paused" }).waitFor();
     await page.getByRole("link", { name: "Org chart" }).click();
     await page.getByLabel("Title").fill("Chief of staff");
     await page.getByRole("button", { name: "Place in the chart" }).click();
@@ -283,6 +299,96 @@ describe("the web console", () => {
     await shoot(page, "council");
     await page.close();
   }, 90_000);
+
+  it("starts a swarm of a realm's agents, takes their votes, reports consensus and dissolves it", async () => {
+    const realm = await json(
+      await env.server.request("/api/realms", {
+        method: "POST",
+        json: { name: "swarm-realm", owner: "ops" },
+      }),
+    );
+    for (const name of ["ana", "ben"]) {
+      const made = await env.server.request("/api/agents", {
+        method: "POST",
+        json: { name, model: "gpt-4o", realmId: realm.id },
+      });
+      expect(made.status).toBe(201);
+    }
+    const page = await openConsole(TEST_ADMIN_KEY);
+    await page.goto(`${env.server.url}/console/#/plane/${realm.id}/swarms`);
+    await page.getByLabel("Goal").fill("Pick the launch day");
+    await page.getByLabel("ana").check();
+    await page.getByLabel("ben").check();
+    await page.getByRole("button", { name: "Start swarm" }).click();
+    await page.getByRole("cell", { name: "ana, ben" }).waitFor();
+    for (const member of ["ana", "ben"]) {
+      await page.getByLabel("As").selectOption(member);
+      await page.getByLabel("Type").selectOption("vote");
+      await page.getByLabel("Vote (for votes)").selectOption("for");
+      await page.getByLabel("Message").fill("Friday");
+      await page.getByRole("button", { name: "Broadcast" }).click();
+      await page.locator("ol.list li", { hasText: member }).waitFor();
+    }
+    await page.getByLabel("Proposal", { exact: true }).fill("friday");
+    await page.getByRole("button", { name: "Check consensus" }).click();
+    await page
+      .getByRole("status")
+      .getByText(/consensus — 2 for, 0 against of 2 voters/)
+      .waitFor();
+    await shoot(page, "swarms");
+    await page.getByRole("button", { name: "Dissolve" }).click();
+    await page.getByRole("cell", { name: "dissolved" }).waitFor();
+    await page.close();
+  }, 60_000);
+
+  it("lists an agent's memories and forgets one", async () => {
+    const agent = await json(
+      await env.server.request("/api/agents", {
+        method: "POST",
+        json: { name: "memory-agent", model: "gpt-4o" },
+      }),
+    );
+    env.fake.reply({ content: "Noted: the launch is on Friday." });
+    const sent = await env.server.request(`/api/agents/${agent.id}/message`, {
+      method: "POST",
+      json: { message: "Remember that the launch is on Friday" },
+    });
+    expect(sent.status).toBe(200);
+    const page = await openConsole(TEST_ADMIN_KEY);
+    await page.goto(`${env.server.url}/console/#/agents/${agent.id}`);
+    const memory = page.locator("section.panel", { has: page.getByRole("heading", { name: "Memory" }) });
+    await memory.getByText("Remember that the launch is on Friday").waitFor();
+    const before = await memory.getByRole("button", { name: "Forget", exact: true }).count();
+    expect(before).toBeGreaterThan(0);
+    await memory.getByRole("button", { name: "Forget", exact: true }).first().click();
+    await expect
+      .poll(() => memory.getByRole("button", { name: "Forget", exact: true }).count())
+      .toBe(before - 1);
+    await shoot(page, "agent-memory");
+    await page.close();
+  }, 60_000);
+
+  it("finds a framework's project, shows what a dry run would write, migrates it and lists the report", async () => {
+    const source = join(env.server.dataDir, "migrate-source");
+    cpSync(join(import.meta.dirname, "../fixtures/migrate/langchain"), join(source, "langchain"), {
+      recursive: true,
+    });
+    const page = await openConsole(TEST_ADMIN_KEY);
+    await page.getByRole("link", { name: "Migrate" }).click();
+    await page.getByPlaceholder(/Directory to look in/).fill(source);
+    await page.getByRole("button", { name: "Scan" }).click();
+    const row = page.getByRole("row", { name: /langchain/ });
+    await row.getByText("found").waitFor();
+    await row.getByRole("button", { name: "Dry run" }).click();
+    await page.getByRole("heading", { name: "langchain: dry run" }).waitFor();
+    await page.getByText("No migrations yet").waitFor();
+    await row.getByRole("button", { name: "Migrate" }).click();
+    await page.getByRole("heading", { name: "langchain: migrated" }).waitFor();
+    const reports = page.locator("section.panel", { has: page.getByRole("heading", { name: "Reports" }) });
+    await reports.getByText(/^1 run: \d+ migrated/).waitFor();
+    await shoot(page, "migrate");
+    await page.close();
+  }, 60_000);
 
   it("draws an agent's knowledge graph and shows an entity's timeline", async () => {
     const agent = await json(

@@ -15,6 +15,7 @@ const PAGES = [
   ["realms", "Realms"],
   ["graph", "Graph"],
   ["operations", "Operations"],
+  ["migrate", "Migrate"],
 ] as const;
 
 function App() {
@@ -39,7 +40,7 @@ function App() {
         <a class="brand" href={href("agents")}>
           AgentOS
         </a>
-        {PAGES.map(([page, label]) => (
+        {PAGES.filter(([page]) => page !== "migrate" || who.value?.kind === "admin").map(([page, label]) => (
           <a key={page} href={href(page)} class={route.page === page ? "current" : ""}>
             {label}
           </a>
@@ -69,6 +70,7 @@ const PAGE_MODULES: Record<string, () => Promise<ComponentType<any>>> = {
   graph: () => import("./pages/graph.tsx").then((m) => m.GraphPage),
   realms: () => import("./pages/realms.tsx").then((m) => m.RealmsPage),
   plane: () => import("./pages/plane.tsx").then((m) => m.PlanePage),
+  migrate: () => import("./pages/migrate.tsx").then((m) => m.MigratePage),
 };
 
 /** The page a route shows and its props, or null when there is no such page. */
@@ -77,7 +79,7 @@ function pageOf(route: Route, admin: boolean): [string, Record<string, unknown>]
   if (page === "agents") return id ? ["agent", { id }] : ["agents", {}];
   if (page === "workflows") return id ? ["workflow", { id, realmId: sub }] : ["workflows", {}];
   if (page === "runs" && id) return ["run", { id }];
-  if (page === "operations" || page === "realms") return [page, { admin }];
+  if (page === "operations" || page === "realms" || page === "migrate") return [page, { admin }];
   if (page === "graph") return ["graph", {}];
   if (page === "plane" && id) return ["plane", { realmId: id, tab: sub }];
   return null;

@@ -124,6 +124,8 @@ export interface FormField {
   required?: boolean;
   /** A choice among these values instead of free text. */
   options?: readonly string[];
+  /** What the field holds before it is changed (an edit form's current values). */
+  value?: string;
   /** "checks": any number of the options, given to `run` one per line. */
   kind?: "text" | "number" | "textarea" | "checks";
 }
@@ -144,12 +146,22 @@ function Control(props: { field: FormField }) {
     return (
       <select name={field.name}>
         {field.options.map((option) => (
-          <option key={option}>{option}</option>
+          <option key={option} selected={option === field.value}>
+            {option}
+          </option>
         ))}
       </select>
     );
   if (field.kind === "textarea")
-    return <textarea name={field.name} rows={6} required={field.required} placeholder={field.placeholder} />;
+    return (
+      <textarea
+        name={field.name}
+        rows={6}
+        required={field.required}
+        placeholder={field.placeholder}
+        defaultValue={field.value}
+      />
+    );
   if (field.kind === "number")
     return (
       <input
@@ -160,7 +172,15 @@ function Control(props: { field: FormField }) {
         placeholder={field.placeholder}
       />
     );
-  return <input name={field.name} type="text" required={field.required} placeholder={field.placeholder} />;
+  return (
+    <input
+      name={field.name}
+      type="text"
+      required={field.required}
+      placeholder={field.placeholder}
+      defaultValue={field.value}
+    />
+  );
 }
 
 /**

@@ -1,8 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { preview, when } from "../lib/format.ts";
-import type { AgentDetail, Answer, Item, Message, Session } from "../types.ts";
-import { Action, ApiForm, Badge, Empty, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+import type { AgentDetail, Answer, Item } from "../types.ts";
+import { Action, ApiForm, Badge, Page, Panel, Show, useLoad } from "../ui.tsx";
 import { Chat } from "./chat.tsx";
 
 export function AgentPage(props: { id: string }) {

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { when } from "../lib/format.ts";
 import { href, navigate } from "../router.ts";
-import type { Agent, Answer, Model } from "../types.ts";
+import type { Answer } from "../types.ts";
 import { Badge, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
 const PROFILES = ["chat", "code", "research", "ops", "data", "full"];

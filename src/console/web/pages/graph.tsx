@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { forceLayout } from "../lib/force.ts";
 import { preview, when } from "../lib/format.ts";
-import type { Agent, Answer, Item } from "../types.ts";
+import type { Answer, Item } from "../types.ts";
 import { Empty, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
 type Version = Item<Answer<"kg::query_temporal">>;

@@ -5,7 +5,7 @@ import type { Answer } from "../types.ts";
 import { Badge, Page, Panel, Show, useLoad } from "../ui.tsx";
 import { Channels, Runtimes } from "./operations/delivery.tsx";
 import { Audit, Keys, Vault } from "./operations/security.tsx";
-import { Configuration, type FunctionInfo, Workers, WorkerTable } from "./operations/system.tsx";
+import { Configuration, Workers, WorkerTable } from "./operations/system.tsx";
 
 type Health = Answer<"api::health">;
 

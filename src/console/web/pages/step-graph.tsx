@@ -1,12 +1,4 @@
-import {
-  END,
-  type GraphEdge,
-  type GraphNode,
-  NODE,
-  START,
-  type StepView,
-  workflowGraph,
-} from "../lib/graph.ts";
+import { type GraphEdge, type GraphNode, NODE, START, type StepView, workflowGraph } from "../lib/graph.ts";
 
 const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
@@ -19,6 +11,10 @@ function detail(step: StepView): string {
   if (step.mode === "collect") return "collect: gets fanoutResults";
   return "";
 }
+
+/** The input and output are drawn lower than a step: edges meet their boxes, not the space around. */
+const TERMINAL_INSET = 10;
+const inset = (node: GraphNode) => (node.step ? 0 : TERMINAL_INSET);
 
 function Edge(props: { edge: GraphEdge; at: Map<string, GraphNode> }) {
   const from = props.at.get(props.edge.from);
@@ -37,9 +33,9 @@ function Edge(props: { edge: GraphEdge; at: Map<string, GraphNode> }) {
     );
   }
   const x1 = from.x + NODE.width / 2;
-  const y1 = from.y + NODE.height;
+  const y1 = from.y + NODE.height - inset(from);
   const x2 = to.x + NODE.width / 2;
-  const y2 = to.y;
+  const y2 = to.y + inset(to);
   if (props.edge.kind === "skip") {
     // Around the right of the conditional step it passes.
     const aside = Math.max(x1, x2) + NODE.width / 2 + 36;
@@ -64,7 +60,7 @@ function Edge(props: { edge: GraphEdge; at: Map<string, GraphNode> }) {
 function Node(props: { node: GraphNode }) {
   const { node } = props;
   const { step } = node;
-  const terminal = node.id === START || node.id === END;
+  const terminal = !step;
   const title = step ? step.name : node.id === START ? "input" : "output";
   return (
     <g class={`step ${step?.mode ?? "terminal"}`} transform={`translate(${node.x} ${node.y})`}>

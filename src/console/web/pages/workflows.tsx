@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { duration, when } from "../lib/format.ts";
 import { href, navigate } from "../router.ts";
-import type { Answer, Run, Workflow } from "../types.ts";
+import type { Answer, Workflow } from "../types.ts";
 import { ApiForm, Badge, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 import { StepGraph } from "./step-graph.tsx";
 
@@ -101,6 +101,9 @@ export function WorkflowPage(props: { id: string; realmId?: string }) {
             <Panel title="Run">
               <RunForm workflow={value} />
             </Panel>
+            <Panel title="Definition">
+              <EditForm key={value.version} workflow={value} onDone={workflow.reload} />
+            </Panel>
             <Panel title="Runs">
               <Show
                 loaded={runs}
@@ -128,6 +131,44 @@ export function WorkflowPage(props: { id: string; realmId?: string }) {
         </Page>
       )}
     </Show>
+  );
+}
+
+/** The definition as JSON to change and save; saved only if nobody changed it meanwhile (its version). */
+function EditForm(props: { workflow: Workflow; onDone: () => void }) {
+  const { workflow } = props;
+  const [error, setError] = useState<string>();
+  const editable = { name: workflow.name, description: workflow.description, steps: workflow.steps };
+  const save = async (event: Event) => {
+    event.preventDefault();
+    const text = String(new FormData(event.currentTarget as HTMLFormElement).get("definition") ?? "");
+    setError(undefined);
+    try {
+      const changes = JSON.parse(text) as Record<string, unknown>;
+      await api(`/api/workflows/${encodeURIComponent(workflow.id)}`, {
+        method: "PATCH",
+        body: { ...changes, realmId: workflow.realmId, expectedVersion: workflow.version },
+      });
+      props.onDone();
+    } catch (caught) {
+      setError(
+        caught instanceof SyntaxError
+          ? `The definition is not JSON: ${caught.message}`
+          : (caught as Error).message,
+      );
+    }
+  };
+  return (
+    <form class="form" onSubmit={save}>
+      <Field
+        label={`Version ${workflow.version}`}
+        hint="name, description and steps; saving makes the next version"
+      >
+        <textarea name="definition" rows={12} class="code" defaultValue={JSON.stringify(editable, null, 2)} />
+      </Field>
+      <button type="submit">Save</button>
+      <Problem error={error} />
+    </form>
   );
 }
 

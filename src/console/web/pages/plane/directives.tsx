@@ -69,6 +69,12 @@ export function Directives(props: { realmId: string }) {
               <section class="panel">{branch(undefined, new Set())}</section>
               {chosen ? (
                 <section class="panel">
+                  <DirectiveEditor
+                    key={chosen}
+                    path={`${base}/${encodeURIComponent(chosen)}`}
+                    directive={list.find((directive) => directive.id === chosen)}
+                    onDone={directives.reload}
+                  />
                   <h2>Ancestry</h2>
                   <ol class="ancestry">
                     {(ancestry.value?.ancestry ?? []).map((entry) => (
@@ -83,6 +89,47 @@ export function Directives(props: { realmId: string }) {
           );
         }}
       </Show>
+    </>
+  );
+}
+
+const STATUSES = ["Active", "Paused", "Complete", "Cancelled"] as const;
+const PRIORITIES = ["", "critical", "high", "normal", "low"] as const;
+
+/** Changes a directive's title, description, status and priority, on the condition it is as shown. */
+function DirectiveEditor(props: { path: string; directive: Directive | undefined; onDone: () => void }) {
+  const { directive } = props;
+  if (!directive) return null;
+  return (
+    <>
+      <h2>Edit</h2>
+      <ApiForm
+        submit="Save"
+        fields={[
+          { name: "title", label: "Title", required: true, value: directive.title },
+          { name: "description", label: "Description", kind: "textarea", value: directive.description ?? "" },
+          { name: "status", label: "Status", options: STATUSES, value: directive.status },
+          {
+            name: "priority",
+            label: "Priority (empty: none)",
+            options: PRIORITIES,
+            value: directive.priority ?? "",
+          },
+        ]}
+        run={({ title, description, status, priority }) =>
+          api(props.path, {
+            method: "PATCH",
+            body: {
+              title,
+              description: description || null,
+              status,
+              priority: priority || null,
+              expectedVersion: directive.version,
+            },
+          })
+        }
+        onDone={props.onDone}
+      />
     </>
   );
 }
