@@ -153,6 +153,11 @@ describe("the web console", () => {
     await page.getByText("completed").first().waitFor();
     await page.getByText("gather").waitFor();
     await shoot(page, "workflow-run");
+    await page.goto(`${env.server.url}/console/#/workflows/console-flow`);
+    page.once("dialog", (dialog) => dialog.accept());
+    await page.getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("heading", { name: "Workflows" }).waitFor();
+    await expect.poll(() => page.getByRole("link", { name: "Console flow v2" }).count()).toBe(0);
     await page.close();
   }, 60_000);
 
@@ -170,7 +175,44 @@ describe("the web console", () => {
     await vault.getByRole("button", { name: "Store secret" }).click();
     await vault.getByText("console:test:secret").waitFor();
     expect(await page.getByText("s3cret-value").count()).toBe(0);
+    const providers = page.locator("section.panel", {
+      has: page.getByRole("heading", { name: "Model providers" }),
+    });
+    await providers
+      .getByRole("row", { name: /OpenAI/ })
+      .getByRole("button", { name: "Test" })
+      .click();
+    await providers.getByText(/answered in \d+ ms/).waitFor();
+    const bridge = page.locator("section.panel", {
+      has: page.getByRole("heading", { name: "Bridge runtimes" }),
+    });
+    await bridge.getByLabel("Name").fill("echo-back");
+    await bridge.getByLabel("Command or URL").fill("cat");
+    await bridge.getByRole("button", { name: "Register" }).click();
+    await bridge.getByLabel("Prompt for echo-back").fill("hello from the console");
+    await bridge.getByRole("button", { name: "Invoke" }).click();
+    await expect
+      .poll(async () => {
+        await bridge.getByRole("button", { name: "Refresh" }).click();
+        return bridge.locator("li", { hasText: "hello from the console" }).getByText("completed").count();
+      })
+      .toBe(1);
+    const channels = page.locator("section.panel", { has: page.getByRole("heading", { name: "Channels" }) });
+    const agent = await json(
+      await env.server.request("/api/agents", {
+        method: "POST",
+        json: { name: "channel-agent", model: "gpt-4o" },
+      }),
+    );
+    await channels.getByLabel("Platform").fill("slack");
+    await channels.getByLabel("Channel id").fill("C-console");
+    await channels.getByLabel("Agent id").fill(agent.id);
+    await channels.getByRole("button", { name: "Bind" }).click();
+    const bound = channels.locator("li", { hasText: "C-console" });
+    await bound.waitFor();
     await shoot(page, "operations");
+    await bound.getByRole("button", { name: "Unbind" }).click();
+    await expect.poll(() => bound.count()).toBe(0);
     await page.close();
   }, 60_000);
 
@@ -225,6 +267,10 @@ describe("the web console", () => {
     await backlog.getByText("Ship the console").waitFor();
     await backlog.getByRole("button", { name: "Check out" }).click();
     const active = page.getByRole("region", { name: "active" });
+    await active.getByText("plane-agent").waitFor();
+    await active.getByRole("button", { name: "Release" }).click();
+    await active.getByText("Ship the console").waitFor({ state: "detached" });
+    await page.getByRole("button", { name: "Check out" }).click();
     await active.getByText("Ship the console").waitFor();
     await active.getByLabel("Move to").selectOption("review");
     await active.getByRole("button", { name: "Move" }).click();
@@ -280,6 +326,14 @@ describe("the web console", () => {
     await page.getByLabel("Title").fill("Chief of staff");
     await page.getByRole("button", { name: "Place in the chart" }).click();
     await page.locator(".org-node", { hasText: "Chief of staff" }).waitFor();
+    await page
+      .locator(".org-node", { hasText: "Chief of staff" })
+      .getByRole("button", { name: "Remove" })
+      .click();
+    await page.locator(".org-node").waitFor({ state: "detached" });
+    await page.getByLabel("Title").fill("Chief of staff");
+    await page.getByRole("button", { name: "Place in the chart" }).click();
+    await page.locator(".org-node", { hasText: "Chief of staff" }).waitFor();
     await page.getByRole("link", { name: "Pulses" }).click();
     await page.getByLabel("Cron (six fields, UTC)").fill("0 0 9 * * *");
     await page.getByRole("button", { name: "Schedule" }).click();
@@ -294,9 +348,25 @@ describe("the web console", () => {
       await shoot(page, name);
     }
     await page.getByRole("link", { name: "Council" }).click();
+    await page.getByLabel("Proposal").fill("Hire a designer");
+    await page.getByLabel("Requested by").fill("ops");
+    await page.getByLabel("Quorum (votes)").fill("1");
+    await page.getByRole("button", { name: "Submit proposal" }).click();
+    const proposal = page.getByRole("row", { name: /Hire a designer/ });
+    await proposal.getByText("pending").waitFor();
+    await proposal.getByLabel("As").fill("ops");
+    await proposal.getByRole("button", { name: "Vote" }).click();
+    await proposal.getByText("approved").waitFor();
     await page.getByRole("button", { name: "Verify the activity chain" }).click();
     await page.getByText(/The activity chain is intact/).waitFor();
     await shoot(page, "council");
+    await page.getByRole("link", { name: "Realms" }).click();
+    page.once("dialog", (dialog) => dialog.accept());
+    await page
+      .getByRole("row", { name: /plane-realm/ })
+      .getByRole("button", { name: "Delete" })
+      .click();
+    await expect.poll(() => page.getByRole("row", { name: /plane-realm/ }).count()).toBe(0);
     await page.close();
   }, 90_000);
 
@@ -409,13 +479,23 @@ describe("the web console", () => {
     }
     const page = await openConsole(TEST_ADMIN_KEY);
     await page.getByRole("link", { name: "Graph", exact: true }).click();
-    await page.getByLabel("Agent").selectOption({ label: "graph-agent" });
+    await page.getByLabel("Agent", { exact: true }).selectOption({ label: "graph-agent" });
     await page.getByLabel("Start entity").fill("Ada");
     await page.getByRole("button", { name: "Show" }).click();
     const graph = page.getByRole("img", { name: "Knowledge graph" });
     await graph.getByRole("button", { name: "Babbage" }).waitFor();
     await graph.getByRole("button", { name: "Ada" }).click();
     await page.getByText("v1 person").waitFor();
+    const add = page.locator("section.panel", {
+      has: page.getByRole("heading", { name: "Add or change an entity" }),
+    });
+    await add.getByLabel("Agent's graph").selectOption("graph-agent");
+    await add.getByLabel("Entity").fill("Ada");
+    await add.getByLabel("Type").fill("person");
+    await add.getByLabel("Properties (JSON)").fill('{"note": "Ada v2"}');
+    await add.getByLabel("Relations").fill("worked_on: Analytical Engine; knows: Mary Somerville");
+    await add.getByRole("button", { name: "Save entity" }).click();
+    await graph.getByRole("button", { name: "Mary Somerville" }).waitFor();
     await shoot(page, "graph");
     await page.close();
   }, 60_000);

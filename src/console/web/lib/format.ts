@@ -27,3 +27,30 @@ export function percent(part: number, whole: number): number {
   const share = (part / whole) * 100;
   return Number.isFinite(share) ? Math.max(0, Math.min(100, share)) : share > 0 ? 100 : 0;
 }
+
+/**
+ * Relations typed as `type: target` pairs separated by semicolons or new lines ("worked_on: Analytical
+ * Engine; knows: Babbage"); a pair without a colon or with an empty side is refused by name.
+ */
+export function parseRelations(text: string): Array<{ type: string; target: string }> {
+  return text
+    .split(/[;\n]/)
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const colon = pair.indexOf(":");
+      const type = pair.slice(0, colon).trim();
+      const target = pair.slice(colon + 1).trim();
+      if (colon < 0 || !type || !target) throw new Error(`"${pair}" is not a relation: write type: target`);
+      return { type, target };
+    });
+}
+
+/** Text a person typed as JSON, or an error that names the field and what is wrong. */
+export function parseJson(text: string, field: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${field} is not JSON: ${(error as Error).message}`);
+  }
+}

@@ -1,9 +1,9 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { forceLayout } from "../lib/force.ts";
-import { preview, when } from "../lib/format.ts";
+import { parseJson, parseRelations, preview, when } from "../lib/format.ts";
 import type { Answer, Item } from "../types.ts";
-import { Empty, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+import { ApiForm, Empty, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
 type Version = Item<Answer<"kg::query_temporal">>;
 
@@ -81,6 +81,42 @@ export function GraphPage() {
         }
       </Show>
       <Problem error={agents.error} />
+      {agents.value?.agents.length ? (
+        <Panel title="Add or change an entity" wide>
+          <ApiForm
+            submit="Save entity"
+            fields={[
+              {
+                name: "agent",
+                label: "Agent's graph",
+                options: agents.value.agents.map((agent) => agent.name),
+              },
+              { name: "entity", label: "Entity", required: true, placeholder: "Ada" },
+              { name: "type", label: "Type", required: true, placeholder: "person" },
+              { name: "properties", label: "Properties (JSON)", placeholder: '{"born": 1815}' },
+              {
+                name: "relations",
+                label: "Relations",
+                placeholder: "worked_on: Analytical Engine; knows: Babbage",
+              },
+            ]}
+            run={async (values) => {
+              const owner = agents.value?.agents.find((agent) => agent.name === values.agent);
+              await api("/api/kg/add", {
+                body: {
+                  agentId: owner?.id,
+                  entity: values.entity,
+                  type: values.type,
+                  properties: values.properties ? parseJson(values.properties, "Properties") : {},
+                  relations: parseRelations(values.relations ?? ""),
+                },
+              });
+              if (owner?.id === agentId) versions.reload();
+              stats.reload();
+            }}
+          />
+        </Panel>
+      ) : null}
     </Page>
   );
 }

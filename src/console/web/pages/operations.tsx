@@ -5,7 +5,7 @@ import type { Answer } from "../types.ts";
 import { Badge, Page, Panel, Show, useLoad } from "../ui.tsx";
 import { Channels, Runtimes } from "./operations/delivery.tsx";
 import { Audit, Keys, Vault } from "./operations/security.tsx";
-import { Configuration, Workers, WorkerTable } from "./operations/system.tsx";
+import { Configuration, Providers, Workers, WorkerTable } from "./operations/system.tsx";
 
 type Health = Answer<"api::health">;
 
@@ -38,6 +38,7 @@ export function OperationsPage(props: { admin: boolean }) {
         <Panel title="Functions by worker" wide>
           <Show loaded={functions}>{(value) => <Workers functions={value.functions} />}</Show>
         </Panel>
+        <Providers />
         <Channels />
         <Runtimes admin={props.admin} />
         {props.admin ? <Vault /> : null}

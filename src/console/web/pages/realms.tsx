@@ -49,6 +49,20 @@ export function RealmsPage(props: { admin: boolean }) {
                       <Action label="Resume" run={() => setStatus(realm, "Active")} />
                     ) : null}
                     <Action label="Export" run={() => download(realm)} />
+                    {props.admin ? (
+                      <Action
+                        label="Delete"
+                        kind="danger"
+                        run={async () => {
+                          if (
+                            !confirm(`Delete the realm ${realm.name} with its agents, workflows and records?`)
+                          )
+                            return;
+                          await api(`/api/realms/${encodeURIComponent(realm.id)}`, { method: "DELETE" });
+                          realms.reload();
+                        }}
+                      />
+                    ) : null}
                   </td>
                 </tr>
               ))}

@@ -1,7 +1,7 @@
 import { api } from "../../api.ts";
-import { when } from "../../lib/format.ts";
+import { preview, when } from "../../lib/format.ts";
 import type { Answer, Item } from "../../types.ts";
-import { ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
+import { Action, ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
 
 type Binding = Item<Answer<"channel::bindings">>;
 
@@ -35,6 +35,17 @@ export function Channels() {
                 <small>
                   {binding.realmId} · {when(binding.createdAt)}
                 </small>
+                <span class="row-actions">
+                  <Action
+                    label="Unbind"
+                    run={() =>
+                      api(
+                        `/api/channels/${encodeURIComponent(binding.platform)}/${encodeURIComponent(binding.channelId)}`,
+                        { method: "DELETE" },
+                      ).then(bindings.reload)
+                    }
+                  />
+                </span>
               </li>
             ))}
           </ul>
@@ -100,6 +111,18 @@ export function Runtimes(props: { admin: boolean }) {
                 <small>
                   {runtime.command ?? runtime.url ?? ""} · timeout {runtime.timeoutSecs} s
                 </small>
+                <ApiForm
+                  submit="Invoke"
+                  fields={[
+                    { name: "prompt", label: `Prompt for ${runtime.name}`, placeholder: "what to do" },
+                  ]}
+                  run={({ prompt }) =>
+                    api("/api/bridge/invoke", {
+                      body: { runtimeId: runtime.id, ...(prompt ? { prompt } : {}) },
+                    })
+                  }
+                  onDone={runs.reload}
+                />
               </li>
             ))}
           </ul>
@@ -107,7 +130,9 @@ export function Runtimes(props: { admin: boolean }) {
       </Show>
       {runs.value?.runs.length ? (
         <>
-          <h3>Recent runs</h3>
+          <h3>
+            Recent runs <Action label="Refresh" run={async () => runs.reload()} />
+          </h3>
           <ul class="list">
             {runs.value.runs.map((run) => (
               <li key={run.id}>
@@ -116,7 +141,21 @@ export function Runtimes(props: { admin: boolean }) {
                 </span>
                 <small>
                   {when(run.startedAt)} {run.error ?? ""}
+                  {run.output === null || run.output === undefined ? "" : ` · ${preview(run.output, 200)}`}
                 </small>
+                {run.status === "running" ? (
+                  <span class="row-actions">
+                    <Action
+                      label="Cancel"
+                      kind="danger"
+                      run={() =>
+                        api(`/api/bridge/runs/${encodeURIComponent(run.id)}/cancel`, { body: {} }).then(
+                          runs.reload,
+                        )
+                      }
+                    />
+                  </span>
+                ) : null}
               </li>
             ))}
           </ul>

@@ -118,3 +118,66 @@ export function Configuration() {
     </Panel>
   );
 }
+
+/** The model providers: which can be used now, and a one-token request through one to prove it. */
+export function Providers() {
+  const providers = useLoad(() => api<Answer<"catalog::providers">>("/api/providers"), []);
+  const [tested, setTested] = useState<Record<string, Answer<"catalog::test_provider">>>({});
+  const test = async (id: string) => {
+    const result = await api<Answer<"catalog::test_provider">>(
+      `/api/providers/${encodeURIComponent(id)}/test`,
+      {
+        body: {},
+      },
+    );
+    setTested((before) => ({ ...before, [id]: result }));
+  };
+  return (
+    <Panel title="Model providers" wide>
+      <Show loaded={providers}>
+        {(value) => (
+          <table>
+            <thead>
+              <tr>
+                <th>Provider</th>
+                <th>Endpoint</th>
+                <th>Usable</th>
+                <th>Test</th>
+              </tr>
+            </thead>
+            <tbody>
+              {/* The usable ones first: the rest only say which key or endpoint they wait for. */}
+              {[...value.providers]
+                .sort((a, b) => Number(b.available) - Number(a.available))
+                .map((provider) => {
+                  const result = tested[provider.id];
+                  return (
+                    <tr key={provider.id}>
+                      <td>
+                        {provider.name} <small>{provider.local ? "local" : provider.driver}</small>
+                      </td>
+                      <td>
+                        <code>{provider.baseUrl}</code>
+                      </td>
+                      <td>
+                        <Badge value={provider.available ? "available" : "unavailable"} />{" "}
+                        {provider.reason ?? ""}
+                      </td>
+                      <td>
+                        {provider.available ? <Action label="Test" run={() => test(provider.id)} /> : "—"}{" "}
+                        {result
+                          ? result.ok
+                            ? `answered in ${result.latencyMs} ms (${result.model})`
+                            : `failed: ${result.error ?? "no answer"}`
+                          : ""}
+                      </td>
+                    </tr>
+                  );
+                })}
+            </tbody>
+          </table>
+        )}
+      </Show>
+    </Panel>
+  );
+}

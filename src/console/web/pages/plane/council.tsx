@@ -1,5 +1,5 @@
 import { api } from "../../api.ts";
-import { preview, when } from "../../lib/format.ts";
+import { parseJson, preview, when } from "../../lib/format.ts";
 import type { Answer, Item } from "../../types.ts";
 import { ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
 import { VerifyChain } from "../verify-chain.tsx";
@@ -7,6 +7,15 @@ import { VerifyChain } from "../verify-chain.tsx";
 type Proposal = Item<Answer<"council::proposals">["proposals"]>;
 
 type Activity = Item<Answer<"council::log">["entries"]>;
+
+const KINDS = [
+  "custom",
+  "hire_agent",
+  "terminate_agent",
+  "budget_change",
+  "strategy_change",
+  "realm_suspend",
+];
 
 /** Proposals with their votes, and the realm's activity chain with a check of its hashes. */
 export function Council(props: { realmId: string }) {
@@ -19,10 +28,38 @@ export function Council(props: { realmId: string }) {
   return (
     <div class="grid">
       <Panel title="Proposals" wide>
+        <ApiForm
+          submit="Submit proposal"
+          fields={[
+            { name: "title", label: "Proposal", required: true },
+            { name: "kind", label: "Kind", options: KINDS, value: "custom" },
+            {
+              name: "requestedBy",
+              label: "Requested by",
+              required: true,
+              placeholder: "agent id or your name",
+            },
+            { name: "quorum", label: "Quorum (votes)", kind: "number", placeholder: "1" },
+            { name: "payload", label: "Payload (JSON, optional)", placeholder: '{"agentId": "…"}' },
+          ]}
+          run={({ title, kind, requestedBy, quorum, payload }) =>
+            api("/api/council/proposals", {
+              body: {
+                realmId: props.realmId,
+                title,
+                kind,
+                requestedBy,
+                ...(quorum ? { quorum: Number(quorum) } : {}),
+                ...(payload ? { payload: parseJson(payload, "The payload") } : {}),
+              },
+            })
+          }
+          onDone={proposals.reload}
+        />
         <Show
           loaded={proposals}
           empty={(value) => value.proposals.length === 0}
-          whenEmpty="No proposals: agents and keys submit them with POST /api/council/proposals."
+          whenEmpty="No proposals yet: submit one above (agents submit theirs over the API)."
         >
           {(value) => (
             <table>

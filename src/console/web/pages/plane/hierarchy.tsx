@@ -1,6 +1,6 @@
 import { api } from "../../api.ts";
 import type { Agent, Answer, HierarchyTreeNode } from "../../types.ts";
-import { ApiForm, Show, useLoad } from "../../ui.tsx";
+import { Action, ApiForm, Show, useLoad } from "../../ui.tsx";
 
 type TreeNode = HierarchyTreeNode;
 
@@ -17,6 +17,14 @@ export function Hierarchy(props: { realmId: string; agents: Agent[] }) {
         <b>{names.get(entry.agentId) ?? entry.agentId}</b>
         <small>{entry.title || "—"}</small>
         {entry.capabilities.length ? <small>{entry.capabilities.join(", ")}</small> : null}
+        <Action
+          label="Remove"
+          run={() =>
+            api(`/api/hierarchy/${encodeURIComponent(props.realmId)}/${encodeURIComponent(entry.agentId)}`, {
+              method: "DELETE",
+            }).then(tree.reload)
+          }
+        />
       </div>
       {entry.reports.length ? <ul>{entry.reports.map(node)}</ul> : null}
     </li>

@@ -84,8 +84,19 @@ function Card(props: { mission: Mission; agents: Agent[]; base: string; onChange
     <article class="card">
       <b>{mission.title}</b>
       <small>
-        <Badge value={mission.priority} /> {mission.assigneeId ? `· ${mission.assigneeId}` : "· unassigned"}
+        <Badge value={mission.priority} />{" "}
+        {mission.assigneeId
+          ? `· ${props.agents.find((agent) => agent.id === mission.assigneeId)?.name ?? mission.assigneeId}`
+          : "· unassigned"}
       </small>
+      {mission.assigneeId ? (
+        <div class="card-actions">
+          <Action
+            label="Release"
+            run={() => api(`${path}/release`, { body: { agentId: mission.assigneeId } }).then(props.onChange)}
+          />
+        </div>
+      ) : null}
       {mission.assigneeId === null && props.agents.length > 0 ? (
         <div class="card-actions">
           <select
