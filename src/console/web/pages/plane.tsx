@@ -1,7 +1,7 @@
 import { api } from "../api.ts";
 import { href } from "../router.ts";
 import type { Answer } from "../types.ts";
-import { Page, Show, useLoad } from "../ui.tsx";
+import { Badge, Page, Show, useLoad } from "../ui.tsx";
 import { Budgets } from "./plane/budgets.tsx";
 import { Council } from "./plane/council.tsx";
 import { Directives } from "./plane/directives.tsx";
@@ -27,8 +27,15 @@ export function PlanePage(props: { realmId: string; tab?: string }) {
     () => api<Answer<"agent::list">>(`/api/agents?realmId=${encodeURIComponent(props.realmId)}&limit=200`),
     [props.realmId],
   );
+  const realm = useLoad(
+    () => api<Answer<"realm::get">>(`/api/realms/${encodeURIComponent(props.realmId)}`),
+    [props.realmId],
+  );
   return (
-    <Page title={`Realm ${props.realmId}`}>
+    <Page
+      title={`Realm ${realm.value?.name ?? props.realmId}`}
+      actions={realm.value ? <Badge value={realm.value.status} /> : null}
+    >
       <nav class="tabs">
         {TABS.map(([id, label]) => (
           <a key={id} href={href("plane", props.realmId, id)} class={tab === id ? "current" : ""}>
