@@ -34,23 +34,36 @@ export interface ForwardRequest {
   maxRetries?: number;
   /** The provider's endpoint under its base URL; `/chat/completions` unless said (`/embeddings`). */
   path?: string;
+  /** The caller giving up (an agent's turn aborted): the provider's request goes too. */
+  signal?: AbortSignal;
 }
 
 /** Non-streamed: the provider's JSON answer, as text (the caller sends it on unchanged). */
 export async function forwardCompletion(request: ForwardRequest): Promise<string> {
+  return (await completion(request)).text;
+}
+
+/** Non-streamed, for a caller that reads the answer: its text and its parsed JSON. */
+export async function completion(
+  request: ForwardRequest,
+): Promise<{ text: string; answer: Record<string, unknown> & { usage?: OpenAiUsage } }> {
   const call = await openUpstream(request, false);
   try {
     const text = await readAll(call.response);
-    let answer: { usage?: OpenAiUsage };
+    let answer: Record<string, unknown> & { usage?: OpenAiUsage };
     try {
-      answer = JSON.parse(text) as { usage?: OpenAiUsage };
+      answer = JSON.parse(text) as Record<string, unknown> & { usage?: OpenAiUsage };
     } catch (error) {
       throw new Error(`the answer is not JSON (${(error as Error).message})`);
     }
     await request.onUsage(usageOf(answer.usage));
-    return text;
+    return { text, answer };
   } catch (error) {
-    throw providerError(request.choice, call.baseUrl, error);
+    throw providerError(
+      request.choice,
+      call.baseUrl,
+      request.signal?.aborted ? request.signal.reason : error,
+    );
   } finally {
     call.done();
   }
@@ -148,6 +161,10 @@ async function openUpstream(request: ForwardRequest, stream: boolean): Promise<U
   const controller = new AbortController();
   const timeoutMs = request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS;
   const timer = setTimeout(() => controller.abort(timeoutError()), timeoutMs);
+  const { signal } = request;
+  signal?.throwIfAborted();
+  const giveUp = () => controller.abort(signal?.reason);
+  signal?.addEventListener("abort", giveUp, { once: true });
   const maxRetries = request.maxRetries ?? 2;
   try {
     for (let attempt = 0; ; attempt++) {
@@ -162,6 +179,7 @@ async function openUpstream(request: ForwardRequest, stream: boolean): Promise<U
           baseUrl,
           done: () => {
             clearTimeout(timer);
+            signal?.removeEventListener("abort", giveUp);
             if (!response.complete) controller.abort();
           },
         };
@@ -173,6 +191,7 @@ async function openUpstream(request: ForwardRequest, stream: boolean): Promise<U
     }
   } catch (error) {
     clearTimeout(timer);
+    signal?.removeEventListener("abort", giveUp);
     throw providerError(choice, baseUrl, controller.signal.aborted ? controller.signal.reason : error);
   }
 }

@@ -319,7 +319,29 @@ async function remember(
   );
 }
 
-async function toolsFor(deps: ChatDeps, registered: Set<string>, agent: Agent) {
+/**
+ * An agent's tool set is the same from turn to turn until the agent changes (its `updatedAt`) or a
+ * function comes or goes (a new `registered` set): built once then, not on every turn (it cost four
+ * engine calls and the schemas' conversion each time).
+ */
+const toolSets = new WeakMap<Set<string>, Map<string, Promise<ToolSet | undefined>>>();
+const MAX_CACHED_TOOL_SETS = 1000;
+
+function toolsFor(deps: ChatDeps, registered: Set<string>, agent: Agent): Promise<ToolSet | undefined> {
+  const byAgent = toolSets.get(registered) ?? new Map<string, Promise<ToolSet | undefined>>();
+  toolSets.set(registered, byAgent);
+  const key = `${agent.id}\u0000${agent.updatedAt}`;
+  const cached = byAgent.get(key);
+  if (cached) return cached;
+  if (byAgent.size >= MAX_CACHED_TOOL_SETS) byAgent.clear();
+  const built = buildTools(deps, registered, agent);
+  byAgent.set(key, built);
+  // A failed build is not kept: the next turn tries again.
+  built.catch(() => byAgent.delete(key));
+  return built;
+}
+
+async function buildTools(deps: ChatDeps, registered: Set<string>, agent: Agent) {
   const ids = agentToolIds(agent, [...registered]);
   if (ids.length === 0) return undefined;
   const infos = (await Promise.all(

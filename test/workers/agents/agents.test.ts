@@ -126,6 +126,28 @@ describe("agents over HTTP", () => {
     expect(JSON.stringify((fake.requests[1] as SentMessages).messages.at(-1))).toContain("clear");
   });
 
+  it("offers the tools as they are now: after the agent's tools change and after a function comes or goes", async () => {
+    const worker = server.service.engine.worker("test");
+    worker.registerFunction({ id: "test::weather", description: "Weather" }, () => ({}));
+    const id = await createAgent({ name: "adaptable", model: "gpt-4o", tools: ["test::*"] });
+    const offered = async () => {
+      const before = fake.requests.length;
+      await server.request(`/api/agents/${id}/message`, { method: "POST", json: { message: "hi" } });
+      return ((fake.requests[before] as SentMessages).tools ?? []).map((t) => t.function.name);
+    };
+    expect(await offered()).toEqual(["test__weather"]);
+    worker.registerFunction({ id: "test::tides", description: "Tides" }, () => ({}));
+    expect(await offered()).toEqual(["test__tides", "test__weather"]);
+    const patched = await server.request(`/api/agents/${id}`, {
+      method: "PATCH",
+      json: { tools: ["test::tides"] },
+    });
+    expect(patched.status).toBe(200);
+    expect(await offered()).toEqual(["test__tides"]);
+    server.service.engine.unregisterFunction("test::tides");
+    expect(await offered()).toEqual([]);
+  });
+
   it("offers no tool outside the agent's capabilities", async () => {
     server.service.engine.worker("test").registerFunction({ id: "test::weather" }, () => ({}));
     const id = await createAgent({
