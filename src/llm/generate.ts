@@ -10,6 +10,7 @@ import {
 import type { TriggerFn } from "../engine/types.ts";
 import { AppError, isAppError } from "../shared/errors.ts";
 import { timed, type WrappableModel } from "./model-telemetry.ts";
+import { generateOverWire, takesWirePath } from "./openai-wire.ts";
 import { providerError } from "./provider-errors.ts";
 import { apiKeyOf, baseUrlOf, languageModel, missingKey } from "./providers.ts";
 import type { ModelEntry, ProviderEntry, Usage } from "./types.ts";
@@ -77,7 +78,10 @@ export async function generate(request: GenerateRequest): Promise<GenerateResult
   const told = { any: false };
   for (const choice of request.choices) {
     try {
-      return request.onEvent ? await streamWith(choice, request, told) : await generateWith(choice, request);
+      if (request.onEvent) return await streamWith(choice, request, told);
+      return takesWirePath(choice, request)
+        ? await generateOverWire(choice, request)
+        : await generateWith(choice, request);
     } catch (error) {
       lastError = error;
       // A refusal of ours (over budget, invalid input) is not the model's fault: no fallback helps; nor

@@ -6,30 +6,46 @@ import type { ModelChoice } from "./generate.ts";
 
 export type WrappableModel = Parameters<typeof wrapLanguageModel>[0]["model"];
 
+const reporter = (choice: ModelChoice, trigger: TriggerFn) => (started: number, outcome: "ok" | "error") =>
+  report(trigger, {
+    type: "model_call",
+    provider: choice.provider.id,
+    model: choice.model.id,
+    durationMs: performance.now() - started,
+    outcome,
+  });
+
+const attributesOf = (choice: ModelChoice) => ({
+  "gen_ai.system": choice.provider.id,
+  "gen_ai.request.model": choice.model.id,
+});
+
+/** One model call, made by whatever means, as telemetry (duration, outcome) and a trace span `llm.call`. */
+export function timedCall<T>(
+  choice: ModelChoice,
+  trigger: TriggerFn,
+  call: () => PromiseLike<T>,
+): Promise<T> {
+  const tell = reporter(choice, trigger);
+  return inSpan("llm.call", attributesOf(choice), async () => {
+    const started = performance.now();
+    try {
+      const result = await call();
+      tell(started, "ok");
+      return result;
+    } catch (error) {
+      tell(started, "error");
+      throw error;
+    }
+  });
+}
+
 /** Each model call as telemetry (duration, outcome) and a trace span `llm.call` (a stream: until its last part). */
 export function timed(choice: ModelChoice, trigger: TriggerFn): LanguageModelMiddleware {
-  const tell = (started: number, outcome: "ok" | "error") =>
-    report(trigger, {
-      type: "model_call",
-      provider: choice.provider.id,
-      model: choice.model.id,
-      durationMs: performance.now() - started,
-      outcome,
-    });
-  const attributes = { "gen_ai.system": choice.provider.id, "gen_ai.request.model": choice.model.id };
+  const tell = reporter(choice, trigger);
+  const attributes = attributesOf(choice);
   return {
-    wrapGenerate: ({ doGenerate }) =>
-      inSpan("llm.call", attributes, async () => {
-        const started = performance.now();
-        try {
-          const result = await doGenerate();
-          tell(started, "ok");
-          return result;
-        } catch (error) {
-          tell(started, "error");
-          throw error;
-        }
-      }),
+    wrapGenerate: ({ doGenerate }) => timedCall(choice, trigger, doGenerate),
     wrapStream: async ({ doStream }) => {
       const started = performance.now();
       const span = startSpan("llm.call", { ...attributes, "gen_ai.stream": true });
