@@ -1,5 +1,5 @@
 import { publishEventAwaited } from "../../engine/events.ts";
-import { isConflict, serialized } from "../../engine/state/cas.ts";
+import { isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { BatchOp } from "../../engine/state/types.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
@@ -31,74 +31,218 @@ export interface LedgerDeps {
  * running totals are written together or not at all, so a crash can never leave a spend half counted,
  * and a redelivered eventId (every cluster node's subscriber receives each `cost.incurred`) finds the
  * whole outcome or nothing.
+ *
+ * Spends of one realm are counted in groups (issue #14): those that arrive while a group is being
+ * written wait and go together in the next, which reads the budgets once, charges them in arrival order
+ * and writes one transaction. A lone spend is a group of one; a busy realm no longer writes its budget
+ * record once per spend, one after the other. Retries only happen across nodes.
  */
-export async function spend(deps: LedgerDeps, input: SpendInput): Promise<SpendEvent> {
-  // Spends of one realm queue in this process (they swap the same realm budget): retries only across nodes.
-  return serialized(`ledger-spend\u0000${input.realmId}`, async () => {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const outcome = await attemptSpend(deps, input);
-      if (outcome) return outcome;
-      await pause(Math.random() * Math.min(2 ** attempt, 50));
+export function spend(deps: LedgerDeps, input: SpendInput): Promise<SpendEvent> {
+  return new Promise((resolve, reject) => {
+    const realms = queues.get(deps) ?? new Map<string, Waiting[]>();
+    queues.set(deps, realms);
+    const waiting = realms.get(input.realmId);
+    if (waiting) {
+      waiting.push({ input, resolve, reject });
+      return;
     }
-    throw new AppError(
-      "unavailable",
-      `Too much contention on the budgets of realm ${input.realmId}; try again`,
-    );
+    const queue: Waiting[] = [{ input, resolve, reject }];
+    realms.set(input.realmId, queue);
+    void drain(deps, realms, input.realmId, queue);
   });
 }
 
+interface Waiting {
+  input: SpendInput;
+  resolve: (event: SpendEvent) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The spends waiting per realm, per ledger (one process may hold several services, as tests do). */
+const queues = new WeakMap<LedgerDeps, Map<string, Waiting[]>>();
+const MAX_GROUP = 64;
 const MAX_ATTEMPTS = 64;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** One try: undefined when another writer got in between (the caller reads again and retries). */
-async function attemptSpend(deps: LedgerDeps, input: SpendInput): Promise<SpendEvent | undefined> {
+async function drain(deps: LedgerDeps, realms: Map<string, Waiting[]>, realmId: string, queue: Waiting[]) {
+  while (queue.length > 0) {
+    const group = queue.splice(0, MAX_GROUP);
+    await settleGroup(deps, group).catch((error: unknown) => {
+      for (const waiting of group) waiting.reject(error);
+    });
+  }
+  realms.delete(realmId);
+}
+
+async function settleGroup(deps: LedgerDeps, group: Waiting[]): Promise<void> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const outcomes = await attemptGroup(
+      deps,
+      group.map((waiting) => waiting.input),
+    );
+    if (outcomes) {
+      for (const [index, waiting] of group.entries()) {
+        const outcome = outcomes[index] as Outcome;
+        if ("event" in outcome) waiting.resolve(outcome.event);
+        else waiting.reject(outcome.error);
+      }
+      return;
+    }
+    await pause(Math.random() * Math.min(2 ** attempt, 50));
+  }
+  throw new AppError(
+    "unavailable",
+    `Too much contention on the budgets of realm ${group[0]?.input.realmId}; try again`,
+  );
+}
+
+type Outcome = { event: SpendEvent } | { error: unknown };
+type Versioned<T> = { value: T; version: number } | null;
+
+/** One budget as the group charges it: as read, and as it is after the spends counted so far. */
+interface Charging {
+  key: string;
+  version: number;
+  current: Budget;
+  changed: boolean;
+}
+
+/**
+ * One try of a group (spends of one realm, in arrival order): undefined when another writer got in
+ * between (the caller reads again and retries); else each spend's outcome, all written in one batch.
+ */
+async function attemptGroup(deps: LedgerDeps, inputs: SpendInput[]): Promise<Outcome[] | undefined> {
   const now = nowMs();
-  const draft = draftEvent(input, now);
-  const { realmId, agentId } = draft;
-  const { eventId } = input;
-  const claim =
-    eventId === undefined ? null : await deps.state.getVersioned<SpendEvent>(claimsScope(realmId), eventId);
-  if (claim) {
-    const earlier = await replay(deps, claim.value);
-    if (earlier) return earlier;
+  const realmId = inputs[0]?.realmId as string;
+  const claims = await readClaims(deps, realmId, inputs);
+  const outcomes: Array<Outcome | undefined> = [];
+  const counted: number[] = [];
+  const firstOfEvent = new Map<string, number>();
+  for (const [index, input] of inputs.entries()) {
+    const earlier = input.eventId === undefined ? undefined : firstOfEvent.get(input.eventId);
+    if (earlier !== undefined) continue; // the same eventId twice in one group: the first one's outcome
+    if (input.eventId !== undefined) firstOfEvent.set(input.eventId, index);
+    const claim = claims[index];
+    const replayed = claim
+      ? await replay(deps, claim.value).then(
+          (event) => event && { event },
+          (error) => ({ error }),
+        )
+      : undefined;
+    if (replayed) outcomes[index] = replayed;
+    else counted.push(index);
   }
   const budgets = budgetsScope(realmId);
-  const [agent, realm] = await Promise.all([
-    deps.state.getVersioned<Budget>(budgets, budgetKey(agentId)),
-    deps.state.getVersioned<Budget>(budgets, budgetKey()),
-  ]);
-  const charge: Charge = { spendId: draft.id, costCents: draft.costCents, now, at: draft.timestamp };
-  let applied: Array<{ key: string; version: number; next: Budget; crossedSoft: boolean }>;
+  const charging = await readBudgets(
+    deps,
+    budgets,
+    counted.map((index) => (inputs[index] as SpendInput).agentId),
+  );
+  const ops: BatchOp[] = [];
+  const accepted: SpendEvent[] = [];
+  const refusals: Array<{ rejected: SpendEvent; refusal: Refusal }> = [];
+  const softCrossings: Array<{ event: SpendEvent; budget: Budget }> = [];
+  for (const index of counted) {
+    const draft = draftEvent(inputs[index] as SpendInput, now);
+    const claimVersion = claims[index]?.version;
+    const charge: Charge = { spendId: draft.id, costCents: draft.costCents, now, at: draft.timestamp };
+    const applied = chargeBoth(charging, draft.agentId, charge);
+    if (applied instanceof Refusal) {
+      const reason = exceededMessage(draft.agentId, applied.wouldSpend, applied.budget.monthlyCents);
+      const rejected: SpendEvent = { ...draft, status: "rejected", reason };
+      ops.push(...claimOp(rejected, claimVersion), eventOp(rejected));
+      refusals.push({ rejected, refusal: applied });
+      outcomes[index] = { error: new AppError("budget_exceeded", reason) };
+      continue;
+    }
+    // A spend without its own billing code is attributed to its budget's (the agent's first).
+    const billingCode =
+      draft.billingCode ?? applied.find((entry) => entry.next.billingCode)?.next.billingCode;
+    const event: SpendEvent = { ...draft, ...(billingCode ? { billingCode } : {}), status: "accepted" };
+    ops.push(...claimOp(event, claimVersion), eventOp(event));
+    accepted.push(event);
+    for (const { next, crossedSoft } of applied) if (crossedSoft) softCrossings.push({ event, budget: next });
+    outcomes[index] = { event };
+  }
+  for (const budget of charging.values()) {
+    if (budget.changed)
+      ops.push({
+        type: "set",
+        scope: budgets,
+        key: budget.key,
+        value: budget.current,
+        expectedVersion: budget.version,
+      });
+  }
+  ops.push(...totalsOps(accepted));
+  if (ops.length > 0 && !(await commit(deps, ops))) return undefined;
+  for (const { event, budget } of softCrossings) await publishSoftThreshold(deps, event, budget);
+  for (const { rejected, refusal } of refusals) await refuse(deps, rejected, refusal).catch(() => undefined);
+  return inputs.map((input, index) => {
+    const own = outcomes[index];
+    if (own) return own;
+    return outcomes[firstOfEvent.get(input.eventId as string) as number] as Outcome;
+  });
+}
+
+/** The eventId claims of the group's spends, read together (null: never claimed). */
+function readClaims(
+  deps: LedgerDeps,
+  realmId: string,
+  inputs: SpendInput[],
+): Promise<Array<Versioned<SpendEvent>>> {
+  return Promise.all(
+    inputs.map((input) =>
+      input.eventId === undefined
+        ? null
+        : deps.state.getVersioned<SpendEvent>(claimsScope(realmId), input.eventId),
+    ),
+  );
+}
+
+/** The budgets the group charges: each agent's that has one, and the realm's, read once. */
+async function readBudgets(
+  deps: LedgerDeps,
+  scope: string,
+  agentIds: string[],
+): Promise<Map<string, Charging>> {
+  const keys = [
+    ...new Set(agentIds.map((agentId) => budgetKey(agentId))),
+    ...(agentIds.length ? [budgetKey()] : []),
+  ];
+  const read = await Promise.all(keys.map((key) => deps.state.getVersioned<Budget>(scope, key)));
+  const charging = new Map<string, Charging>();
+  for (const [index, key] of keys.entries()) {
+    const found = read[index];
+    if (found) charging.set(key, { key, version: found.version, current: found.value, changed: false });
+  }
+  return charging;
+}
+
+/**
+ * A spend charged to the agent's budget and the realm's, or the Refusal when either's hard limit would
+ * be passed (then neither is charged). Charges build on the spends counted before it in the group.
+ */
+function chargeBoth(
+  charging: Map<string, Charging>,
+  agentId: string,
+  charge: Charge,
+): Array<{ next: Budget; crossedSoft: boolean }> | Refusal {
+  const targets = [charging.get(budgetKey(agentId)), charging.get(budgetKey())].filter(
+    (entry): entry is Charging => entry !== undefined,
+  );
+  let applied: Array<{ next: Budget; crossedSoft: boolean }>;
   try {
-    applied = [
-      ...(agent
-        ? [{ key: budgetKey(agentId), version: agent.version, ...charged(agent.value, charge) }]
-        : []),
-      ...(realm ? [{ key: budgetKey(), version: realm.version, ...charged(realm.value, charge) }] : []),
-    ];
+    applied = targets.map((target) => charged(target.current, charge));
   } catch (error) {
-    if (!(error instanceof Refusal)) throw error;
-    const reason = exceededMessage(agentId, error.wouldSpend, error.budget.monthlyCents);
-    const rejected: SpendEvent = { ...draft, status: "rejected", reason };
-    if (!(await commit(deps, [...claimOp(rejected, claim?.version), eventOp(rejected)]))) return undefined;
-    return refuse(deps, rejected, error);
+    if (error instanceof Refusal) return error;
+    throw error;
   }
-  // A spend without its own billing code is attributed to its budget's (the agent's first).
-  const billingCode = draft.billingCode ?? applied.find((entry) => entry.next.billingCode)?.next.billingCode;
-  const event: SpendEvent = { ...draft, ...(billingCode ? { billingCode } : {}), status: "accepted" };
-  const budgetOps: BatchOp[] = applied.map(({ key, version, next }) => ({
-    type: "set",
-    scope: budgets,
-    key,
-    value: next,
-    expectedVersion: version,
-  }));
-  const ops = [...claimOp(event, claim?.version), ...budgetOps, eventOp(event), ...totalsOps(event)];
-  if (!(await commit(deps, ops))) return undefined;
-  for (const { next, crossedSoft } of applied) {
-    if (crossedSoft) await publishSoftThreshold(deps, event, next);
+  for (const [index, target] of targets.entries()) {
+    target.current = (applied[index] as { next: Budget }).next;
+    target.changed = true;
   }
-  return event;
+  return applied;
 }
 
 /** The batch, or false when a version it was conditional on moved (someone else wrote first). */
@@ -162,8 +306,8 @@ async function replay(deps: LedgerDeps, claimed: SpendEvent): Promise<SpendEvent
   return claimed;
 }
 
-/** The refusal is recorded (not counted anywhere): tell subscribers and the council, then fail with 402. */
-async function refuse(deps: LedgerDeps, rejected: SpendEvent, refusal: Refusal): Promise<never> {
+/** The refusal is recorded (not counted anywhere): subscribers and the council are told. */
+async function refuse(deps: LedgerDeps, rejected: SpendEvent, refusal: Refusal): Promise<void> {
   const { realmId, agentId } = rejected;
   const limitCents = refusal.budget.monthlyCents;
   const spentCents = refusal.wouldSpend;
@@ -185,7 +329,6 @@ async function refuse(deps: LedgerDeps, rejected: SpendEvent, refusal: Refusal):
       timeout_ms: 10_000,
     })
     .catch(() => undefined);
-  throw new AppError("budget_exceeded", rejected.reason ?? "budget exceeded");
 }
 
 function publishSoftThreshold(deps: LedgerDeps, event: SpendEvent, budget: Budget): Promise<void> {

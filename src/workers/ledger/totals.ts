@@ -34,7 +34,7 @@ interface Totals {
 export type Summary = z.infer<typeof summaryAnswer>;
 
 /** Atomic increments (no read-modify-write): array paths keep ids containing dots intact. */
-function incrementOps(event: SpendEvent): UpdateOp[] {
+function incrementOps(event: SpendEvent): Array<UpdateOp & { type: "increment" }> {
   const micros = toMicros(event.costCents);
   const groups: Record<GroupBy, string> = {
     agent: event.agentId,
@@ -47,21 +47,34 @@ function incrementOps(event: SpendEvent): UpdateOp[] {
     { type: "increment", path: "totalInputTokens", by: event.inputTokens },
     { type: "increment", path: "totalOutputTokens", by: event.outputTokens },
     { type: "increment", path: "eventCount", by: 1 },
-    ...Object.entries(groups).map(([group, name]): UpdateOp => {
+    ...Object.entries(groups).map(([group, name]): UpdateOp & { type: "increment" } => {
       return { type: "increment", path: [GROUP_FIELD[group as GroupBy], name], by: micros };
     }),
   ];
 }
 
-/** The all-time and monthly totals' increments of an accepted spend, for the spend's own transaction. */
-export function totalsOps(event: SpendEvent): BatchOp[] {
-  const ops = incrementOps(event);
-  const scope = totalsScope(event.realmId);
-  const month = periodKey(Date.parse(event.timestamp));
-  return [
-    { type: "update", scope, key: ALL_TIME, ops },
-    { type: "update", scope, key: month, ops },
-  ];
+/**
+ * The all-time and monthly totals' increments of accepted spends (of one realm), for their own
+ * transaction: one update of each record however many spends there are.
+ */
+export function totalsOps(events: SpendEvent[]): BatchOp[] {
+  // Per record, one increment per field however many spends: the sums are exact (integers).
+  const byKey = new Map<string, Map<string, UpdateOp & { type: "increment" }>>();
+  for (const event of events) {
+    for (const key of [ALL_TIME, periodKey(Date.parse(event.timestamp))]) {
+      const fields = byKey.get(key) ?? new Map<string, UpdateOp & { type: "increment" }>();
+      byKey.set(key, fields);
+      for (const op of incrementOps(event)) {
+        const field = JSON.stringify(op.path);
+        const sum = fields.get(field);
+        fields.set(field, sum ? { ...sum, by: sum.by + op.by } : op);
+      }
+    }
+  }
+  const scope = events[0] ? totalsScope(events[0].realmId) : "";
+  return [...byKey].map(
+    ([key, fields]): BatchOp => ({ type: "update", scope, key, ops: [...fields.values()] }),
+  );
 }
 
 /** The summary of a realm for one month, or all time when `period` is absent. */

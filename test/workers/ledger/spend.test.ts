@@ -141,6 +141,36 @@ describe("ledger::spend", () => {
     expect(await summary(ctx.server, realmId)).toMatchObject({ totalCents: 5000, eventCount: 100 });
   });
 
+  it("counts a spend delivered many times at once exactly once, and answers every delivery with it", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 1000 });
+    const { engine } = ctx.server.service;
+    const payload = { ...spendOf(realmId, agentId, 3), eventId: "evt-many-times" };
+    const answers = (await Promise.all(
+      Array.from({ length: 20 }, () => engine.trigger({ function_id: "ledger::spend", payload })),
+    )) as Array<{ id: string }>;
+    expect(new Set(answers.map((answer) => answer.id)).size).toBe(1);
+    expect((await check(ctx.server, realmId, agentId)).spentCents).toBe(3);
+    expect(await summary(ctx.server, realmId)).toMatchObject({ totalCents: 3, eventCount: 1 });
+    expect(await storedEvents(ctx.server, realmId)).toHaveLength(1);
+  });
+
+  it("counts spends arriving together in arrival order: those within the hard limit, then refusals", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 10 });
+    const { engine } = ctx.server.service;
+    const outcomes = await Promise.all(
+      [4, 4, 4, 1].map((cents) =>
+        engine.trigger({ function_id: "ledger::spend", payload: spendOf(realmId, agentId, cents) }).then(
+          () => 201,
+          (error: { status: number }) => error.status,
+        ),
+      ),
+    );
+    expect(outcomes).toEqual([201, 201, 402, 201]);
+    expect((await check(ctx.server, realmId, agentId)).spentCents).toBe(9);
+  });
+
   it("lets no concurrent spend slip past a hard limit (over HTTP and in-process at once)", async () => {
     const { realmId, agentId } = await realmWithAgent(ctx.server);
     await setBudget(ctx.server, { realmId, agentId, monthlyCents: 500 });
