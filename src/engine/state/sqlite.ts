@@ -196,6 +196,16 @@ export class SqliteStateStore implements StateStore {
     compute: (old: StateRecord | null) => { value: unknown; text: string },
   ): WriteResult {
     for (;;) {
+      // Create-only: the insert itself tells whether the key was free, without reading it first.
+      if (expectedVersion === 0) {
+        const next = compute(null);
+        const updatedAt = nowIso();
+        if (this.statements.insertIfAbsent.run(scope, key, next.text, updatedAt).changes === 1) {
+          return { old: null, record: { key, value: next.value, version: 1, updatedAt } };
+        }
+        this.current(scope, key, expectedVersion); // throws the conflict, naming the version found
+        continue; // deleted in between by another process: try again
+      }
       const old = this.current(scope, key, expectedVersion);
       const next = compute(old);
       const updatedAt = nowIso();

@@ -30,7 +30,20 @@ import { summarize } from "./totals.ts";
 export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
-  const deps: LedgerDeps = { trigger, state };
+  const deps: LedgerDeps = {
+    trigger,
+    state,
+    // Checked once per group of spends (see spend): not `write`, since a cost already incurred is
+    // recorded even in an archived realm; but a realm being deleted keeps nothing, and a record made
+    // while it was being deleted is taken away again.
+    realm: {
+      before: async (realmId) => {
+        const realm = await requireRealm(trigger, realmId);
+        if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+      },
+      after: (realmId) => recheckRealm(trigger, realmId, () => purgeRealm(state, realmId)),
+    },
+  };
 
   worker.registerFunction(
     {
@@ -85,21 +98,9 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
     },
   );
 
-  const record = async (input: SpendInput, ctx: InvocationContext) => {
-    const { realmId } = input;
-    assertRealmAccess(ctx, realmId);
-    // Not `write`: a cost already incurred is recorded even in an archived realm. But a realm being
-    // deleted keeps nothing: its ledger is being purged, and a record made now would outlive it.
-    const realm = await requireRealm(trigger, realmId);
-    if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
-    const outcome = await spend(deps, input).then(
-      (event) => ({ event }),
-      (error: unknown) => ({ error }),
-    );
-    // A refused spend is recorded too, so the re-check runs either way.
-    await recheckRealm(trigger, realmId, () => purgeRealm(state, realmId));
-    if ("error" in outcome) throw outcome.error;
-    return outcome.event;
+  const record = (input: SpendInput, ctx: InvocationContext) => {
+    assertRealmAccess(ctx, input.realmId);
+    return spend(deps, input);
   };
 
   worker.registerFunction(

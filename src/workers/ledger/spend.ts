@@ -22,6 +22,8 @@ import { totalsOps } from "./totals.ts";
 export interface LedgerDeps {
   trigger: TriggerFn;
   state: StateClient;
+  /** The realm's checks around each group of spends: before (it may take spends), after (a delete raced). */
+  realm?: { before(realmId: string): Promise<void>; after(realmId: string): Promise<void> };
 }
 
 /**
@@ -75,25 +77,31 @@ async function drain(deps: LedgerDeps, realms: Map<string, Waiting[]>, realmId: 
 }
 
 async function settleGroup(deps: LedgerDeps, group: Waiting[]): Promise<void> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const outcomes = await attemptGroup(
-      deps,
-      group.map((waiting) => waiting.input),
-    );
-    if (outcomes) {
-      for (const [index, waiting] of group.entries()) {
-        const outcome = outcomes[index] as Outcome;
-        if ("event" in outcome) waiting.resolve(outcome.event);
-        else waiting.reject(outcome.error);
-      }
-      return;
+  const realmId = group[0]?.input.realmId as string;
+  await deps.realm?.before(realmId);
+  let outcomes: Outcome[] | undefined;
+  try {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && !outcomes; attempt++) {
+      if (attempt > 0) await pause(Math.random() * Math.min(2 ** attempt, 50));
+      // First as if no eventId had been seen (the usual case): a claim found taken fails the batch, and
+      // the next try reads the claims and answers those spends as they were answered before.
+      outcomes = await attemptGroup(
+        deps,
+        group.map((waiting) => waiting.input),
+        attempt > 0,
+      );
     }
-    await pause(Math.random() * Math.min(2 ** attempt, 50));
+  } finally {
+    // Refused spends are recorded too, and a failed try may have raced a delete: the re-check runs either way.
+    await deps.realm?.after(realmId);
   }
-  throw new AppError(
-    "unavailable",
-    `Too much contention on the budgets of realm ${group[0]?.input.realmId}; try again`,
-  );
+  if (!outcomes)
+    throw new AppError("unavailable", `Too much contention on the budgets of realm ${realmId}; try again`);
+  for (const [index, waiting] of group.entries()) {
+    const outcome = outcomes[index] as Outcome;
+    if ("event" in outcome) waiting.resolve(outcome.event);
+    else waiting.reject(outcome.error);
+  }
 }
 
 type Outcome = { event: SpendEvent } | { error: unknown };
@@ -111,10 +119,14 @@ interface Charging {
  * One try of a group (spends of one realm, in arrival order): undefined when another writer got in
  * between (the caller reads again and retries); else each spend's outcome, all written in one batch.
  */
-async function attemptGroup(deps: LedgerDeps, inputs: SpendInput[]): Promise<Outcome[] | undefined> {
+async function attemptGroup(
+  deps: LedgerDeps,
+  inputs: SpendInput[],
+  readingClaims: boolean,
+): Promise<Outcome[] | undefined> {
   const now = nowMs();
   const realmId = inputs[0]?.realmId as string;
-  const claims = await readClaims(deps, realmId, inputs);
+  const claims = readingClaims ? await readClaims(deps, realmId, inputs) : inputs.map(() => null);
   const outcomes: Array<Outcome | undefined> = [];
   const counted: number[] = [];
   const firstOfEvent = new Map<string, number>();
