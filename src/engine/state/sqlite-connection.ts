@@ -185,6 +185,11 @@ export function openSqliteConnection(path: string): SqliteConnection {
  * A new file and its directory are owner-only: the file holds key hashes and encrypted secrets
  * (SQLite gives -wal/-shm the file's mode).
  */
+/*
+ * The page cache holds up to 64 MB (SQLite's default is 2 MB): an agent's turn touches state rows, the
+ * text index and the ledger, and with the default most reads went to the operating system again
+ * (issue #14: about 5 % more agent messages a second at 32 connections, and a lower p99).
+ */
 function openFile(path: string): DatabaseSync {
   const created = path !== ":memory:" && !existsSync(path);
   if (created) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -195,6 +200,7 @@ function openFile(path: string): DatabaseSync {
     PRAGMA journal_mode = WAL;
     PRAGMA synchronous = NORMAL;
     PRAGMA journal_size_limit = 33554432;
+    PRAGMA cache_size = -65536;
   `);
   return db;
 }
