@@ -124,22 +124,25 @@ function toolChoiceOf(choice: GenerateRequest["toolChoice"]): unknown {
   return { type: "function", function: { name: choice.toolName } };
 }
 
-/** The definitions sent for a tool set, made once per set (an agent's set lives across its turns). */
-const definitions = new WeakMap<ToolSet, unknown[]>();
+/**
+ * A tool's parameters as sent, made once per schema: a turn's tool set is wrapped anew for each turn
+ * (to follow its abort signal), but its entries keep the schema objects of the agent's kept set.
+ */
+const parameters = new WeakMap<object, Record<string, unknown>>();
 
 function wireTools(tools: ToolSet): unknown[] {
-  const known = definitions.get(tools);
-  if (known) return known;
-  const made = Object.entries(tools).map(([name, entry]) => ({
-    type: "function",
-    function: {
-      name,
-      ...(entry.description ? { description: entry.description } : {}),
-      parameters: openAiSchema(asSchema(entry.inputSchema).jsonSchema as Record<string, unknown>),
-    },
-  }));
-  definitions.set(tools, made);
-  return made;
+  return Object.entries(tools).map(([name, entry]) => {
+    const schema = entry.inputSchema as object;
+    let sent = parameters.get(schema);
+    if (!sent) {
+      sent = openAiSchema(asSchema(entry.inputSchema).jsonSchema as Record<string, unknown>);
+      parameters.set(schema, sent);
+    }
+    return {
+      type: "function",
+      function: { name, ...(entry.description ? { description: entry.description } : {}), parameters: sent },
+    };
+  });
 }
 
 /** As the AI SDK sends schemas to OpenAI: without `propertyNames` and regex lookarounds it does not take. */
