@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { encodeCursor } from "../../engine/state/keys.ts";
 import { nowIso } from "../../shared/clock.ts";
@@ -53,9 +54,14 @@ export async function openSession(
     updatedAt: now,
     metadata: {},
   };
-  await state.set(sessionsScope(agentId), session.id, session);
+  // Written with the turn's messages (appendTurn), in one transaction: a turn that fails or is given up
+  // leaves no empty session behind, and a new conversation costs one commit instead of three.
+  unsaved.add(session);
   return session;
 }
+
+/** Sessions opened for a turn and not yet written (see openSession). */
+const unsaved = new WeakSet<Session>();
 
 /** The agent's `/v1` conversations by the hash of their messages so far (see threads.ts). */
 export const threadsScope = (agentId: string) => `agent_threads:${agentId}`;
@@ -93,6 +99,7 @@ export async function recentMessages(
   session: Session,
   limit: number,
 ): Promise<StoredMessage[]> {
+  if (session.messageCount === 0) return [];
   const from = Math.max(0, session.messageCount - limit);
   const page = await state.list<StoredMessage>(messagesScope(agentId, session.id), {
     limit: Math.min(limit, 1000),
@@ -107,6 +114,30 @@ export async function appendTurn(
   session: Session,
   turn: StoredMessage[],
 ): Promise<Session> {
+  if (unsaved.delete(session)) {
+    const created: Session = { ...session, messageCount: turn.length, updatedAt: nowIso() };
+    try {
+      await state.batch([
+        {
+          type: "set",
+          scope: sessionsScope(session.agentId),
+          key: session.id,
+          value: created,
+          expectedVersion: 0,
+        },
+        ...turn.map((message, offset) => ({
+          type: "set" as const,
+          scope: messagesScope(session.agentId, session.id),
+          key: sequenceKey(offset),
+          value: message,
+        })),
+      ]);
+      return created;
+    } catch (error) {
+      // A caller's own session id, started by another turn meanwhile: appended to it below instead.
+      if (!isConflict(error)) throw error;
+    }
+  }
   // Sequence numbers are reserved with one atomic increment of the session's count, so two turns on one
   // session at once get distinct keys and lose nothing.
   const { new_value: updated } = await state.update<Session>(sessionsScope(session.agentId), session.id, [
@@ -114,10 +145,13 @@ export async function appendTurn(
     { type: "set", path: "updatedAt", value: nowIso() },
   ]);
   const first = updated.messageCount - turn.length;
-  await Promise.all(
-    turn.map((message, offset) =>
-      state.set(messagesScope(session.agentId, session.id), sequenceKey(first + offset), message),
-    ),
+  await state.batch(
+    turn.map((message, offset) => ({
+      type: "set" as const,
+      scope: messagesScope(session.agentId, session.id),
+      key: sequenceKey(first + offset),
+      value: message,
+    })),
   );
   return updated;
 }

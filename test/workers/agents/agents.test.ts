@@ -439,4 +439,39 @@ describe("sessions under concurrent use", () => {
     ).toEqual(["a", "b", "m0"]);
     expect(page.items).toHaveLength(6);
   });
+
+  it("keeps both turns when two start the same new session of the caller's own id at once", async () => {
+    const id = await createAgent({ name: "twins", model: "gpt-4o" });
+    const replies = await Promise.all(
+      ["x", "y"].map(async (message) =>
+        json(
+          await server.request(`/api/agents/${id}/message`, {
+            method: "POST",
+            json: { message, sessionId: "my-thread" },
+          }),
+        ),
+      ),
+    );
+    expect(replies.map((reply) => reply.sessionId)).toEqual(["my-thread", "my-thread"]);
+    const session = await json(await server.request(`/api/agents/${id}/sessions/my-thread`));
+    expect(session.session.messageCount).toBe(4);
+    expect(session.messages.map((message: { content: string }) => message.content).sort()).toEqual([
+      "ok",
+      "ok",
+      "x",
+      "y",
+    ]);
+  });
+
+  it("leaves no session behind when the model fails before answering", async () => {
+    const id = await createAgent({ name: "unlucky", model: "gpt-4o" });
+    fake.reply({ status: 400 });
+    const failed = await server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "hi" },
+    });
+    expect(failed.status).toBeGreaterThanOrEqual(400);
+    const { sessions } = await json(await server.request(`/api/agents/${id}/sessions`));
+    expect(sessions).toEqual([]);
+  });
 });
