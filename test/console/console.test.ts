@@ -83,6 +83,19 @@ describe("the web console", () => {
     await page.getByText(/2 messages/).waitFor();
     await shoot(page, "agent-chat");
 
+    await page.getByText("Change", { exact: true }).click();
+    await page.getByLabel("Tools (comma separated)").fill("tool::file_read, memory::*");
+    await page.getByLabel("System prompt").fill("You answer in one sentence.");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.locator("pre.prompt", { hasText: "You answer in one sentence." }).waitFor();
+    const agentId = decodeURIComponent(new URL(page.url()).hash.split("/")[2] ?? "");
+    const saved = await json(await env.server.request(`/api/agents/${agentId}`));
+    expect(saved).toMatchObject({
+      tools: ["tool::file_read", "memory::*"],
+      capabilities: ["support", "billing"],
+      model: "gpt-4o",
+    });
+
     await page.getByRole("link", { name: "Agents" }).click();
     await page.getByRole("link", { name: "console-agent" }).waitFor();
     await shoot(page, "agents");

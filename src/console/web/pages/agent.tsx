@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.ts";
+import { agentChanges } from "../lib/agent-changes.ts";
 import { preview, when } from "../lib/format.ts";
 import type { AgentDetail, Answer, Item } from "../types.ts";
 import { Action, ApiForm, Badge, Page, Panel, Show, useLoad } from "../ui.tsx";
@@ -53,18 +54,37 @@ export function AgentPage(props: { id: string }) {
                 <ApiForm
                   submit="Save"
                   fields={[
-                    { name: "model", label: "Model", placeholder: value.model },
+                    { name: "model", label: "Model", value: value.model },
+                    { name: "description", label: "Description", value: value.description ?? "" },
+                    {
+                      name: "toolProfile",
+                      label: "Tool profile",
+                      options: ["chat", "code", "research", "ops", "data", "full"],
+                      value: value.toolProfile,
+                    },
+                    { name: "tools", label: "Tools (comma separated)", value: value.tools.join(", ") },
+                    {
+                      name: "capabilities",
+                      label: "Capabilities (comma separated)",
+                      value: value.capabilities?.join(", ") ?? "",
+                    },
+                    {
+                      name: "temperature",
+                      label: "Temperature",
+                      kind: "number",
+                      value: value.temperature === undefined ? "" : String(value.temperature),
+                    },
                     {
                       name: "systemPrompt",
                       label: "System prompt",
                       kind: "textarea",
-                      placeholder: value.systemPrompt ?? "",
+                      value: value.systemPrompt ?? "",
                     },
                   ]}
-                  run={({ model, systemPrompt }) =>
+                  run={(form) =>
                     api(`/api/agents/${encodeURIComponent(value.id)}`, {
                       method: "PATCH",
-                      body: { ...(model ? { model } : {}), ...(systemPrompt ? { systemPrompt } : {}) },
+                      body: agentChanges(value, form),
                     })
                   }
                   onDone={agent.reload}
