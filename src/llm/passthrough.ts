@@ -158,11 +158,11 @@ async function openUpstream(request: ForwardRequest, stream: boolean): Promise<U
     "content-length": String(Buffer.byteLength(payload)),
     ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
   };
+  const { signal } = request;
+  if (signal?.aborted) throw providerError(choice, baseUrl, signal.reason);
   const controller = new AbortController();
   const timeoutMs = request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS;
   const timer = setTimeout(() => controller.abort(timeoutError()), timeoutMs);
-  const { signal } = request;
-  signal?.throwIfAborted();
   const giveUp = () => controller.abort(signal?.reason);
   signal?.addEventListener("abort", giveUp, { once: true });
   const maxRetries = request.maxRetries ?? 2;
