@@ -17,6 +17,11 @@ export function searchClient(trigger: TriggerFn) {
       id: string,
       doc: { text: string; data?: unknown; createdAt?: string },
     ) => call<{ id: string; createdAt: string }>("search::put", { index, scope, id, ...doc }),
+    putMany: (
+      index: string,
+      scope: string,
+      docs: Array<{ id: string; text: string; data?: unknown; createdAt?: string }>,
+    ) => call<{ docs: Array<{ id: string; createdAt: string }> }>("search::put_many", { index, scope, docs }),
     delete: (index: string, scope: string, id: string) =>
       call<{ deleted: boolean }>("search::delete", { index, scope, id }),
     deleteScope: (index: string, scope: string) =>

@@ -6,6 +6,7 @@ import {
   searchDeleteScopeInput,
   searchListInput,
   searchPutInput,
+  searchPutManyInput,
   searchQueryInput,
 } from "./schema.ts";
 import type { TextIndex } from "./types.ts";
@@ -24,6 +25,24 @@ export function registerSearchFunctions(engine: Engine, index: TextIndex): void 
     ({ index: name, scope, id, text, data, createdAt }) => {
       const doc = { text, data: data ?? null, createdAt: createdAt ?? nowIso() };
       return andThen(index.put(name, scope, id, doc), () => ({ id, createdAt: doc.createdAt }));
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "search::put_many",
+      description:
+        "Index several documents of one scope {index, scope, docs: [{id, text, data?, createdAt?}]}, each as search::put",
+      input: searchPutManyInput,
+    },
+    ({ index: name, scope, docs }) => {
+      const stored = docs.map(({ id, text, data, createdAt }) => ({
+        id,
+        doc: { text, data: data ?? null, createdAt: createdAt ?? nowIso() },
+      }));
+      return andThen(index.putMany(name, scope, stored), () => ({
+        docs: stored.map(({ id, doc }) => ({ id, createdAt: doc.createdAt })),
+      }));
     },
   );
 

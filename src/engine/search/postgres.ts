@@ -163,6 +163,10 @@ export class PostgresTextIndex implements TextIndex {
     ]);
   }
 
+  async putMany(index: string, scope: string, docs: Array<{ id: string; doc: TextDoc }>): Promise<void> {
+    for (const { id, doc } of docs) await this.put(index, scope, id, doc);
+  }
+
   async delete(index: string, scope: string, id: string): Promise<boolean> {
     return (await this.number("delete", [index, scope, id])) > 0;
   }

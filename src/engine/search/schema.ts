@@ -19,6 +19,29 @@ export const searchPutInput = z.strictObject({
   createdAt: z.iso.datetime({ offset: true }).optional(),
 });
 
+export const MAX_PUT_MANY = 100;
+
+export const searchPutManyInput = z
+  .strictObject({
+    index: indexSchema,
+    scope: scopeSchema,
+    docs: z
+      .array(
+        z.strictObject({
+          id: idSchema,
+          text: storableText("text", MAX_TEXT_BYTES),
+          data: z.unknown().optional(),
+          createdAt: z.iso.datetime({ offset: true }).optional(),
+        }),
+      )
+      .min(1, "docs must hold at least one document")
+      .max(MAX_PUT_MANY, `docs must hold at most ${MAX_PUT_MANY} documents`),
+  })
+  .refine((input) => new Set(input.docs.map((doc) => doc.id)).size === input.docs.length, {
+    path: ["docs"],
+    message: "docs must not repeat an id",
+  });
+
 export const searchDeleteInput = z.strictObject({ index: indexSchema, scope: scopeSchema, id: idSchema });
 
 export const searchDeleteScopeInput = z.strictObject({ index: indexSchema, scope: scopeSchema });

@@ -137,16 +137,22 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   put(index: string, scope: string, id: string, doc: TextDoc): MaybePromise<void> {
+    return this.putMany(index, scope, [{ id, doc }]);
+  }
+
+  putMany(index: string, scope: string, docs: Array<{ id: string; doc: TextDoc }>): MaybePromise<void> {
     return this.connection.write(() => {
-      const { data, createdMs } = documentFields(doc);
       const base = this.scopeBase(index, scope) ?? this.addScope(index, scope);
-      const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
-      if (existing) this.remove(existing.rowid);
-      const rowid = this.freeRowid(base, createdMs);
-      this.statements.insertDoc.run(rowid, index, scope, id, data, doc.createdAt, createdMs);
-      this.statements.insertText.run(rowid, doc.text);
-      this.statements.countDocs.run(1);
-      this.wrote(base);
+      for (const { id, doc } of docs) {
+        const { data, createdMs } = documentFields(doc);
+        const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
+        if (existing) this.remove(existing.rowid);
+        const rowid = this.freeRowid(base, createdMs);
+        this.statements.insertDoc.run(rowid, index, scope, id, data, doc.createdAt, createdMs);
+        this.statements.insertText.run(rowid, doc.text);
+        this.wrote(base);
+      }
+      this.statements.countDocs.run(docs.length);
     });
   }
 

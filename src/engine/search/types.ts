@@ -40,6 +40,11 @@ export interface TextHit {
 export interface TextIndex {
   readonly kind: "sqlite" | "postgres";
   put(index: string, scope: string, id: string, doc: TextDoc): MaybePromise<void>;
+  /**
+   * Several documents of one scope, each as `put` would (distinct ids): SQLite writes them in one
+   * transaction, PostgreSQL one after the other.
+   */
+  putMany(index: string, scope: string, docs: Array<{ id: string; doc: TextDoc }>): MaybePromise<void>;
   /** True when the document existed. */
   delete(index: string, scope: string, id: string): MaybePromise<boolean>;
   /** Removes every document of the scope; returns how many there were. */

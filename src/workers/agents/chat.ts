@@ -95,7 +95,7 @@ export async function chatTurn(
   // Both stored before the answer goes out, so an answered turn's messages and memories survive a crash.
   await Promise.all([
     appendTurn(deps.state, session, stored),
-    registered.has("memory::store") ? remember(deps, agent, session.id, stored) : undefined,
+    registered.has("memory::store") ? remember(deps, registered, agent, session.id, stored) : undefined,
   ]);
   return {
     content: result.content,
@@ -298,25 +298,21 @@ async function recall(deps: ChatDeps, agentId: string, query: string): Promise<s
 /** Memories are an enrichment: a store that fails does not fail the answered turn. */
 async function remember(
   deps: ChatDeps,
+  registered: Set<string>,
   agent: Agent,
   sessionId: string,
   turn: StoredMessage[],
 ): Promise<void> {
-  await Promise.all(
-    turn.map((message) =>
-      deps
-        .trigger({
-          function_id: "memory::store",
-          payload: {
-            agentId: agent.id,
-            sessionId,
-            role: message.role,
-            content: message.content.slice(0, 32_768),
-          },
-        })
-        .catch(() => undefined),
-    ),
-  );
+  const entries = turn.map((message) => ({
+    sessionId,
+    role: message.role,
+    content: message.content.slice(0, 32_768),
+  }));
+  // The turn's memories in one write where the memory worker takes several at once.
+  const calls = registered.has("memory::store_many")
+    ? [{ function_id: "memory::store_many", payload: { agentId: agent.id, entries } }]
+    : entries.map((entry) => ({ function_id: "memory::store", payload: { agentId: agent.id, ...entry } }));
+  await Promise.all(calls.map((call) => deps.trigger(call).catch(() => undefined)));
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   memoryListInput,
   memoryRecallInput,
   memoryStoreInput,
+  memoryStoreManyInput,
 } from "./schema.ts";
 import { similarity } from "./similarity.ts";
 
@@ -46,6 +47,32 @@ export function registerMemory(worker: WorkerClient): void {
         createdAt: entry.createdAt,
       });
       return entry;
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "memory::store_many",
+      description:
+        "Remember several entries of an agent at once {agentId, entries: [{content, sessionId?, role?}]}",
+      input: memoryStoreManyInput,
+    },
+    async ({ agentId, entries }): Promise<{ entries: MemoryEntry[] }> => {
+      const createdAt = nowIso();
+      const stored: MemoryEntry[] = entries.map(({ content, sessionId, role }) => ({
+        id: newId("mem"),
+        agentId,
+        sessionId: sessionId ?? null,
+        role,
+        content,
+        createdAt,
+      }));
+      await search.putMany(
+        MEMORY_INDEX,
+        agentId,
+        stored.map((entry) => ({ id: entry.id, text: entry.content, data: entry, createdAt })),
+      );
+      return { entries: stored };
     },
   );
 

@@ -37,6 +37,14 @@ export const memoryStoreInput = z.strictObject({
   role: z.enum(MEMORY_ROLES).default("note"),
 });
 
+export const memoryStoreManyInput = z.strictObject({
+  agentId,
+  entries: z
+    .array(memoryStoreInput.omit({ agentId: true }))
+    .min(1, "entries must hold at least one memory")
+    .max(100, "entries must hold at most 100 memories"),
+});
+
 export const memoryRecallInput = z.strictObject({
   agentId,
   query: z.string().min(1).max(MAX_QUERY_LENGTH),

@@ -191,6 +191,22 @@ export function textIndexContract(
       expect(await index.count(INDEX, scope)).toBe(1);
     });
 
+    it("puts several documents at once, each as put would, replacing one put before under its id", async () => {
+      await put("a", "first version about cats", ago(3 * HOUR), 1);
+      const createdAt = ago(HOUR);
+      await index.putMany(INDEX, scope, [
+        { id: "a", doc: { text: "second version about dogs", data: 2, createdAt } },
+        { id: "b", doc: { text: "a note about parrots", data: 3, createdAt } },
+      ]);
+      expect(await search("cats")).toEqual([]);
+      expect(await search("dogs")).toMatchObject([{ id: "a", data: 2, createdAt }]);
+      expect(await search("parrots")).toMatchObject([{ id: "b", data: 3, createdAt }]);
+      expect(await index.count(INDEX, scope)).toBe(2);
+      const listed = await index.list(INDEX, scope, { limit: 10 });
+      // Same time: the one written later comes first, as with two puts.
+      expect(listed.items.map((item) => item.id)).toEqual(["b", "a"]);
+    });
+
     it("deletes a document, and a whole scope without touching others", async () => {
       const other = `${scope}-other`;
       for (const id of ["a", "b", "c"]) await put(id, `invoice ${id} overdue`);

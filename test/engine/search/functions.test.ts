@@ -36,6 +36,32 @@ describe("search::* engine functions", () => {
     expect(await search.query("notes", "s", "beta")).toEqual({ results: [] });
   });
 
+  it("puts several documents of a scope in one call, and refuses a repeated id naming it", async () => {
+    const put = await call("search::put_many", {
+      index: "many",
+      scope: "s",
+      docs: [
+        { id: "x", text: "green tea", data: { n: 1 } },
+        { id: "y", text: "black tea" },
+      ],
+    });
+    expect((put as { docs: Array<{ id: string }> }).docs.map((doc) => doc.id)).toEqual(["x", "y"]);
+    const found = (await call("search::query", { index: "many", scope: "s", query: "tea" })) as {
+      results: Array<{ id: string }>;
+    };
+    expect(found.results.map((hit) => hit.id).sort()).toEqual(["x", "y"]);
+    await expect(
+      call("search::put_many", {
+        index: "many",
+        scope: "s",
+        docs: [
+          { id: "z", text: "a" },
+          { id: "z", text: "b" },
+        ],
+      }),
+    ).rejects.toThrow(/repeat an id/);
+  });
+
   it("returns ten results unless asked for another limit", async () => {
     for (let i = 0; i < 12; i++) await search.put("notes", "many", `d${i}`, { text: `entry ${i}` });
     expect((await search.query("notes", "many", "entry")).results).toHaveLength(10);

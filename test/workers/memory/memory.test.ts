@@ -72,6 +72,25 @@ describe.each(backends)("memory worker (%s)", (_name, openIndex) => {
       agentId = `agent-${process.pid}-${Date.now()}-${agent++}`;
     };
 
+    it("stores several entries of an agent in one call, each recalled and listed like a single store", async () => {
+      next();
+      const { entries } = await call<{ entries: Entry[] }>("memory::store_many", {
+        agentId,
+        entries: [
+          { content: "The launch moved to Friday", role: "user", sessionId: "s1" },
+          { content: "Noted: Friday it is", role: "assistant", sessionId: "s1" },
+        ],
+      });
+      expect(entries.map((entry) => [entry.role, entry.sessionId])).toEqual([
+        ["user", "s1"],
+        ["assistant", "s1"],
+      ]);
+      expect((await recall("friday")).map((entry) => entry.id).sort()).toEqual(
+        entries.map((entry) => entry.id).sort(),
+      );
+      await expect(call("memory::store_many", { agentId, entries: [] })).rejects.toThrow(/at least one/);
+    });
+
     it("stores an entry with an id, the defaults and a creation time", async () => {
       next();
       setClock({ now: () => Date.parse("2026-03-01T10:00:00.000Z") });
