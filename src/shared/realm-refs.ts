@@ -1,3 +1,4 @@
+import { watchScope } from "../engine/state/watch.ts";
 import { systemPrincipal, type TriggerFn } from "../engine/types.ts";
 import { type AppError, conflict, isFunctionNotFound, notFound } from "./errors.ts";
 
@@ -25,9 +26,20 @@ export async function requireRealm(
   realmId: string,
   options: { write?: boolean } = {},
 ): Promise<RealmRef | undefined> {
-  let realm: RealmRef;
+  // A check before a write reads the realm itself; a read-only check (before a model call, say) may use
+  // the realm as this caller read it moments ago.
+  const realm = options.write ? await readRealm(trigger, realmId) : await recentRealm(trigger, realmId);
+  if (realm === undefined) return undefined;
+  if (options.write && realm.status === "Archived") {
+    throw conflict(`Realm ${realmId} is archived and read-only`);
+  }
+  if (options.write && realm.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+  return realm;
+}
+
+async function readRealm(trigger: TriggerFn, realmId: string): Promise<RealmRef | undefined> {
   try {
-    realm = (await trigger({
+    return (await trigger({
       function_id: "realm::get",
       payload: { id: realmId },
       auth: systemPrincipal,
@@ -36,10 +48,29 @@ export async function requireRealm(
     if (isFunctionNotFound(error)) return undefined;
     throw error;
   }
-  if (options.write && realm.status === "Archived") {
-    throw conflict(`Realm ${realmId} is archived and read-only`);
-  }
-  if (options.write && realm.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+}
+
+/**
+ * Realm records as each caller read them (issue #14: an agent's turn read its realm four times), kept
+ * until any realm record is written in this process or REALM_READ_TTL_MS pass — so a realm paused,
+ * archived or being deleted by another cluster node (or a CLI process on the same file) reaches the
+ * checks here within that time; a write of this process at once. Keyed by the caller's trigger, so two
+ * services in one process (as in tests) never share records.
+ */
+const REALM_READ_TTL_MS = 1000;
+const realmWrites = watchScope("realms");
+const recent = new WeakMap<TriggerFn, Map<string, { realm: RealmRef; writes: number; at: number }>>();
+
+async function recentRealm(trigger: TriggerFn, realmId: string): Promise<RealmRef | undefined> {
+  const byId = recent.get(trigger) ?? new Map<string, { realm: RealmRef; writes: number; at: number }>();
+  recent.set(trigger, byId);
+  const writes = realmWrites();
+  const kept = byId.get(realmId);
+  if (kept && kept.writes === writes && performance.now() - kept.at < REALM_READ_TTL_MS) return kept.realm;
+  const realm = await readRealm(trigger, realmId);
+  if (realm === undefined) return undefined;
+  if (byId.size >= 1000) byId.clear();
+  byId.set(realmId, { realm, writes, at: performance.now() });
   return realm;
 }
 
@@ -57,7 +88,9 @@ export async function recheckRealm(
 ): Promise<void> {
   let realm: RealmRef | undefined;
   try {
-    realm = await requireRealm(trigger, realmId);
+    // Read now, not as remembered: this is what catches a delete that raced the write.
+    realm = await readRealm(trigger, realmId);
+    if (realm === undefined) return;
   } catch (error) {
     if ((error as AppError | null)?.code === "not_found") await undo();
     throw error;

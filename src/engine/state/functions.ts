@@ -12,6 +12,7 @@ import {
   stateUpdateInput,
 } from "./schema.ts";
 import type { StateStore } from "./types.ts";
+import { wroteScope } from "./watch.ts";
 
 /** Registers state::get|set|delete|list|update over one store; every other worker reaches state through them. */
 export function registerStateFunctions(engine: Engine, store: StateStore): void {
@@ -39,11 +40,10 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       input: stateSetInput,
     },
     ({ scope, key, value, expectedVersion }) =>
-      andThen(store.set(scope, key, value, expectedVersion), ({ old, record }) => ({
-        old_value: old?.value ?? null,
-        new_value: record.value,
-        version: record.version,
-      })),
+      andThen(store.set(scope, key, value, expectedVersion), ({ old, record }) => {
+        wroteScope(scope);
+        return { old_value: old?.value ?? null, new_value: record.value, version: record.version };
+      }),
   );
 
   worker.registerFunction(
@@ -53,7 +53,10 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       input: stateDeleteInput,
     },
     ({ scope, key, expectedVersion }) =>
-      andThen(store.delete(scope, key, expectedVersion), (old) => old?.value ?? null),
+      andThen(store.delete(scope, key, expectedVersion), (old) => {
+        wroteScope(scope);
+        return old?.value ?? null;
+      }),
   );
 
   worker.registerFunction(
@@ -89,14 +92,17 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       input: stateBatchInput,
     },
     ({ ops }) =>
-      andThen(store.batch(ops), (results) => ({
-        results: results.map(({ old, record, errors }) => ({
-          old_value: old?.value ?? null,
-          new_value: record?.value ?? null,
-          version: record?.version ?? 0,
-          ...(errors && errors.length > 0 ? { errors } : {}),
-        })),
-      })),
+      andThen(store.batch(ops), (results) => {
+        for (const op of ops) wroteScope(op.scope);
+        return {
+          results: results.map(({ old, record, errors }) => ({
+            old_value: old?.value ?? null,
+            new_value: record?.value ?? null,
+            version: record?.version ?? 0,
+            ...(errors && errors.length > 0 ? { errors } : {}),
+          })),
+        };
+      }),
   );
 
   worker.registerFunction(
@@ -106,11 +112,14 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
       input: stateUpdateInput,
     },
     ({ scope, key, ops, expectedVersion }) =>
-      andThen(store.update(scope, key, ops, expectedVersion), ({ old, record, errors }) => ({
-        old_value: old?.value ?? null,
-        new_value: record.value,
-        version: record.version,
-        ...(errors.length > 0 ? { errors } : {}),
-      })),
+      andThen(store.update(scope, key, ops, expectedVersion), ({ old, record, errors }) => {
+        wroteScope(scope);
+        return {
+          old_value: old?.value ?? null,
+          new_value: record.value,
+          version: record.version,
+          ...(errors.length > 0 ? { errors } : {}),
+        };
+      }),
   );
 }
