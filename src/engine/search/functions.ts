@@ -9,7 +9,7 @@ import {
   searchPutManyInput,
   searchQueryInput,
 } from "./schema.ts";
-import type { TextIndex } from "./types.ts";
+import type { TextDoc, TextIndex } from "./types.ts";
 
 /** Registers search::put|delete|delete_scope|list|query over one text index; workers reach it only through them. */
 export function registerSearchFunctions(engine: Engine, index: TextIndex): void {
@@ -22,8 +22,8 @@ export function registerSearchFunctions(engine: Engine, index: TextIndex): void 
         "Index a document {index, scope, id, text, data?, createdAt?}; replaces one with the same id",
       input: searchPutInput,
     },
-    ({ index: name, scope, id, text, data, createdAt }) => {
-      const doc = { text, data: data ?? null, createdAt: createdAt ?? nowIso() };
+    ({ index: name, scope, id, ...fields }) => {
+      const doc = storedDoc(fields);
       return andThen(index.put(name, scope, id, doc), () => ({ id, createdAt: doc.createdAt }));
     },
   );
@@ -36,10 +36,7 @@ export function registerSearchFunctions(engine: Engine, index: TextIndex): void 
       input: searchPutManyInput,
     },
     ({ index: name, scope, docs }) => {
-      const stored = docs.map(({ id, text, data, createdAt }) => ({
-        id,
-        doc: { text, data: data ?? null, createdAt: createdAt ?? nowIso() },
-      }));
+      const stored = docs.map(({ id, ...fields }) => ({ id, doc: storedDoc(fields) }));
       return andThen(index.putMany(name, scope, stored), () => ({
         docs: stored.map(({ id, doc }) => ({ id, createdAt: doc.createdAt })),
       }));
@@ -84,4 +81,9 @@ export function registerSearchFunctions(engine: Engine, index: TextIndex): void 
     ({ index: name, scope, query, limit, recencyHalfLifeMs }) =>
       andThen(index.search(name, scope, query, { limit, recencyHalfLifeMs }), (results) => ({ results })),
   );
+}
+
+/** A document as the index keeps it: no data is null, no creation time is now. */
+function storedDoc(fields: { text: string; data?: unknown; createdAt?: string }): TextDoc {
+  return { text: fields.text, data: fields.data ?? null, createdAt: fields.createdAt ?? nowIso() };
 }

@@ -26,14 +26,7 @@ export const searchPutManyInput = z
     index: indexSchema,
     scope: scopeSchema,
     docs: z
-      .array(
-        z.strictObject({
-          id: idSchema,
-          text: storableText("text", MAX_TEXT_BYTES),
-          data: z.unknown().optional(),
-          createdAt: z.iso.datetime({ offset: true }).optional(),
-        }),
-      )
+      .array(searchPutInput.omit({ index: true, scope: true }))
       .min(1, "docs must hold at least one document")
       .max(MAX_PUT_MANY, `docs must hold at most ${MAX_PUT_MANY} documents`),
   })

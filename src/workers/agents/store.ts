@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { encodeCursor } from "../../engine/state/keys.ts";
+import type { BatchOp } from "../../engine/state/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
@@ -125,12 +126,7 @@ export async function appendTurn(
           value: created,
           expectedVersion: 0,
         },
-        ...turn.map((message, offset) => ({
-          type: "set" as const,
-          scope: messagesScope(session.agentId, session.id),
-          key: sequenceKey(offset),
-          value: message,
-        })),
+        ...messageOps(session, 0, turn),
       ]);
       return created;
     } catch (error) {
@@ -145,15 +141,18 @@ export async function appendTurn(
     { type: "set", path: "updatedAt", value: nowIso() },
   ]);
   const first = updated.messageCount - turn.length;
-  await state.batch(
-    turn.map((message, offset) => ({
-      type: "set" as const,
-      scope: messagesScope(session.agentId, session.id),
-      key: sequenceKey(first + offset),
-      value: message,
-    })),
-  );
+  await state.batch(messageOps(session, first, turn));
   return updated;
+}
+
+/** The turn's messages as writes under their sequence numbers, from `first` on. */
+function messageOps(session: Session, first: number, turn: StoredMessage[]): BatchOp[] {
+  return turn.map((message, offset) => ({
+    type: "set",
+    scope: messagesScope(session.agentId, session.id),
+    key: sequenceKey(first + offset),
+    value: message,
+  }));
 }
 
 /** Every record of the agent: its sessions and their messages, then the agent itself. */

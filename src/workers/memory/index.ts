@@ -32,20 +32,9 @@ export function registerMemory(worker: WorkerClient): void {
       description: "Remember {agentId, content, sessionId?, role?}; returns the entry",
       input: memoryStoreInput,
     },
-    async ({ agentId, content, sessionId, role }): Promise<MemoryEntry> => {
-      const entry: MemoryEntry = {
-        id: newId("mem"),
-        agentId,
-        sessionId: sessionId ?? null,
-        role,
-        content,
-        createdAt: nowIso(),
-      };
-      await search.put(MEMORY_INDEX, agentId, entry.id, {
-        text: content,
-        data: entry,
-        createdAt: entry.createdAt,
-      });
+    async ({ agentId, ...fields }): Promise<MemoryEntry> => {
+      const entry = entryOf(agentId, fields, nowIso());
+      await search.put(MEMORY_INDEX, agentId, entry.id, documentOf(entry));
       return entry;
     },
   );
@@ -59,18 +48,11 @@ export function registerMemory(worker: WorkerClient): void {
     },
     async ({ agentId, entries }): Promise<{ entries: MemoryEntry[] }> => {
       const createdAt = nowIso();
-      const stored: MemoryEntry[] = entries.map(({ content, sessionId, role }) => ({
-        id: newId("mem"),
-        agentId,
-        sessionId: sessionId ?? null,
-        role,
-        content,
-        createdAt,
-      }));
+      const stored = entries.map((fields) => entryOf(agentId, fields, createdAt));
       await search.putMany(
         MEMORY_INDEX,
         agentId,
-        stored.map((entry) => ({ id: entry.id, text: entry.content, data: entry, createdAt })),
+        stored.map((entry) => ({ id: entry.id, ...documentOf(entry) })),
       );
       return { entries: stored };
     },
@@ -139,3 +121,16 @@ export function registerMemory(worker: WorkerClient): void {
     ({ agentId }) => search.deleteScope(MEMORY_INDEX, agentId),
   );
 }
+
+/** A new memory entry of the agent. */
+function entryOf(
+  agentId: string,
+  fields: { content: string; sessionId?: string | null; role: MemoryEntry["role"] },
+  createdAt: string,
+): MemoryEntry {
+  const { content, sessionId, role } = fields;
+  return { id: newId("mem"), agentId, sessionId: sessionId ?? null, role, content, createdAt };
+}
+
+/** The entry as its index document: its content is the searchable text, the whole entry the data. */
+const documentOf = (entry: MemoryEntry) => ({ text: entry.content, data: entry, createdAt: entry.createdAt });
