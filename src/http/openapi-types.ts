@@ -131,9 +131,15 @@ export function renderAnswerTypes(document: {
   const shared = Object.entries(document.components?.schemas ?? {})
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, schema]) => `${comment(schema.description, "")}export type ${name} = ${typeOf(schema)};\n`);
+  // An answer the same as one written before (the migrate::<framework> functions, say) names that one.
+  const written = new Map<string, string>();
   const entries = [...answers.keys()].sort().map((id) => {
     const answer = answers.get(id) as { schema: Schema; description?: string };
-    return `${comment(answer.description, "  ")}  ${JSON.stringify(id)}: ${typeOf(answer.schema, "  ")};\n`;
+    const shape = JSON.stringify(answer.schema);
+    const same = written.get(shape);
+    if (same === undefined) written.set(shape, id);
+    const type = same === undefined ? typeOf(answer.schema, "  ") : `Answers[${JSON.stringify(same)}]`;
+    return `${comment(answer.description, "  ")}  ${JSON.stringify(id)}: ${type};\n`;
   });
   return [
     "// Written by `npm run console:types` from the service's OpenAPI document: do not edit by hand.\n",

@@ -83,4 +83,21 @@ describe("renderAnswerTypes", () => {
     expect(text).toContain('  "b::make": B;\n');
     expect(text).not.toContain("a::delete");
   });
+
+  it("names an answer written before instead of writing the same type again", () => {
+    const answer = {
+      "200": {
+        content: {
+          "application/json": { schema: { type: "object", properties: { n: { type: "number" } } } },
+        },
+      },
+    };
+    const text = renderAnswerTypes({
+      paths: {
+        "/a": { post: { operationId: "a::one", responses: answer } },
+        "/b": { post: { operationId: "b::two", responses: answer } },
+      },
+    });
+    expect(text).toContain('  "b::two": Answers["a::one"];\n');
+  });
 });

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
+import { api } from "./api.ts";
 
 /** Data loaded from the API: the value, the error the API gave, and a way to load it again. */
 export interface Loaded<T> {
@@ -114,6 +115,21 @@ export function Action(props: { label: string; run: () => Promise<unknown>; kind
       </button>
       <Problem error={error} />
     </span>
+  );
+}
+
+/** A danger button that asks first, then deletes what `path` names and tells `onDone`. */
+export function DeleteAction(props: { label?: string; question: string; path: string; onDone: () => void }) {
+  return (
+    <Action
+      label={props.label ?? "Delete"}
+      kind="danger"
+      run={async () => {
+        if (!confirm(props.question)) return;
+        await api(props.path, { method: "DELETE" });
+        props.onDone();
+      }}
+    />
   );
 }
 

@@ -314,21 +314,7 @@ export interface Answers {
     createdAt: string;
   };
   /** One run: {id, runtimeId, agentId, status, output, error, exitCode, ...} */
-  "bridge::run": {
-    id: string;
-    runtimeId: string;
-    kind: "process" | "http" | "claude_code" | "codex" | "cursor" | "opencode";
-    agentId: string | null;
-    realmId: string | null;
-    status: "running" | "completed" | "failed" | "cancelled" | "timed_out" | "interrupted";
-    output: unknown;
-    error: string | null;
-    exitCode: number | null;
-    pid: number | null;
-    truncated: boolean;
-    startedAt: string;
-    finishedAt: string | null;
-  };
+  "bridge::run": Answers["bridge::cancel"];
   /** Runs the caller may see, newest first, of one runtime with {runtimeId}: {runs, nextCursor} */
   "bridge::runs": {
     runs: {
@@ -601,48 +587,7 @@ export interface Answers {
     reason?: string;
   };
   /** A council member's vote (for, against, abstain; the latest counts); decides at quorum */
-  "council::vote": {
-    id: string;
-    realmId: string;
-    kind: "hire_agent" | "terminate_agent" | "budget_change" | "strategy_change" | "realm_suspend" | "custom";
-    title: string;
-    requestedBy: string;
-    payload: Record<string, unknown> | null;
-    status: "pending" | "approved" | "rejected" | "cancelled" | "expired";
-    voters: string[];
-    quorum: number;
-    votes: Record<string, {
-        vote: "for" | "against" | "abstain";
-        at: string;
-      }>;
-    tally: {
-      for: number;
-      against: number;
-      abstain: number;
-    };
-    submittedBy: {
-      kind: "system";
-    } | {
-      kind: "admin";
-      keyId: string;
-    } | {
-      kind: "realm";
-      keyId: string;
-      realmId: string;
-    };
-    effect?: {
-      status: "pending" | "applied" | "failed" | "none";
-      functionId?: string;
-      result?: unknown;
-      error?: string;
-      at?: string;
-    };
-    decidedAt?: string;
-    expiresAt: string;
-    createdAt: string;
-    updatedAt: string;
-    version: number;
-  };
+  "council::vote": Answers["council::submit"];
   /** A directive and its parents up to the root: {ancestry: [{id, title, level}], depth} */
   "directive::ancestry": {
     /** The directive first, then its parents up to the root */
@@ -669,20 +614,7 @@ export interface Answers {
     updatedAt: string;
   };
   /** A directive of a realm */
-  "directive::get": {
-    id: string;
-    realmId: string;
-    title: string;
-    description?: string;
-    level: "realm" | "team" | "agent";
-    status: "Active" | "Paused" | "Complete" | "Cancelled";
-    parentId?: string;
-    ownerAgentId?: string;
-    priority?: "critical" | "high" | "normal" | "low";
-    version: number;
-    createdAt: string;
-    updatedAt: string;
-  };
+  "directive::get": Answers["directive::create"];
   /** A realm's directives, oldest first, filtered by level, status, parentId: {directives, count, nextCursor} */
   "directive::list": {
     directives: {
@@ -705,20 +637,7 @@ export interface Answers {
     nextCursor: string | null;
   };
   /** Change title, description, status, priority or owner; expectedVersion makes it conditional */
-  "directive::update": {
-    id: string;
-    realmId: string;
-    title: string;
-    description?: string;
-    level: "realm" | "team" | "agent";
-    status: "Active" | "Paused" | "Complete" | "Cancelled";
-    parentId?: string;
-    ownerAgentId?: string;
-    priority?: "critical" | "high" | "normal" | "low";
-    version: number;
-    createdAt: string;
-    updatedAt: string;
-  };
+  "directive::update": Answers["directive::create"];
   /** An agent's chain of command, itself first, root last: {chain} (empty outside the chart) */
   "hierarchy::chain": {
     /** The agent, then its managers upwards */
@@ -972,250 +891,15 @@ export interface Answers {
     loaded?: unknown;
   };
   /** Migrate a crewai project: {dryRun, configPath} → the report (files written or that would be, skipped with why, secrets stored in the vault, what loading did) */
-  "migrate::crewai": {
-    id: string;
-    framework: "openclaw" | "langchain" | "langgraph" | "crewai" | "autogen" | "openfang";
-    configPath: string;
-    version?: string;
-    dryRun: boolean;
-    startedAt: string;
-    finishedAt: string;
-    summary: {
-      migrated: number;
-      unchanged: number;
-      skipped: number;
-      flagged: number;
-      errors: number;
-      byType: Record<string, {
-          migrated: number;
-          skipped: number;
-        }>;
-    };
-    items: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      path: string;
-      status: "migrated" | "unchanged" | "would_write" | "would_keep";
-      source?: string;
-    }[];
-    skipped: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      reason: string;
-      source?: string;
-    }[];
-    flags: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      message: string;
-    }[];
-    secrets: {
-      vaultName: string;
-      source: string;
-      status: "stored" | "kept" | "would_store";
-    }[];
-    errors: {
-      file?: string;
-      message: string;
-    }[];
-    loaded?: unknown;
-  };
+  "migrate::crewai": Answers["migrate::autogen"];
   /** Migrate a langchain project: {dryRun, configPath} → the report (files written or that would be, skipped with why, secrets stored in the vault, what loading did) */
-  "migrate::langchain": {
-    id: string;
-    framework: "openclaw" | "langchain" | "langgraph" | "crewai" | "autogen" | "openfang";
-    configPath: string;
-    version?: string;
-    dryRun: boolean;
-    startedAt: string;
-    finishedAt: string;
-    summary: {
-      migrated: number;
-      unchanged: number;
-      skipped: number;
-      flagged: number;
-      errors: number;
-      byType: Record<string, {
-          migrated: number;
-          skipped: number;
-        }>;
-    };
-    items: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      path: string;
-      status: "migrated" | "unchanged" | "would_write" | "would_keep";
-      source?: string;
-    }[];
-    skipped: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      reason: string;
-      source?: string;
-    }[];
-    flags: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      message: string;
-    }[];
-    secrets: {
-      vaultName: string;
-      source: string;
-      status: "stored" | "kept" | "would_store";
-    }[];
-    errors: {
-      file?: string;
-      message: string;
-    }[];
-    loaded?: unknown;
-  };
+  "migrate::langchain": Answers["migrate::autogen"];
   /** Migrate a langgraph project: {dryRun, configPath} → the report (files written or that would be, skipped with why, secrets stored in the vault, what loading did) */
-  "migrate::langgraph": {
-    id: string;
-    framework: "openclaw" | "langchain" | "langgraph" | "crewai" | "autogen" | "openfang";
-    configPath: string;
-    version?: string;
-    dryRun: boolean;
-    startedAt: string;
-    finishedAt: string;
-    summary: {
-      migrated: number;
-      unchanged: number;
-      skipped: number;
-      flagged: number;
-      errors: number;
-      byType: Record<string, {
-          migrated: number;
-          skipped: number;
-        }>;
-    };
-    items: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      path: string;
-      status: "migrated" | "unchanged" | "would_write" | "would_keep";
-      source?: string;
-    }[];
-    skipped: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      reason: string;
-      source?: string;
-    }[];
-    flags: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      message: string;
-    }[];
-    secrets: {
-      vaultName: string;
-      source: string;
-      status: "stored" | "kept" | "would_store";
-    }[];
-    errors: {
-      file?: string;
-      message: string;
-    }[];
-    loaded?: unknown;
-  };
+  "migrate::langgraph": Answers["migrate::autogen"];
   /** Migrate a openclaw project: {dryRun, configPath} → the report (files written or that would be, skipped with why, secrets stored in the vault, what loading did) */
-  "migrate::openclaw": {
-    id: string;
-    framework: "openclaw" | "langchain" | "langgraph" | "crewai" | "autogen" | "openfang";
-    configPath: string;
-    version?: string;
-    dryRun: boolean;
-    startedAt: string;
-    finishedAt: string;
-    summary: {
-      migrated: number;
-      unchanged: number;
-      skipped: number;
-      flagged: number;
-      errors: number;
-      byType: Record<string, {
-          migrated: number;
-          skipped: number;
-        }>;
-    };
-    items: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      path: string;
-      status: "migrated" | "unchanged" | "would_write" | "would_keep";
-      source?: string;
-    }[];
-    skipped: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      reason: string;
-      source?: string;
-    }[];
-    flags: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      message: string;
-    }[];
-    secrets: {
-      vaultName: string;
-      source: string;
-      status: "stored" | "kept" | "would_store";
-    }[];
-    errors: {
-      file?: string;
-      message: string;
-    }[];
-    loaded?: unknown;
-  };
+  "migrate::openclaw": Answers["migrate::autogen"];
   /** Migrate a openfang project: {dryRun, configPath} → the report (files written or that would be, skipped with why, secrets stored in the vault, what loading did) */
-  "migrate::openfang": {
-    id: string;
-    framework: "openclaw" | "langchain" | "langgraph" | "crewai" | "autogen" | "openfang";
-    configPath: string;
-    version?: string;
-    dryRun: boolean;
-    startedAt: string;
-    finishedAt: string;
-    summary: {
-      migrated: number;
-      unchanged: number;
-      skipped: number;
-      flagged: number;
-      errors: number;
-      byType: Record<string, {
-          migrated: number;
-          skipped: number;
-        }>;
-    };
-    items: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      path: string;
-      status: "migrated" | "unchanged" | "would_write" | "would_keep";
-      source?: string;
-    }[];
-    skipped: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      reason: string;
-      source?: string;
-    }[];
-    flags: {
-      type: "agent" | "channel" | "tool" | "cron" | "workflow" | "secret" | "session";
-      name: string;
-      message: string;
-    }[];
-    secrets: {
-      vaultName: string;
-      source: string;
-      status: "stored" | "kept" | "would_store";
-    }[];
-    errors: {
-      file?: string;
-      message: string;
-    }[];
-    loaded?: unknown;
-  };
+  "migrate::openfang": Answers["migrate::autogen"];
   /** Every migration's report added up: {markdown} or {reports, aggregated: {reports, totals, byFramework, byType}} */
   "migrate::report": {
     markdown: string;
@@ -1302,25 +986,7 @@ export interface Answers {
     createdAt: string;
   };
   /** Create a mission (status backlog, unassigned) */
-  "mission::create": {
-    id: string;
-    realmId: string;
-    title: string;
-    description?: string;
-    status: "backlog" | "queued" | "active" | "review" | "complete" | "blocked" | "cancelled";
-    priority: "critical" | "high" | "normal" | "low";
-    assigneeId: string | null;
-    createdBy: string;
-    directiveId?: string;
-    parentId?: string;
-    billingCode?: string;
-    commentCount: number;
-    version: number;
-    startedAt?: string;
-    completedAt?: string;
-    createdAt: string;
-    updatedAt: string;
-  };
+  "mission::create": Answers["mission::checkout"];
   /** A mission with its newest 50 comments */
   "mission::get": {
     id: string;
@@ -1376,45 +1042,9 @@ export interface Answers {
     nextCursor: string | null;
   };
   /** The assignee gives a mission back: queued, unassigned */
-  "mission::release": {
-    id: string;
-    realmId: string;
-    title: string;
-    description?: string;
-    status: "backlog" | "queued" | "active" | "review" | "complete" | "blocked" | "cancelled";
-    priority: "critical" | "high" | "normal" | "low";
-    assigneeId: string | null;
-    createdBy: string;
-    directiveId?: string;
-    parentId?: string;
-    billingCode?: string;
-    commentCount: number;
-    version: number;
-    startedAt?: string;
-    completedAt?: string;
-    createdAt: string;
-    updatedAt: string;
-  };
+  "mission::release": Answers["mission::checkout"];
   /** Move a mission to another status (refused moves are a 409 naming both states) */
-  "mission::transition": {
-    id: string;
-    realmId: string;
-    title: string;
-    description?: string;
-    status: "backlog" | "queued" | "active" | "review" | "complete" | "blocked" | "cancelled";
-    priority: "critical" | "high" | "normal" | "low";
-    assigneeId: string | null;
-    createdBy: string;
-    directiveId?: string;
-    parentId?: string;
-    billingCode?: string;
-    commentCount: number;
-    version: number;
-    startedAt?: string;
-    completedAt?: string;
-    createdAt: string;
-    updatedAt: string;
-  };
+  "mission::transition": Answers["mission::checkout"];
   /** OpenAI-compatible chat completions (streaming included) */
   "openai::chat_completions": {
     id: string;
@@ -1547,19 +1177,7 @@ export interface Answers {
     nextFireAt: string | null;
   };
   /** Enable or disable an agent's pulse: {enabled} */
-  "pulse::toggle": {
-    agentId: string;
-    realmId: string;
-    cron: string;
-    enabled: boolean;
-    contextMode: "Thin" | "Full";
-    contextGraph?: boolean;
-    wakeOn?: "always" | "changes";
-    timeoutSecs?: number;
-    maxRetries?: number;
-    createdAt: string;
-    updatedAt: string;
-  };
+  "pulse::toggle": Answers["pulse::register"];
   /** Create a realm (admin): {name, owner, ...} */
   "realm::create": {
     id: string;
@@ -1576,9 +1194,7 @@ export interface Answers {
     deleting?: true;
   };
   /** Delete a realm (admin) with all its agents, directives, missions, budgets, pulses, ... */
-  "realm::delete": {
-    deleted: boolean;
-  };
+  "realm::delete": Answers["hierarchy::delete"];
   /** A realm with its agents, directives and hierarchy; secrets only with scrubSecrets false */
   "realm::export": {
     version: string;
@@ -1610,20 +1226,7 @@ export interface Answers {
     secrets?: Record<string, string>;
   };
   /** A realm by {id} */
-  "realm::get": {
-    id: string;
-    name: string;
-    description?: string;
-    status: "Active" | "Paused" | "Archived";
-    owner: string;
-    defaultModel?: string;
-    maxAgents?: number;
-    metadata?: Record<string, unknown>;
-    createdAt: string;
-    updatedAt: string;
-    /** true while a delete of the realm is under way or pending */
-    deleting?: true;
-  };
+  "realm::get": Answers["realm::create"];
   /** Create a realm from an export document {data, newOwner?} (admin): {imported, realmId} */
   "realm::import": {
     imported: boolean;
@@ -1645,20 +1248,7 @@ export interface Answers {
     deleting?: true;
   }[];
   /** Change a realm's name, description, status, defaultModel, maxAgents, metadata (null clears); status moves Active⇄Paused, → Archived */
-  "realm::update": {
-    id: string;
-    name: string;
-    description?: string;
-    status: "Active" | "Paused" | "Archived";
-    owner: string;
-    defaultModel?: string;
-    maxAgents?: number;
-    metadata?: Record<string, unknown>;
-    createdAt: string;
-    updatedAt: string;
-    /** true while a delete of the realm is under way or pending */
-    deleting?: true;
-  };
+  "realm::update": Answers["realm::create"];
   /** Audit entries, newest first (order=asc for oldest), filtered by type, agentId, from, to */
   "security::audit_query": {
     entries: {
@@ -1677,12 +1267,7 @@ export interface Answers {
     nextCursor: string | null;
   };
   /** Verify the audit chain: {valid, length, brokenAt, reason?} */
-  "security::audit_verify": {
-    valid: boolean;
-    length: number;
-    brokenAt: number | null;
-    reason?: string;
-  };
+  "security::audit_verify": Answers["council::verify"];
   /** A member's observation, proposal or vote (for, against, abstain; the latest counts) */
   "swarm::broadcast": {
     acknowledged: boolean;
@@ -1796,19 +1381,7 @@ export interface Answers {
     }[];
   };
   /** A swarm: its goal, members, status and message count */
-  "swarm::status": {
-    swarmId: string;
-    realmId: string;
-    goal: string;
-    agentIds: string[];
-    maxDurationMs: number;
-    consensusThreshold: number;
-    status: "active" | "dissolved" | "expired";
-    messageCount: number;
-    createdAt: string;
-    expiresAt: string;
-    endedAt?: string;
-  };
+  "swarm::status": Answers["swarm::create"];
   /** An agent's tool calls that wait for approval (or were decided): {approvals} */
   "tools::approvals": {
     /** Oldest first */
@@ -1994,18 +1567,7 @@ export interface Answers {
     updatedAt: string;
   }[];
   /** Resume a failed, interrupted or cancelled run from its last checkpoint, in the background */
-  "workflow::retry": {
-    runId: string;
-    workflowId: string;
-    realmId: string;
-    status: "running" | "completed" | "failed" | "interrupted" | "cancelled";
-    position: number;
-    completedSteps: number;
-    stoppedAt?: string;
-    error?: string;
-    cancelRequested?: true;
-    retries?: number;
-  };
+  "workflow::retry": Answers["workflow::cancel"];
   /** Run a workflow: {runId, status, results, vars}; with async: true, {runId, status} at once (202) */
   "workflow::run": {
     runId: string;

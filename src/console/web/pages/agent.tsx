@@ -2,8 +2,9 @@ import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { agentChanges } from "../lib/agent-changes.ts";
 import { preview, when } from "../lib/format.ts";
+import { navigate } from "../router.ts";
 import type { AgentDetail, Answer, Item } from "../types.ts";
-import { Action, ApiForm, Badge, Page, Panel, Show, useLoad } from "../ui.tsx";
+import { Action, ApiForm, Badge, DeleteAction, Page, Panel, Show, useLoad } from "../ui.tsx";
 import { Chat } from "./chat.tsx";
 
 export function AgentPage(props: { id: string }) {
@@ -17,14 +18,10 @@ export function AgentPage(props: { id: string }) {
         <Page
           title={value.name}
           actions={
-            <Action
-              label="Delete"
-              kind="danger"
-              run={async () => {
-                if (!confirm(`Delete ${value.name} with its sessions and memory?`)) return;
-                await api(`/api/agents/${encodeURIComponent(value.id)}`, { method: "DELETE" });
-                location.hash = "#/agents";
-              }}
+            <DeleteAction
+              question={`Delete ${value.name} with its sessions and memory?`}
+              path={`/api/agents/${encodeURIComponent(value.id)}`}
+              onDone={() => navigate("agents")}
             />
           }
         >
@@ -229,14 +226,11 @@ function Memory(props: { agentId: string }) {
               ))}
             </ul>
             {value.searched ? null : (
-              <Action
+              <DeleteAction
                 label="Forget everything"
-                kind="danger"
-                run={async () => {
-                  if (!confirm("Forget every memory of this agent? This cannot be undone.")) return;
-                  await api(base, { method: "DELETE" });
-                  memories.reload();
-                }}
+                question="Forget every memory of this agent? This cannot be undone."
+                path={base}
+                onDone={memories.reload}
               />
             )}
           </>

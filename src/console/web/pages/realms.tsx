@@ -3,7 +3,7 @@ import { api } from "../api.ts";
 import { when } from "../lib/format.ts";
 import { href } from "../router.ts";
 import type { Answer, Item } from "../types.ts";
-import { Action, ApiForm, Badge, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+import { Action, ApiForm, Badge, DeleteAction, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
 export type Realm = Item<Answer<"realm::list">>;
 
@@ -50,17 +50,10 @@ export function RealmsPage(props: { admin: boolean }) {
                     ) : null}
                     <Action label="Export" run={() => download(realm)} />
                     {props.admin ? (
-                      <Action
-                        label="Delete"
-                        kind="danger"
-                        run={async () => {
-                          if (
-                            !confirm(`Delete the realm ${realm.name} with its agents, workflows and records?`)
-                          )
-                            return;
-                          await api(`/api/realms/${encodeURIComponent(realm.id)}`, { method: "DELETE" });
-                          realms.reload();
-                        }}
+                      <DeleteAction
+                        question={`Delete the realm ${realm.name} with its agents, workflows and records?`}
+                        path={`/api/realms/${encodeURIComponent(realm.id)}`}
+                        onDone={realms.reload}
                       />
                     ) : null}
                   </td>

@@ -3,7 +3,7 @@ import { api } from "../api.ts";
 import { duration, when } from "../lib/format.ts";
 import { href, navigate } from "../router.ts";
 import type { Answer, Workflow } from "../types.ts";
-import { Action, ApiForm, Badge, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
+import { ApiForm, Badge, DeleteAction, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 import { StepGraph } from "./step-graph.tsx";
 
 const EXAMPLE = JSON.stringify(
@@ -93,14 +93,10 @@ export function WorkflowPage(props: { id: string; realmId?: string }) {
         <Page
           title={value.name}
           actions={
-            <Action
-              label="Delete"
-              kind="danger"
-              run={async () => {
-                if (!confirm(`Delete the workflow ${value.name}? Its runs are kept.`)) return;
-                await api(`/api/workflows/${id}${realm}`, { method: "DELETE" });
-                navigate("workflows");
-              }}
+            <DeleteAction
+              question={`Delete the workflow ${value.name}? Its runs are kept.`}
+              path={`/api/workflows/${id}${realm}`}
+              onDone={() => navigate("workflows")}
             />
           }
         >
