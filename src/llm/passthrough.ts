@@ -44,15 +44,13 @@ export async function forwardCompletion(request: ForwardRequest): Promise<string
 }
 
 /** Non-streamed, for a caller that reads the answer: its text and its parsed JSON. */
-export async function completion(
-  request: ForwardRequest,
-): Promise<{ text: string; answer: Record<string, unknown> & { usage?: OpenAiUsage } }> {
+export async function completion(request: ForwardRequest): Promise<{ text: string; answer: OpenAiAnswer }> {
   const call = await openUpstream(request, false);
   try {
     const text = await readAll(call.response);
-    let answer: Record<string, unknown> & { usage?: OpenAiUsage };
+    let answer: OpenAiAnswer;
     try {
-      answer = JSON.parse(text) as Record<string, unknown> & { usage?: OpenAiUsage };
+      answer = JSON.parse(text) as OpenAiAnswer;
     } catch (error) {
       throw new Error(`the answer is not JSON (${(error as Error).message})`);
     }
@@ -112,6 +110,7 @@ async function* relayEvents(
 }
 
 type OpenAiUsage = { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number };
+type OpenAiAnswer = Record<string, unknown> & { usage?: OpenAiUsage };
 
 function usageOf(usage: OpenAiUsage | undefined): Usage {
   const inputTokens = usage?.prompt_tokens ?? 0;

@@ -58,11 +58,13 @@ async function readRealm(trigger: TriggerFn, realmId: string): Promise<RealmRef 
  * services in one process (as in tests) never share records.
  */
 const REALM_READ_TTL_MS = 1000;
+// The realm worker's scope (REALMS_SCOPE), named here: shared code does not reach into a worker.
 const realmWrites = watchScope("realms");
-const recent = new WeakMap<TriggerFn, Map<string, { realm: RealmRef; writes: number; at: number }>>();
+type Remembered = { realm: RealmRef; writes: number; at: number };
+const recent = new WeakMap<TriggerFn, Map<string, Remembered>>();
 
 async function recentRealm(trigger: TriggerFn, realmId: string): Promise<RealmRef | undefined> {
-  const byId = recent.get(trigger) ?? new Map<string, { realm: RealmRef; writes: number; at: number }>();
+  const byId = recent.get(trigger) ?? new Map<string, Remembered>();
   recent.set(trigger, byId);
   const writes = realmWrites();
   const kept = byId.get(realmId);

@@ -6,6 +6,8 @@ export const MAX_MEMBERS = 20;
 export const MAX_MESSAGES = 500;
 export const DEFAULT_DURATION_MS = 600_000;
 export const DEFAULT_THRESHOLD = 0.66;
+export const SWARM_STATUSES = ["active", "dissolved", "expired"] as const;
+export type SwarmStatus = (typeof SWARM_STATUSES)[number];
 export const MESSAGE_TYPES = ["observation", "proposal", "vote"] as const;
 export const VOTES = ["for", "against", "abstain"] as const;
 
@@ -69,16 +71,11 @@ export const runInput = z.strictObject({
 
 export const listInput = z.strictObject({
   realmId: id("realmId").optional(),
-  status: z
-    .enum(["active", "dissolved", "expired"], { error: "status must be active, dissolved or expired" })
-    .optional(),
+  status: z.enum(SWARM_STATUSES, { error: `status must be one of ${SWARM_STATUSES.join(", ")}` }).optional(),
   ...pageFields,
 });
 
 export const purgeRealmInput = z.strictObject({ realmId: id("realmId") });
-
-export const SWARM_STATUSES = ["active", "dissolved", "expired"] as const;
-export type SwarmStatus = (typeof SWARM_STATUSES)[number];
 
 export const swarmRecord = z.object({
   swarmId: z.string(),
