@@ -14,6 +14,11 @@ export function nowMs(): number {
   return current.now();
 }
 
+/** The last instant written out: a busy service asks for the same millisecond many times over. */
+let lastIso = { ms: Number.NaN, text: "" };
+
 export function nowIso(): string {
-  return new Date(current.now()).toISOString();
+  const ms = current.now();
+  if (ms !== lastIso.ms) lastIso = { ms, text: new Date(ms).toISOString() };
+  return lastIso.text;
 }

@@ -36,6 +36,7 @@ const INTERNAL_IDS = new Set([
   "ledger::set_budget",
   "ledger::spend",
   "ledger::record_cost",
+  "ledger::on_cost_incurred",
   "hierarchy::set",
   "hierarchy::delete",
 ]);

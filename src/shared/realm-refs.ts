@@ -1,4 +1,4 @@
-import { watchScope } from "../engine/state/watch.ts";
+import { RecentReads } from "../engine/state/watch.ts";
 import { systemPrincipal, type TriggerFn } from "../engine/types.ts";
 import { type AppError, conflict, isFunctionNotFound, notFound } from "./errors.ts";
 
@@ -59,21 +59,10 @@ async function readRealm(trigger: TriggerFn, realmId: string): Promise<RealmRef 
  */
 const REALM_READ_TTL_MS = 1000;
 // The realm worker's scope (REALMS_SCOPE), named here: shared code does not reach into a worker.
-const realmWrites = watchScope("realms");
-type Remembered = { realm: RealmRef; writes: number; at: number };
-const recent = new WeakMap<TriggerFn, Map<string, Remembered>>();
+const recentRealms = new RecentReads<TriggerFn, RealmRef | undefined>(REALM_READ_TTL_MS);
 
-async function recentRealm(trigger: TriggerFn, realmId: string): Promise<RealmRef | undefined> {
-  const byId = recent.get(trigger) ?? new Map<string, Remembered>();
-  recent.set(trigger, byId);
-  const writes = realmWrites();
-  const kept = byId.get(realmId);
-  if (kept && kept.writes === writes && performance.now() - kept.at < REALM_READ_TTL_MS) return kept.realm;
-  const realm = await readRealm(trigger, realmId);
-  if (realm === undefined) return undefined;
-  if (byId.size >= 1000) byId.clear();
-  byId.set(realmId, { realm, writes, at: performance.now() });
-  return realm;
+function recentRealm(trigger: TriggerFn, realmId: string): Promise<RealmRef | undefined> {
+  return recentRealms.read(trigger, "realms", realmId, () => readRealm(trigger, realmId));
 }
 
 /**

@@ -17,3 +17,34 @@ export function wroteScope(scope: string): void {
   const count = writes.get(scope);
   if (count !== undefined) writes.set(scope, count + 1);
 }
+
+/**
+ * Records of watched scopes as one reader read them, for read-only checks on a hot path: a record is
+ * answered again until this process writes its scope or `ttlMs` pass (the bound for writes made by
+ * other processes). Each reader (a service's trigger, say) has its own: two services in one process,
+ * as in tests, never share records.
+ */
+export class RecentReads<Reader extends object, T> {
+  private readonly kept = new WeakMap<Reader, Map<string, { value: T; writes: number; at: number }>>();
+
+  private readonly ttlMs: number;
+  private readonly maxPerReader: number;
+
+  constructor(ttlMs: number, maxPerReader = 1000) {
+    this.ttlMs = ttlMs;
+    this.maxPerReader = maxPerReader;
+  }
+
+  async read(reader: Reader, scope: string, key: string, load: () => Promise<T>): Promise<T> {
+    const byKey = this.kept.get(reader) ?? new Map();
+    this.kept.set(reader, byKey);
+    const writes = watchScope(scope)();
+    const id = `${scope}\u0000${key}`;
+    const kept = byKey.get(id);
+    if (kept && kept.writes === writes && performance.now() - kept.at < this.ttlMs) return kept.value;
+    const value = await load();
+    if (byKey.size >= this.maxPerReader) byKey.clear();
+    byKey.set(id, { value, writes, at: performance.now() });
+    return value;
+  }
+}

@@ -145,13 +145,17 @@ export async function appendTurn(
   return updated;
 }
 
-/** The turn's messages as writes under their sequence numbers, from `first` on. */
+/**
+ * The turn's messages as writes under their sequence numbers, from `first` on: create-only, since a
+ * reserved number is free (a message already there would be a bug to report, not a record to overwrite).
+ */
 function messageOps(session: Session, first: number, turn: StoredMessage[]): BatchOp[] {
   return turn.map((message, offset) => ({
     type: "set",
     scope: messagesScope(session.agentId, session.id),
     key: sequenceKey(first + offset),
     value: message,
+    expectedVersion: 0,
   }));
 }
 

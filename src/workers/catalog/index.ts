@@ -31,6 +31,11 @@ export interface CatalogOptions {
  */
 export function registerCatalog(worker: WorkerClient, options: CatalogOptions): void {
   const catalog = loadCatalog({ env: options.env, catalogFile: options.catalogFile });
+  const providerOf = (id: string) => {
+    const provider = catalog.providers.find((entry) => entry.id === id);
+    if (!provider) throw notFound(`Unknown provider "${id}": GET /api/providers lists them`);
+    return provider;
+  };
   const availability = createAvailability({
     env: options.env,
     fetch: options.fetch ?? fetch,
@@ -98,6 +103,19 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
     }),
   );
 
+  // What a model call needs, in one call: the entry and its provider's configuration.
+  worker.registerFunction(
+    {
+      id: "catalog::choice",
+      description: "A model's entry and its provider's configuration: {model, provider}",
+      input: resolveInput,
+    },
+    ({ model }) => {
+      const entry = resolveModel(catalog, model);
+      return { model: entry, provider: providerOf(entry.provider) };
+    },
+  );
+
   worker.registerFunction(
     {
       id: "catalog::provider",
@@ -105,11 +123,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
         "One provider's configuration {id, name, baseUrl, envKey, local, driver} (no availability probe)",
       input: providerInput,
     },
-    ({ id }) => {
-      const provider = catalog.providers.find((entry) => entry.id === id);
-      if (!provider) throw notFound(`Unknown provider "${id}": GET /api/providers lists them`);
-      return provider;
-    },
+    ({ id }) => providerOf(id),
   );
 
   worker.registerFunction(

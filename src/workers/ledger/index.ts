@@ -1,6 +1,7 @@
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
-import type { InvocationContext } from "../../engine/types.ts";
+import { RecentReads } from "../../engine/state/watch.ts";
+import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
@@ -13,6 +14,7 @@ import {
   checkInput,
   checkResult,
   costInput,
+  costMessage,
   purgeAgentInput,
   purgeInput,
   type SpendInput,
@@ -25,6 +27,14 @@ import {
 import { type LedgerDeps, spend } from "./spend.ts";
 import { purgeAgent, purgeRealm } from "./store.ts";
 import { summarize } from "./totals.ts";
+
+/**
+ * Budgets as the check read them (issue #14: two reads before every model call), until this process
+ * writes the realm's budgets (a spend charging one, a budget set) or a second passes: a spend counted by
+ * another cluster node reaches this node's checks within that second. Spends themselves read budgets
+ * fresh, so a hard limit is never charged past.
+ */
+const recentBudgets = new RecentReads<TriggerFn, Budget | null>(1000);
 
 /** Ledger: budgets with hard and soft limits, spend recording, summaries from running totals. */
 export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } {
@@ -87,10 +97,10 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       await requireRealm(trigger, realmId);
       const scope = budgetsScope(realmId);
       const now = nowMs();
-      const [agent, realm] = await Promise.all([
-        state.get<Budget>(scope, budgetKey(agentId)),
-        state.get<Budget>(scope, budgetKey()),
-      ]);
+      // Read-only, before every model call: budgets as read moments ago (see recentBudgets).
+      const read = (key: string) =>
+        recentBudgets.read(trigger, scope, key, () => state.get<Budget>(scope, key));
+      const [agent, realm] = await Promise.all([read(budgetKey(agentId)), read(budgetKey())]);
       return tighter(
         agent && evaluate(currentPeriod(agent, now), "agent", agentId),
         realm && evaluate(currentPeriod(realm, now), "realm", agentId),
@@ -121,6 +131,18 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       input: costInput,
     },
     async ({ recorded, ...input }, ctx) => (recorded ? null : record(input, ctx)),
+  );
+
+  // Every answered model call of this service publishes its cost already recorded: the subscription
+  // looks at that flag alone and leaves the message's validation to record_cost when there is work.
+  worker.registerFunction(
+    {
+      id: "ledger::on_cost_incurred",
+      description: "The cost.incurred subscription: records a cost not marked recorded (ledger::record_cost)",
+      input: costMessage,
+    },
+    async (message) =>
+      message.recorded === true ? null : trigger({ function_id: "ledger::record_cost", payload: message }),
   );
 
   worker.registerFunction(
@@ -167,7 +189,7 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
   worker.registerRoute("ledger::summary", "GET", "/api/ledger/summary/:realmId");
   worker.registerTrigger({
     type: "subscribe",
-    function_id: "ledger::record_cost",
+    function_id: "ledger::on_cost_incurred",
     config: { topic: "cost.incurred" },
   });
   return {};

@@ -92,6 +92,8 @@ export const costInput = z.object({
   /** Set by the service's own publishers once the cost is recorded: the subscription has nothing to do. */
   recorded: z.boolean().optional(),
 });
+/** What the `cost.incurred` subscription reads of a message before handing it to record_cost. */
+export const costMessage = z.looseObject({ recorded: z.boolean().optional() });
 export type SpendInput = z.infer<typeof spendInput>;
 
 export const groupByValues = ["agent", "model", "provider", "billing_code"] as const;

@@ -80,6 +80,17 @@ describe("catalog functions", () => {
     await expect(call(engine, "catalog::models", { teir: "fast" })).rejects.toMatchObject({ status: 400 });
   });
 
+  it("answers a model's entry with its provider's configuration in one call", async () => {
+    const engine = catalogEngine();
+    const choice = (await call(engine, "catalog::choice", { model: "opus" })) as {
+      model: { id: string; provider: string };
+      provider: { id: string };
+    };
+    expect(choice.model).toMatchObject({ id: "claude-opus-4-6", provider: "anthropic" });
+    expect(choice.provider).toEqual(await call(engine, "catalog::provider", { id: "anthropic" }));
+    await expect(call(engine, "catalog::choice", { model: "gpt-17" })).rejects.toMatchObject({ status: 404 });
+  });
+
   it("resolves ids, aliases and local provider/model names; unknown is 404", async () => {
     const engine = catalogEngine();
     expect(await call(engine, "catalog::resolve", { model: "opus" })).toMatchObject({

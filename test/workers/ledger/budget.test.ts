@@ -246,6 +246,14 @@ describe("ledger::check: agent and realm budgets both apply", () => {
     expect(await check(ctx.server, realmId, other)).toMatchObject({ scope: "realm", spentCents: 20 });
   });
 
+  it("sees a spend of this service at once, although it reuses the budgets it read moments ago", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 100 });
+    expect(await check(ctx.server, realmId, agentId)).toMatchObject({ allowed: true, spentCents: 0 });
+    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 100))).status).toBe(201);
+    expect(await check(ctx.server, realmId, agentId)).toMatchObject({ allowed: false, spentCents: 100 });
+  });
+
   it("refuses a bad check request with 400", async () => {
     const response = await ctx.server.request("/api/ledger/check/r/a?verbose=1");
     expect(response.status).toBe(400);

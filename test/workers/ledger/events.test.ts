@@ -127,4 +127,16 @@ describe("cost.incurred subscription", () => {
     expect((await check(ctx.server, realmId, agentId)).spentCents).toBe(2.5);
     expect(await eventCount(ctx.server, realmId)).toBe(1);
   });
+
+  it("leaves a message marked recorded (its publisher recorded it already) and counts the next one", async () => {
+    const { realmId, agentId } = await realmWithAgent(ctx.server);
+    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 1000 });
+    const message = (cents: number) => ({ ...spendOf(realmId, agentId, cents), eventId: randomUUID() });
+    await publishCost(ctx.server, { ...message(4), recorded: true });
+    await publishCost(ctx.server, message(1));
+    await eventually(async () => (await eventCount(ctx.server, realmId)) === 1);
+    await sleep(50);
+    expect(await eventCount(ctx.server, realmId)).toBe(1);
+    expect((await check(ctx.server, realmId, agentId)).spentCents).toBe(1);
+  });
 });
