@@ -282,8 +282,9 @@ function claimOp(event: SpendEvent, pendingVersion: number | undefined): BatchOp
   ];
 }
 
+/** Create-only: a spend's id is fresh (see draftEvent), so nothing is read before it is written. */
 function eventOp(event: SpendEvent): BatchOp {
-  return { type: "set", scope: spendScope(event.realmId), key: event.id, value: event };
+  return { type: "set", scope: spendScope(event.realmId), key: event.id, value: event, expectedVersion: 0 };
 }
 
 /**
