@@ -15,7 +15,17 @@ export function newId(prefix?: string): string {
 
 function uuidV7(): string {
   // A v4 uuid supplies the random bits and the variant; its first 48 bits and version become v7's.
-  const random = randomUUID();
-  const time = nowMs().toString(16).padStart(12, "0");
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
+  return `${timePrefix()}7${randomUUID().slice(15)}`;
+}
+
+/** `tttttttt-tttt-` of the current millisecond, written once per millisecond (ids come in bursts). */
+let lastPrefix = { ms: Number.NaN, text: "" };
+
+function timePrefix(): string {
+  const ms = nowMs();
+  if (ms !== lastPrefix.ms) {
+    const time = ms.toString(16).padStart(12, "0");
+    lastPrefix = { ms, text: `${time.slice(0, 8)}-${time.slice(8, 12)}-` };
+  }
+  return lastPrefix.text;
 }

@@ -36,15 +36,19 @@ export class RecentReads<Reader extends object, T> {
   }
 
   async read(reader: Reader, scope: string, key: string, load: () => Promise<T>): Promise<T> {
-    const byKey = this.kept.get(reader) ?? new Map();
-    this.kept.set(reader, byKey);
-    const writes = watchScope(scope)();
+    let byKey = this.kept.get(reader);
+    if (!byKey) {
+      byKey = new Map();
+      this.kept.set(reader, byKey);
+    }
+    if (!writes.has(scope)) writes.set(scope, 0);
+    const written = writes.get(scope);
     const id = `${scope}\u0000${key}`;
     const kept = byKey.get(id);
-    if (kept && kept.writes === writes && performance.now() - kept.at < this.ttlMs) return kept.value;
+    if (kept && kept.writes === written && performance.now() - kept.at < this.ttlMs) return kept.value;
     const value = await load();
     if (byKey.size >= this.maxPerReader) byKey.clear();
-    byKey.set(id, { value, writes, at: performance.now() });
+    byKey.set(id, { value, writes: written ?? 0, at: performance.now() });
     return value;
   }
 }
