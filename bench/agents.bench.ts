@@ -1,8 +1,9 @@
 import autocannon from "autocannon";
-import { createAgentOS } from "../src/app.ts";
+import { type AgentOS, createAgentOS } from "../src/app.ts";
 import { loadConfig } from "../src/config/env.ts";
 import { startFakeOpenAI } from "../test/helpers/fake-openai.ts";
-import { median, tempDir } from "./util.ts";
+import { makeDataDir, removeDir, type ServeProcess, startServe } from "../test/helpers/process.ts";
+import { median } from "./util.ts";
 
 const ROUND_S = 3;
 const ROUNDS = 3;
@@ -40,10 +41,7 @@ const TARGET_P99_32 = 50;
 const MEMORY_ENTRIES = 100_000;
 
 /** Fills an agent's memory with entries that all share the bench message's words ("hi"). */
-async function seedMemory(
-  service: Awaited<ReturnType<typeof createAgentOS>>,
-  agentId: string,
-): Promise<number> {
+async function seedMemory(service: AgentOS, agentId: string): Promise<number> {
   const started = performance.now();
   const batch = 256;
   for (let i = 0; i < MEMORY_ENTRIES; i += batch) {
@@ -64,57 +62,79 @@ async function seedMemory(
 }
 
 /**
- * POST /api/agents/:id/message (a new session each time: session and message writes, memory recall,
- * tool definitions, the model call, the cost) vs the same request straight to the instant fake model, at
- * 1 and 32 connections, with an empty memory and with 100 000 entries that all contain the message's word.
+ * The two agents, one with 100 000 memories, made in the data directory by a service in this process,
+ * which is then closed: the measured service opens the same directory as its own process.
  */
-export async function benchAgents(): Promise<void> {
-  const fake = await startFakeOpenAI();
-  const dir = tempDir();
-  const apiKey = "bench-admin-key-0123456789";
-  const config = {
+async function prepareAgents(dataDir: string, apiKey: string): Promise<{ empty: string; full: string }> {
+  const service = await createAgentOS({
     ...loadConfig({
-      AGENTOS_DATA_DIR: dir.path,
+      AGENTOS_DATA_DIR: dataDir,
       AGENTOS_API_KEY: apiKey,
       AGENTOS_LOG_LEVEL: "warn",
       OPENAI_API_KEY: "sk-bench",
-      OPENAI_BASE_URL: fake.baseUrl,
     }),
     port: 0,
     host: "127.0.0.1",
     enginePort: 0,
-    rateLimits: false as const,
-  };
-  const service = await createAgentOS(config);
-  const url = await service.listen();
-  const auth = { authorization: `Bearer ${apiKey}` };
-  const newAgent = async (name: string) => {
-    const created = await fetch(`${url}/api/agents`, {
-      method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ name, model: "gpt-4o" }),
-    });
-    return ((await created.json()) as { id: string }).id;
-  };
+  });
   try {
-    const empty = await newAgent("bench-empty");
-    const full = await newAgent("bench-full");
-    const seconds = await seedMemory(service, full);
+    const newAgent = async (name: string) =>
+      (
+        (await service.engine.trigger({
+          function_id: "agent::create",
+          payload: { name, model: "gpt-4o" },
+        })) as {
+          id: string;
+        }
+      ).id;
+    const agents = { empty: await newAgent("bench-empty"), full: await newAgent("bench-full") };
+    const seconds = await seedMemory(service, agents.full);
     console.log(
       `\n  seeded ${MEMORY_ENTRIES.toLocaleString("en")} memory entries in ${seconds.toFixed(1)} s`,
     );
+    return agents;
+  } finally {
+    await service.close();
+  }
+}
+
+/**
+ * POST /api/agents/:id/message (a new session each time: session and message writes, memory recall,
+ * tool definitions, the model call, the cost) vs the same request straight to the instant fake model, at
+ * 1 and 32 connections, with an empty memory and with 100 000 entries that all contain the message's word.
+ * The service runs as its own process (`agentos serve`, as deployed and as in the gateway bench); the fake
+ * model and the load generator share this one, so the service's thread does only the service's work.
+ */
+export async function benchAgents(): Promise<void> {
+  const fake = await startFakeOpenAI();
+  const dataDir = makeDataDir();
+  const apiKey = "bench-admin-key-0123456789";
+  const auth = { authorization: `Bearer ${apiKey}` };
+  let service: ServeProcess | undefined;
+  try {
+    const agents = await prepareAgents(dataDir, apiKey);
+    service = await startServe({
+      dataDir,
+      env: {
+        AGENTOS_API_KEY: apiKey,
+        AGENTOS_RATE_LIMITS: "off",
+        AGENTOS_LOG_LEVEL: "warn",
+        OPENAI_API_KEY: "sk-bench",
+        OPENAI_BASE_URL: fake.baseUrl,
+      },
+    });
     for (const [memory, id] of [
-      ["empty memory", empty],
-      [`${MEMORY_ENTRIES.toLocaleString("en")} memory entries`, full],
+      ["empty memory", agents.empty],
+      [`${MEMORY_ENTRIES.toLocaleString("en")} memory entries`, agents.full],
     ] as const) {
       for (const connections of [1, 32]) {
-        await measure(url, fake.baseUrl, id, auth, connections, memory);
+        await measure(service.url, fake.baseUrl, id, auth, connections, memory);
       }
     }
   } finally {
-    await service.close();
+    await service?.stop("SIGTERM").catch(() => undefined);
     await fake.close();
-    dir.remove();
+    removeDir(dataDir);
   }
 }
 
