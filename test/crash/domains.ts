@@ -23,6 +23,8 @@ export interface Client {
 }
 
 export const REALM = "realm-default";
+/** What one reply of the fake model costs on gpt-4o: 12 tokens in at $2.50, 5 out at $10 per million. */
+const FAKE_REPLY_CENTS = 0.008;
 
 export async function send(
   client: Client,
@@ -135,6 +137,12 @@ export const DOMAINS: CrashDomain[] = [
           (hit: JsonBody) => hit.sessionId === sessionId && hit.content === `note ${i}`,
         );
         if (!found) problems.push(`${sessionId}: the memory of "note ${i}" is missing`);
+      }
+      // And its cost, recorded with them before the answer went out (one fake reply costs 0.008 cents).
+      const ledger = (await send(client, "GET", `/api/ledger/summary/${REALM}?groupBy=agent`)).body;
+      const cents = Number(ledger?.breakdown?.[talker] ?? 0);
+      if (cents < acknowledged.length * FAKE_REPLY_CENTS - 1e-6) {
+        problems.push(`${acknowledged.length} turns answered, ${cents} cents of their costs counted`);
       }
       return problems;
     },

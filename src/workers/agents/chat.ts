@@ -73,15 +73,23 @@ export async function chatTurn(
     ...history.map((m) => ({ role: m.role, content: m.content }) as ModelMessage),
     { role: "user", content: turn.message },
   ];
-  const result = await runModel(deps, registered, agent, choices, {
-    system,
-    messages,
-    sessionId: session.id,
-    signal,
-    progress,
-  });
+  const costs: Array<Promise<void>> = [];
+  const result = await untilCostsRecorded(
+    costs,
+    runModel(
+      deps,
+      registered,
+      agent,
+      choices,
+      { system, messages, sessionId: session.id, signal, progress },
+      costs,
+    ),
+  );
   // The reply came too late: the caller has given up on this turn, so it is not kept.
-  signal?.throwIfAborted();
+  if (signal?.aborted) {
+    await Promise.allSettled(costs);
+    signal.throwIfAborted();
+  }
   const now = nowIso();
   const stored: StoredMessage[] = [
     { role: "user", content: turn.message, createdAt: now },
@@ -92,8 +100,10 @@ export async function chatTurn(
       ...(result.toolCalls.length > 0 ? { toolCalls: result.toolCalls } : {}),
     },
   ];
-  // Both stored before the answer goes out, so an answered turn's messages and memories survive a crash.
+  // Stored before the answer goes out, so an answered turn's costs, messages and memories survive a
+  // crash; together, so that they share one commit.
   await Promise.all([
+    ...costs,
     appendTurn(deps.state, session, stored),
     registered.has("memory::store") ? remember(deps, registered, agent, session.id, stored) : undefined,
   ]);
@@ -135,19 +145,50 @@ export async function agentCompletion(
   const system = [await systemPrompt(deps, registered, agent, query, undefined), call.system]
     .filter(Boolean)
     .join("\n\n");
-  const result = await runModel(deps, registered, agent, choices, {
-    system,
-    messages: call.messages,
-    sessionId: null,
-    temperature: call.temperature,
-    maxTokens: call.maxTokens,
-    withTools: call.withTools,
-    signal,
-    progress,
-  });
-  if (!call.keep) return result;
-  signal?.throwIfAborted();
-  return { ...result, sessionId: await keepExchange(deps.state, agent.id, call.messages, result) };
+  const costs: Array<Promise<void>> = [];
+  const result = await untilCostsRecorded(
+    costs,
+    runModel(
+      deps,
+      registered,
+      agent,
+      choices,
+      {
+        system,
+        messages: call.messages,
+        sessionId: null,
+        temperature: call.temperature,
+        maxTokens: call.maxTokens,
+        withTools: call.withTools,
+        signal,
+        progress,
+      },
+      costs,
+    ),
+  );
+  if (!call.keep || signal?.aborted) {
+    await Promise.all(costs);
+    signal?.throwIfAborted();
+    return result;
+  }
+  const [sessionId] = await Promise.all([
+    keepExchange(deps.state, agent.id, call.messages, result),
+    ...costs,
+  ]);
+  return { ...result, sessionId };
+}
+
+/**
+ * The model's answer; its costs (`costs`, recorded as each call is answered) are awaited by the caller
+ * together with the turn's own writes. When the model fails, what was recorded is waited for first.
+ */
+async function untilCostsRecorded<T>(costs: Array<Promise<void>>, answer: Promise<T>): Promise<T> {
+  try {
+    return await answer;
+  } catch (error) {
+    await Promise.allSettled(costs);
+    throw error;
+  }
 }
 
 async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]> {
@@ -186,6 +227,7 @@ async function runModel(
     signal?: AbortSignal;
     progress?: (event: TurnProgress) => void;
   },
+  costs: Array<Promise<void>>,
 ): Promise<GenerateResult> {
   const { signal } = call;
   const primary = choices[0] as ModelChoice;
@@ -204,6 +246,8 @@ async function runModel(
     // An aborted turn stops here too: its tool loop makes no further model call.
     beforeStep: async () => {
       signal?.throwIfAborted();
+      // The previous calls' costs are counted before the ledger is asked again.
+      await Promise.all(costs);
       if (ledger) await checkBudget(deps, agent);
     },
     abortSignal: signal,
@@ -216,7 +260,10 @@ async function runModel(
     maxTokens: call.maxTokens ?? agent.maxTokens,
     env: deps.env,
     trigger: deps.trigger,
-    onStepUsage: (choice, usage) => recordTurnCost(deps, agent, call.sessionId, choice, usage),
+    // Not awaited by the model's loop: the turn awaits each cost with its own writes (see chatTurn).
+    onStepUsage: (choice, usage) => {
+      costs.push(recordTurnCost(deps, agent, call.sessionId, choice, usage));
+    },
     ...(call.progress ? { onEvent: call.progress } : {}),
   });
 }
