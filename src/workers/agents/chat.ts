@@ -73,18 +73,13 @@ export async function chatTurn(
     ...history.map((m) => ({ role: m.role, content: m.content }) as ModelMessage),
     { role: "user", content: turn.message },
   ];
-  const costs: Array<Promise<void>> = [];
-  const result = await untilCostsRecorded(
-    costs,
-    runModel(
-      deps,
-      registered,
-      agent,
-      choices,
-      { system, messages, sessionId: session.id, signal, progress },
-      costs,
-    ),
-  );
+  const { result, costs } = await answerOf(deps, registered, agent, choices, {
+    system,
+    messages,
+    sessionId: session.id,
+    signal,
+    progress,
+  });
   // The reply came too late: the caller has given up on this turn, so it is not kept.
   if (signal?.aborted) {
     await Promise.allSettled(costs);
@@ -145,27 +140,16 @@ export async function agentCompletion(
   const system = [await systemPrompt(deps, registered, agent, query, undefined), call.system]
     .filter(Boolean)
     .join("\n\n");
-  const costs: Array<Promise<void>> = [];
-  const result = await untilCostsRecorded(
-    costs,
-    runModel(
-      deps,
-      registered,
-      agent,
-      choices,
-      {
-        system,
-        messages: call.messages,
-        sessionId: null,
-        temperature: call.temperature,
-        maxTokens: call.maxTokens,
-        withTools: call.withTools,
-        signal,
-        progress,
-      },
-      costs,
-    ),
-  );
+  const { result, costs } = await answerOf(deps, registered, agent, choices, {
+    system,
+    messages: call.messages,
+    sessionId: null,
+    temperature: call.temperature,
+    maxTokens: call.maxTokens,
+    withTools: call.withTools,
+    signal,
+    progress,
+  });
   if (!call.keep || signal?.aborted) {
     await Promise.all(costs);
     signal?.throwIfAborted();
@@ -179,12 +163,19 @@ export async function agentCompletion(
 }
 
 /**
- * The model's answer; its costs (`costs`, recorded as each call is answered) are awaited by the caller
- * together with the turn's own writes. When the model fails, what was recorded is waited for first.
+ * The model's answer and its costs, recorded as each call is answered: the caller awaits them together
+ * with the turn's own writes. When the model fails, what was recorded is waited for first.
  */
-async function untilCostsRecorded<T>(costs: Array<Promise<void>>, answer: Promise<T>): Promise<T> {
+async function answerOf(
+  deps: ChatDeps,
+  registered: Set<string>,
+  agent: Agent,
+  choices: ModelChoice[],
+  call: ModelCall,
+): Promise<{ result: GenerateResult; costs: Array<Promise<void>> }> {
+  const costs: Array<Promise<void>> = [];
   try {
-    return await answer;
+    return { result: await runModel(deps, registered, agent, choices, call, costs), costs };
   } catch (error) {
     await Promise.allSettled(costs);
     throw error;
@@ -212,21 +203,23 @@ async function registeredFunctions(deps: ChatDeps): Promise<Set<string>> {
 
 let lastIds: { ids: string[] | null; set: Set<string> } = { ids: null, set: new Set() };
 
+interface ModelCall {
+  system: string;
+  messages: ModelMessage[];
+  sessionId: string | null;
+  temperature?: number;
+  maxTokens?: number;
+  withTools?: boolean;
+  signal?: AbortSignal;
+  progress?: (event: TurnProgress) => void;
+}
+
 async function runModel(
   deps: ChatDeps,
   registered: Set<string>,
   agent: Agent,
   choices: ModelChoice[],
-  call: {
-    system: string;
-    messages: ModelMessage[];
-    sessionId: string | null;
-    temperature?: number;
-    maxTokens?: number;
-    withTools?: boolean;
-    signal?: AbortSignal;
-    progress?: (event: TurnProgress) => void;
-  },
+  call: ModelCall,
   costs: Array<Promise<void>>,
 ): Promise<GenerateResult> {
   const { signal } = call;
