@@ -150,10 +150,13 @@ export async function agentCompletion(
     signal,
     progress,
   });
-  if (!call.keep || signal?.aborted) {
+  if (!call.keep) {
     await Promise.all(costs);
-    signal?.throwIfAborted();
     return result;
+  }
+  if (signal?.aborted) {
+    await Promise.allSettled(costs);
+    signal.throwIfAborted();
   }
   const [sessionId] = await Promise.all([
     keepExchange(deps.state, agent.id, call.messages, result),
