@@ -13,10 +13,11 @@ interface Waiter {
  * same path (the state store and the text index): a second connection would throw away the first
  * one's page cache at each of its writes, and both would pay for the file locks of every statement.
  *
- * Writes are group-committed: the first write of a turn of the event loop commits at once; those after
- * it in the same turn run at once too, inside one open transaction (each in a savepoint of its own, so a
- * failing write undoes only itself), and are acknowledged when that transaction commits at the end of
- * the turn. Concurrent requests so share one commit instead of paying one each; nothing is acknowledged
+ * Writes are group-committed: the writes of a turn of the event loop run at once, inside one open
+ * transaction (each in a savepoint of its own, so a failing write undoes only itself), and are
+ * acknowledged when that transaction commits at the end of the turn; only a single statement that is
+ * the turn's first write commits by itself at once (an agent's turn writing its session, memories and
+ * cost in one event-loop turn so commits once, issue #14). Concurrent requests so share one commit instead of paying one each; nothing is acknowledged
  * before it is committed, so a crash loses only writes nobody was told about. Other processes on the
  * file wait for the write lock (busy_timeout) for at most that turn.
  */
@@ -49,10 +50,11 @@ export class SqliteConnection {
 
   /**
    * Runs `work` (synchronous statements) now and answers its result once it is committed, or its
-   * error (its changes undone, the others' kept). The first write of a turn of the event loop commits
-   * at once, so a lone writer never waits; those after it in the same turn share one transaction,
-   * committed when the turn ends. `oneStatement`: the work changes the file with at most one
-   * statement, its last, so a failure has nothing to undo and needs neither transaction nor savepoint.
+   * error (its changes undone, the others' kept). A single statement that is the first write of a
+   * turn of the event loop commits at once, so a sequential writer never waits; other writes of the
+   * turn share one transaction, committed when the turn ends. `oneStatement`: the work changes the file
+   * with at most one statement, its last, so a failure has nothing to undo and needs neither
+   * transaction nor savepoint.
    */
   write<T>(work: () => T, oneStatement = false): Promise<T> {
     const first = !this.turnStarted;
@@ -60,7 +62,9 @@ export class SqliteConnection {
       this.turnStarted = true;
       setImmediate(this.endTurn);
     }
-    if (first && !this.db.isTransaction) return this.writeNow(work, oneStatement);
+    // A lone statement needs no transaction and commits as it runs: a sequential writer never waits.
+    // Anything longer joins the turn's group, so a turn that writes several times commits once.
+    if (first && oneStatement && !this.db.isTransaction) return this.writeNow(work);
     try {
       if (!this.db.isTransaction) this.db.exec("BEGIN IMMEDIATE");
       if (!oneStatement) this.savepoint.run();
@@ -83,19 +87,10 @@ export class SqliteConnection {
     });
   }
 
-  /** A write in a transaction of its own (a single statement is one), committed before it returns. */
-  private writeNow<T>(work: () => T, oneStatement: boolean): Promise<T> {
+  /** One statement outside any transaction: SQLite commits it as it runs. */
+  private writeNow<T>(work: () => T): Promise<T> {
     try {
-      if (oneStatement) return Promise.resolve(work());
-      this.db.exec("BEGIN IMMEDIATE");
-      try {
-        const result = work();
-        this.db.exec("COMMIT");
-        return Promise.resolve(result);
-      } catch (error) {
-        if (this.db.isTransaction) this.db.exec("ROLLBACK");
-        throw error;
-      }
+      return Promise.resolve(work());
     } catch (error) {
       return Promise.reject(error);
     } finally {

@@ -1,4 +1,4 @@
-import type { ModelMessage, ToolSet } from "ai";
+import type { ModelMessage } from "ai";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
@@ -11,7 +11,8 @@ import { checkBudget, recordTurnCost } from "./accounting.ts";
 import type { Agent } from "./schema.ts";
 import { appendTurn, openSession, recentMessages, type StoredMessage } from "./store.ts";
 import { keepExchange } from "./threads.ts";
-import { agentToolIds, buildToolSet, type FunctionInfo } from "./tools.ts";
+import { abortableTools, toolsFor } from "./tool-sets.ts";
+import { recall, remember } from "./turn-memory.ts";
 
 export interface ChatDeps {
   trigger: TriggerFn;
@@ -36,7 +37,6 @@ export interface ChatReply {
 }
 
 const HISTORY_LIMIT = 200;
-const MEMORY_HITS = 5;
 
 /** Rough token count (4 characters a token): enough to keep a prompt inside the window. */
 const tokensOf = (text: string) => Math.ceil(text.length / 4);
@@ -264,38 +264,6 @@ async function runModel(
   });
 }
 
-/**
- * Tools that give up with the turn: a call made after the abort does not start, and one in flight is
- * answered with the abort at once (the function it called finishes under its own timeout), so the tool
- * loop does not wait for it.
- */
-function abortableTools(tools: ToolSet, signal: AbortSignal): ToolSet {
-  const wrapped: ToolSet = {};
-  for (const [name, entry] of Object.entries(tools)) {
-    const execute = entry.execute as ((input: unknown, options: unknown) => unknown) | undefined;
-    wrapped[name] = execute
-      ? ({
-          ...entry,
-          execute: (input: unknown, options: unknown) => {
-            signal.throwIfAborted();
-            return untilAborted(Promise.resolve(execute(input, options)), signal);
-          },
-        } as ToolSet[string])
-      : entry;
-  }
-  return wrapped;
-}
-
-/** `work`'s outcome, or the abort reason as soon as `signal` aborts. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
-
 /** Newest messages that fit the token budget, oldest first. */
 export function trimToWindow(messages: StoredMessage[], budget: number): StoredMessage[] {
   const kept: StoredMessage[] = [];
@@ -323,75 +291,4 @@ async function systemPrompt(
   if (memories.length > 0) parts.push(`Relevant memories:\n${memories.map((m) => `- ${m}`).join("\n")}`);
   if (context !== undefined) parts.push(`Context:\n${JSON.stringify(context)}`);
   return parts.join("\n\n");
-}
-
-/** Memories are an enrichment: with no memory worker, or when it fails, the turn goes on without them. */
-async function recall(deps: ChatDeps, agentId: string, query: string): Promise<string[]> {
-  try {
-    const found = (await deps.trigger({
-      function_id: "memory::recall",
-      payload: { agentId, query: query.slice(0, 2000), limit: MEMORY_HITS },
-    })) as { results?: Array<{ content?: string }> };
-    return (found.results ?? []).map((entry) => String(entry.content ?? "")).filter(Boolean);
-  } catch {
-    return [];
-  }
-}
-
-/** Memories are an enrichment: a store that fails does not fail the answered turn. */
-async function remember(
-  deps: ChatDeps,
-  registered: Set<string>,
-  agent: Agent,
-  sessionId: string,
-  turn: StoredMessage[],
-): Promise<void> {
-  const entries = turn.map((message) => ({
-    sessionId,
-    role: message.role,
-    content: message.content.slice(0, 32_768),
-  }));
-  // The turn's memories in one write where the memory worker takes several at once.
-  const calls = registered.has("memory::store_many")
-    ? [{ function_id: "memory::store_many", payload: { agentId: agent.id, entries } }]
-    : entries.map((entry) => ({ function_id: "memory::store", payload: { agentId: agent.id, ...entry } }));
-  await Promise.all(calls.map((call) => deps.trigger(call).catch(() => undefined)));
-}
-
-/**
- * An agent's tool set is the same from turn to turn until the agent changes (its `updatedAt`) or a
- * function comes or goes (a new `registered` set): built once then, not on every turn (it cost four
- * engine calls and the schemas' conversion each time).
- */
-const toolSets = new WeakMap<Set<string>, Map<string, Promise<ToolSet | undefined>>>();
-const MAX_CACHED_TOOL_SETS = 1000;
-
-function toolsFor(deps: ChatDeps, registered: Set<string>, agent: Agent): Promise<ToolSet | undefined> {
-  const byAgent = toolSets.get(registered) ?? new Map<string, Promise<ToolSet | undefined>>();
-  toolSets.set(registered, byAgent);
-  const key = `${agent.id}\u0000${agent.updatedAt}`;
-  const cached = byAgent.get(key);
-  if (cached) return cached;
-  if (byAgent.size >= MAX_CACHED_TOOL_SETS) byAgent.clear();
-  const built = buildTools(deps, registered, agent);
-  byAgent.set(key, built);
-  // A failed build is not kept: the next turn tries again.
-  built.catch(() => byAgent.delete(key));
-  return built;
-}
-
-async function buildTools(deps: ChatDeps, registered: Set<string>, agent: Agent) {
-  const ids = agentToolIds(agent, [...registered]);
-  if (ids.length === 0) return undefined;
-  const infos = (await Promise.all(
-    ids.map((id) => deps.trigger({ function_id: "engine::functions::info", payload: { function_id: id } })),
-  )) as FunctionInfo[];
-  return buildToolSet(agent, infos, deps.trigger, (run) => {
-    if (run.ok) return;
-    void deps.trigger({
-      function_id: "security::audit",
-      payload: { type: "tool_call_failed", detail: { agentId: agent.id, functionId: run.functionId } },
-      action: { type: "void" },
-    });
-  });
 }

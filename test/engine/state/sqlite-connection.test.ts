@@ -24,14 +24,14 @@ function outsideCount(path: string): number {
 }
 
 describe("SqliteConnection", () => {
-  it("commits a turn's first write at once and the rest together, each acknowledged once committed", async () => {
+  it("commits a turn's first single-statement write at once and the rest together, each acknowledged once committed", async () => {
     const path = newFile();
     const connection = openSqliteConnection(path);
     try {
       connection.db.exec("CREATE TABLE t (n INTEGER)");
       await new Promise((resolve) => setImmediate(resolve));
       const insert = connection.db.prepare("INSERT INTO t (n) VALUES (?)");
-      const writes = [1, 2, 3, 4].map((n) => connection.write(() => insert.run(n)));
+      const writes = [1, 2, 3, 4].map((n) => connection.write(() => insert.run(n), true));
       // The first is committed; the others are made, not committed: nobody outside sees them, and
       // nobody has been told they are stored.
       expect(connection.db.isTransaction).toBe(true);
@@ -39,6 +39,27 @@ describe("SqliteConnection", () => {
       await Promise.all(writes);
       expect(connection.db.isTransaction).toBe(false);
       expect(outsideCount(path)).toBe(4);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it("commits a turn's writes of several statements together, the first one too", async () => {
+    const path = newFile();
+    const connection = openSqliteConnection(path);
+    try {
+      connection.db.exec("CREATE TABLE t (n INTEGER)");
+      await new Promise((resolve) => setImmediate(resolve));
+      const insert = connection.db.prepare("INSERT INTO t (n) VALUES (?)");
+      const pair = (n: number) => () => {
+        insert.run(n);
+        insert.run(n + 1);
+      };
+      const writes = [0, 2, 4].map((n) => connection.write(pair(n)));
+      expect(connection.db.isTransaction).toBe(true);
+      expect(outsideCount(path)).toBe(0);
+      await Promise.all(writes);
+      expect(outsideCount(path)).toBe(6);
     } finally {
       await connection.close();
     }
@@ -59,7 +80,7 @@ describe("SqliteConnection", () => {
       const after = connection.write(() => insert.run(3));
       await expect(failed).rejects.toThrow("refused half-way");
       await Promise.all([first, ok, after]);
-      // The first write of a turn, committed on its own, is undone as whole too.
+      // The first write of a turn is undone as a whole too.
       await expect(
         connection.write(() => {
           insert.run(9);

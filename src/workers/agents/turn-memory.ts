@@ -1,0 +1,38 @@
+import type { ChatDeps } from "./chat.ts";
+import type { Agent } from "./schema.ts";
+import type { StoredMessage } from "./store.ts";
+
+const MEMORY_HITS = 5;
+
+/** Memories are an enrichment: with no memory worker, or when it fails, the turn goes on without them. */
+export async function recall(deps: ChatDeps, agentId: string, query: string): Promise<string[]> {
+  try {
+    const found = (await deps.trigger({
+      function_id: "memory::recall",
+      payload: { agentId, query: query.slice(0, 2000), limit: MEMORY_HITS },
+    })) as { results?: Array<{ content?: string }> };
+    return (found.results ?? []).map((entry) => String(entry.content ?? "")).filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Memories are an enrichment: a store that fails does not fail the answered turn. */
+export async function remember(
+  deps: ChatDeps,
+  registered: Set<string>,
+  agent: Agent,
+  sessionId: string,
+  turn: StoredMessage[],
+): Promise<void> {
+  const entries = turn.map((message) => ({
+    sessionId,
+    role: message.role,
+    content: message.content.slice(0, 32_768),
+  }));
+  // The turn's memories in one write where the memory worker takes several at once.
+  const calls = registered.has("memory::store_many")
+    ? [{ function_id: "memory::store_many", payload: { agentId: agent.id, entries } }]
+    : entries.map((entry) => ({ function_id: "memory::store", payload: { agentId: agent.id, ...entry } }));
+  await Promise.all(calls.map((call) => deps.trigger(call).catch(() => undefined)));
+}
