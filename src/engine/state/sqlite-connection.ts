@@ -16,10 +16,11 @@ interface Waiter {
  * Writes are group-committed: the writes of a turn of the event loop run at once, inside one open
  * transaction (each in a savepoint of its own, so a failing write undoes only itself), and are
  * acknowledged when that transaction commits at the end of the turn; only a single statement that is
- * the turn's first write commits by itself at once (an agent's turn writing its session, memories and
- * cost in one event-loop turn so commits once, issue #14). Concurrent requests so share one commit instead of paying one each; nothing is acknowledged
- * before it is committed, so a crash loses only writes nobody was told about. Other processes on the
- * file wait for the write lock (busy_timeout) for at most that turn.
+ * the turn's first write commits by itself at once (an agent's turn, which writes its session, memories
+ * and cost in one event-loop turn, so commits once: issue #14). Concurrent requests share one commit
+ * instead of paying one each; nothing is acknowledged before it is committed, so a crash loses only
+ * writes nobody was told about. Other processes on the file wait for the write lock (busy_timeout) for
+ * at most that turn.
  */
 export class SqliteConnection {
   readonly db: DatabaseSync;

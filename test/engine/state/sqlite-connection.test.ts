@@ -23,14 +23,19 @@ function outsideCount(path: string): number {
   }
 }
 
+/** A new file with a table of numbers, created in a turn of the event loop before the test's own. */
+async function tableOfNumbers() {
+  const path = newFile();
+  const connection = openSqliteConnection(path);
+  connection.db.exec("CREATE TABLE t (n INTEGER)");
+  await new Promise((resolve) => setImmediate(resolve));
+  return { path, connection, insert: connection.db.prepare("INSERT INTO t (n) VALUES (?)") };
+}
+
 describe("SqliteConnection", () => {
   it("commits a turn's first single-statement write at once and the rest together, each acknowledged once committed", async () => {
-    const path = newFile();
-    const connection = openSqliteConnection(path);
+    const { path, connection, insert } = await tableOfNumbers();
     try {
-      connection.db.exec("CREATE TABLE t (n INTEGER)");
-      await new Promise((resolve) => setImmediate(resolve));
-      const insert = connection.db.prepare("INSERT INTO t (n) VALUES (?)");
       const writes = [1, 2, 3, 4].map((n) => connection.write(() => insert.run(n), true));
       // The first is committed; the others are made, not committed: nobody outside sees them, and
       // nobody has been told they are stored.
@@ -45,12 +50,8 @@ describe("SqliteConnection", () => {
   });
 
   it("commits a turn's writes of several statements together, the first one too", async () => {
-    const path = newFile();
-    const connection = openSqliteConnection(path);
+    const { path, connection, insert } = await tableOfNumbers();
     try {
-      connection.db.exec("CREATE TABLE t (n INTEGER)");
-      await new Promise((resolve) => setImmediate(resolve));
-      const insert = connection.db.prepare("INSERT INTO t (n) VALUES (?)");
       const pair = (n: number) => () => {
         insert.run(n);
         insert.run(n + 1);
