@@ -6,10 +6,12 @@
  */
 const writes = new Map<string, number>();
 
-/** Starts counting the scope's writes; the answer tells the count so far. */
-export function watchScope(scope: string): () => number {
-  if (!writes.has(scope)) writes.set(scope, 0);
-  return () => writes.get(scope) ?? 0;
+/** The scope's writes counted so far; counting starts with the first ask. */
+function writesTo(scope: string): number {
+  const count = writes.get(scope);
+  if (count !== undefined) return count;
+  writes.set(scope, 0);
+  return 0;
 }
 
 /** Counts a write to the scope, if it is watched. */
@@ -41,14 +43,13 @@ export class RecentReads<Reader extends object, T> {
       byKey = new Map();
       this.kept.set(reader, byKey);
     }
-    if (!writes.has(scope)) writes.set(scope, 0);
-    const written = writes.get(scope);
+    const written = writesTo(scope);
     const id = `${scope}\u0000${key}`;
     const kept = byKey.get(id);
     if (kept && kept.writes === written && performance.now() - kept.at < this.ttlMs) return kept.value;
     const value = await load();
     if (byKey.size >= this.maxPerReader) byKey.clear();
-    byKey.set(id, { value, writes: written ?? 0, at: performance.now() });
+    byKey.set(id, { value, writes: written, at: performance.now() });
     return value;
   }
 }
