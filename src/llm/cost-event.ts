@@ -38,11 +38,12 @@ export function costEvent(account: CostAccount, sessionId: string | null, choice
 export type CostEvent = ReturnType<typeof costEvent>;
 
 /**
- * Records a model call's cost with the ledger before the answer goes out (`ledger::record_cost`: one
- * durable transaction, counted once by its eventId), then publishes `cost.incurred` for every other
- * subscriber. The publish is also the fallback: when the direct call fails (database briefly away), the
- * ledger's own subscription records it, still once. Without a ledger only the message goes out. A
- * spend the ledger refuses (402) is recorded as refused and does not fail the answered call.
+ * Gives a model call's cost to the ledger before the answer goes out (`ledger::record_cost`: a durable
+ * record, counted once by its eventId moments later, with the costs taken around it), then publishes
+ * `cost.incurred` for every other subscriber. The publish is also the fallback: when the direct call
+ * fails (database briefly away), the ledger's own subscription records it, still once. Without a
+ * ledger only the message goes out. A spend past a hard limit is recorded as refused and never fails
+ * the call that incurred it.
  */
 export async function recordCost(trigger: TriggerFn, event: CostEvent): Promise<void> {
   // A refusal (402) is recorded too; no ledger, or a failure, leaves it to the subscription below.

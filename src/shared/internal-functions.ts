@@ -37,6 +37,7 @@ const INTERNAL_IDS = new Set([
   "ledger::spend",
   "ledger::record_cost",
   "ledger::on_cost_incurred",
+  "ledger::sweep_pending",
   "hierarchy::set",
   "hierarchy::delete",
 ]);

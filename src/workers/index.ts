@@ -95,7 +95,10 @@ export async function registerWorkers(
   });
   const realm = registerRealm(engine.worker("realm", "Realms: multi-tenant isolation, export and import"));
   registerDirective(engine.worker("directive", "Directives: goal trees with compare-and-swap updates"));
-  registerLedger(engine.worker("ledger", "Ledger: budgets, spend and summaries from running totals"));
+  const ledger = registerLedger(
+    engine.worker("ledger", "Ledger: budgets, spend and summaries from running totals"),
+    { background },
+  );
   registerHierarchy(engine.worker("hierarchy", "Hierarchy: the org chart of a realm's agents"));
   registerMission(engine.worker("mission", "Missions: a realm's work items, taken by atomic checkout"));
   registerCouncil(engine.worker("council", "Council: proposals decided by vote, with a hash-chained log"));
@@ -132,6 +135,7 @@ export async function registerWorkers(
   );
   // The default realm must exist before pulses (and agents) refer to it.
   await realm.ready;
+  await ledger.ready;
   await pulse.ready;
   await bridge.ready;
   await declarative.load();

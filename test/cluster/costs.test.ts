@@ -62,11 +62,20 @@ describe.skipIf(found.url === null)("costs in a cluster that loses its pub/sub l
     expect(answered).toBe(40);
     expect(calls).toBe(40);
 
-    // Counted before each answer went out: no waiting on notifications, and once, not once per node.
-    // The schema is this test's own: every spend event of realm-default is one of these calls.
-    const summary = (await inject(nodeB, "GET", "/api/ledger/summary/realm-default?groupBy=agent")).json();
-    expect(summary.eventCount).toBe(calls);
-    expect(summary.breakdown[agentId]).toBeCloseTo(summary.totalCents, 6);
+    // Taken before each answer went out and counted by the node that took it moments later: no waiting
+    // on notifications, and once, not once per node. The schema is this test's own: every spend event of
+    // realm-default is one of these calls.
+    const summary = () =>
+      inject(nodeB, "GET", "/api/ledger/summary/realm-default?groupBy=agent").then((r) => r.json());
+    await expect.poll(async () => (await summary()).eventCount).toBe(calls);
+    const pending = (await nodeA.engine.trigger({
+      function_id: "state::list",
+      payload: { scope: "ledger_pending" },
+    })) as { items: unknown[] };
+    expect(pending.items).toEqual([]);
+    const counted = await summary();
+    expect(counted.eventCount).toBe(calls);
+    expect(counted.breakdown[agentId]).toBeCloseTo(counted.totalCents, 6);
   }, 60_000);
 });
 

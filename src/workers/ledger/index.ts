@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import { RecentReads } from "../../engine/state/watch.ts";
@@ -8,6 +9,7 @@ import { nowIso, nowMs } from "../../shared/clock.ts";
 import { conflict, forbidden } from "../../shared/errors.ts";
 import { assertAgentRef, recheckAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { budgetKey, budgetsScope, currentPeriod, evaluate, tighter, upsertBudget } from "./budget.ts";
+import { countGathered, queueCost, sweepPending } from "./pending.ts";
 import {
   type Budget,
   budgetRecord,
@@ -24,7 +26,7 @@ import {
   summaryAnswer,
   summaryInput,
 } from "./schema.ts";
-import { type LedgerDeps, spend } from "./spend.ts";
+import { type LedgerDeps, spend, spendsSettled } from "./spend.ts";
 import { purgeAgent, purgeRealm } from "./store.ts";
 import { summarize } from "./totals.ts";
 
@@ -37,7 +39,10 @@ import { summarize } from "./totals.ts";
 const recentBudgets = new RecentReads<TriggerFn, Budget | null>(1000);
 
 /** Ledger: budgets with hard and soft limits, spend recording, summaries from running totals. */
-export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } {
+export function registerLedger(
+  worker: WorkerClient,
+  options: { background?: boolean } = {},
+): { ready?: Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
   const deps: LedgerDeps = {
@@ -100,7 +105,13 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
       // Read-only, before every model call: budgets as read moments ago (see recentBudgets).
       const read = (key: string) =>
         recentBudgets.read(trigger, scope, key, () => state.get<Budget>(scope, key));
-      const [agent, realm] = await Promise.all([read(budgetKey(agentId)), read(budgetKey())]);
+      let [agent, realm] = await Promise.all([read(budgetKey(agentId)), read(budgetKey())]);
+      // A budget counts the costs this node took moments ago too (pending.ts): the check waits for them.
+      if (agent || realm) {
+        countGathered(deps);
+        await spendsSettled(deps, realmId);
+        [agent, realm] = await Promise.all([read(budgetKey(agentId)), read(budgetKey())]);
+      }
       return tighter(
         agent && evaluate(currentPeriod(agent, now), "agent", agentId),
         realm && evaluate(currentPeriod(realm, now), "realm", agentId),
@@ -130,7 +141,23 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
         "Record a model call's cost (a cost.incurred message, extra fields ignored); counted once by eventId",
       input: costInput,
     },
-    async ({ recorded, ...input }, ctx) => (recorded ? null : record(input, ctx)),
+    async ({ recorded, ...input }, ctx) => {
+      if (recorded) return null;
+      assertRealmAccess(ctx, input.realmId);
+      return queueCost(deps, input);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "ledger::sweep_pending",
+      description: "Count the costs a dead process took but did not count (cron, internal)",
+      input: z.object({}).passthrough(),
+    },
+    async (_input, ctx) => {
+      requireAdmin(ctx);
+      return { taken: await sweepPending(deps, false) };
+    },
   );
 
   // Every answered model call of this service publishes its cost already recorded: the subscription
@@ -155,6 +182,8 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
     async ({ realmId, groupBy, period }, ctx) => {
       assertRealmAccess(ctx, realmId);
       await requireRealm(trigger, realmId);
+      countGathered(deps);
+      await spendsSettled(deps, realmId);
       return summarize(state, realmId, groupBy, period);
     },
   );
@@ -192,5 +221,12 @@ export function registerLedger(worker: WorkerClient): { ready?: Promise<void> } 
     function_id: "ledger::on_cost_incurred",
     config: { topic: "cost.incurred" },
   });
-  return {};
+  if (options.background === false) return {};
+  worker.registerTrigger({
+    type: "cron",
+    function_id: "ledger::sweep_pending",
+    config: { expression: "*/5 * * * * *" },
+  });
+  // What the last process took and did not count is counted first.
+  return { ready: sweepPending(deps, true).then(() => undefined) };
 }

@@ -16,7 +16,7 @@ import {
   utilizationPct,
 } from "./budget.ts";
 import type { Budget, SpendEvent, SpendInput } from "./schema.ts";
-import { claimsScope, spendScope } from "./store.ts";
+import { claimsScope, PENDING_SCOPE, spendScope } from "./store.ts";
 import { totalsOps } from "./totals.ts";
 
 export interface LedgerDeps {
@@ -39,36 +39,55 @@ export interface LedgerDeps {
  * and writes one transaction. A lone spend is a group of one; a busy realm no longer writes its budget
  * record once per spend, one after the other. Retries only happen across nodes.
  */
-export function spend(deps: LedgerDeps, input: SpendInput): Promise<SpendEvent> {
-  return new Promise((resolve, reject) => {
-    const realms = queues.get(deps) ?? new Map<string, Waiting[]>();
-    queues.set(deps, realms);
-    const waiting = realms.get(input.realmId);
-    if (waiting) {
-      waiting.push({ input, resolve, reject });
-      return;
+export function spend(deps: LedgerDeps, input: SpendInput, pendingKey?: string): Promise<SpendEvent> {
+  const realms = queues.get(deps) ?? new Map<string, RealmQueue>();
+  queues.set(deps, realms);
+  const settled = new Promise<SpendEvent>((resolve, reject) => {
+    const waiting: Waiting = { input, pendingKey, resolve, reject };
+    const queued = realms.get(input.realmId);
+    if (queued) queued.waiting.push(waiting);
+    else {
+      const queue: RealmQueue = { waiting: [waiting], last: Promise.resolve() };
+      realms.set(input.realmId, queue);
+      void drain(deps, realms, input.realmId, queue);
     }
-    const queue: Waiting[] = [{ input, resolve, reject }];
-    realms.set(input.realmId, queue);
-    void drain(deps, realms, input.realmId, queue);
   });
+  const queue = realms.get(input.realmId) as RealmQueue;
+  queue.last = settled.then(
+    () => undefined,
+    () => undefined,
+  );
+  return settled;
+}
+
+/** Settles once every spend of the realm that this process took before the call is settled. */
+export function spendsSettled(deps: LedgerDeps, realmId: string): Promise<void> {
+  return queues.get(deps)?.get(realmId)?.last ?? Promise.resolve();
 }
 
 interface Waiting {
   input: SpendInput;
+  /** A queued cost's record in the pending scope: deleted in the transaction that counts it. */
+  pendingKey?: string;
   resolve: (event: SpendEvent) => void;
   reject: (error: unknown) => void;
 }
 
+interface RealmQueue {
+  waiting: Waiting[];
+  /** The latest spend's settlement (groups settle in arrival order). */
+  last: Promise<void>;
+}
+
 /** The spends waiting per realm, per ledger (one process may hold several services, as tests do). */
-const queues = new WeakMap<LedgerDeps, Map<string, Waiting[]>>();
+const queues = new WeakMap<LedgerDeps, Map<string, RealmQueue>>();
 const MAX_GROUP = 64;
 const MAX_ATTEMPTS = 64;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function drain(deps: LedgerDeps, realms: Map<string, Waiting[]>, realmId: string, queue: Waiting[]) {
-  while (queue.length > 0) {
-    const group = queue.splice(0, MAX_GROUP);
+async function drain(deps: LedgerDeps, realms: Map<string, RealmQueue>, realmId: string, queue: RealmQueue) {
+  while (queue.waiting.length > 0) {
+    const group = queue.waiting.splice(0, MAX_GROUP);
     await settleGroup(deps, group).catch((error: unknown) => {
       for (const waiting of group) waiting.reject(error);
     });
@@ -85,11 +104,7 @@ async function settleGroup(deps: LedgerDeps, group: Waiting[]): Promise<void> {
       if (attempt > 0) await pause(Math.random() * Math.min(2 ** attempt, 50));
       // First as if no eventId had been seen (the usual case): a claim found taken fails the batch, and
       // the next try reads the claims and answers those spends as they were answered before.
-      outcomes = await attemptGroup(
-        deps,
-        group.map((waiting) => waiting.input),
-        attempt > 0,
-      );
+      outcomes = await attemptGroup(deps, group, attempt > 0);
     }
   } finally {
     // Refused spends are recorded too, and a failed try may have raced a delete: the re-check runs either way.
@@ -121,9 +136,10 @@ interface Charging {
  */
 async function attemptGroup(
   deps: LedgerDeps,
-  inputs: SpendInput[],
+  group: Waiting[],
   readingClaims: boolean,
 ): Promise<Outcome[] | undefined> {
+  const inputs = group.map((waiting) => waiting.input);
   const now = nowMs();
   const realmId = inputs[0]?.realmId as string;
   const claims = readingClaims ? await readClaims(deps, realmId, inputs) : inputs.map(() => null);
@@ -150,7 +166,10 @@ async function attemptGroup(
     budgets,
     counted.map((index) => (inputs[index] as SpendInput).agentId),
   );
-  const ops: BatchOp[] = [];
+  // A queued cost leaves the pending scope with its outcome, whichever it is (a replay's too).
+  const ops: BatchOp[] = group.flatMap(({ pendingKey }) =>
+    pendingKey === undefined ? [] : [{ type: "delete" as const, scope: PENDING_SCOPE, key: pendingKey }],
+  );
   const accepted: SpendEvent[] = [];
   const refusals: Array<{ rejected: SpendEvent; refusal: Refusal }> = [];
   const softCrossings: Array<{ event: SpendEvent; budget: Budget }> = [];

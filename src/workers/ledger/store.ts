@@ -10,6 +10,12 @@ export const spendScope = (realmId: string) => `ledger_spend:${realmId}`;
  */
 export const claimsScope = (realmId: string) => `ledger_event_ids:${realmId}`;
 
+/**
+ * Costs taken by ledger::record_cost and not counted yet, keyed `<realmId>/<eventId>`: one scope for
+ * every realm, so a sweep finds them all (see pending.ts).
+ */
+export const PENDING_SCOPE = "ledger_pending";
+
 const PAGE = 1000;
 
 /**
