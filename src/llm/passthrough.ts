@@ -272,15 +272,29 @@ function timeoutError(): Error {
   return error;
 }
 
-async function readAll(response: IncomingMessage, limit = Number.POSITIVE_INFINITY): Promise<string> {
-  response.setEncoding("utf8");
-  let text = "";
-  for await (const chunk of response) {
-    text += chunk as string;
-    if (text.length > limit) {
-      response.destroy();
-      break;
-    }
-  }
-  return text;
+/**
+ * The body as text (at most about `limit` characters: past it the answer is dropped). Listeners, not an
+ * async iterator: a completion's answer is read on every call, and the iterator's promises per chunk
+ * cost more than the reading.
+ */
+function readAll(response: IncomingMessage, limit = Number.POSITIVE_INFINITY): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const settle = (error?: Error) => {
+      response.off("data", onData).off("end", onEnd).off("error", settle).off("close", onClose);
+      if (error) reject(error);
+      else resolve(text);
+    };
+    const onData = (chunk: string) => {
+      text += chunk;
+      if (text.length > limit) {
+        settle();
+        response.destroy();
+      }
+    };
+    const onEnd = () => settle();
+    const onClose = () => settle(new Error("the connection closed before the answer was complete"));
+    response.setEncoding("utf8");
+    response.on("data", onData).on("end", onEnd).on("error", settle).on("close", onClose);
+  });
 }
