@@ -39,27 +39,30 @@ export type CostEvent = ReturnType<typeof costEvent>;
 
 /**
  * Gives a model call's cost to the ledger before the answer goes out (`ledger::record_cost`: a durable
- * record, counted once by its eventId moments later, with the costs taken around it), then publishes
- * `cost.incurred` for every other subscriber. The publish is also the fallback: when the direct call
- * fails (database briefly away), the ledger's own subscription records it, still once. Without a
- * ledger only the message goes out. A spend past a hard limit is recorded as refused and never fails
- * the call that incurred it.
+ * record, counted once by its eventId moments later, with the costs taken around it), then, once the
+ * answer is on its way, publishes `cost.incurred` for every other subscriber. The publish is also the
+ * fallback: when the direct call fails (database briefly away), the ledger's own subscription records
+ * it, still once. Without a ledger only the message goes out. A spend past a hard limit is recorded as
+ * refused and never fails the call that incurred it.
  */
 export async function recordCost(trigger: TriggerFn, event: CostEvent): Promise<void> {
-  // A refusal (402) is recorded too; no ledger, or a failure, leaves it to the subscription below.
+  // No ledger, or a failure, leaves it to the subscription below (a 402 of a ledger that refuses is final).
   const recorded = await trigger({ function_id: "ledger::record_cost", payload: event }).then(
     () => true,
     (error: unknown) => isAppError(error) && error.code === "budget_exceeded",
   );
-  // `recorded`: the ledger's subscribers on every node skip it, instead of each finding the claim.
-  publishEvent(trigger, "cost.incurred", { ...event, recorded });
-  report(trigger, {
-    type: "model_usage",
-    provider: event.provider,
-    model: event.model,
-    realmId: event.realmId,
-    inputTokens: event.inputTokens,
-    outputTokens: event.outputTokens,
-    costUsd: event.cost,
+  // Notifications, not part of the answer: sent once it is on its way.
+  setImmediate(() => {
+    // `recorded`: the ledger's subscribers on every node skip it, instead of each finding the claim.
+    publishEvent(trigger, "cost.incurred", { ...event, recorded });
+    report(trigger, {
+      type: "model_usage",
+      provider: event.provider,
+      model: event.model,
+      realmId: event.realmId,
+      inputTokens: event.inputTokens,
+      outputTokens: event.outputTokens,
+      costUsd: event.cost,
+    });
   });
 }
