@@ -227,6 +227,12 @@ export function registerLedger(
     function_id: "ledger::sweep_pending",
     config: { expression: "*/5 * * * * *" },
   });
-  // What the last process took and did not count is counted first.
-  return { ready: sweepPending(deps, true).then(() => undefined) };
+  // What the last process took and did not count is counted first; if the storage cannot be listed
+  // now, the periodic sweep counts it once it is stale.
+  return {
+    ready: sweepPending(deps, true).then(
+      () => undefined,
+      () => undefined,
+    ),
+  };
 }
