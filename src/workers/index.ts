@@ -97,7 +97,7 @@ export async function registerWorkers(
   registerDirective(engine.worker("directive", "Directives: goal trees with compare-and-swap updates"));
   const ledger = registerLedger(
     engine.worker("ledger", "Ledger: budgets, spend and summaries from running totals"),
-    { background },
+    { background, onShutdown: (hook) => engine.onShutdown(hook) },
   );
   registerHierarchy(engine.worker("hierarchy", "Hierarchy: the org chart of a realm's agents"));
   registerMission(engine.worker("mission", "Missions: a realm's work items, taken by atomic checkout"));

@@ -26,7 +26,7 @@ import {
   summaryAnswer,
   summaryInput,
 } from "./schema.ts";
-import { type LedgerDeps, spend, spendsSettled } from "./spend.ts";
+import { allSpendsSettled, type LedgerDeps, spend, spendsSettled } from "./spend.ts";
 import { purgeAgent, purgeRealm } from "./store.ts";
 import { summarize } from "./totals.ts";
 
@@ -41,7 +41,7 @@ const recentBudgets = new RecentReads<TriggerFn, Budget | null>(1000);
 /** Ledger: budgets with hard and soft limits, spend recording, summaries from running totals. */
 export function registerLedger(
   worker: WorkerClient,
-  options: { background?: boolean } = {},
+  options: { background?: boolean; onShutdown?: (hook: () => Promise<void>) => void } = {},
 ): { ready?: Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
@@ -220,6 +220,11 @@ export function registerLedger(
     type: "subscribe",
     function_id: "ledger::on_cost_incurred",
     config: { topic: "cost.incurred" },
+  });
+  // A stopping service counts the costs it took (what it cannot count stays pending for the next start).
+  options.onShutdown?.(async () => {
+    countGathered(deps);
+    await allSpendsSettled(deps);
   });
   if (options.background === false) return {};
   worker.registerTrigger({

@@ -65,6 +65,11 @@ export function spendsSettled(deps: LedgerDeps, realmId: string): Promise<void> 
   return queues.get(deps)?.get(realmId)?.last ?? Promise.resolve();
 }
 
+/** The same for every realm (a stopping service counts what it took). */
+export async function allSpendsSettled(deps: LedgerDeps): Promise<void> {
+  await Promise.all([...(queues.get(deps)?.values() ?? [])].map((queue) => queue.last));
+}
+
 interface Waiting {
   input: SpendInput;
   /** A queued cost's record in the pending scope: deleted in the transaction that counts it. */

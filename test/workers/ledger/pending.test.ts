@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { createAgentOS } from "../../../src/app.ts";
 import { loadConfig } from "../../../src/config/env.ts";
@@ -30,6 +31,15 @@ async function listed(trigger: Trigger, scope: string): Promise<JsonBody[]> {
 
 const summaryOf = async (server: TestServer, realmId: string) =>
   json(await server.request(`/api/ledger/summary/${realmId}`));
+
+/** A service on its own data directory, to be stopped and started again on it. */
+const openService = (dataDir: string) =>
+  createAgentOS({
+    ...loadConfig({ AGENTOS_DATA_DIR: dataDir, AGENTOS_LOG_LEVEL: "silent" }),
+    port: 0,
+    host: "127.0.0.1",
+    enginePort: 0,
+  });
 
 /** A cost left in the pending scope by a process that died before counting it. */
 function leftPending(trigger: Trigger, input: Record<string, unknown>, queuedAt: number) {
@@ -115,15 +125,30 @@ describe("the pending sweep", () => {
     expect(await summaryOf(ctx.server, realmId)).toMatchObject({ totalCents: 0 });
   });
 
+  it("counts the costs it took before a service stops: nothing is left pending", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "ledger-stop-"));
+    try {
+      const service = await openService(dataDir);
+      const cost = spendOf("realm-default", "agent-1", 5, { eventId: "evt-stop" });
+      await triggerOf(service)({ function_id: "ledger::record_cost", payload: cost });
+      await service.close();
+      const db = new DatabaseSync(join(dataDir, "agentos.db"));
+      try {
+        const count = (scope: string) =>
+          (db.prepare("SELECT count(*) AS n FROM state WHERE scope = ?").get(scope) as { n: number }).n;
+        expect(count(PENDING)).toBe(0);
+        expect(count("ledger_spend:realm-default")).toBe(1);
+      } finally {
+        db.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("counts every cost left pending at the next start of the service, however fresh", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "ledger-pending-"));
-    const open = () =>
-      createAgentOS({
-        ...loadConfig({ AGENTOS_DATA_DIR: dataDir, AGENTOS_LOG_LEVEL: "silent" }),
-        port: 0,
-        host: "127.0.0.1",
-        enginePort: 0,
-      });
+    const open = () => openService(dataDir);
     try {
       const first = await open();
       const realmId = "realm-default";
