@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { Client } from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { gcra, gcraParameters } from "../../../src/http/rate-limit/gcra.ts";
 import { PostgresRateLimitStore } from "../../../src/http/rate-limit/postgres-store.ts";
 import { MemoryRateLimitStore } from "../../../src/http/rate-limit/store.ts";
@@ -20,16 +20,22 @@ describe.skipIf(found.url === null)("PostgresRateLimitStore", () => {
   let nodeB: PostgresRateLimitStore;
   const key = () => `read:${randomUUID()}`;
 
-  beforeAll(async () => {
+  // Fresh stores per test: a store sweeps rows older than the `now` it was last given, in the
+  // background, and the tests' clocks jump (2030, hours ahead): a sweep a test started must be over
+  // (close() waits for it) before the next test's rows exist.
+  beforeEach(async () => {
     [nodeA, nodeB] = await Promise.all([
       PostgresRateLimitStore.open({ connectionString: url, schema, max: 10 }),
       PostgresRateLimitStore.open({ connectionString: url, schema, max: 10 }),
     ]);
   });
 
-  afterAll(async () => {
+  afterEach(async () => {
     await nodeA?.close();
     await nodeB?.close();
+  });
+
+  afterAll(async () => {
     await dropSchema(url, schema);
   });
 

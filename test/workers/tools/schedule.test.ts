@@ -30,8 +30,12 @@ describe("scheduling tools", () => {
       return found?.status === "done" ? found : undefined;
     });
     expect(fired.runs).toBe(1);
-    const sessions = await call(env.server, "GET", `/api/agents/${agentId}/sessions`);
-    expect(JSON.stringify(sessions.body)).toContain(`cron:${job.id}`);
+    // The job is marked done in the transaction that claims it; the agent's turn runs after.
+    await expect
+      .poll(async () =>
+        JSON.stringify((await call(env.server, "GET", `/api/agents/${agentId}/sessions`)).body),
+      )
+      .toContain(`cron:${job.id}`);
     expect(JSON.stringify(env.fake.requests)).toContain("Reminder: water the plants");
   });
 
