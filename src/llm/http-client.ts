@@ -1,48 +1,61 @@
-import http, { type IncomingMessage } from "node:http";
-import https from "node:https";
+import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
+import { Pool } from "undici";
 
-/** Connections to providers are kept open and reused, by the pass-through and the AI SDK alike. */
-export const keepAliveAgents = {
-  "http:": new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  "https:": new https.Agent({ keepAlive: true, maxSockets: 256 }),
-};
+/**
+ * Connections to providers are kept open and reused, by the pass-through and the AI SDK alike: one
+ * undici pool per origin. undici's request API costs about a sixth less CPU per call than `node:http`'s
+ * client (issue #14: the gateway's plain completions), and a third of what the global `fetch` costs.
+ */
+const pools = new Map<string, Pool>();
+
+function poolFor(url: URL): Pool {
+  let pool = pools.get(url.origin);
+  if (!pool) {
+    pool = new Pool(url.origin, { connections: 256 });
+    pools.set(url.origin, pool);
+  }
+  return pool;
+}
+
+/** A provider's answer once its headers arrived: the body is read as it comes. */
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
 
 /** POSTs `payload` and answers the response once its headers arrived. */
-export function post(
+export async function post(
   url: URL,
   headers: Record<string, string>,
   payload: string,
   signal: AbortSignal,
-): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const outgoing = requestFor(url, { method: "POST", headers, signal }, resolve);
-    outgoing.on("error", reject);
-    outgoing.end(payload);
+): Promise<UpstreamResponse> {
+  const {
+    statusCode,
+    headers: received,
+    body,
+  } = await poolFor(url).request({
+    path: `${url.pathname}${url.search}`,
+    method: "POST",
+    headers,
+    body: payload,
+    signal,
   });
-}
-
-function requestFor(
-  url: URL,
-  options: http.RequestOptions,
-  onResponse: (response: IncomingMessage) => void,
-): http.ClientRequest {
-  const secure = url.protocol === "https:";
-  const agent = keepAliveAgents[secure ? "https:" : "http:"];
-  return (secure ? https : http).request(url, { ...options, agent }, onResponse);
+  return { statusCode, headers: received as IncomingHttpHeaders, body };
 }
 
 const NO_BODY = new Set([101, 204, 205, 304]);
 
 /**
- * `fetch` for the AI SDK's providers over node:http with the keep-alive agents: the global fetch
- * (undici, with WHATWG streams for every body) cost about a tenth of an agent turn's CPU. A JSON answer
- * is read whole and handed over as one buffer; an event stream is passed on as it arrives. Failures
- * look as they do from fetch (the abort reason when aborted, else `TypeError("fetch failed")` with the
- * cause), which is what the SDKs tell network errors by. Anything but a string or byte body goes to
- * the global fetch.
+ * `fetch` for the AI SDK's providers over the same pools: the global fetch (undici's, with WHATWG
+ * streams for every body) cost about a tenth of an agent turn's CPU. A JSON answer is read whole and
+ * handed over as one buffer; an event stream is passed on as it arrives. Failures look as they do from
+ * fetch (the abort reason when aborted, else `TypeError("fetch failed")` with the cause), which is what
+ * the SDKs tell network errors by. Anything but a string or byte body goes to the global fetch.
  */
-export const keepAliveFetch: typeof fetch = (input, init) => {
+export const keepAliveFetch: typeof fetch = async (input, init) => {
   const body = init?.body;
   const url = new URL(input instanceof Request ? input.url : String(input));
   const simple =
@@ -51,31 +64,26 @@ export const keepAliveFetch: typeof fetch = (input, init) => {
     (body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array);
   if (!simple) return fetch(input, init);
   const signal = init?.signal ?? undefined;
-  return new Promise<Response>((resolve, reject) => {
-    const fail = (error: unknown) =>
-      reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error }));
-    const outgoing = requestFor(
-      url,
-      { method: init?.method ?? "GET", headers: headerRecord(init?.headers), signal },
-      (response) => {
-        const status = response.statusCode ?? 500;
-        const options = { status, statusText: response.statusMessage, headers: responseHeaders(response) };
-        if (NO_BODY.has(status)) {
-          response.resume();
-          resolve(new Response(null, options));
-        } else if (String(response.headers["content-type"] ?? "").includes("text/event-stream")) {
-          resolve(new Response(Readable.toWeb(response) as ReadableStream<Uint8Array>, options));
-        } else {
-          const chunks: Buffer[] = [];
-          response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("end", () => resolve(new Response(Buffer.concat(chunks), options)));
-          response.on("error", fail);
-        }
-      },
-    );
-    outgoing.on("error", fail);
-    outgoing.end(body ?? undefined);
-  });
+  try {
+    const answer = await poolFor(url).request({
+      path: `${url.pathname}${url.search}`,
+      method: (init?.method ?? "GET") as "GET",
+      headers: headerRecord(init?.headers),
+      body: body ?? undefined,
+      signal,
+    });
+    const options = { status: answer.statusCode, headers: responseHeaders(answer.headers) };
+    if (NO_BODY.has(answer.statusCode)) {
+      answer.body.resume();
+      return new Response(null, options);
+    }
+    if (String(answer.headers["content-type"] ?? "").includes("text/event-stream")) {
+      return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, options);
+    }
+    return new Response(Buffer.from(await answer.body.arrayBuffer()), options);
+  } catch (error) {
+    throw signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error });
+  }
 };
 
 function headerRecord(headers: RequestInit["headers"]): Record<string, string> {
@@ -86,9 +94,11 @@ function headerRecord(headers: RequestInit["headers"]): Record<string, string> {
   return record;
 }
 
-function responseHeaders(response: IncomingMessage): Headers {
+function responseHeaders(received: Record<string, string | string[] | undefined>): Headers {
   const headers = new Headers();
-  const raw = response.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+  for (const [name, value] of Object.entries(received)) {
+    if (Array.isArray(value)) for (const each of value) headers.append(name, each);
+    else if (value !== undefined) headers.append(name, value);
+  }
   return headers;
 }

@@ -1,9 +1,9 @@
-import type { IncomingMessage } from "node:http";
+import type { Readable } from "node:stream";
 import type { TriggerFn } from "../engine/types.ts";
 import { AppError } from "../shared/errors.ts";
 import { serverSentEvents } from "../shared/sse.ts";
 import { DEFAULT_LLM_TIMEOUT_MS, type ModelChoice } from "./generate.ts";
-import { post } from "./http-client.ts";
+import { post, type UpstreamResponse } from "./http-client.ts";
 import { providerError, UpstreamStatusError } from "./provider-errors.ts";
 import { apiKeyOf, baseUrlOf, missingKey } from "./providers.ts";
 import type { Usage } from "./types.ts";
@@ -47,7 +47,7 @@ export async function forwardCompletion(request: ForwardRequest): Promise<string
 export async function completion(request: ForwardRequest): Promise<{ text: string; answer: OpenAiAnswer }> {
   const call = await openUpstream(request, false);
   try {
-    const text = await readAll(call.response);
+    const text = await readAll(call.response.body);
     let answer: OpenAiAnswer;
     try {
       answer = JSON.parse(text) as OpenAiAnswer;
@@ -85,10 +85,10 @@ async function* relayEvents(
   clientWantsUsage: boolean,
 ): AsyncGenerator<string> {
   let usage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-  call.response.setEncoding("utf8");
+  call.response.body.setEncoding("utf8");
   try {
     try {
-      for await (const data of serverSentData(call.response)) {
+      for await (const data of serverSentData(call.response.body)) {
         if (data === "[DONE]") break;
         const event = parseEvent(data);
         if (event?.usage) {
@@ -132,7 +132,7 @@ export async function* serverSentData(stream: AsyncIterable<string | Buffer>): A
 }
 
 interface UpstreamCall {
-  response: IncomingMessage;
+  response: UpstreamResponse;
   baseUrl: string;
   /** Ends the call: stops the timer and, when the answer was not read to its end, aborts it. */
   done(): void;
@@ -179,7 +179,7 @@ async function openUpstream(request: ForwardRequest, stream: boolean): Promise<U
           done: () => {
             clearTimeout(timer);
             signal?.removeEventListener("abort", giveUp);
-            if (!response.complete) controller.abort();
+            if (!response.body.readableEnded) controller.abort();
           },
         };
       }
@@ -217,9 +217,9 @@ class RetryableStatus extends UpstreamStatusError {
   }
 }
 
-async function statusFailure(response: IncomingMessage): Promise<UpstreamStatusError> {
+async function statusFailure(response: UpstreamResponse): Promise<UpstreamStatusError> {
   const status = response.statusCode ?? 500;
-  const text = await readAll(response, 4096).catch(() => "");
+  const text = await readAll(response.body, 4096).catch(() => "");
   const detail = errorMessageOf(text);
   if (status !== 429 && status < 500) return new UpstreamStatusError(status, detail);
   return new RetryableStatus(status, detail, retryAfterOf(response));
@@ -236,7 +236,7 @@ function errorMessageOf(text: string): string {
 }
 
 /** `retry-after-ms`, else `retry-after` in seconds or as a date; ignored past a minute. */
-function retryAfterOf(response: IncomingMessage): number | undefined {
+function retryAfterOf(response: UpstreamResponse): number | undefined {
   const ms = Number(response.headers["retry-after-ms"]);
   if (Number.isFinite(ms) && ms >= 0) return ms;
   const header = response.headers["retry-after"];
@@ -277,11 +277,11 @@ function timeoutError(): Error {
  * async iterator: a completion's answer is read on every call, and the iterator's promises per chunk
  * cost more than the reading.
  */
-function readAll(response: IncomingMessage, limit = Number.POSITIVE_INFINITY): Promise<string> {
+function readAll(body: Readable, limit = Number.POSITIVE_INFINITY): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = "";
     const settle = (error?: Error) => {
-      response.off("data", onData).off("end", onEnd).off("error", settle).off("close", onClose);
+      body.off("data", onData).off("end", onEnd).off("error", settle).off("close", onClose);
       if (error) reject(error);
       else resolve(text);
     };
@@ -289,12 +289,12 @@ function readAll(response: IncomingMessage, limit = Number.POSITIVE_INFINITY): P
       text += chunk;
       if (text.length > limit) {
         settle();
-        response.destroy();
+        body.destroy();
       }
     };
     const onEnd = () => settle();
     const onClose = () => settle(new Error("the connection closed before the answer was complete"));
-    response.setEncoding("utf8");
-    response.on("data", onData).on("end", onEnd).on("error", settle).on("close", onClose);
+    body.setEncoding("utf8");
+    body.on("data", onData).on("end", onEnd).on("error", settle).on("close", onClose);
   });
 }
