@@ -12,7 +12,9 @@ const pools = new Map<string, Pool>();
 function poolFor(url: URL): Pool {
   let pool = pools.get(url.origin);
   if (!pool) {
-    pool = new Pool(url.origin, { connections: 256 });
+    // No timeouts of undici's own (300 s by default): the caller's timer and signal decide, as for
+    // every provider call (a slow model may take minutes before its first byte).
+    pool = new Pool(url.origin, { connections: 256, headersTimeout: 0, bodyTimeout: 0 });
     pools.set(url.origin, pool);
   }
   return pool;
