@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
-import { Pool } from "undici";
+import { type Dispatcher, Pool } from "undici";
 
 /**
  * Connections to providers are kept open and reused, by the pass-through and the AI SDK alike: one
@@ -69,7 +69,7 @@ export const keepAliveFetch: typeof fetch = async (input, init) => {
   try {
     const answer = await poolFor(url).request({
       path: `${url.pathname}${url.search}`,
-      method: (init?.method ?? "GET") as "GET",
+      method: (init?.method ?? "GET") as Dispatcher.HttpMethod,
       headers: headerRecord(init?.headers),
       body: body ?? undefined,
       signal,
