@@ -2,7 +2,6 @@ import { publishEvent } from "../engine/events.ts";
 import { report } from "../engine/telemetry.ts";
 import type { TriggerFn } from "../engine/types.ts";
 import { nowIso } from "../shared/clock.ts";
-import { isAppError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import type { ModelChoice } from "./generate.ts";
 import { costOf, type Usage } from "./types.ts";
@@ -46,10 +45,11 @@ export type CostEvent = ReturnType<typeof costEvent>;
  * refused and never fails the call that incurred it.
  */
 export async function recordCost(trigger: TriggerFn, event: CostEvent): Promise<void> {
-  // No ledger, or a failure, leaves it to the subscription below (a 402 of a ledger that refuses is final).
+  // No ledger, or a failure, leaves it to the subscription below (record_cost refuses nothing: a cost
+  // past a hard limit is recorded as refused when it is counted).
   const recorded = await trigger({ function_id: "ledger::record_cost", payload: event }).then(
     () => true,
-    (error: unknown) => isAppError(error) && error.code === "budget_exceeded",
+    () => false,
   );
   // Notifications, not part of the answer: sent once it is on its way.
   setImmediate(() => {

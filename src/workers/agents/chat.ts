@@ -231,10 +231,10 @@ async function runModel(
     primary.model.supportsTools && call.withTools !== false
       ? await toolsFor(deps, registered, agent)
       : undefined;
-  if (registered.has("ledger::check")) await checkBudget(deps, agent);
+  const ledger = registered.has("ledger::check");
+  if (ledger) await checkBudget(deps, agent);
   // Whatever the set-up awaited, no model call starts once the caller has given up.
   signal?.throwIfAborted();
-  const ledger = registered.has("ledger::check");
   // Told once every check passed: a streamed reply opens only now, so a refusal is still a status.
   call.progress?.({ type: "start", model: primary.model.id, sessionId: call.sessionId });
   return generate({
