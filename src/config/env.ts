@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { z } from "zod";
 import { describeZodError } from "../shared/errors.ts";
+import { sandboxEnvSchema } from "../shared/process/sandbox/settings.ts";
 
 export const rateClasses = ["read", "write", "message", "workflow_run"] as const;
 export type RateClass = (typeof rateClasses)[number];
@@ -41,6 +42,8 @@ const envSchema = z.object({
   /** Development and tests: every JSON answer is checked against its documented output schema. */
   AGENTOS_CHECK_OUTPUTS: z.enum(["0", "1", "false", "true"]).default("0"),
   AGENTOS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // Checked here so a bad value stops the start; the tools worker reads them again from env.
+  ...sandboxEnvSchema.shape,
 });
 
 export interface Config {

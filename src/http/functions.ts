@@ -4,6 +4,7 @@ import type { Engine } from "../engine/engine.ts";
 import { isPrivileged, requireAdmin } from "../shared/access.ts";
 import { AppError } from "../shared/errors.ts";
 import { isInternalFunction, isStepCallable } from "../shared/internal-functions.ts";
+import { sandboxStatus } from "../shared/process/sandbox/index.ts";
 import { serviceVersion } from "../shared/version.ts";
 import type { KeyCache } from "./auth/cache.ts";
 import { registerKeyFunctions } from "./auth/functions.ts";
@@ -20,6 +21,14 @@ const healthAnswer = z.object({
   version: z.string(),
   workers: z.number(),
   uptime: z.number().describe("Seconds since the process started"),
+  sandbox: z
+    .object({
+      mode: z.enum(["on", "off", "unavailable", "starting"]),
+      reason: z.string().optional(),
+    })
+    .describe(
+      "Whether agents' programs run confined: on; off (the operator's AGENTOS_SANDBOX=off); unavailable (programs are refused, reason says what to install); starting (not probed yet)",
+    ),
 });
 const functionList = z.object({
   functions: z.array(
@@ -77,6 +86,7 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
       version: serviceVersion,
       workers: engine.workerCount(),
       uptime: process.uptime(),
+      sandbox: sandboxStatus() ?? { mode: "starting" as const },
     }),
   );
   worker.registerTrigger({ type: "http", function_id: "api::health", config: { api_path: "/api/health" } });

@@ -71,7 +71,10 @@ export async function registerWorkers(
     env: config.env,
     dataDir: config.dataDir,
     allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
+    allowedAddresses: config.env.AGENTOS_ALLOWED_ADDRESSES?.split(",").map((address) => address.trim()),
     background,
+    warn: (message) => engine.logger.warn(message),
+    onShutdown: (hook) => engine.onShutdown(hook),
   });
   registerAgents(engine.worker("agents", "Agents: configuration, sessions, chat turns"), { env: config.env });
   registerWorkflow(engine.worker("workflow", "Durable workflows: runs checkpointed after every step"), {

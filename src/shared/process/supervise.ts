@@ -1,7 +1,10 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { type Readable, Writable } from "node:stream";
 
+/** Where programs are looked up: the system's directories, never a caller's PATH. */
+export const SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 export const MAX_STDOUT_BYTES = 1024 * 1024;
 const MAX_STDERR_BYTES = 64 * 1024;
 /** Between TERM and KILL: time for a process to save its work and exit. */
@@ -37,6 +40,14 @@ export interface Launch {
   maxStderrBytes?: number;
   /** Between TERM and KILL (default KILL_GRACE_MS; 0 kills at once). */
   killGraceMs?: number;
+  /** Run as this user and group (the service must be root); supplementary groups are dropped. */
+  uid?: number;
+  gid?: number;
+  /**
+   * Descriptors 3, 4, … of the child: an open descriptor of ours passed on as it is, or bytes it reads
+   * from a pipe (the sandbox's file table and seccomp filter).
+   */
+  extraStdio?: ReadonlyArray<number | Buffer>;
 }
 
 export interface Finished {
@@ -72,12 +83,7 @@ export function supervise(launch: Launch): Supervised {
   const maxStdout = launch.maxStdoutBytes ?? MAX_STDOUT_BYTES;
   const maxStderr = launch.maxStderrBytes ?? MAX_STDERR_BYTES;
   const graceMs = launch.killGraceMs ?? KILL_GRACE_MS;
-  const child = spawn(launch.command, launch.args, {
-    cwd: launch.cwd,
-    env,
-    detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const child = spawnWithPipes(launch.command, launch.args, { ...launch, env });
   let reason: Finished["reason"] = "exited";
   let stdout = "";
   let stderr = "";
@@ -130,6 +136,42 @@ export function supervise(launch: Launch): Supervised {
     });
   });
   return { pid, done, cancel: () => stop("cancelled") };
+}
+
+export type PipedChild = ChildProcess & { stdin: Writable; stdout: Readable; stderr: Readable };
+
+/**
+ * `spawn` in a process group of its own, with stdin/stdout/stderr as pipes, descriptors 3… as
+ * `extraStdio` says (fed and closed here), and the user and group given.
+ */
+export function spawnWithPipes(
+  command: string,
+  args: readonly string[],
+  options: Pick<Launch, "cwd" | "uid" | "gid" | "extraStdio"> & { env: Record<string, string> },
+): PipedChild {
+  const extra = options.extraStdio ?? [];
+  const stdio: Array<"pipe" | number> = extra.map((entry) => (typeof entry === "number" ? entry : "pipe"));
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ["pipe", "pipe", "pipe", ...stdio],
+    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid ?? options.uid }),
+  });
+  feedExtra(child.stdio, extra);
+  const { stdin, stdout, stderr } = child;
+  if (!stdin || !stdout || !stderr) throw new Error("spawn gave no standard pipes");
+  return Object.assign(child, { stdin, stdout, stderr });
+}
+
+/** Writes each byte entry of `extra` to its pipe and closes it (the child reads to the end). */
+export function feedExtra(stdio: ReadonlyArray<unknown>, extra: ReadonlyArray<number | Buffer>): void {
+  extra.forEach((entry, index) => {
+    const pipe = stdio[index + 3];
+    if (typeof entry === "number" || !(pipe instanceof Writable)) return;
+    pipe.on("error", () => undefined);
+    pipe.end(entry);
+  });
 }
 
 /** Groups of runs still going: a service that exits (not killed) takes them with it. */

@@ -32,6 +32,25 @@ const toolPattern = functionPattern.refine((pattern) => !namesOnlyInternal(patte
   message: `must not name an internal function (${INTERNAL_FUNCTIONS_TEXT})`,
 });
 
+const domainName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(253)
+  .regex(
+    /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/,
+    "must be a host name such as registry.npmjs.org (its subdomains are allowed too)",
+  );
+
+/**
+ * Network for the agent's programs (shell_exec, tests, package installs): only through the service's
+ * proxy, which applies the SSRF rule to every connection, to any public host or to `allowDomains` and
+ * their subdomains. Absent or null: none at all.
+ */
+const egressGrant = z.strictObject({
+  allowDomains: z.array(domainName).min(1).max(100).optional(),
+});
+
 export const createAgentInput = z.strictObject({
   name: z
     .string()
@@ -63,6 +82,7 @@ export const createAgentInput = z.strictObject({
     .record(functionPattern, z.strictObject({ approval: z.enum(["required", "none"]) }))
     .refine((policies) => Object.keys(policies).length <= 100, "toolPolicies may name at most 100 patterns")
     .optional(),
+  egress: egressGrant.nullable().optional(),
 });
 export type CreateAgentInput = z.infer<typeof createAgentInput>;
 
@@ -87,6 +107,11 @@ export const agentRecord = z.object({
   maxTokens: z.number().optional(),
   fallbackModels: z.array(z.string()).optional(),
   toolPolicies: z.record(z.string(), z.object({ approval: z.enum(["required", "none"]) })).optional(),
+  egress: z
+    .object({ allowDomains: z.array(z.string()).optional() })
+    .nullable()
+    .optional()
+    .describe("Network for the agent's programs through the guarding proxy; absent or null: none"),
   realmId: z.string(),
   /** `deleting` while a delete is under way (a failed one leaves it so until retried). */
   status: z.enum(["active", "paused", "terminated", "deleting"]),

@@ -1,11 +1,10 @@
-import { mkdir } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname } from "node:path";
 import { badRequest } from "../../shared/errors.ts";
-import { findExecutable, supervise } from "../../shared/process/supervise.ts";
+import type { Egress, Sandbox } from "../../shared/process/sandbox/index.ts";
+import { findExecutable, SAFE_PATH } from "../../shared/process/supervise.ts";
 import { resolveInside } from "./sandbox.ts";
 
-/** Where allowlisted commands are looked up: the system's directories, never the caller's PATH. */
-export const SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+export { SAFE_PATH };
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const MAX_TIMEOUT_MS = 600_000;
 export const MAX_OUTPUT_BYTES = 100_000;
@@ -95,6 +94,10 @@ export interface CommandRequest {
   env?: Record<string, string>;
   stdin?: string;
   signal?: AbortSignal;
+  /** Network reach through the service's guarding proxy (the agent's grant); none by default. */
+  egress?: Egress | null;
+  /** A directory of the workspace to run in (default: its root). */
+  cwd?: string;
 }
 
 export interface CommandResult {
@@ -108,12 +111,17 @@ export interface CommandResult {
 }
 
 /**
- * Runs `command` (a bare name on the allowlist) with `args` in the workspace `root`: no shell, a minimal
- * environment (HOME is the workspace), its own process group killed whole at the timeout, output capped.
- * An argument naming a path must stay inside the workspace (`..`, outside absolute paths and links out
- * are refused), so a command cannot be pointed at files elsewhere.
+ * Runs `command` (a bare name on the allowlist) with `args` in the workspace `root`, in the sandbox: no
+ * shell, a minimal environment (HOME is the workspace), killed whole at the timeout, output capped.
+ * Arguments naming paths outside the workspace are refused up front, for a clear answer; the sandbox is
+ * what actually keeps the program in.
  */
-export async function runCommand(root: string, allowlist: string[], request: CommandRequest) {
+export async function runCommand(
+  sandbox: Sandbox,
+  root: string,
+  allowlist: string[],
+  request: CommandRequest,
+) {
   const { command, args } = request;
   if (!/^[A-Za-z0-9._+-]+$/.test(command)) {
     throw badRequest(`command must be a bare program name (no path, no shell syntax): ${command}`);
@@ -123,18 +131,18 @@ export async function runCommand(root: string, allowlist: string[], request: Com
       `Command ${command} is not on the allowlist (${allowlist.join(", ")}); AGENTOS_SHELL_ALLOWLIST changes it`,
     );
   }
-  const executable = findExecutable(command, SAFE_PATH);
+  const executable = findExecutable(command, sandbox.searchPath);
   if (!executable) throw badRequest(`Command ${command} is not installed on this host`);
   for (const arg of args) await checkArgument(root, command, arg);
-  return runProgram(root, executable, {
+  return runProgram(sandbox, root, executable, {
     ...request,
     args: command === "sed" ? ["--sandbox", ...args] : args,
   });
 }
 
 /**
- * Git never looks for a repository above the workspace (the data dir may sit inside one), reads no
- * system or global configuration, runs no hooks and asks for no password.
+ * Git never looks for a repository above the workspace, reads no system or global configuration, runs
+ * no hooks and asks for no password.
  */
 export function gitEnv(root: string): Record<string, string> {
   return {
@@ -150,31 +158,32 @@ export function gitEnv(root: string): Record<string, string> {
   };
 }
 
-/** Runs a program the service chose (a formatter, git) in the workspace, under the same limits. */
-export async function runProgram(root: string, executable: string, request: Omit<CommandRequest, "command">) {
+/** Runs a program the service chose (a formatter, git) in the workspace's sandbox, under the same limits. */
+export async function runProgram(
+  sandbox: Sandbox,
+  root: string,
+  executable: string,
+  request: Omit<CommandRequest, "command">,
+) {
   const command = basename(executable);
-  const tmp = join(root, ".tmp");
-  await mkdir(tmp, { recursive: true });
   const started = performance.now();
-  const supervised = supervise({
-    command: executable,
-    args: request.args,
-    inherit: [],
-    env: {
-      PATH: SAFE_PATH,
-      HOME: root,
-      TMPDIR: tmp,
-      LANG: "C.UTF-8",
-      ...(command === "git" ? gitEnv(root) : {}),
-      ...request.env,
+  const supervised = await sandbox.start(
+    {
+      workspace: root,
+      executable,
+      args: request.args,
+      env: { ...(command === "git" ? gitEnv(sandbox.pathOf(root, root)) : {}), ...request.env },
+      cwd: request.cwd,
+      egress: request.egress,
     },
-    cwd: root,
-    stdin: request.stdin,
-    timeoutMs: Math.min(request.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
-    maxStdoutBytes: request.maxOutputBytes ?? MAX_OUTPUT_BYTES,
-    maxStderrBytes: request.maxOutputBytes ?? MAX_OUTPUT_BYTES,
-    killGraceMs: 0,
-  });
+    {
+      stdin: request.stdin,
+      timeoutMs: Math.min(request.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
+      maxStdoutBytes: request.maxOutputBytes ?? MAX_OUTPUT_BYTES,
+      maxStderrBytes: request.maxOutputBytes ?? MAX_OUTPUT_BYTES,
+      killGraceMs: 0,
+    },
+  );
   const onAbort = () => supervised.cancel();
   request.signal?.addEventListener("abort", onAbort, { once: true });
   const finished = await supervised.done.finally(() => request.signal?.removeEventListener("abort", onAbort));
@@ -200,5 +209,7 @@ async function checkArgument(root: string, command: string, arg: string): Promis
   if (value.startsWith("-") || value === "") return;
   if (value.startsWith("~")) throw badRequest(`Argument ${arg} is refused: "~" is outside your workspace`);
   // Every argument is checked as a path: a relative name that is a link out of the workspace is refused too.
-  await resolveInside(root, value);
+  // Programs see the workspace at /workspace.
+  const inside = value === "/workspace" || value.startsWith("/workspace/");
+  await resolveInside(root, inside ? value.slice("/workspace/".length) || "." : value);
 }

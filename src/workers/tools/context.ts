@@ -3,6 +3,7 @@ import type { StateClient } from "../../engine/state/client.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { notFound } from "../../shared/errors.ts";
 import type { NetworkPolicy } from "../../shared/net/guarded-request.ts";
+import type { Egress, Sandbox } from "../../shared/process/sandbox/index.ts";
 import { ensureDir, snapshotsDir, workspaceDir } from "./sandbox.ts";
 import type { ToolContext } from "./tool.ts";
 
@@ -15,22 +16,30 @@ export interface ToolsDeps {
   env: NodeJS.ProcessEnv;
   dataDir: string;
   policy: NetworkPolicy;
+  sandbox: Sandbox;
+}
+
+interface ToolAgent {
+  id: string;
+  realmId: string;
+  model: string;
+  name: string;
+  egress?: { allowDomains?: string[] } | null;
 }
 
 /** The agent as the caller sees it: another realm's agent is refused by the agents worker itself. */
-export async function agentOf(
-  trigger: TriggerFn,
-  agentId: string,
-): Promise<{ id: string; realmId: string; model: string; name: string }> {
-  const agent = (await trigger({ function_id: "agent::get", payload: { id: agentId } })) as {
-    id: string;
-    realmId?: string;
-    status?: string;
-    model: string;
-    name: string;
-  } | null;
+export async function agentOf(trigger: TriggerFn, agentId: string): Promise<ToolAgent> {
+  const agent = (await trigger({ function_id: "agent::get", payload: { id: agentId } })) as
+    | (Omit<ToolAgent, "realmId"> & { realmId?: string; status?: string })
+    | null;
   if (!agent?.realmId || agent.status === "deleting") throw notFound(`Agent ${agentId} not found`);
-  return agent as { id: string; realmId: string; model: string; name: string };
+  return { ...agent, realmId: agent.realmId };
+}
+
+/** The agent's grant as the sandbox takes it: one proxy per agent, its allowlist or any public host. */
+function egressGrant(agent: ToolAgent): Egress | null {
+  if (!agent.egress) return null;
+  return { key: `${agent.realmId}/${agent.id}`, allowDomains: agent.egress.allowDomains ?? null };
 }
 
 /** Agents this process has recorded in toolAgentsScope already. */
@@ -59,6 +68,8 @@ export function toolContext(deps: ToolsDeps, call: InvocationContext): ToolConte
       await agent(agentId);
       return ensureDir(workspaceDir(deps.dataDir, agentId));
     },
+    sandbox: deps.sandbox,
+    egressOf: async (agentId) => egressGrant(await agent(agentId)),
   };
 }
 

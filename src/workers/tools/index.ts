@@ -4,6 +4,7 @@ import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
 import { systemResolver } from "../../shared/net/guarded-request.ts";
+import { Sandbox, type SandboxStatus } from "../../shared/process/sandbox/index.ts";
 import {
   APPROVAL_STATUSES,
   type Approval,
@@ -27,8 +28,12 @@ export interface ToolsOptions {
   dataDir: string;
   /** Tests only (AGENTOS_ALLOW_PRIVATE_NETWORK=1): network tools may reach loopback and private addresses. */
   allowPrivateNetwork?: boolean;
+  /** Tests only (AGENTOS_ALLOWED_ADDRESSES): exact addresses exempt from the SSRF rule. */
+  allowedAddresses?: readonly string[];
   /** False for a process that does no background work (a CLI command): no job sweep is scheduled. */
   background?: boolean;
+  warn?: (message: string) => void;
+  onShutdown?: (hook: () => Promise<void>) => void;
 }
 
 const idField = z.string().min(1).max(256);
@@ -36,17 +41,24 @@ const idField = z.string().min(1).max(256);
 /** Every agent tool (files, shell, code, data, git, system, scheduling, knowledge, agents, web, browser). */
 export function registerTools(worker: WorkerClient, options: ToolsOptions): void {
   const trigger = worker.trigger.bind(worker);
+  const policy = {
+    allowPrivateNetwork: options.allowPrivateNetwork ?? false,
+    allowedAddresses: new Set(options.allowedAddresses ?? []),
+    resolve: systemResolver,
+  };
+  const sandbox = new Sandbox({ env: options.env, dataDir: options.dataDir, policy });
   const deps: ToolsDeps = {
     trigger,
     state: stateClient(trigger),
     env: options.env,
     dataDir: options.dataDir,
-    policy: {
-      allowPrivateNetwork: options.allowPrivateNetwork ?? false,
-      allowedAddresses: new Set(),
-      resolve: systemResolver,
-    },
+    policy,
+    sandbox,
   };
+  options.onShutdown?.(() => sandbox.close());
+  // The serving process probes at start, so an operator learns at once that agents cannot run programs.
+  if (options.background !== false)
+    void sandbox.ready().then((status) => reportSandbox(status, options.warn));
   for (const tool of ALL_TOOLS) {
     worker.registerFunction(
       { id: tool.id, description: tool.description, input: tool.input },
@@ -182,4 +194,15 @@ async function approvalGate(
     input,
     signal: call.signal,
   });
+}
+
+function reportSandbox(status: SandboxStatus, warn: ((message: string) => void) | undefined): void {
+  const say = warn ?? ((message: string) => console.warn(message));
+  if (status.mode === "off") {
+    say(
+      "SANDBOX OFF (AGENTOS_SANDBOX=off): agents' programs run unconfined, as the service's user, and can read its secrets and data. Unset AGENTOS_SANDBOX to confine them.",
+    );
+  } else if (status.mode === "unavailable") {
+    say(`SANDBOX UNAVAILABLE: tools that run programs are refused until this is fixed: ${status.reason}`);
+  }
 }

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import type { NetworkPolicy } from "../../shared/net/guarded-request.ts";
+import type { Egress, Sandbox } from "../../shared/process/sandbox/index.ts";
 
 /** What every tool's `run` gets besides its input: the call, the service's parts, and the sandbox. */
 export interface ToolContext {
@@ -13,6 +14,10 @@ export interface ToolContext {
   agent(agentId: string): Promise<{ id: string; realmId: string; model: string; name: string }>;
   /** The agent's workspace directory (created on first use), after the same check. */
   workspace(agentId: string): Promise<string>;
+  /** Where every program a tool starts runs. */
+  sandbox: Sandbox;
+  /** The network the agent's programs may reach (its `egress` grant), or null for none. */
+  egressOf(agentId: string): Promise<Egress | null>;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +11,13 @@ const chromium = process.env.AGENTOS_BROWSER_PATH || DEFAULT_BROWSER_PATH;
 const available = existsSync(chromium);
 if (!available)
   console.warn(`browser tests skipped: no Chromium at ${chromium} (npm install as root installs it)`);
+
+const asRoot = process.getuid?.() === 0;
+const sandboxOff = process.env.AGENTOS_SANDBOX?.trim() === "off";
+if (available && (!asRoot || sandboxOff))
+  console.warn(
+    `browser sandbox test skipped: ${sandboxOff ? "AGENTOS_SANDBOX=off" : "not root, so Chromium keeps the test's own uid"}`,
+  );
 
 const env = toolsServer();
 let site: Server;
@@ -55,7 +62,92 @@ function pngSize(base64: string): { width: number; height: number } {
   return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
 }
 
+interface Proc {
+  pid: string;
+  ppid: string;
+  cmdline: string;
+  status: string;
+}
+
+/** Every process now, with its parent, command line (spaces for NULs) and /proc status. */
+function processes(): Proc[] {
+  const all: Proc[] = [];
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const ppid = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1] ?? "";
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+      all.push({ pid, ppid, cmdline, status: readFileSync(`/proc/${pid}/status`, "utf8") });
+    } catch {} // gone meanwhile
+  }
+  return all;
+}
+
+/** `roots` and every process below them. */
+function withDescendants(all: Proc[], roots: string[]): Set<string> {
+  const found = new Set(roots);
+  let size = 0;
+  while (size !== found.size) {
+    size = found.size;
+    for (const proc of all) if (found.has(proc.ppid)) found.add(proc.pid);
+  }
+  return found;
+}
+
+/** This process's Chromium: the browser it spawned, its descendants, and what names its profile (crashpad, reparented). */
+function chromiumProcesses(): Proc[] {
+  const all = processes();
+  const ours = withDescendants(all, [String(process.pid)]);
+  const browsers = all.filter(
+    (proc) => ours.has(proc.pid) && proc.cmdline.includes("--remote-debugging-pipe"),
+  );
+  const profiles = browsers.map((proc) => proc.cmdline.match(/--user-data-dir=(\S+)/)?.[1] ?? "\0");
+  const tree = withDescendants(
+    all,
+    browsers.map((proc) => proc.pid),
+  );
+  return all.filter(
+    (proc) => tree.has(proc.pid) || profiles.some((profile) => proc.cmdline.includes(profile)),
+  );
+}
+
+const field = (proc: Proc, name: string) =>
+  proc.status.match(new RegExp(`^${name}:\\s*(.*)$`, "m"))?.[1] ?? "";
+
 describe.skipIf(!available)("browser tools on a real Chromium", () => {
+  it.skipIf(!asRoot || sandboxOff)(
+    "runs Chromium as a uid of its own, sandboxed by Chromium itself",
+    async () => {
+      const policy = {
+        allowPrivateNetwork: true,
+        allowedAddresses: new Set<string>(),
+        resolve: systemResolver,
+      };
+      const { context, page } = await openPage(chromium, policy);
+      try {
+        await page.goto(`${base}/`, { waitUntil: "load" });
+        const found = chromiumProcesses();
+        const browser = found.find((proc) => proc.cmdline.includes("--remote-debugging-pipe"));
+        const renderers = found.filter((proc) => proc.cmdline.includes("--type=renderer"));
+        expect(browser).toBeDefined();
+        expect(renderers.length).toBeGreaterThan(0);
+        for (const proc of found) {
+          expect(field(proc, "Uid").split(/\s+/), proc.cmdline.slice(0, 200)).not.toContain("0");
+          expect(proc.cmdline).not.toContain("--no-sandbox");
+        }
+        // Renderers: seccomp-bpf on, in user and pid namespaces apart from the browser's.
+        const ns = (pid: string, kind: string) => readlinkSync(`/proc/${pid}/ns/${kind}`);
+        for (const renderer of renderers) {
+          expect(field(renderer, "Seccomp")).toBe("2");
+          expect(ns(renderer.pid, "user")).not.toBe(ns(browser?.pid ?? "self", "user"));
+          expect(ns(renderer.pid, "pid")).not.toBe(ns(browser?.pid ?? "self", "pid"));
+        }
+      } finally {
+        await context.close();
+      }
+    },
+  );
+
   it("screenshots a local page as a valid PNG of the requested size", async () => {
     const shot = await env.tool<{ screenshot: string }>("tool::browser_screenshot", {
       url: `${base}/`,

@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, symlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { workspaceDir } from "../../../src/workers/tools/sandbox.ts";
@@ -63,10 +63,12 @@ describe("code tools", () => {
     await env.tool("tool::file_write", { path: "x.py", content: "x=1\n" });
     const missing = await env.failure("tool::code_format", { path: "x.py" });
     expect(missing.message).toMatch(/No formatter for \.py files is installed: install ruff or black/);
-    // The workspace's node_modules/.bin is where a project keeps its formatter.
-    const bin = join(workspaceDir(env.server.dataDir, agentId), "node_modules", ".bin");
-    mkdirSync(bin, { recursive: true });
-    symlinkSync(resolve("node_modules/.bin/biome"), join(bin, "biome"));
+    // The workspace's node_modules/.bin is where a project keeps its formatter (a copy: a link out of the
+    // workspace leads nowhere inside the sandbox).
+    const modules = join(workspaceDir(env.server.dataDir, agentId), "node_modules");
+    cpSync(resolve("node_modules/@biomejs"), join(modules, "@biomejs"), { recursive: true });
+    mkdirSync(join(modules, ".bin"), { recursive: true });
+    symlinkSync("../@biomejs/biome/bin/biome", join(modules, ".bin", "biome"));
     await env.tool("tool::file_write", { path: "f.ts", content: "const  x = {a:1}\n" });
     expect(await env.tool("tool::code_format", { path: "f.ts" })).toEqual({
       path: "f.ts",

@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { workspaceDir } from "../../../src/workers/tools/sandbox.ts";
@@ -79,6 +79,27 @@ describe("file tools in the agent's workspace", () => {
     });
   });
 
+  it("refuses to read or write through links planted in the workspace that point into the data dir", async () => {
+    const { agentId } = await env.agent();
+    const dataDir = env.server.dataDir;
+    const root = workspaceDir(dataDir, agentId);
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(dataDir, "service.secret"), "secret");
+    symlinkSync(join(dataDir, "service.secret"), join(root, "secret-link"));
+    symlinkSync(join(dataDir, "agentos.db"), join(root, "db-link"));
+    symlinkSync(dataDir, join(root, "data-link"));
+    for (const path of ["secret-link", "db-link", "data-link/service.secret"]) {
+      expect((await env.failure("tool::file_read", { path })).status).toBe(400);
+      expect((await env.failure("tool::file_write", { path, content: "pwned" })).status).toBe(400);
+      expect((await env.failure("tool::file_write", { path, content: "pwned", append: true })).status).toBe(
+        400,
+      );
+    }
+    expect((await env.failure("tool::file_write", { path: "data-link/new", content: "x" })).status).toBe(400);
+    expect(readFileSync(join(dataDir, "service.secret"), "utf8")).toBe("secret");
+    expect(existsSync(join(dataDir, "new"))).toBe(false);
+  });
+
   it("keeps each agent in its own workspace, and another realm's agent out of reach", async () => {
     const first = await env.agent();
     await env.tool("tool::file_write", { path: "secret.txt", content: "mine" });
@@ -145,7 +166,6 @@ describe("file tools in the agent's workspace", () => {
     writeFileSync(join(root, "y.txt"), "y");
     const deleted = await env.server.request(`/api/agents/${agentId}`, { method: "DELETE" });
     expect(deleted.status).toBeLessThan(300);
-    const { existsSync } = await import("node:fs");
     expect(existsSync(root)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
-import { cp, mkdir, readdir, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { cp, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { z } from "zod";
 import { stateClient } from "../../../engine/state/client.ts";
 import { nowIso } from "../../../shared/clock.ts";
@@ -10,6 +10,7 @@ import { snapshotsDir } from "../sandbox.ts";
 import { todosScope } from "../schedule/todos.ts";
 import { directorySize } from "../system/inspect.ts";
 import { defineTool } from "../tool.ts";
+import { chownTree } from "../workspace-fs.ts";
 
 export const snapshotsScope = (agentId: string) => `tool_snapshots:${agentId}`;
 const MAX_SNAPSHOTS = 20;
@@ -30,6 +31,32 @@ async function copyContent(from: string, to: string): Promise<void> {
   for (const entry of await readdir(from)) {
     if (entry === ".tmp") continue;
     await cp(join(from, entry), join(to, entry), { recursive: true, verbatimSymlinks: true, force: true });
+  }
+}
+
+/**
+ * Puts a snapshot's content in place of the workspace's without going through any path inside the
+ * workspace, where its programs may plant links at any time: the copy is made and handed to the owner in
+ * a staging directory beside the workspace (out of their reach), and entries are moved out and in by
+ * rename, which replaces a link rather than following it.
+ */
+async function replaceContent(snapshot: string, root: string): Promise<void> {
+  const staging = join(dirname(root), `.restore-${newId("tmp")}`);
+  const [fresh, old] = [join(staging, "new"), join(staging, "old")];
+  try {
+    await copyContent(snapshot, fresh);
+    await chownTree(root, fresh);
+    await mkdir(old);
+    for (const entry of await readdir(root)) await rename(join(root, entry), join(old, entry));
+    for (const entry of await readdir(fresh)) {
+      // Something created meanwhile under the same name (a non-empty directory cannot be replaced) goes too.
+      await rename(join(fresh, entry), join(root, entry)).catch(async () => {
+        await rename(join(root, entry), join(old, `${entry}.${newId("tmp")}`));
+        await rename(join(fresh, entry), join(root, entry));
+      });
+    }
+  } finally {
+    await rm(staging, { recursive: true, force: true });
   }
 }
 
@@ -91,8 +118,7 @@ const snapshotRestore = defineTool({
     const state = stateClient(ctx.trigger);
     const snapshot = await state.get<Snapshot>(snapshotsScope(agentId), snapshotId);
     if (!snapshot) throw notFound(`You have no snapshot ${snapshotId}`);
-    for (const entry of await readdir(root)) await rm(join(root, entry), { recursive: true, force: true });
-    await copyContent(join(snapshotsDir(ctx.dataDir, agentId), snapshot.id), root);
+    await replaceContent(join(snapshotsDir(ctx.dataDir, agentId), snapshot.id), root);
     for await (const { key } of state.scan(todosScope(agentId))) await state.delete(todosScope(agentId), key);
     for (const todo of snapshot.todos as Array<{ id: string }>)
       await state.set(todosScope(agentId), todo.id, todo);

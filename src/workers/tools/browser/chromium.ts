@@ -1,10 +1,38 @@
 import { existsSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { AppError } from "../../../shared/errors.ts";
+import { chromiumLaunch, launchError } from "./launcher.ts";
 
 export const DEFAULT_BROWSER_PATH = "/usr/bin/chromium";
 /** The shared browser closes after this long without a page open, so an idle service holds no Chromium. */
 const IDLE_CLOSE_MS = 60_000;
+
+/** Chromium started as launcher.ts says: sandboxed, and as a user of its own when the service is root. */
+async function launch(executablePath: string): Promise<Browser> {
+  // Loaded on first use: most processes (and every test that never opens a page) need no browser.
+  const { chromium } = await import("playwright-core");
+  const how = await chromiumLaunch(executablePath);
+  try {
+    return await chromium.launch({
+      executablePath: how.executablePath,
+      chromiumSandbox: how.chromiumSandbox,
+      env: how.env,
+      headless: true,
+      args: [
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        // No SwiftShader (so no WebGL): the GPU process can then take its seccomp sandbox, which fails with it.
+        "--disable-software-rasterizer",
+        "--no-first-run",
+        "--no-default-browser-check",
+      ],
+    });
+  } catch (error) {
+    throw launchError(error as Error, executablePath, how);
+  } finally {
+    await how.done();
+  }
+}
 
 /**
  * One Chromium process for the whole service process, started on first use, started again if it died,
@@ -37,23 +65,11 @@ class SharedBrowser {
         `The browser tools need Chromium at ${executablePath}: run npm install as root (it installs Debian's chromium) or set AGENTOS_BROWSER_PATH`,
       );
     }
-    // Loaded on first use: most processes (and every test that never opens a page) need no browser.
-    const { chromium } = await import("playwright-core");
-    this.launching = chromium.launch({
-      executablePath,
-      headless: true,
-      // Root in a container has no user namespace for Chromium's sandbox; pages are confined by the SSRF routes.
-      args: [
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--no-first-run",
-        "--no-default-browser-check",
-      ],
-    });
-    const browser = await this.launching.catch((error: Error) => {
+    // Set before any await, so that callers at the same time share one launch.
+    this.launching = launch(executablePath);
+    const browser = await this.launching.catch((error: AppError) => {
       this.launching = undefined;
-      throw new AppError("unavailable", `Chromium did not start: ${error.message.split("\n")[0]}`);
+      throw error;
     });
     browser.on("disconnected", () => {
       if (this.launching) this.launching = undefined;

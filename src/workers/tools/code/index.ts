@@ -1,19 +1,19 @@
 import { createHash } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { badRequest } from "../../../shared/errors.ts";
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, runCommand, runProgram } from "../command.ts";
 import { agentIdField, pathField, timeoutField } from "../fields.ts";
 import { existingInside, shown } from "../sandbox.ts";
 import { defineTool } from "../tool.ts";
+import { readInside, statInside } from "../workspace-fs.ts";
 import { analyzeSource, type FileMetrics } from "./analyze.ts";
 import { lspTools } from "./lsp.ts";
 import { findFormatter, findLinter, TEST_RUNNERS } from "./runners.ts";
 import { sourceFiles } from "./sources.ts";
 
-const digest = async (file: string) =>
+const digest = async (root: string, file: string) =>
   createHash("sha256")
-    .update(await readFile(file))
+    .update(await readInside(root, file))
     .digest("hex");
 
 const codeAnalyze = defineTool({
@@ -24,10 +24,13 @@ const codeAnalyze = defineTool({
   async run({ agentId, path }, ctx) {
     const root = await ctx.workspace(agentId);
     const target = await existingInside(root, path);
-    const files = (await stat(target)).isDirectory() ? await sourceFiles(target) : [target];
+    const files = (await statInside(root, target)).isDirectory() ? await sourceFiles(target) : [target];
     const perFile: Array<FileMetrics & { path: string }> = [];
     for (const file of files)
-      perFile.push({ path: shown(root, file), ...analyzeSource(file, await readFile(file, "utf8")) });
+      perFile.push({
+        path: shown(root, file),
+        ...analyzeSource(file, (await readInside(root, file)).toString("utf8")),
+      });
     const totals = { files: perFile.length, lines: 0, code: 0, comments: 0, blank: 0, functions: 0 };
     for (const metrics of perFile)
       for (const key of ["lines", "code", "comments", "blank", "functions"] as const)
@@ -46,8 +49,8 @@ const codeFormat = defineTool({
     const root = await ctx.workspace(agentId);
     const file = await existingInside(root, path);
     const formatter = await findFormatter(root, file);
-    const before = await digest(file);
-    const result = await runProgram(root, formatter.executable, {
+    const before = await digest(root, file);
+    const result = await runProgram(ctx.sandbox, root, formatter.executable, {
       args: formatter.args,
       timeoutMs: 60_000,
       signal: ctx.call.signal,
@@ -57,7 +60,11 @@ const codeFormat = defineTool({
         `${formatter.name} failed on ${path}: ${(result.stderr || result.stdout).trim().slice(0, 4000)}`,
       );
     }
-    return { path: shown(root, file), formatter: formatter.name, changed: (await digest(file)) !== before };
+    return {
+      path: shown(root, file),
+      formatter: formatter.name,
+      changed: (await digest(root, file)) !== before,
+    };
   },
 });
 
@@ -70,7 +77,7 @@ const codeLint = defineTool({
     const root = await ctx.workspace(agentId);
     const file = await existingInside(root, path);
     const linter = await findLinter(root, file);
-    const result = await runProgram(root, linter.executable, {
+    const result = await runProgram(ctx.sandbox, root, linter.executable, {
       args: linter.args,
       timeoutMs: 120_000,
       signal: ctx.call.signal,
@@ -103,11 +110,12 @@ const codeTest = defineTool({
   risky: true,
   async run({ agentId, command, args, timeoutMs }, ctx) {
     const root = await ctx.workspace(agentId);
-    const result = await runCommand(root, TEST_RUNNERS, {
+    const result = await runCommand(ctx.sandbox, root, TEST_RUNNERS, {
       command,
       args,
       timeoutMs,
       signal: ctx.call.signal,
+      egress: await ctx.egressOf(agentId),
     });
     return { passed: result.exitCode === 0 && !result.timedOut, ...result };
   },
@@ -131,7 +139,7 @@ const codeExplain = defineTool({
     let source = code ?? "";
     if (path !== undefined) {
       const root = await ctx.workspace(agentId);
-      const lines = (await readFile(await existingInside(root, path), "utf8")).split("\n");
+      const lines = (await readInside(root, await existingInside(root, path))).toString("utf8").split("\n");
       source = lines.slice((fromLine ?? 1) - 1, toLine ?? lines.length).join("\n");
     }
     if (source.length > 200_000)

@@ -1,6 +1,6 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { AppError } from "../../../shared/errors.ts";
-import { killGroup } from "../../../shared/process/supervise.ts";
+import type { Prepared } from "../../../shared/process/sandbox/index.ts";
+import { killGroup, type PipedChild, spawnWithPipes } from "../../../shared/process/supervise.ts";
 
 type Message = {
   id?: number | string;
@@ -16,7 +16,11 @@ type Message = {
  * registration). The server runs in its own process group and is killed with it at close.
  */
 export class LspClient {
-  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly child: PipedChild;
+  /** File URIs of the workspace as the service knows it, and as the sandboxed server sees it. */
+  private readonly hostUri: RegExp;
+  private readonly serverUri: RegExp;
+  private readonly uris: { host: string; server: string };
   private buffer = Buffer.alloc(0);
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
@@ -24,13 +28,16 @@ export class LspClient {
   private stderr = "";
   private exited: Error | undefined;
 
-  constructor(executable: string, args: string[], options: { cwd: string; env: Record<string, string> }) {
-    this.child = spawn(executable, args, {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: "pipe",
-    });
+  constructor(prepared: Prepared, uris: { host: string; server: string }) {
+    this.uris = uris;
+    const boundary = '(?=[/"?#]|$)';
+    this.hostUri = new RegExp(escapeRegExp(uris.host) + boundary, "g");
+    this.serverUri = new RegExp(escapeRegExp(uris.server) + boundary, "g");
+    try {
+      this.child = spawnWithPipes(prepared.command, prepared.args, prepared);
+    } finally {
+      prepared.release();
+    }
     this.child.stdout.on("data", (chunk: Buffer) => this.receive(chunk));
     this.child.stderr.on("data", (chunk: Buffer) => {
       if (this.stderr.length < 4000) this.stderr += chunk.toString();
@@ -107,7 +114,8 @@ export class LspClient {
 
   private send(message: Message): void {
     if (this.exited) return;
-    const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", ...message }));
+    const json = JSON.stringify({ jsonrpc: "2.0", ...message }).replace(this.hostUri, () => this.uris.server);
+    const body = Buffer.from(json);
     this.child.stdin.write(`Content-Length: ${body.length}\r\n\r\n`);
     this.child.stdin.write(body);
   }
@@ -126,7 +134,10 @@ export class LspClient {
         continue;
       }
       if (this.buffer.length < headerEnd + 4 + length) return;
-      const body = this.buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString("utf8");
+      const body = this.buffer
+        .subarray(headerEnd + 4, headerEnd + 4 + length)
+        .toString("utf8")
+        .replace(this.serverUri, () => this.uris.host);
       this.buffer = this.buffer.subarray(headerEnd + 4 + length);
       let message: Message;
       try {
@@ -159,4 +170,8 @@ export class LspClient {
       waiting.reject(new AppError("unprocessable", `language server: ${message.error.message}`));
     else waiting.resolve(message.result);
   }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -1,12 +1,12 @@
-import { access, readFile, writeFile } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
 import { badRequest } from "../../../shared/errors.ts";
-import { SAFE_PATH } from "../command.ts";
 import { agentIdField, pathField } from "../fields.ts";
 import { existingInside, resolveInside, shown } from "../sandbox.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
+import { readInside, writeInside } from "../workspace-fs.ts";
 import { LspClient } from "./lsp-client.ts";
 import { languageServerFor } from "./lsp-servers.ts";
 import { sourceFiles } from "./sources.ts";
@@ -74,16 +74,22 @@ async function withServer<T>(
   const root = await ctx.workspace(agentId);
   const file = await existingInside(root, path);
   const server = await languageServerFor(root, file);
-  const client = new LspClient(server.executable, server.args, {
-    cwd: root,
-    env: { PATH: SAFE_PATH, HOME: root, LANG: "C.UTF-8" },
+  const prepared = await ctx.sandbox.prepare({
+    workspace: root,
+    executable: server.executable,
+    args: server.args,
+  });
+  const client = new LspClient(prepared, {
+    host: pathToFileURL(root).href,
+    server: pathToFileURL(ctx.sandbox.pathOf(root, root)).href,
   });
   const onAbort = () => void client.close();
   ctx.call.signal.addEventListener("abort", onAbort, { once: true });
   try {
     const rootUri = pathToFileURL(root).href;
     const init = await client.request<{ capabilities: Record<string, unknown> }>("initialize", {
-      processId: process.pid,
+      // The server cannot see this process (it has a process namespace of its own).
+      processId: null,
       rootUri,
       workspaceFolders: [{ uri: rootUri, name: "workspace" }],
       capabilities: {
@@ -97,7 +103,7 @@ async function withServer<T>(
       },
     });
     client.notify("initialized", {});
-    const text = await readFile(file, "utf8");
+    const text = await readText(root, file);
     const uri = pathToFileURL(file).href;
     client.notify("textDocument/didOpen", {
       textDocument: { uri, languageId: server.languageId, version: 1, text },
@@ -111,7 +117,7 @@ async function withServer<T>(
           uri: pathToFileURL(other).href,
           languageId: otherServer.languageId,
           version: 1,
-          text: await readFile(other, "utf8"),
+          text: await readText(root, other),
         };
         client.notify("textDocument/didOpen", { textDocument: document });
       }
@@ -124,6 +130,7 @@ async function withServer<T>(
 }
 
 const MAX_OPENED = 300;
+const readText = async (root: string, file: string) => (await readInside(root, file)).toString("utf8");
 const PROJECT_FILES = [
   "tsconfig.json",
   "jsconfig.json",
@@ -183,7 +190,7 @@ async function located(root: string, locations: Location[] | Location | null) {
         () => null,
       );
       if (!inside) return { path: null, external: basename(full), ...position };
-      if (!texts.has(full)) texts.set(full, (await readFile(full, "utf8").catch(() => "")).split("\n"));
+      if (!texts.has(full)) texts.set(full, (await readText(root, inside).catch(() => "")).split("\n"));
       return {
         path: shown(root, inside),
         ...position,
@@ -353,7 +360,7 @@ const lspRename = defineTool({
         })),
       );
       for (const { full, edits } of planned)
-        await writeFile(full, applyEdits(await readFile(full, "utf8"), edits));
+        await writeInside(root, full, applyEdits(await readText(root, full), edits));
       return { files: planned.map(({ full, edits }) => ({ path: shown(root, full), edits: edits.length })) };
     }),
 });

@@ -1,10 +1,11 @@
-import { lstat, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { lstat, readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { z } from "zod";
 import { badRequest } from "../../../shared/errors.ts";
 import { agentIdField, pathField } from "../fields.ts";
 import { existingInside, resolveInside, shown } from "../sandbox.ts";
 import { defineTool } from "../tool.ts";
+import { readInside, readRangeInside, removeInside, statInside, writeInside } from "../workspace-fs.ts";
 import { unifiedDiff } from "./diff.ts";
 import { applyHashlineEdits, hashlines } from "./hashline.ts";
 import { applyHunks, parseUnifiedDiff } from "./patch.ts";
@@ -23,9 +24,7 @@ function decoded(bytes: Buffer): { content: string; encoding: "utf8" | "base64" 
 
 async function readText(root: string, path: string): Promise<{ full: string; text: string }> {
   const full = await existingInside(root, path);
-  if (!(await stat(full)).isFile()) throw badRequest(`${path} is not a file`);
-  const bytes = await readFile(full);
-  if (bytes.length > MAX_WRITE_BYTES) throw badRequest(`${path} is larger than ${MAX_WRITE_BYTES} bytes`);
+  const bytes = await readInside(root, full, MAX_WRITE_BYTES);
   const { content, encoding } = decoded(bytes);
   if (encoding !== "utf8") throw badRequest(`${path} is not UTF-8 text`);
   return { full, text: content };
@@ -44,14 +43,14 @@ const fileRead = defineTool({
   async run({ agentId, path, offset, maxBytes }, ctx) {
     const root = await ctx.workspace(agentId);
     const full = await existingInside(root, path);
-    const info = await stat(full);
-    if (!info.isFile()) throw badRequest(`${path} is not a file (use tool::file_list for directories)`);
-    const bytes = (await readFile(full)).subarray(offset, offset + maxBytes);
+    if (!(await statInside(root, full)).isFile())
+      throw badRequest(`${path} is not a file (use tool::file_list for directories)`);
+    const { bytes, size } = await readRangeInside(root, full, offset, maxBytes);
     return {
       path: shown(root, full),
-      size: info.size,
+      size,
       ...decoded(bytes),
-      truncated: offset + maxBytes < info.size,
+      truncated: offset + maxBytes < size,
     };
   },
 });
@@ -77,11 +76,8 @@ const fileWrite = defineTool({
     if (full === root) throw badRequest("path must name a file, not the workspace itself");
     const bytes = Buffer.from(content, encoding);
     if (bytes.length > MAX_WRITE_BYTES) throw badRequest(`content is larger than ${MAX_WRITE_BYTES} bytes`);
-    await mkdir(dirname(full), { recursive: true });
-    // The parent might have been swapped for a link meanwhile: resolve again right before writing.
-    const checked = await resolveInside(root, shown(root, full));
-    await writeFile(checked, bytes, { flag: append ? "a" : "w" });
-    return { path: shown(root, checked), bytes: bytes.length };
+    await writeInside(root, full, bytes, { append });
+    return { path: shown(root, full), bytes: bytes.length };
   },
 });
 
@@ -98,7 +94,7 @@ const fileList = defineTool({
   async run({ agentId, path, recursive, maxEntries }, ctx) {
     const root = await ctx.workspace(agentId);
     const start = await existingInside(root, path);
-    if (!(await stat(start)).isDirectory()) throw badRequest(`${path} is not a directory`);
+    if (!(await statInside(root, start)).isDirectory()) throw badRequest(`${path} is not a directory`);
     const entries: Array<{ path: string; type: string; size: number; modified: string }> = [];
     const queue = [start];
     let truncated = false;
@@ -149,11 +145,8 @@ const applyPatch = defineTool({
     }
     // All hunks of all files applied in memory first: a patch applies whole or not at all.
     for (const { full, content } of planned) {
-      if (content === null) await rm(full, { force: true });
-      else {
-        await mkdir(dirname(full), { recursive: true });
-        await writeFile(full, content);
-      }
+      if (content === null) await removeInside(root, full);
+      else await writeInside(root, full, content);
     }
     return { files: planned.map(({ path, content }) => ({ path, deleted: content === null })) };
   },
@@ -202,7 +195,7 @@ const hashlineEdit = defineTool({
     const root = await ctx.workspace(agentId);
     const { full, text } = await readText(root, path);
     const after = applyHashlineEdits(text, edits, path);
-    await writeFile(full, after);
+    await writeInside(root, full, after);
     return { path: shown(root, full), diff: unifiedDiff(text, after, shown(root, full)) };
   },
 });

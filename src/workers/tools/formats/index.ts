@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { badRequest } from "../../../shared/errors.ts";
 import { agentIdField, pathField } from "../fields.ts";
 import { existingInside } from "../sandbox.ts";
 import { defineTool } from "../tool.ts";
+import { readInside } from "../workspace-fs.ts";
 import { parseCsv } from "./csv.ts";
 import { jq } from "./jq.ts";
 import { testRegex } from "./regex.ts";
@@ -114,7 +114,8 @@ const hashCompute = defineTool({
     let bytes: Buffer | string = text ?? "";
     if (path !== undefined) {
       if (!agentId) throw badRequest("path needs agentId");
-      bytes = await readFile(await existingInside(await ctx.workspace(agentId), path));
+      const root = await ctx.workspace(agentId);
+      bytes = await readInside(root, await existingInside(root, path));
     }
     return { algorithm, hash: createHash(algorithm).update(bytes).digest(encoding) };
   },

@@ -20,7 +20,7 @@ async function git(
   const executable = findExecutable("git", SAFE_PATH);
   if (!executable) throw badRequest("git is not installed on this host");
   const cwd = options.repo ? await existingInside(root, options.repo) : root;
-  const result: CommandResult = await runProgram(root, executable, {
+  const result: CommandResult = await runProgram(ctx.sandbox, root, executable, {
     args: ["-C", cwd, ...args],
     env: options.env,
     maxOutputBytes: MAX_DIFF_BYTES,

@@ -1,11 +1,10 @@
-import { mkdir, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
 import { z } from "zod";
 import { AppError, badRequest } from "../../../shared/errors.ts";
 import { guardedRequest, HTTP_METHODS } from "../../../shared/net/guarded-request.ts";
 import { agentIdField, pathField } from "../fields.ts";
 import { resolveInside, shown } from "../sandbox.ts";
 import { defineTool } from "../tool.ts";
+import { writeInside } from "../workspace-fs.ts";
 
 const MAX_RESPONSE_BYTES = 5_000_000;
 const MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024;
@@ -100,8 +99,7 @@ const mediaDownload = defineTool({
     const name =
       path ?? (decodeURIComponent(new URL(response.url).pathname.split("/").pop() ?? "") || "download");
     const full = await resolveInside(root, name);
-    await mkdir(dirname(full), { recursive: true });
-    await writeFile(full, response.body);
+    await writeInside(root, full, response.body);
     return {
       path: shown(root, full),
       bytes: response.body.length,

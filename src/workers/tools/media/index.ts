@@ -1,11 +1,11 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { basename, dirname, extname } from "node:path";
+import { basename, extname } from "node:path";
 import { z } from "zod";
 import { AppError, badRequest } from "../../../shared/errors.ts";
 import { guardedRequest } from "../../../shared/net/guarded-request.ts";
 import { agentIdField, pathField } from "../fields.ts";
 import { existingInside, resolveInside, shown } from "../sandbox.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
+import { readInside, writeInside } from "../workspace-fs.ts";
 import { speak, speechProvider, transcribe } from "./speech.ts";
 
 const MAX_MEDIA_BYTES = 25 * 1024 * 1024;
@@ -25,10 +25,9 @@ const TYPES: Record<string, string> = {
 /** Bytes of a workspace file or a URL (under the SSRF rule), with their media type and a file name. */
 async function media(ctx: ToolContext, agentId: string, source: { path?: string; url?: string }) {
   if (source.path !== undefined) {
-    const full = await existingInside(await ctx.workspace(agentId), source.path);
-    const bytes = await readFile(full);
-    if (bytes.length > MAX_MEDIA_BYTES)
-      throw badRequest(`${source.path} is larger than ${MAX_MEDIA_BYTES} bytes`);
+    const root = await ctx.workspace(agentId);
+    const full = await existingInside(root, source.path);
+    const bytes = await readInside(root, full, MAX_MEDIA_BYTES);
     return {
       bytes,
       type: TYPES[extname(full).toLowerCase()] ?? "application/octet-stream",
@@ -143,8 +142,7 @@ const ttsSpeak = defineTool({
     const root = await ctx.workspace(agentId);
     const audio = await speak(provider, text, voice, format, ctx.call.signal);
     const full = await resolveInside(root, path ?? `speech-${Date.now()}.${format}`);
-    await mkdir(dirname(full), { recursive: true });
-    await writeFile(full, audio);
+    await writeInside(root, full, audio);
     return { path: shown(root, full), bytes: audio.length, provider: provider.id, model: provider.model };
   },
 });

@@ -6,7 +6,7 @@ import { defineTool } from "../tool.ts";
 const shellExec = defineTool({
   id: "tool::shell_exec",
   description:
-    "Run a program in your workspace without a shell: command is a bare program name from the allowlist (ls, cat, grep, git, node, python3, npm, make, …), args its arguments (no pipes, redirects or globs). Returns {exitCode, stdout, stderr, truncated, timedOut, durationMs}; the program and its children are killed at the timeout.",
+    "Run a program in your workspace (it sees the workspace at /workspace, a private /tmp and the system's programs; no network unless the agent is granted egress) without a shell: command is a bare program name from the allowlist (ls, cat, grep, git, node, python3, npm, make, …), args its arguments (no pipes, redirects or globs). Returns {exitCode, stdout, stderr, truncated, timedOut, durationMs}; the program and its children are killed at the timeout.",
   input: z.strictObject({
     agentId: agentIdField,
     command: z.string().min(1, "command is required").max(256).describe("Program name, e.g. ls or npm"),
@@ -17,12 +17,13 @@ const shellExec = defineTool({
   risky: true,
   async run({ agentId, command, args, stdin, timeoutMs }, ctx) {
     const root = await ctx.workspace(agentId);
-    return runCommand(root, allowlistFrom(ctx.env), {
+    return runCommand(ctx.sandbox, root, allowlistFrom(ctx.env), {
       command,
       args,
       stdin,
       timeoutMs,
       signal: ctx.call.signal,
+      egress: await ctx.egressOf(agentId),
     });
   },
 });

@@ -1,8 +1,14 @@
 import { lstat, readdir, readFile, readlink } from "node:fs/promises";
 import { join, sep } from "node:path";
+import { workspaceOwner } from "../../../shared/process/sandbox/owner.ts";
 
-/** Linux /proc: the processes whose working directory is `root` or below it. */
+/**
+ * Linux /proc: the processes of the workspace `root`: those of its own uid when the sandbox gives it
+ * one (a sandboxed program's working directory is /workspace, not the host's path), else those whose
+ * working directory is `root` or below it.
+ */
 export async function processesUnder(root: string) {
+  const owner = workspaceOwner(root);
   let pids: string[];
   try {
     pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
@@ -12,10 +18,14 @@ export async function processesUnder(root: string) {
   const found = [];
   for (const pid of pids) {
     try {
-      const cwd = await readlink(`/proc/${pid}/cwd`);
-      if (cwd !== root && !cwd.startsWith(root + sep)) continue;
-      const argv = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").filter(Boolean);
       const status = await readFile(`/proc/${pid}/status`, "utf8");
+      if (owner) {
+        if (Number(/Uid:\s+(\d+)/.exec(status)?.[1]) !== owner.uid) continue;
+      } else {
+        const cwd = await readlink(`/proc/${pid}/cwd`);
+        if (cwd !== root && !cwd.startsWith(root + sep)) continue;
+      }
+      const argv = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").filter(Boolean);
       const rss = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
       found.push({
         pid: Number(pid),

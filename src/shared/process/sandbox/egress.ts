@@ -1,0 +1,92 @@
+import { createHash } from "node:crypto";
+import { chmod, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { GuardProxy } from "../../net/guard-proxy.ts";
+import type { NetworkPolicy } from "../../net/guarded-request.ts";
+
+/** The socket's name inside each key's directory (the launcher binds the directory at /run/agentos). */
+export const SOCKET_NAME = "proxy.sock";
+
+interface Gate {
+  /** The allowlist it was made for, as a comparable string. */
+  allow: string;
+  proxy: Promise<GuardProxy>;
+}
+
+/**
+ * The way out for sandboxes whose agent is granted egress: a guarding proxy per key (an agent), on a unix
+ * socket the sandbox gets bound in, since it has no network of its own. Every connection through it is
+ * held to the SSRF rule and, when the agent has one, to its domain allowlist.
+ */
+export class EgressGate {
+  private readonly policy: NetworkPolicy;
+  private readonly dir: string;
+  private readonly gates = new Map<string, Gate>();
+
+  constructor(policy: NetworkPolicy, dir: string) {
+    this.policy = policy;
+    this.dir = dir;
+  }
+
+  /**
+   * The directory holding `proxy.sock` for `key`, its proxy listening (and re-made when the allowlist
+   * differs from the last call's, which ends the connections made under the old one).
+   */
+  async socketDir(key: string, allowDomains: readonly string[] | null): Promise<string> {
+    const dir = join(this.dir, safeName(key));
+    const allow = JSON.stringify(allowDomains ? [...allowDomains].sort() : null);
+    let gate = this.gates.get(key);
+    if (gate?.allow !== allow) {
+      const made: Gate = { allow, proxy: this.start(dir, allowDomains, gate?.proxy) };
+      this.gates.set(key, made);
+      // A proxy that failed to start is not kept: the next call tries again.
+      made.proxy.catch(() => this.gates.get(key) === made && this.gates.delete(key));
+      gate = made;
+    }
+    await gate.proxy;
+    return dir;
+  }
+
+  /** Closes every proxy (ending their connections) and removes the socket files. */
+  async close(): Promise<void> {
+    const gates = [...this.gates.values()];
+    this.gates.clear();
+    await Promise.all(
+      gates.map((gate) =>
+        gate.proxy.then(
+          (proxy) => proxy.close(),
+          () => undefined,
+        ),
+      ),
+    );
+  }
+
+  private async start(
+    dir: string,
+    allowDomains: readonly string[] | null,
+    previous: Promise<GuardProxy> | undefined,
+  ): Promise<GuardProxy> {
+    // The old proxy lets go of the socket path before the new one takes it.
+    await previous?.then(
+      (proxy) => proxy.close(),
+      () => undefined,
+    );
+    // Others may pass through the gate's directory but not list which agents have a way out.
+    await makeDir(this.dir, 0o711);
+    await makeDir(dir, 0o755);
+    const proxy = new GuardProxy(this.policy, { allowDomains, explainRefusals: true });
+    await proxy.listenUnix(join(dir, SOCKET_NAME));
+    return proxy;
+  }
+}
+
+/** Created if missing, and the mode set either way (mkdir's is cut by the umask). */
+async function makeDir(path: string, mode: number): Promise<void> {
+  await mkdir(path, { recursive: true, mode });
+  await chmod(path, mode);
+}
+
+/** Any key becomes a short, fixed-length directory name (a unix socket's path must stay under 108 bytes). */
+function safeName(key: string): string {
+  return createHash("sha256").update(key).digest("hex").slice(0, 24);
+}

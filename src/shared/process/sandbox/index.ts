@@ -1,0 +1,315 @@
+import { chownSync, closeSync, constants, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AppError } from "../../errors.ts";
+import type { NetworkPolicy } from "../../net/guarded-request.ts";
+import { findExecutable, type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
+import {
+  accounts,
+  bwrapArgs,
+  type Descriptors,
+  INSIDE,
+  insidePath,
+  RELAY_PORT,
+  SANDBOX_UID,
+} from "./bwrap.ts";
+import { EgressGate } from "./egress.ts";
+import { systemLayout } from "./layout.ts";
+import { type Owner, workspaceOwner } from "./owner.ts";
+import { UsageCache } from "./quota.ts";
+import { seccompFilter } from "./seccomp.ts";
+import { type SandboxSettings, sandboxSettings } from "./settings.ts";
+import { ShippedBinds, shippedDirs } from "./shipped.ts";
+
+/** Network reach granted to an agent's programs: through the service's guarding proxy only. */
+export interface Egress {
+  /** Whose proxy (one per agent). */
+  key: string;
+  /** Hosts allowed (and their subdomains); null for any public host. */
+  allowDomains: string[] | null;
+}
+
+/** One program to start for a workspace. Paths are the host's; the sandbox maps them. */
+export interface ConfinedRun {
+  workspace: string;
+  executable: string;
+  args: string[];
+  /** On top of the base environment (PATH, HOME, TMPDIR, LANG, USER). */
+  env?: Record<string, string>;
+  cwd?: string;
+  egress?: Egress | null;
+}
+
+/** A start ready for `spawn`: the command line, environment, identity and extra descriptors. */
+export interface Prepared {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  extraStdio: Array<number | Buffer>;
+  /** Closes the descriptors handed to the child; call once it is spawned. */
+  release(): void;
+}
+
+export type SandboxStatus = { mode: "on" } | { mode: "off" } | { mode: "unavailable"; reason: string };
+
+const REMEDY =
+  "install bubblewrap (`apt-get install -y bubblewrap`; `npm install` does it when run as root) and allow unprivileged user namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04 and later `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, one that permits user namespaces), then restart. AGENTOS_SANDBOX=off runs agents' programs unconfined (not recommended: any agent can then read the service's secrets)";
+
+const MiB = 1024 * 1024;
+/** How often a running program's workspace is measured against the quota. */
+const QUOTA_CHECK_MS = 2000;
+
+let lastStatus: SandboxStatus | undefined;
+/** The last probe's verdict in this process (for /api/health); undefined before any probe. */
+export function sandboxStatus(): SandboxStatus | undefined {
+  return lastStatus;
+}
+
+/**
+ * The one way agents' tools start processes: each program runs under bubblewrap as an unprivileged uid
+ * of its workspace, sees only its workspace, a private /tmp and the read-only system, has no network
+ * (or the guarding proxy when granted egress), a seccomp filter, and resource limits. Where the host
+ * cannot provide this, every start is refused with what to install, unless the operator opted out.
+ */
+export class Sandbox {
+  readonly settings: SandboxSettings;
+  private readonly bwrap: string | null;
+  private readonly prlimit: string | null;
+  private readonly setpriv: string | null;
+  private readonly egress: EgressGate;
+  private readonly usage = new UsageCache();
+  private probing: Promise<SandboxStatus> | undefined;
+  private readonly shipped = new ShippedBinds(shippedDirs());
+  private layout = systemLayout();
+
+  constructor(options: { env: NodeJS.ProcessEnv; dataDir: string; policy: NetworkPolicy }) {
+    this.settings = sandboxSettings(options.env);
+    const bwrapPath = options.env.AGENTOS_SANDBOX_BWRAP?.trim();
+    this.bwrap = bwrapPath ? findExecutable(bwrapPath) : findExecutable("bwrap", SAFE_PATH);
+    this.prlimit = findExecutable("prlimit", SAFE_PATH);
+    this.setpriv = findExecutable("setpriv", SAFE_PATH);
+    this.egress = new EgressGate(options.policy, join(options.dataDir, "sandbox", "egress"));
+  }
+
+  /** The verdict of the start probe (a confined `true`), run once. */
+  ready(): Promise<SandboxStatus> {
+    this.probing ??= this.probe().then((status) => {
+      lastStatus = status;
+      return status;
+    });
+    return this.probing;
+  }
+
+  /** Where commands are looked up on the host: the Node the project ships first, then the system's. */
+  get searchPath(): string {
+    const nodeBin = this.shipped.nodeBin;
+    return nodeBin ? `${nodeBin}:${SAFE_PATH}` : SAFE_PATH;
+  }
+
+  /** A workspace path as the program sees it. */
+  pathOf(workspace: string, hostPath: string): string {
+    return this.settings.enabled ? insidePath(workspace, hostPath) : hostPath;
+  }
+
+  /** Starts `run` supervised, confined; refused (503) when the sandbox is unavailable. */
+  async start(
+    run: ConfinedRun,
+    limits: Omit<Launch, "command" | "args" | "env" | "cwd">,
+  ): Promise<Supervised> {
+    const prepared = await this.prepare(run);
+    let supervised: Supervised;
+    try {
+      supervised = supervise({ ...limits, ...prepared, inherit: [] });
+    } finally {
+      prepared.release();
+    }
+    if (!this.settings.enabled) return supervised;
+    return this.watchQuota(run.workspace, supervised);
+  }
+
+  /** The launch of `run` (for callers that drive the process themselves, like a language server). */
+  async prepare(run: ConfinedRun): Promise<Prepared> {
+    const status = await this.ready();
+    if (status.mode === "unavailable") {
+      throw new AppError("unavailable", `Programs cannot run: the sandbox is unavailable (${status.reason})`);
+    }
+    if (status.mode === "off") return this.unconfined(run);
+    const quota = this.settings.limits.workspaceQuotaBytes;
+    const used = await this.usage.current(run.workspace, quota);
+    if (used >= quota) throw quotaError(used, quota);
+    const owner = workspaceOwner(run.workspace);
+    if (owner) adopt(run.workspace, owner);
+    const socketDir = run.egress
+      ? await this.egress.socketDir(run.egress.key, run.egress.allowDomains)
+      : null;
+    return this.confined(run, owner, socketDir, quota - used);
+  }
+
+  async close(): Promise<void> {
+    await this.egress.close();
+    this.shipped.close();
+  }
+
+  private confined(run: ConfinedRun, owner: Owner | null, socketDir: string | null, room: number): Prepared {
+    const limits = this.settings.limits;
+    const opened: number[] = [];
+    const extra: Array<number | Buffer> = [];
+    const pass = (entry: number | Buffer) => extra.push(entry) + 2;
+    const openDir = (path: string) => {
+      const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY);
+      opened.push(fd);
+      return pass(fd);
+    };
+    const seccomp = seccompFilter();
+    const nodeInside = this.shipped.nodeBin ? `${INSIDE.node}/bin` : null;
+    const { passwd, group } = accounts(owner?.uid ?? SANDBOX_UID);
+    const fds: Descriptors = {
+      workspace: openDir(run.workspace),
+      passwd: pass(Buffer.from(passwd)),
+      group: pass(Buffer.from(group)),
+      ...(seccomp ? { seccomp: pass(seccomp) } : {}),
+      shipped: this.shipped.descriptors().map(({ fd, inside }) => ({ fd: pass(fd), inside })),
+    };
+    const map = (path: string) => this.shipped.insideOf(path) ?? insidePath(run.workspace, path);
+    let command = [map(run.executable), ...run.args.map(map)];
+    const env: Record<string, string> = {
+      PATH: nodeInside ? `${nodeInside}:${SAFE_PATH}` : SAFE_PATH,
+      HOME: INSIDE.workspace,
+      TMPDIR: "/tmp",
+      LANG: "C.UTF-8",
+      USER: "agent",
+      LOGNAME: "agent",
+      ...run.env,
+    };
+    if (socketDir) {
+      fds.egress = openDir(socketDir);
+      fds.relay = pass(readFileSync(new URL("./egress-relay.mjs", import.meta.url)));
+      command = [
+        nodeInside ? `${nodeInside}/node` : "/usr/bin/node",
+        INSIDE.relay,
+        `${INSIDE.run}/proxy.sock`,
+        String(RELAY_PORT),
+        "--",
+        ...command,
+      ];
+      const proxy = `http://127.0.0.1:${RELAY_PORT}`;
+      Object.assign(env, { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy });
+    }
+    const args = [
+      `--data=${limits.memoryBytes}`,
+      `--cpu=${limits.cpuSeconds}`,
+      `--nproc=${limits.processes}`,
+      `--fsize=${Math.max(1, Math.min(limits.fileBytes, room))}`,
+      `--nofile=${limits.openFiles}`,
+      "--core=0",
+      this.bwrap as string,
+      ...bwrapArgs({
+        identity: owner
+          ? { kind: "root", uid: owner.uid, setpriv: this.setpriv as string }
+          : { kind: "user" },
+        layout: this.layout,
+        fds,
+        tmpBytes: limits.tmpBytes,
+        cwd: map(run.cwd ?? run.workspace),
+        command,
+      }),
+    ];
+    return {
+      command: this.prlimit as string,
+      args,
+      env,
+      cwd: "/",
+      extraStdio: extra,
+      release: () => {
+        for (const fd of opened.splice(0)) closeSync(fd);
+      },
+    };
+  }
+
+  /** The operator's opt-out: as before the sandbox existed (minimal environment, workspace as HOME). */
+  private unconfined(run: ConfinedRun): Prepared {
+    const tmp = join(run.workspace, ".tmp");
+    mkdirSync(tmp, { recursive: true });
+    return {
+      command: run.executable,
+      args: run.args,
+      env: { PATH: SAFE_PATH, HOME: run.workspace, TMPDIR: tmp, LANG: "C.UTF-8", ...run.env },
+      cwd: run.cwd ?? run.workspace,
+      extraStdio: [],
+      release: () => undefined,
+    };
+  }
+
+  private watchQuota(workspace: string, supervised: Supervised): Supervised {
+    const quota = this.settings.limits.workspaceQuotaBytes;
+    let over: number | undefined;
+    const timer = setInterval(() => {
+      void this.usage.measure(workspace, quota).then((bytes) => {
+        if (bytes <= quota || over !== undefined) return;
+        over = bytes;
+        supervised.cancel();
+      });
+    }, QUOTA_CHECK_MS);
+    timer.unref();
+    const done = supervised.done.then(async (finished) => {
+      clearInterval(timer);
+      const bytes = await this.usage.measure(workspace, quota);
+      if (over === undefined && bytes <= quota) return finished;
+      const note = `\n[agentos] ${quotaError(over ?? bytes, quota).message}`;
+      return { ...finished, stderr: finished.stderr + note };
+    });
+    return { ...supervised, done };
+  }
+
+  private async probe(): Promise<SandboxStatus> {
+    if (!this.settings.enabled) return { mode: "off" };
+    if (process.platform !== "linux") return unavailable(`it needs Linux, this is ${process.platform}`);
+    if (!this.bwrap) return unavailable("bubblewrap (bwrap) is not installed");
+    if (!this.prlimit) return unavailable("prlimit (util-linux) is not installed");
+    if (!this.setpriv && workspaceOwner(tmpdir()))
+      return unavailable("setpriv (util-linux) is not installed");
+    const workspace = await mkdtemp(join(tmpdir(), "agentos-probe-"));
+    try {
+      const owner = workspaceOwner(workspace);
+      if (owner) adopt(workspace, owner);
+      const prepared = this.confined(
+        { workspace, executable: "/bin/sh", args: ["-c", "true"] },
+        owner,
+        null,
+        MiB,
+      );
+      let finished: Awaited<Supervised["done"]>;
+      try {
+        finished = await supervise({ ...prepared, inherit: [], timeoutMs: 10_000, killGraceMs: 0 }).done;
+      } finally {
+        prepared.release();
+      }
+      if (finished.reason === "exited" && finished.exitCode === 0) return { mode: "on" };
+      const why = finished.spawnError ?? finished.stderr.trim().split("\n").slice(-1)[0] ?? finished.reason;
+      return unavailable(`a confined test program failed: ${why || `exit code ${finished.exitCode}`}`);
+    } catch (error) {
+      return unavailable(`a confined test program could not start: ${(error as Error).message}`);
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
+  }
+}
+
+function unavailable(why: string): SandboxStatus {
+  return { mode: "unavailable", reason: `${why}; ${REMEDY}` };
+}
+
+function quotaError(used: number, quota: number): AppError {
+  return new AppError(
+    "payload_too_large",
+    `the workspace is over its quota (${Math.ceil(used / MiB)} MiB of ${Math.floor(quota / MiB)} MiB): delete files to make room (AGENTOS_WORKSPACE_QUOTA_MB sets the quota)`,
+  );
+}
+
+/** The workspace directory belongs to its sandbox uid, which must be able to write in it. */
+function adopt(workspace: string, owner: Owner): void {
+  const info = statSync(workspace);
+  if (info.uid !== owner.uid || info.gid !== owner.gid) chownSync(workspace, owner.uid, owner.gid);
+}

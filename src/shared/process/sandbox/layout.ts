@@ -1,0 +1,61 @@
+import { lstatSync, readdirSync, readlinkSync } from "node:fs";
+import type { SystemLayout } from "./bwrap.ts";
+
+const TOP = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+/**
+ * What programs read from /etc: the loader's cache, alternatives (most of /usr/bin's links go through
+ * it), certificates, names of the local host, time zone, MIME and magic tables, Python's own. Never
+ * passwd/shadow/group (the sandbox gets its own), nor anything with credentials.
+ */
+const ETC = [
+  "alternatives",
+  "ca-certificates",
+  "ca-certificates.conf",
+  "ssl",
+  "hosts",
+  "host.conf",
+  "nsswitch.conf",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "localtime",
+  "timezone",
+  "mime.types",
+  "magic",
+  "magic.mime",
+  "protocols",
+  "services",
+  "os-release",
+  "debian_version",
+];
+
+function kind(path: string): "dir" | "link" | "none" {
+  try {
+    const info = lstatSync(path);
+    if (info.isSymbolicLink()) return "link";
+    return info.isDirectory() ? "dir" : "none";
+  } catch {
+    return "none";
+  }
+}
+
+/** This host's read-only system, as the sandbox will show it. */
+export function systemLayout(): SystemLayout {
+  const layout: SystemLayout = { dirs: [], links: [], etc: [] };
+  for (const path of TOP) {
+    const found = kind(path);
+    if (found === "dir") layout.dirs.push(path);
+    else if (found === "link") layout.links.push({ path, target: readlinkSync(path) });
+  }
+  let names: string[] = [];
+  try {
+    names = readdirSync("/etc");
+  } catch {
+    // No /etc to show.
+  }
+  const wanted = new Set(ETC);
+  for (const name of names) {
+    if (wanted.has(name) || /^python3(\.\d+)?$/.test(name)) layout.etc.push(`/etc/${name}`);
+  }
+  return layout;
+}

@@ -1,0 +1,32 @@
+import { createHash } from "node:crypto";
+import { basename } from "node:path";
+
+/**
+ * Sandboxed programs of a service that runs as root get a uid of their own per workspace, above
+ * systemd's container range (0x70000000…0x7fffffff): never root, never a user of the host, and a fork
+ * bomb in one workspace does not count against another's process limit.
+ */
+const UID_BASE = 0x70000000;
+const UID_SLOTS = 0x01000000;
+
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
+/** Whether this service can hand its sandboxes another uid (it runs as root). */
+export function runsAsRoot(): boolean {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+
+/**
+ * Who owns the workspace at `root` (a real path) and runs its sandboxed programs: a uid derived from
+ * the workspace's directory name when the service is root, null otherwise (the programs then run as
+ * the service's own uid, confined by namespaces, and files need no change of owner).
+ */
+export function workspaceOwner(root: string): Owner | null {
+  if (!runsAsRoot()) return null;
+  const digest = createHash("sha256").update(basename(root)).digest();
+  const uid = UID_BASE + (digest.readUInt32BE(0) % UID_SLOTS);
+  return { uid, gid: uid };
+}

@@ -1,0 +1,50 @@
+import { lstat, readdir } from "node:fs/promises";
+import { join } from "node:path";
+
+/**
+ * Bytes a directory tree takes on disk (allocated blocks, links not followed), stopping early once
+ * past `stopAbove`: a size check, not a quota the file system enforces, so each workspace's size is
+ * measured before a run and while it lasts.
+ */
+export async function diskUsage(root: string, stopAbove = Number.POSITIVE_INFINITY): Promise<number> {
+  let total = 0;
+  const pending = [root];
+  while (pending.length > 0 && total <= stopAbove) {
+    const dir = pending.pop() as string;
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const sizes = await Promise.all(
+      entries.map(async (entry) => {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) pending.push(path);
+        const info = await lstat(path).catch(() => null);
+        return info ? info.blocks * 512 : 0;
+      }),
+    );
+    for (const size of sizes) total += size;
+  }
+  return total;
+}
+
+/** How long a measured size is trusted before a run measures again (runs in between measure after). */
+const FRESH_MS = 30_000;
+
+/** Each workspace's last measured size, so a run in a large workspace does not walk it every time. */
+export class UsageCache {
+  private readonly sizes = new Map<string, { bytes: number; at: number }>();
+
+  async current(root: string, quota: number): Promise<number> {
+    const known = this.sizes.get(root);
+    if (known && Date.now() - known.at < FRESH_MS) return known.bytes;
+    return this.measure(root, quota);
+  }
+
+  async measure(root: string, quota: number): Promise<number> {
+    const bytes = await diskUsage(root, quota);
+    this.sizes.set(root, { bytes, at: Date.now() });
+    return bytes;
+  }
+
+  forget(root: string): void {
+    this.sizes.delete(root);
+  }
+}

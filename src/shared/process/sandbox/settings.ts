@@ -1,0 +1,56 @@
+import { z } from "zod";
+
+const MiB = 1024 * 1024;
+const count = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+/** The sandbox's variables, checked at start with the rest of the configuration. */
+export const sandboxEnvSchema = z.object({
+  /** `off` runs agents' programs unconfined: an explicit, loudly logged opt-out. */
+  AGENTOS_SANDBOX: z.enum(["on", "off"]).default("on"),
+  AGENTOS_SANDBOX_MEMORY_MB: count(64, 1024 * 1024, 2048),
+  AGENTOS_SANDBOX_CPU_SECONDS: count(1, 86_400, 600),
+  AGENTOS_SANDBOX_PROCESSES: count(8, 100_000, 512),
+  AGENTOS_SANDBOX_FILE_MB: count(1, 1024 * 1024, 1024),
+  AGENTOS_SANDBOX_OPEN_FILES: count(64, 1_048_576, 4096),
+  AGENTOS_SANDBOX_TMP_MB: count(1, 1024 * 1024, 512),
+  AGENTOS_WORKSPACE_QUOTA_MB: count(1, 1024 * 1024 * 1024, 2048),
+});
+
+export interface SandboxLimits {
+  /** Private writable memory of each process (RLIMIT_DATA): what a program can allocate. */
+  memoryBytes: number;
+  /** CPU seconds of each process (RLIMIT_CPU). */
+  cpuSeconds: number;
+  /** Processes and threads of the workspace's uid at once (RLIMIT_NPROC). */
+  processes: number;
+  /** Largest file a program may write (RLIMIT_FSIZE), further capped by what the quota leaves. */
+  fileBytes: number;
+  openFiles: number;
+  /** Size of the sandbox's private /tmp (memory-backed). */
+  tmpBytes: number;
+  /** Everything a workspace may hold. */
+  workspaceQuotaBytes: number;
+}
+
+export interface SandboxSettings {
+  enabled: boolean;
+  limits: SandboxLimits;
+}
+
+export function sandboxSettings(env: NodeJS.ProcessEnv): SandboxSettings {
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value?.trim()));
+  const parsed = sandboxEnvSchema.parse(given);
+  return {
+    enabled: parsed.AGENTOS_SANDBOX === "on",
+    limits: {
+      memoryBytes: parsed.AGENTOS_SANDBOX_MEMORY_MB * MiB,
+      cpuSeconds: parsed.AGENTOS_SANDBOX_CPU_SECONDS,
+      processes: parsed.AGENTOS_SANDBOX_PROCESSES,
+      fileBytes: parsed.AGENTOS_SANDBOX_FILE_MB * MiB,
+      openFiles: parsed.AGENTOS_SANDBOX_OPEN_FILES,
+      tmpBytes: parsed.AGENTOS_SANDBOX_TMP_MB * MiB,
+      workspaceQuotaBytes: parsed.AGENTOS_WORKSPACE_QUOTA_MB * MiB,
+    },
+  };
+}
