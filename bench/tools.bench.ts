@@ -1,8 +1,12 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { createAgentOS } from "../src/app.ts";
 import { loadConfig } from "../src/config/env.ts";
+import { systemResolver } from "../src/shared/net/guarded-request.ts";
+import { type ConfinedRun, Sandbox } from "../src/shared/process/sandbox/index.ts";
+import { type Supervised, supervise } from "../src/shared/process/supervise.ts";
 import { DEFAULT_BROWSER_PATH } from "../src/workers/tools/browser/chromium.ts";
 import { startFakeOpenAI } from "../test/helpers/fake-openai.ts";
 import { median, percentile, tempDir } from "./util.ts";
@@ -11,6 +15,10 @@ const TURNS = 200;
 const SCREENSHOTS = 200;
 /** What one tool call may add to an agent's turn beyond the tool's own work (p50). */
 const TOOL_OVERHEAD_TARGET_MS = 5;
+const SANDBOX_RUNS = 200;
+const SANDBOX_WARMUP = 20;
+/** What the sandbox may add to starting one program, start to done (p50). */
+const SANDBOX_OVERHEAD_TARGET_MS = 10;
 
 const p = (values: number[], q: number) =>
   percentile(
@@ -21,7 +29,8 @@ const p = (values: number[], q: number) =>
 /**
  * `npm run bench tools` (issue #16): one tool call (tool::file_read) through an agent's turn against the
  * same turn without it and a direct engine.trigger of the tool; browser screenshots cold and warm, and
- * the memory of the service and Chromium after 200 of them.
+ * the memory of the service and Chromium after 200 of them; what the sandbox (issue #32) adds to
+ * starting one program.
  */
 export async function benchTools(): Promise<void> {
   const fake = await startFakeOpenAI();
@@ -116,6 +125,97 @@ export async function benchTools(): Promise<void> {
     await fake.close();
     dir.remove();
   }
+  await sandboxCost();
+}
+
+/**
+ * Wall time from start to done of one short program, unconfined (`supervise`, as before the sandbox)
+ * and through `sandbox.start` (prlimit + bwrap + seccomp, quota check included), alternating one of
+ * each so drift on a noisy machine affects both alike.
+ */
+async function sandboxCost(): Promise<void> {
+  const dir = tempDir();
+  const sandbox = new Sandbox({
+    env: process.env,
+    dataDir: dir.path,
+    policy: { allowPrivateNetwork: false, allowedAddresses: new Set<string>(), resolve: systemResolver },
+  });
+  try {
+    const status = await sandbox.ready();
+    if (status.mode !== "on") {
+      const why = status.mode === "off" ? "AGENTOS_SANDBOX=off" : status.reason;
+      console.log(`\nsandbox: skipped, the sandbox is ${status.mode} (${why})`);
+      return;
+    }
+    const workspace = join(dir.path, "workspaces", "bench");
+    mkdirSync(workspace, { recursive: true });
+    const real = realpathSync(workspace);
+    const limits = { timeoutMs: 30_000, killGraceMs: 0 };
+    const unconfined = (executable: string, args: string[]) => () =>
+      supervise({ command: executable, args, env: {}, inherit: [], ...limits });
+    const confined = (executable: string, args: string[], egress?: ConfinedRun["egress"]) => () =>
+      sandbox.start({ workspace: real, executable, args, egress }, limits);
+
+    console.log(
+      `\nsandbox: cost per command, start to done (${SANDBOX_RUNS} runs each after ${SANDBOX_WARMUP} warm-up)`,
+    );
+    const trueBase = unconfined("/bin/true", []);
+    const [bare, boxed] = await timeRuns(trueBase, confined("/bin/true", []));
+    const added = median(boxed) - median(bare);
+    console.log(`  /bin/true unconfined         ${pcts(bare)}`);
+    console.log(`  /bin/true confined           ${pcts(boxed)}`);
+    console.log(
+      `  the sandbox adds ${added.toFixed(2)} ms p50 (x${(median(boxed) / median(bare)).toFixed(1)}; target <= ${SANDBOX_OVERHEAD_TARGET_MS} ms p50 added: ${added <= SANDBOX_OVERHEAD_TARGET_MS ? "met" : "not met"})`,
+    );
+    const python = "/usr/bin/python3";
+    if (existsSync(python)) {
+      const args = ["-c", "pass"];
+      const [pyBare, pyBoxed] = await timeRuns(unconfined(python, args), confined(python, args));
+      console.log(`  python3 -c pass unconfined   ${pcts(pyBare)}`);
+      console.log(`  python3 -c pass confined     ${pcts(pyBoxed)}`);
+      console.log(`  the sandbox adds ${(median(pyBoxed) - median(pyBare)).toFixed(2)} ms p50 (informative)`);
+    } else console.log(`  python3: skipped, no ${python}`);
+    const egress = { key: "bench", allowDomains: null };
+    const [egBare, egBoxed] = await timeRuns(trueBase, confined("/bin/true", [], egress));
+    console.log(`  /bin/true confined + egress  ${pcts(egBoxed)} (Node relay inside)`);
+    console.log(
+      `  the sandbox with egress adds ${(median(egBoxed) - median(egBare)).toFixed(2)} ms p50 (informative)`,
+    );
+  } finally {
+    await sandbox.close();
+    dir.remove();
+  }
+}
+
+const pcts = (values: number[]) => `p50 ${p(values, 50)} ms, p95 ${p(values, 95)} ms`;
+
+/** Start-to-done times of `baseline` and `subject`, one of each in turn, after a warm-up of each. */
+async function timeRuns(
+  baseline: () => Supervised | Promise<Supervised>,
+  subject: () => Supervised | Promise<Supervised>,
+): Promise<[number[], number[]]> {
+  const once = async (start: () => Supervised | Promise<Supervised>) => {
+    const started = performance.now();
+    const finished = await (await start()).done;
+    const elapsed = performance.now() - started;
+    if (finished.reason !== "exited" || finished.exitCode !== 0) {
+      throw new Error(
+        `sandbox bench: a run failed (${finished.reason}, exit ${finished.exitCode}): ${finished.spawnError ?? finished.stderr.trim()}`,
+      );
+    }
+    return elapsed;
+  };
+  for (let i = 0; i < SANDBOX_WARMUP; i++) {
+    await once(baseline);
+    await once(subject);
+  }
+  const base: number[] = [];
+  const sub: number[] = [];
+  for (let i = 0; i < SANDBOX_RUNS; i++) {
+    base.push(await once(baseline));
+    sub.push(await once(subject));
+  }
+  return [base, sub];
 }
 
 async function screenshots(service: Awaited<ReturnType<typeof createAgentOS>>): Promise<void> {

@@ -33,6 +33,8 @@ export interface Descriptors {
   passwd: number;
   group: number;
   seccomp?: number;
+  /** The copy of the system's /etc entries (copyEtc), bound as /etc; without it each entry is bound. */
+  etc?: number;
   /** Directories the service ships (its Node, its TypeScript), bound read-only where each says. */
   shipped: Array<{ fd: number; inside: string }>;
   egress?: number;
@@ -86,7 +88,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   }
   for (const dir of layout.dirs) args.push("--ro-bind", dir, dir);
   for (const { path, target } of layout.links) args.push("--symlink", target, path);
-  for (const entry of layout.etc) args.push("--ro-bind", entry, entry);
+  if (fds.etc !== undefined) args.push("--ro-bind-fd", String(fds.etc), "/etc");
+  else for (const entry of layout.etc) args.push("--ro-bind", entry, entry);
   args.push("--perms", "0644", "--ro-bind-data", String(fds.passwd), "/etc/passwd");
   args.push("--perms", "0644", "--ro-bind-data", String(fds.group), "/etc/group");
   args.push("--proc", "/proc", "--dev", "/dev");

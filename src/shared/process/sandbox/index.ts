@@ -1,7 +1,7 @@
 import { chownSync, closeSync, constants, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { AppError } from "../../errors.ts";
 import type { NetworkPolicy } from "../../net/guarded-request.ts";
 import { findExecutable, type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
@@ -15,7 +15,7 @@ import {
   SANDBOX_UID,
 } from "./bwrap.ts";
 import { EgressGate } from "./egress.ts";
-import { systemLayout } from "./layout.ts";
+import { copyEtc, systemLayout } from "./layout.ts";
 import { type Owner, workspaceOwner } from "./owner.ts";
 import { UsageCache } from "./quota.ts";
 import { seccompFilter } from "./seccomp.ts";
@@ -58,8 +58,11 @@ const REMEDY =
   "install bubblewrap (`apt-get install -y bubblewrap`; `npm install` does it when run as root) and allow unprivileged user namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04 and later `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, one that permits user namespaces), then restart. AGENTOS_SANDBOX=off runs agents' programs unconfined (not recommended: any agent can then read the service's secrets)";
 
 const MiB = 1024 * 1024;
-/** How often a running program's workspace is measured against the quota. */
-const QUOTA_CHECK_MS = 2000;
+/**
+ * How often a running program's workspace is measured against the quota: every half second, or less
+ * often where measuring takes long (a large workspace), so the check costs at most a tenth of a core.
+ */
+const QUOTA_CHECK_MS = 500;
 
 let lastStatus: SandboxStatus | undefined;
 /** The last probe's verdict in this process (for /api/health); undefined before any probe. */
@@ -76,21 +79,26 @@ export function sandboxStatus(): SandboxStatus | undefined {
 export class Sandbox {
   readonly settings: SandboxSettings;
   private readonly bwrap: string | null;
+  /** AGENTOS_SANDBOX_BWRAP: bubblewrap somewhere other than the system's directories. */
+  private readonly bwrapSetting: string | undefined;
   private readonly prlimit: string | null;
   private readonly setpriv: string | null;
   private readonly egress: EgressGate;
   private readonly usage = new UsageCache();
   private probing: Promise<SandboxStatus> | undefined;
   private readonly shipped = new ShippedBinds(shippedDirs());
-  private layout = systemLayout();
+  private readonly layout = systemLayout();
+  private readonly etcDir: string;
+  private etcFd: number | undefined;
 
   constructor(options: { env: NodeJS.ProcessEnv; dataDir: string; policy: NetworkPolicy }) {
     this.settings = sandboxSettings(options.env);
-    const bwrapPath = options.env.AGENTOS_SANDBOX_BWRAP?.trim();
-    this.bwrap = bwrapPath ? findExecutable(bwrapPath) : findExecutable("bwrap", SAFE_PATH);
+    this.bwrapSetting = options.env.AGENTOS_SANDBOX_BWRAP?.trim() || undefined;
+    this.bwrap = this.bwrapSetting ? findExecutable(this.bwrapSetting) : findExecutable("bwrap", SAFE_PATH);
     this.prlimit = findExecutable("prlimit", SAFE_PATH);
     this.setpriv = findExecutable("setpriv", SAFE_PATH);
     this.egress = new EgressGate(options.policy, join(options.dataDir, "sandbox", "egress"));
+    this.etcDir = join(options.dataDir, "sandbox", "etc");
   }
 
   /** The verdict of the start probe (a confined `true`), run once. */
@@ -137,19 +145,30 @@ export class Sandbox {
     }
     if (status.mode === "off") return this.unconfined(run);
     const quota = this.settings.limits.workspaceQuotaBytes;
+    // Over the quota, a program may still run (to delete files) but cannot write a byte.
     const used = await this.usage.current(run.workspace, quota);
-    if (used >= quota) throw quotaError(used, quota);
     const owner = workspaceOwner(run.workspace);
     if (owner) adopt(run.workspace, owner);
     const socketDir = run.egress
       ? await this.egress.socketDir(run.egress.key, run.egress.allowDomains)
       : null;
-    return this.confined(run, owner, socketDir, quota - used);
+    return this.confined(run, owner, socketDir, Math.max(0, quota - used));
+  }
+
+  /** Refuses (413) a write of `bytes` by the service itself that would take the workspace past its quota. */
+  async checkRoom(workspace: string, bytes: number): Promise<void> {
+    if (!this.settings.enabled) return;
+    const quota = this.settings.limits.workspaceQuotaBytes;
+    const used = await this.usage.current(workspace, quota);
+    if (used + bytes > quota) throw new AppError("payload_too_large", overQuota(used + bytes, quota));
+    this.usage.add(workspace, bytes);
   }
 
   async close(): Promise<void> {
     await this.egress.close();
     this.shipped.close();
+    if (this.etcFd !== undefined) closeSync(this.etcFd);
+    this.etcFd = undefined;
   }
 
   private confined(run: ConfinedRun, owner: Owner | null, socketDir: string | null, room: number): Prepared {
@@ -171,6 +190,7 @@ export class Sandbox {
       group: pass(Buffer.from(group)),
       ...(seccomp ? { seccomp: pass(seccomp) } : {}),
       shipped: this.shipped.descriptors().map(({ fd, inside }) => ({ fd: pass(fd), inside })),
+      ...(this.etcFd === undefined ? {} : { etc: pass(this.etcFd) }),
     };
     const map = (path: string) => this.shipped.insideOf(path) ?? insidePath(run.workspace, path);
     let command = [map(run.executable), ...run.args.map(map)];
@@ -197,27 +217,27 @@ export class Sandbox {
       const proxy = `http://127.0.0.1:${RELAY_PORT}`;
       Object.assign(env, { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy });
     }
-    const args = [
+    // Set inside, once bubblewrap has made the sandbox (the file size limit would stop its own writes).
+    const rlimits = [
+      this.prlimit as string,
       `--data=${limits.memoryBytes}`,
       `--cpu=${limits.cpuSeconds}`,
       `--nproc=${limits.processes}`,
-      `--fsize=${Math.max(1, Math.min(limits.fileBytes, room))}`,
+      `--fsize=${Math.min(limits.fileBytes, room)}`,
       `--nofile=${limits.openFiles}`,
       "--core=0",
-      this.bwrap as string,
-      ...bwrapArgs({
-        identity: owner
-          ? { kind: "root", uid: owner.uid, setpriv: this.setpriv as string }
-          : { kind: "user" },
-        layout: this.layout,
-        fds,
-        tmpBytes: limits.tmpBytes,
-        cwd: map(run.cwd ?? run.workspace),
-        command,
-      }),
+      "--",
     ];
+    const args = bwrapArgs({
+      identity: owner ? { kind: "root", uid: owner.uid, setpriv: this.setpriv as string } : { kind: "user" },
+      layout: this.layout,
+      fds,
+      tmpBytes: limits.tmpBytes,
+      cwd: map(run.cwd ?? run.workspace),
+      command: [...rlimits, ...command],
+    });
     return {
-      command: this.prlimit as string,
+      command: this.bwrap as string,
       args,
       env,
       cwd: "/",
@@ -245,20 +265,30 @@ export class Sandbox {
   private watchQuota(workspace: string, supervised: Supervised): Supervised {
     const quota = this.settings.limits.workspaceQuotaBytes;
     let over: number | undefined;
-    const timer = setInterval(() => {
-      void this.usage.measure(workspace, quota).then((bytes) => {
-        if (bytes <= quota || over !== undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    let running = true;
+    const check = async () => {
+      const started = performance.now();
+      const bytes = await this.usage.measure(workspace, quota);
+      if (bytes > quota && over === undefined) {
         over = bytes;
         supervised.cancel();
-      });
-    }, QUOTA_CHECK_MS);
+      }
+      if (over !== undefined || !running) return;
+      timer = setTimeout(check, Math.max(QUOTA_CHECK_MS, 10 * (performance.now() - started)));
+      timer.unref();
+    };
+    timer = setTimeout(check, QUOTA_CHECK_MS);
     timer.unref();
-    const done = supervised.done.then(async (finished) => {
-      clearInterval(timer);
-      const bytes = await this.usage.measure(workspace, quota);
-      if (over === undefined && bytes <= quota) return finished;
-      const note = `\n[agentos] ${quotaError(over ?? bytes, quota).message}`;
-      return { ...finished, stderr: finished.stderr + note };
+    const done = supervised.done.then((finished) => {
+      running = false;
+      clearTimeout(timer);
+      if (over === undefined) {
+        // What the run wrote counts for the next one; the answer does not wait for the walk.
+        void this.usage.measure(workspace, quota).catch(() => undefined);
+        return finished;
+      }
+      return { ...finished, stderr: `${finished.stderr}\n[agentos] stopped: ${overQuota(over, quota)}` };
     });
     return { ...supervised, done };
   }
@@ -266,10 +296,23 @@ export class Sandbox {
   private async probe(): Promise<SandboxStatus> {
     if (!this.settings.enabled) return { mode: "off" };
     if (process.platform !== "linux") return unavailable(`it needs Linux, this is ${process.platform}`);
-    if (!this.bwrap) return unavailable("bubblewrap (bwrap) is not installed");
+    if (!this.bwrap) {
+      return unavailable(
+        this.bwrapSetting
+          ? `AGENTOS_SANDBOX_BWRAP=${this.bwrapSetting} is not an executable`
+          : "bubblewrap (bwrap) is not installed",
+      );
+    }
     if (!this.prlimit) return unavailable("prlimit (util-linux) is not installed");
     if (!this.setpriv && workspaceOwner(tmpdir()))
       return unavailable("setpriv (util-linux) is not installed");
+    try {
+      mkdirSync(dirname(this.etcDir), { recursive: true, mode: 0o711 });
+      copyEtc(this.layout.etc, this.etcDir);
+      this.etcFd = openSync(this.etcDir, constants.O_RDONLY | constants.O_DIRECTORY);
+    } catch {
+      // Each entry is bound on its own instead (slower to start, the same view).
+    }
     const workspace = await mkdtemp(join(tmpdir(), "agentos-probe-"));
     try {
       const owner = workspaceOwner(workspace);
@@ -301,11 +344,8 @@ function unavailable(why: string): SandboxStatus {
   return { mode: "unavailable", reason: `${why}; ${REMEDY}` };
 }
 
-function quotaError(used: number, quota: number): AppError {
-  return new AppError(
-    "payload_too_large",
-    `the workspace is over its quota (${Math.ceil(used / MiB)} MiB of ${Math.floor(quota / MiB)} MiB): delete files to make room (AGENTOS_WORKSPACE_QUOTA_MB sets the quota)`,
-  );
+function overQuota(used: number, quota: number): string {
+  return `the workspace is over its quota (${Math.ceil(used / MiB)} MiB of ${Math.floor(quota / MiB)} MiB): delete files to make room (AGENTOS_WORKSPACE_QUOTA_MB sets the quota)`;
 }
 
 /** The workspace directory belongs to its sandbox uid, which must be able to write in it. */

@@ -44,6 +44,12 @@ export class UsageCache {
     return bytes;
   }
 
+  /** Counts bytes the service itself just wrote (until the next measure). */
+  add(root: string, bytes: number): void {
+    const known = this.sizes.get(root);
+    if (known) known.bytes += bytes;
+  }
+
   forget(root: string): void {
     this.sizes.delete(root);
   }

@@ -76,6 +76,7 @@ const fileWrite = defineTool({
     if (full === root) throw badRequest("path must name a file, not the workspace itself");
     const bytes = Buffer.from(content, encoding);
     if (bytes.length > MAX_WRITE_BYTES) throw badRequest(`content is larger than ${MAX_WRITE_BYTES} bytes`);
+    await ctx.sandbox.checkRoom(root, bytes.length);
     await writeInside(root, full, bytes, { append });
     return { path: shown(root, full), bytes: bytes.length };
   },

@@ -99,6 +99,7 @@ const mediaDownload = defineTool({
     const name =
       path ?? (decodeURIComponent(new URL(response.url).pathname.split("/").pop() ?? "") || "download");
     const full = await resolveInside(root, name);
+    await ctx.sandbox.checkRoom(root, response.body.length);
     await writeInside(root, full, response.body);
     return {
       path: shown(root, full),

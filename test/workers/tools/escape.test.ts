@@ -1,0 +1,320 @@
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { workspaceDir } from "../../../src/workers/tools/sandbox.ts";
+import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
+import { toolsServer } from "./setup.ts";
+
+/*
+ * A hostile tenant's agent, through the message route with a realm key, has the model run code with
+ * tool::shell_exec (python3 -c …). Each program tries one way out and prints what it got; every one
+ * must fail. Network attempts first check that the sandbox has no route at all, so no packet can leave
+ * this machine even if the sandbox were broken.
+ */
+const QUOTA_MB = 16;
+const env = toolsServer({
+  // The SSRF rule as in production (no private network), and a small quota to run into.
+  AGENTOS_ALLOW_PRIVATE_NETWORK: "0",
+  AGENTOS_WORKSPACE_QUOTA_MB: String(QUOTA_MB),
+  AGENTOS_ESCAPE_CANARY: "canary-7f3a9c",
+});
+
+interface Tenant {
+  agentId: string;
+  realmId: string;
+  key: string;
+}
+
+async function tenant(fields: Record<string, unknown> = {}): Promise<Tenant> {
+  const realmId = await newRealm(env.server);
+  const agentId = await createAgent(env.server, realmId, { toolProfile: "full", ...fields });
+  return { agentId, realmId, key: await realmKey(env.server, realmId) };
+}
+
+interface Ran {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/** Has the agent's model call shell_exec with `args` and answers what the tool gave back. */
+async function shell(who: Tenant, command: string, args: string[], timeoutMs = 20_000): Promise<Ran> {
+  env.fake.reply(
+    { toolCalls: [{ name: "tool__shell_exec", arguments: { command, args, timeoutMs } }] },
+    { content: "done" },
+  );
+  const reply = await call(
+    env.server,
+    "POST",
+    `/api/agents/${who.agentId}/message`,
+    { message: "go" },
+    who.key,
+  );
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  const last = env.fake.requests.at(-1) as
+    | { messages?: Array<{ role: string; content: string }> }
+    | undefined;
+  const messages = last?.messages ?? [];
+  const answer = messages.filter((message) => message.role === "tool").at(-1);
+  return JSON.parse(answer?.content ?? "{}") as Ran;
+}
+
+/** Runs a Python program in the agent's sandbox and parses the JSON it prints last. */
+async function python(who: Tenant, program: string, timeoutMs?: number) {
+  const ran = await shell(who, "python3", ["-c", program], timeoutMs);
+  const last = ran.stdout.trim().split("\n").at(-1) ?? "";
+  try {
+    return { ...ran, result: JSON.parse(last) };
+  } catch {
+    throw new Error(`no JSON from the program: ${JSON.stringify(ran)}`);
+  }
+}
+
+const TRY = `
+import json, os, socket, subprocess, ctypes
+out = {}
+def attempt(name, fn):
+    try:
+        out[name] = ["ok", repr(fn())[:200]]
+    except BaseException as e:
+        out[name] = ["refused", type(e).__name__ + ": " + str(e)[:200]]
+`;
+
+const refused = (result: Record<string, [string, string]>) =>
+  Object.fromEntries(Object.entries(result).map(([name, [verdict]]) => [name, verdict]));
+
+describe("the sandbox, tried by a hostile tenant's own agent", () => {
+  it("shows no process of the service, no service variable and none of the service's files", async () => {
+    const who = await tenant();
+    const other = await tenant();
+    await env.tool("tool::file_write", { path: "secret.txt", content: "other tenant" }, other);
+    const dataDir = realpathSync(env.server.dataDir);
+    const otherWorkspace = workspaceDir(dataDir, other.agentId);
+    const { result } = await python(
+      who,
+      `${TRY}
+pids = [p for p in os.listdir("/proc") if p.isdigit()]
+out["pids"] = len(pids)
+out["cmdlines"] = [open(f"/proc/{p}/cmdline","rb").read().decode(errors="replace") for p in pids]
+environs = []
+for p in pids:
+    try: environs.append(open(f"/proc/{p}/environ","rb").read().decode(errors="replace"))
+    except Exception: pass
+out["environs"] = environs
+out["env"] = dict(os.environ)
+attempt("service pid", lambda: os.listdir("/proc/${process.pid}"))
+attempt("data dir", lambda: os.listdir(${JSON.stringify(dataDir)}))
+attempt("database", lambda: open(${JSON.stringify(join(dataDir, "agentos.db"))},"rb").read(16))
+attempt("other workspace", lambda: os.listdir(${JSON.stringify(otherWorkspace)}))
+attempt("other file", lambda: open(${JSON.stringify(join(otherWorkspace, "secret.txt"))}).read())
+attempt("root home", lambda: os.listdir("/root"))
+attempt("home", lambda: os.listdir("/home"))
+attempt("shadow", lambda: open("/etc/shadow").read())
+attempt("sandbox source", lambda: os.listdir(${JSON.stringify(realpathSync("src"))}))
+print(json.dumps(out))`,
+    );
+    expect(result.pids).toBeLessThanOrEqual(3);
+    // pid 1 is bubblewrap's init, the other the program itself.
+    expect(result.cmdlines.map((line: string) => line.split("\0")[0]).sort()).toEqual([
+      "/usr/bin/bwrap",
+      "/usr/bin/python3",
+    ]);
+    expect(JSON.stringify([result.environs, result.env])).not.toMatch(/canary-7f3a9c|AGENTOS_|_API_KEY/);
+    expect(Object.keys(result.env).sort()).toEqual([
+      "HOME",
+      "LANG",
+      "LOGNAME",
+      "PATH",
+      "PWD",
+      "TMPDIR",
+      "USER",
+    ]);
+    expect(
+      refused({
+        "service pid": result["service pid"],
+        "data dir": result["data dir"],
+        database: result.database,
+        "other workspace": result["other workspace"],
+        "other file": result["other file"],
+        "root home": result["root home"],
+        home: result.home,
+        shadow: result.shadow,
+        "sandbox source": result["sandbox source"],
+      }),
+    ).toEqual({
+      "service pid": "refused",
+      "data dir": "refused",
+      database: "refused",
+      "other workspace": "refused",
+      "other file": "refused",
+      "root home": "refused",
+      home: "refused",
+      shadow: "refused",
+      "sandbox source": "refused",
+    });
+  });
+
+  it("writes only in its workspace and a private /tmp, as a uid that is not root and cannot gain privileges", async () => {
+    const who = await tenant();
+    const canary = `agentos-escape-${who.agentId}`;
+    const { result } = await python(
+      who,
+      `${TRY}
+for path in ["/usr/local/x", "/etc/x", "/x", "/opt/agentos/x", "/run/x", "/proc/sys/kernel/hostname"]:
+    attempt("write " + path, lambda: open(path, "w").write("x"))
+attempt("tmp", lambda: open("/tmp/${canary}", "w").write("x"))
+attempt("workspace", lambda: open("/workspace/mine.txt", "w").write("x"))
+out["uid"] = os.getuid()
+status = open("/proc/self/status").read()
+out["status"] = {line.split(":")[0]: line.split(":")[1].strip() for line in status.splitlines() if line.split(":")[0] in ("CapEff", "CapPrm", "CapBnd", "NoNewPrivs", "Seccomp")}
+out["remount"] = subprocess.run(["mount", "-o", "remount,rw", "/"], capture_output=True).returncode
+out["unshare"] = subprocess.run(["unshare", "-r", "true"], capture_output=True).returncode
+libc = ctypes.CDLL(None, use_errno=True)
+out["unshare(CLONE_NEWUSER)"] = libc.unshare(0x10000000)
+out["ptrace(ATTACH, 1)"] = libc.ptrace(16, 1, 0, 0)
+print(json.dumps(out))`,
+    );
+    expect(
+      Object.fromEntries(
+        Object.entries(result as Record<string, [string, string]>)
+          .filter(([name]) => name.startsWith("write "))
+          .map(([name, [verdict]]) => [name, verdict]),
+      ),
+    ).toEqual({
+      "write /usr/local/x": "refused",
+      "write /etc/x": "refused",
+      "write /x": "refused",
+      "write /opt/agentos/x": "refused",
+      "write /run/x": "refused",
+      "write /proc/sys/kernel/hostname": "refused",
+    });
+    expect(result.tmp[0]).toBe("ok");
+    expect(existsSync(`/tmp/${canary}`)).toBe(false);
+    expect(result.workspace[0]).toBe("ok");
+    expect(readFileSync(join(workspaceDir(env.server.dataDir, who.agentId), "mine.txt"), "utf8")).toBe("x");
+    expect(result.uid).not.toBe(0);
+    expect(result.status).toMatchObject({
+      CapEff: "0000000000000000",
+      CapPrm: "0000000000000000",
+      NoNewPrivs: "1",
+      Seccomp: "2",
+    });
+    expect(result.remount).not.toBe(0);
+    expect(result.unshare).not.toBe(0);
+    expect(result["unshare(CLONE_NEWUSER)"]).toBe(-1);
+    expect(result["ptrace(ATTACH, 1)"]).toBe(-1);
+  });
+
+  it("has no network: not the service on loopback, not a private or metadata address, not the internet", async () => {
+    const who = await tenant();
+    const port = new URL(env.server.url).port;
+    const { result } = await python(
+      who,
+      `${TRY}
+routes = open("/proc/net/route").read().strip().splitlines()[1:]
+out["routes"] = routes
+def connect(host, port):
+    s = socket.socket(); s.settimeout(2)
+    try: s.connect((host, port)); return "connected"
+    finally: s.close()
+attempt("service", lambda: connect("127.0.0.1", ${port}))
+if not routes:
+    for host in ["10.0.0.1", "169.254.169.254", "192.0.2.1"]:
+        attempt(host, lambda: connect(host, 80))
+attempt("dns", lambda: socket.getaddrinfo("example.com", 80))
+print(json.dumps(out))`,
+    );
+    expect(result.routes).toEqual([]);
+    expect(refused(result)).toMatchObject({
+      service: "refused",
+      "10.0.0.1": "refused",
+      "169.254.169.254": "refused",
+      "192.0.2.1": "refused",
+      dns: "refused",
+    });
+    expect(result["10.0.0.1"][1]).toMatch(/unreachable/i);
+  });
+
+  it("contains a fork bomb and a huge allocation while the service keeps answering", async () => {
+    const who = await tenant();
+    const bomb = python(
+      who,
+      `${TRY}
+import time
+n = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(30); os._exit(0)
+        n += 1
+except OSError as e:
+    out["stopped"] = [n, str(e)]
+attempt("allocate 10 GB", lambda: len(bytearray(10 * 1024**3)))
+print(json.dumps(out))`,
+      15_000,
+    );
+    let slowest = 0;
+    let done = false;
+    void bomb.finally(() => (done = true)).catch(() => undefined);
+    while (!done) {
+      const started = performance.now();
+      const health = await fetch(`${env.server.url}/healthz`);
+      expect(health.status).toBe(200);
+      slowest = Math.max(slowest, performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const { result } = await bomb;
+    expect(result.stopped[0]).toBeLessThan(1000);
+    expect(result["allocate 10 GB"][0]).toBe("refused");
+    expect(slowest).toBeLessThan(1000);
+    expect(await env.tool("tool::process_list", {}, who)).toEqual({ processes: [] });
+  });
+
+  it("stops a runaway write at the workspace quota", async () => {
+    const who = await tenant();
+    const ran = await shell(
+      who,
+      "python3",
+      [
+        "-c",
+        "import os\nos.makedirs('big', exist_ok=True)\ni = 0\nwhile True:\n    open(f'big/{i}', 'wb').write(os.urandom(1 << 20)); i += 1",
+      ],
+      60_000,
+    );
+    expect(ran.exitCode, JSON.stringify(ran)).not.toBe(0);
+    expect(ran.stderr).toContain("over its quota");
+    expect(ran.timedOut).toBe(false);
+    // Measured twice a second or more often while it runs: stopped within a moment of passing the quota.
+    const du = await shell(who, "du", ["-sm", "big"]);
+    expect(Number.parseInt(du.stdout, 10), JSON.stringify(du)).toBeLessThan(QUOTA_MB + 256);
+    // Over its quota a program may still delete, but not write.
+    const blocked = await shell(who, "python3", ["-c", "with open('more', 'wb') as f: f.write(b'x' * 4096)"]);
+    expect(blocked.exitCode, JSON.stringify([blocked, du])).not.toBe(0);
+    expect(
+      (await env.failure("tool::file_write", { path: "more.txt", content: "x" }, who)).message,
+    ).toContain("over its quota");
+    expect((await shell(who, "rm", ["-r", "big"])).exitCode).toBe(0);
+    expect((await env.tool("tool::file_write", { path: "more.txt", content: "x" }, who)).bytes).toBe(1);
+  });
+
+  it("a link a program plants to the data dir is refused by file_read and file_write", async () => {
+    const who = await tenant();
+    const dataDir = realpathSync(env.server.dataDir);
+    const before = readFileSync(join(dataDir, "agentos.db"));
+    await shell(who, "python3", [
+      "-c",
+      `import os\nos.symlink(${JSON.stringify(join(dataDir, "agentos.db"))}, "db")\nos.symlink(${JSON.stringify(dataDir)}, "data")`,
+    ]);
+    for (const path of ["db", "data/agentos.db"]) {
+      expect((await env.failure("tool::file_read", { path }, who)).status).toBe(400);
+      expect((await env.failure("tool::file_write", { path, content: "x" }, who)).status).toBe(400);
+    }
+    expect((await env.failure("tool::file_write", { path: "data/new.txt", content: "x" }, who)).status).toBe(
+      400,
+    );
+    expect(existsSync(join(dataDir, "new.txt"))).toBe(false);
+    expect(readFileSync(join(dataDir, "agentos.db")).subarray(0, 16)).toEqual(before.subarray(0, 16));
+  });
+});
