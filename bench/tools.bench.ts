@@ -33,6 +33,9 @@ const p = (values: number[], q: number) =>
  * starting one program.
  */
 export async function benchTools(): Promise<void> {
+  // First, in a small process: a spawn's own cost grows with the spawning process's memory (fork), and
+  // the browser section leaves this one large, which would blur what the sandbox itself adds.
+  await sandboxCost();
   const fake = await startFakeOpenAI();
   const dir = tempDir();
   const apiKey = "bench-admin-key-0123456789";
@@ -125,7 +128,6 @@ export async function benchTools(): Promise<void> {
     await fake.close();
     dir.remove();
   }
-  await sandboxCost();
 }
 
 /**

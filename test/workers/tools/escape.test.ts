@@ -1,6 +1,8 @@
 import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceDir } from "../../../src/workers/tools/sandbox.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { toolsServer } from "./setup.ts";
@@ -17,7 +19,19 @@ const env = toolsServer({
   AGENTOS_ALLOW_PRIVATE_NETWORK: "0",
   AGENTOS_WORKSPACE_QUOTA_MB: String(QUOTA_MB),
   AGENTOS_ESCAPE_CANARY: "canary-7f3a9c",
+  // The one host a granted agent may reach in these tests: an address of this machine's loopback range
+  // that the SSRF rule exempts, standing in for a public host.
+  AGENTOS_ALLOWED_ADDRESSES: "127.0.0.2",
 });
+
+let upstream: Server | undefined;
+let upstreamPort = 0;
+beforeAll(async () => {
+  upstream = createServer((req, res) => res.end(`upstream saw ${req.method} ${req.url}`));
+  await new Promise<void>((resolve) => upstream?.listen(0, "127.0.0.2", resolve));
+  upstreamPort = (upstream.address() as AddressInfo).port;
+});
+afterAll(() => new Promise<void>((resolve) => (upstream ? upstream.close(() => resolve()) : resolve())));
 
 interface Tenant {
   agentId: string;
@@ -316,5 +330,44 @@ print(json.dumps(out))`,
     );
     expect(existsSync(join(dataDir, "new.txt"))).toBe(false);
     expect(readFileSync(join(dataDir, "agentos.db")).subarray(0, 16)).toEqual(before.subarray(0, 16));
+  });
+
+  it("with egress granted, reaches an allowed host through the proxy and nothing else", async () => {
+    const anyHost = await tenant({ egress: {} });
+    const listed = await tenant({ egress: { allowDomains: ["127.0.0.2"] } });
+    const port = new URL(env.server.url).port;
+    const program = `${TRY}
+import urllib.request, http.client
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r: return [r.status, r.read().decode()]
+    except urllib.error.HTTPError as e: return [e.code, e.read().decode()[:200]]
+    except Exception as e: return ["refused", str(e)[:200]]
+out["allowed"] = get("http://127.0.0.2:${upstreamPort}/hello")
+out["service"] = get("http://127.0.0.1:${port}/healthz")
+out["metadata"] = get("http://169.254.169.254/latest/meta-data/")
+out["private"] = get("http://10.0.0.1/")
+out["proxy"] = os.environ.get("HTTPS_PROXY")
+def tunnel(host, port):
+    c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=5)
+    c.set_tunnel(host, port)
+    c.request("GET", "/tunnelled")
+    return c.getresponse().read().decode()
+attempt("tunnel allowed", lambda: tunnel("127.0.0.2", ${upstreamPort}))
+attempt("tunnel service", lambda: tunnel("127.0.0.1", ${port}))
+print(json.dumps(out))`;
+    const open = await python(anyHost, program);
+    expect(open.result.proxy).toBe("http://127.0.0.1:3128");
+    expect(open.result.allowed).toEqual([200, "upstream saw GET /hello"]);
+    expect(open.result["tunnel allowed"]).toEqual(["ok", "'upstream saw GET /tunnelled'"]);
+    for (const refusedTarget of ["service", "metadata", "private"]) expect(open.result[refusedTarget][0]).toBe(403);
+    expect(open.result["tunnel service"][0]).toBe("refused");
+    const onList = await python(listed, program.replace("/hello", "/listed"));
+    expect(onList.result.allowed).toEqual([200, "upstream saw GET /listed"]);
+    expect(onList.result.service[0]).toBe(403);
+    // Without a grant there is no proxy to ask.
+    const none = await python(await tenant(), program);
+    expect(none.result.proxy).toBeNull();
+    expect(none.result.allowed[0]).not.toBe(200);
   });
 });

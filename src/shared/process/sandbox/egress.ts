@@ -1,11 +1,41 @@
 import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { GuardProxy } from "../../net/guard-proxy.ts";
 import type { NetworkPolicy } from "../../net/guarded-request.ts";
+import { INSIDE, RELAY_PORT } from "./bwrap.ts";
 
 /** The socket's name inside each key's directory (the launcher binds the directory at /run/agentos). */
 export const SOCKET_NAME = "proxy.sock";
+
+const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+
+/**
+ * What a program granted egress is told: its proxy is the relay on the sandbox's own loopback, and Node
+ * trusts the system's certificate authorities as well as its own (as curl, Python and git do).
+ */
+export const PROXY_ENV: Record<string, string> = {
+  ...Object.fromEntries(
+    ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"].map((name) => [
+      name,
+      `http://127.0.0.1:${RELAY_PORT}`,
+    ]),
+  ),
+  ...(existsSync(SYSTEM_CA_BUNDLE) ? { NODE_EXTRA_CA_CERTS: SYSTEM_CA_BUNDLE } : {}),
+};
+
+let relayScript: Buffer | undefined;
+/** The relay's source, read once (bound into each sandbox granted egress). */
+export function relayScriptSource(): Buffer {
+  relayScript ??= readFileSync(new URL("./egress-relay.mjs", import.meta.url));
+  return relayScript;
+}
+
+/** `command` run behind the relay, which listens on the sandbox's loopback and forwards to the socket. */
+export function relayed(command: string[], node: string): string[] {
+  return [node, INSIDE.relay, `${INSIDE.run}/${SOCKET_NAME}`, String(RELAY_PORT), "--", ...command];
+}
 
 interface Gate {
   /** The allowlist it was made for, as a comparable string. */

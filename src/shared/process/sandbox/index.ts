@@ -1,23 +1,15 @@
-import { chownSync, closeSync, constants, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
+import { chownSync, closeSync, constants, mkdirSync, openSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { AppError } from "../../errors.ts";
 import type { NetworkPolicy } from "../../net/guarded-request.ts";
 import { findExecutable, type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
-import {
-  accounts,
-  bwrapArgs,
-  type Descriptors,
-  INSIDE,
-  insidePath,
-  RELAY_PORT,
-  SANDBOX_UID,
-} from "./bwrap.ts";
-import { EgressGate } from "./egress.ts";
+import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID } from "./bwrap.ts";
+import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
 import { copyEtc, systemLayout } from "./layout.ts";
 import { type Owner, workspaceOwner } from "./owner.ts";
-import { UsageCache } from "./quota.ts";
+import { overQuota, UsageCache, watchQuota } from "./quota.ts";
 import { seccompFilter } from "./seccomp.ts";
 import { type SandboxSettings, sandboxSettings } from "./settings.ts";
 import { ShippedBinds, shippedDirs } from "./shipped.ts";
@@ -58,11 +50,6 @@ const REMEDY =
   "install bubblewrap (`apt-get install -y bubblewrap`; `npm install` does it when run as root) and allow unprivileged user namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04 and later `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, one that permits user namespaces), then restart. AGENTOS_SANDBOX=off runs agents' programs unconfined (not recommended: any agent can then read the service's secrets)";
 
 const MiB = 1024 * 1024;
-/**
- * How often a running program's workspace is measured against the quota: every half second, or less
- * often where measuring takes long (a large workspace), so the check costs at most a tenth of a core.
- */
-const QUOTA_CHECK_MS = 500;
 
 let lastStatus: SandboxStatus | undefined;
 /** The last probe's verdict in this process (for /api/health); undefined before any probe. */
@@ -134,7 +121,7 @@ export class Sandbox {
       prepared.release();
     }
     if (!this.settings.enabled) return supervised;
-    return this.watchQuota(run.workspace, supervised);
+    return watchQuota(this.usage, run.workspace, this.settings.limits.workspaceQuotaBytes, supervised);
   }
 
   /** The launch of `run` (for callers that drive the process themselves, like a language server). */
@@ -205,17 +192,9 @@ export class Sandbox {
     };
     if (socketDir) {
       fds.egress = openDir(socketDir);
-      fds.relay = pass(readFileSync(new URL("./egress-relay.mjs", import.meta.url)));
-      command = [
-        nodeInside ? `${nodeInside}/node` : "/usr/bin/node",
-        INSIDE.relay,
-        `${INSIDE.run}/proxy.sock`,
-        String(RELAY_PORT),
-        "--",
-        ...command,
-      ];
-      const proxy = `http://127.0.0.1:${RELAY_PORT}`;
-      Object.assign(env, { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy });
+      fds.relay = pass(relayScriptSource());
+      command = relayed(command, nodeInside ? `${nodeInside}/node` : "/usr/bin/node");
+      Object.assign(env, PROXY_ENV);
     }
     // Set inside, once bubblewrap has made the sandbox (the file size limit would stop its own writes).
     const rlimits = [
@@ -260,37 +239,6 @@ export class Sandbox {
       extraStdio: [],
       release: () => undefined,
     };
-  }
-
-  private watchQuota(workspace: string, supervised: Supervised): Supervised {
-    const quota = this.settings.limits.workspaceQuotaBytes;
-    let over: number | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let running = true;
-    const check = async () => {
-      const started = performance.now();
-      const bytes = await this.usage.measure(workspace, quota);
-      if (bytes > quota && over === undefined) {
-        over = bytes;
-        supervised.cancel();
-      }
-      if (over !== undefined || !running) return;
-      timer = setTimeout(check, Math.max(QUOTA_CHECK_MS, 10 * (performance.now() - started)));
-      timer.unref();
-    };
-    timer = setTimeout(check, QUOTA_CHECK_MS);
-    timer.unref();
-    const done = supervised.done.then((finished) => {
-      running = false;
-      clearTimeout(timer);
-      if (over === undefined) {
-        // What the run wrote counts for the next one; the answer does not wait for the walk.
-        void this.usage.measure(workspace, quota).catch(() => undefined);
-        return finished;
-      }
-      return { ...finished, stderr: `${finished.stderr}\n[agentos] stopped: ${overQuota(over, quota)}` };
-    });
-    return { ...supervised, done };
   }
 
   private async probe(): Promise<SandboxStatus> {
@@ -342,10 +290,6 @@ export class Sandbox {
 
 function unavailable(why: string): SandboxStatus {
   return { mode: "unavailable", reason: `${why}; ${REMEDY}` };
-}
-
-function overQuota(used: number, quota: number): string {
-  return `the workspace is over its quota (${Math.ceil(used / MiB)} MiB of ${Math.floor(quota / MiB)} MiB): delete files to make room (AGENTOS_WORKSPACE_QUOTA_MB sets the quota)`;
 }
 
 /** The workspace directory belongs to its sandbox uid, which must be able to write in it. */

@@ -1,5 +1,6 @@
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import type { Supervised } from "../supervise.ts";
 
 /**
  * Bytes a directory tree takes on disk (allocated blocks, links not followed), stopping early once
@@ -53,4 +54,51 @@ export class UsageCache {
   forget(root: string): void {
     this.sizes.delete(root);
   }
+}
+
+const MiB = 1024 * 1024;
+/**
+ * How often a running program's workspace is measured against the quota: every half second, or less
+ * often where measuring takes long (a large workspace), so the check costs at most a tenth of a core.
+ */
+const QUOTA_CHECK_MS = 500;
+
+export function overQuota(used: number, quota: number): string {
+  return `the workspace is over its quota (${Math.ceil(used / MiB)} MiB of ${Math.floor(quota / MiB)} MiB): delete files to make room (AGENTOS_WORKSPACE_QUOTA_MB sets the quota)`;
+}
+
+/** `supervised`, stopped when its workspace grows past `quota` while it runs (its answer then says so). */
+export function watchQuota(
+  usage: UsageCache,
+  workspace: string,
+  quota: number,
+  supervised: Supervised,
+): Supervised {
+  let over: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running = true;
+  const check = async () => {
+    const started = performance.now();
+    const bytes = await usage.measure(workspace, quota);
+    if (bytes > quota && over === undefined) {
+      over = bytes;
+      supervised.cancel();
+    }
+    if (over !== undefined || !running) return;
+    timer = setTimeout(check, Math.max(QUOTA_CHECK_MS, 10 * (performance.now() - started)));
+    timer.unref();
+  };
+  timer = setTimeout(check, QUOTA_CHECK_MS);
+  timer.unref();
+  const done = supervised.done.then((finished) => {
+    running = false;
+    clearTimeout(timer);
+    if (over === undefined) {
+      // What the run wrote counts for the next one; the answer does not wait for the walk.
+      void usage.measure(workspace, quota).catch(() => undefined);
+      return finished;
+    }
+    return { ...finished, stderr: `${finished.stderr}\n[agentos] stopped: ${overQuota(over, quota)}` };
+  });
+  return { ...supervised, done };
 }
