@@ -40,9 +40,6 @@ export interface Launch {
   maxStderrBytes?: number;
   /** Between TERM and KILL (default KILL_GRACE_MS; 0 kills at once). */
   killGraceMs?: number;
-  /** Run as this user and group (the service must be root); supplementary groups are dropped. */
-  uid?: number;
-  gid?: number;
   /**
    * Descriptors 3, 4, … of the child: an open descriptor of ours passed on as it is, or bytes it reads
    * from a pipe (the sandbox's file table and seccomp filter).
@@ -141,13 +138,13 @@ export function supervise(launch: Launch): Supervised {
 export type PipedChild = ChildProcess & { stdin: Writable; stdout: Readable; stderr: Readable };
 
 /**
- * `spawn` in a process group of its own, with stdin/stdout/stderr as pipes, descriptors 3… as
- * `extraStdio` says (fed and closed here), and the user and group given.
+ * `spawn` in a process group of its own, with stdin/stdout/stderr as pipes and descriptors 3… as
+ * `extraStdio` says (fed and closed here).
  */
 export function spawnWithPipes(
   command: string,
   args: readonly string[],
-  options: Pick<Launch, "cwd" | "uid" | "gid" | "extraStdio"> & { env: Record<string, string> },
+  options: Pick<Launch, "cwd" | "extraStdio"> & { env: Record<string, string> },
 ): PipedChild {
   const extra = options.extraStdio ?? [];
   const stdio: Array<"pipe" | number> = extra.map((entry) => (typeof entry === "number" ? entry : "pipe"));
@@ -156,7 +153,6 @@ export function spawnWithPipes(
     env: options.env,
     detached: true,
     stdio: ["pipe", "pipe", "pipe", ...stdio],
-    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid ?? options.uid }),
   });
   feedExtra(child.stdio, extra);
   const { stdin, stdout, stderr } = child;

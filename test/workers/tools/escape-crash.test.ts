@@ -62,20 +62,30 @@ describe("the sandbox when the service dies", () => {
     const program = `import os, subprocess, time\nsubprocess.Popen(["sleep", "300"], start_new_session=True)\nif os.fork() == 0:\n    os.setsid(); time.sleep(300)\ntime.sleep(300)  # ${marker}`;
     fake.reply({
       toolCalls: [
-        { name: "tool__shell_exec", arguments: { command: "python3", args: ["-c", program], timeoutMs: 300_000 } },
+        {
+          name: "tool__shell_exec",
+          arguments: { command: "python3", args: ["-c", program], timeoutMs: 300_000 },
+        },
       ],
     });
     void service
       .request(`/api/agents/${id}/message`, { method: "POST", key: ADMIN_KEY, json: { message: "go" } })
       .catch(() => undefined);
     // The program, its fork and the sleep run as the workspace's uid (bubblewrap's own processes as root).
-    const programUid = () => carrying(marker).map(uidOf).find((uid) => uid !== undefined && uid !== "0");
-    const ofProgram = () => readdirSync("/proc").filter((pid) => /^\d+$/.test(pid) && uidOf(pid) === programUid());
+    const programUid = () =>
+      carrying(marker)
+        .map(uidOf)
+        .find((uid) => uid !== undefined && uid !== "0");
+    const ofProgram = () =>
+      readdirSync("/proc").filter((pid) => /^\d+$/.test(pid) && uidOf(pid) === programUid());
     expect(await until(() => programUid() !== undefined && ofProgram().length >= 3, 15_000)).toBe(true);
     const sandboxed = ofProgram();
     await service.stop("SIGKILL");
     server = undefined;
-    const gone = await until(() => carrying(marker).length === 0 && sandboxed.every((pid) => !alive(pid)), 5_000);
+    const gone = await until(
+      () => carrying(marker).length === 0 && sandboxed.every((pid) => !alive(pid)),
+      5_000,
+    );
     expect(gone, `left: ${carrying(marker).join(", ")}`).toBe(true);
   });
 });

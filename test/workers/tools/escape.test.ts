@@ -360,7 +360,8 @@ print(json.dumps(out))`;
     expect(open.result.proxy).toBe("http://127.0.0.1:3128");
     expect(open.result.allowed).toEqual([200, "upstream saw GET /hello"]);
     expect(open.result["tunnel allowed"]).toEqual(["ok", "'upstream saw GET /tunnelled'"]);
-    for (const refusedTarget of ["service", "metadata", "private"]) expect(open.result[refusedTarget][0]).toBe(403);
+    for (const refusedTarget of ["service", "metadata", "private"])
+      expect(open.result[refusedTarget][0]).toBe(403);
     expect(open.result["tunnel service"][0]).toBe("refused");
     const onList = await python(listed, program.replace("/hello", "/listed"));
     expect(onList.result.allowed).toEqual([200, "upstream saw GET /listed"]);

@@ -31,6 +31,10 @@ export interface Answers {
     toolPolicies?: Record<string, {
         approval: "required" | "none";
       }>;
+    /** Network for the agent's programs through the guarding proxy; absent or null: none */
+    egress?: {
+      allowDomains?: string[];
+    } | null;
     realmId: string;
     status: "active" | "paused" | "terminated" | "deleting";
     metadata?: Record<string, unknown>;
@@ -56,6 +60,10 @@ export interface Answers {
       toolPolicies?: Record<string, {
           approval: "required" | "none";
         }>;
+      /** Network for the agent's programs through the guarding proxy; absent or null: none */
+      egress?: {
+        allowDomains?: string[];
+      } | null;
       realmId: string;
       status: "active" | "paused" | "terminated" | "deleting";
       metadata?: Record<string, unknown>;
@@ -169,6 +177,10 @@ export interface Answers {
     toolPolicies?: Record<string, {
         approval: "required" | "none";
       }>;
+    /** Network for the agent's programs through the guarding proxy; absent or null: none */
+    egress?: {
+      allowDomains?: string[];
+    } | null;
     realmId: string;
     status: "active" | "paused" | "terminated" | "deleting";
     metadata?: Record<string, unknown>;
@@ -195,6 +207,11 @@ export interface Answers {
     workers: number;
     /** Seconds since the process started */
     uptime: number;
+    /** Whether agents' programs run confined: on; off (the operator's AGENTOS_SANDBOX=off); unavailable (programs are refused, reason says what to install); starting (not probed yet) */
+    sandbox: {
+      mode: "on" | "off" | "unavailable" | "starting";
+      reason?: string;
+    };
   };
   /** OpenAPI 3.1 document of every HTTP route */
   "api::openapi": {
