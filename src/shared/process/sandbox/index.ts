@@ -1,7 +1,7 @@
 import { chownSync, closeSync, constants, mkdirSync, openSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { AppError } from "../../errors.ts";
 import type { NetworkPolicy } from "../../net/guarded-request.ts";
 import { findExecutable, type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
@@ -75,8 +75,7 @@ export class Sandbox {
   private probing: Promise<SandboxStatus> | undefined;
   private readonly shipped = new ShippedBinds(shippedDirs());
   private readonly layout = systemLayout();
-  private readonly etcDir: string;
-  private etcFd: number | undefined;
+  private etc: { fd: number; remove(): void } | undefined;
 
   constructor(options: { env: NodeJS.ProcessEnv; dataDir: string; policy: NetworkPolicy }) {
     this.settings = sandboxSettings(options.env);
@@ -85,7 +84,6 @@ export class Sandbox {
     this.prlimit = findExecutable("prlimit", SAFE_PATH);
     this.setpriv = findExecutable("setpriv", SAFE_PATH);
     this.egress = new EgressGate(options.policy, join(options.dataDir, "sandbox", "egress"));
-    this.etcDir = join(options.dataDir, "sandbox", "etc");
   }
 
   /** The verdict of the start probe (a confined `true`), run once. */
@@ -154,8 +152,11 @@ export class Sandbox {
   async close(): Promise<void> {
     await this.egress.close();
     this.shipped.close();
-    if (this.etcFd !== undefined) closeSync(this.etcFd);
-    this.etcFd = undefined;
+    if (this.etc) {
+      closeSync(this.etc.fd);
+      this.etc.remove();
+    }
+    this.etc = undefined;
   }
 
   private confined(run: ConfinedRun, owner: Owner | null, socketDir: string | null, room: number): Prepared {
@@ -177,7 +178,7 @@ export class Sandbox {
       group: pass(Buffer.from(group)),
       ...(seccomp ? { seccomp: pass(seccomp) } : {}),
       shipped: this.shipped.descriptors().map(({ fd, inside }) => ({ fd: pass(fd), inside })),
-      ...(this.etcFd === undefined ? {} : { etc: pass(this.etcFd) }),
+      ...(this.etc ? { etc: pass(this.etc.fd) } : {}),
     };
     const map = (path: string) => this.shipped.insideOf(path) ?? insidePath(run.workspace, path);
     let command = [map(run.executable), ...run.args.map(map)];
@@ -255,9 +256,8 @@ export class Sandbox {
     if (!this.setpriv && workspaceOwner(tmpdir()))
       return unavailable("setpriv (util-linux) is not installed");
     try {
-      mkdirSync(dirname(this.etcDir), { recursive: true, mode: 0o711 });
-      copyEtc(this.layout.etc, this.etcDir);
-      this.etcFd = openSync(this.etcDir, constants.O_RDONLY | constants.O_DIRECTORY);
+      const copy = copyEtc(this.layout.etc);
+      this.etc = { fd: openSync(copy.dir, constants.O_RDONLY | constants.O_DIRECTORY), remove: copy.remove };
     } catch {
       // Each entry is bound on its own instead (slower to start, the same view).
     }

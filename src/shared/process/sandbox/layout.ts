@@ -1,4 +1,15 @@
-import { cpSync, lstatSync, readdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { SystemLayout } from "./bwrap.ts";
 
@@ -62,22 +73,30 @@ export function systemLayout(): SystemLayout {
 }
 
 /**
- * A copy of the `/etc` entries in `dir` (made anew, then swapped in), bound as the sandbox's whole /etc:
- * one mount instead of one per entry, which is most of what starting a sandbox costs. Links are copied
- * as links (they point into /usr), private key directories are left out, and passwd and group are
- * placeholders each sandbox covers with its own.
+ * A copy of the `/etc` entries, bound as the sandbox's whole /etc: one mount instead of one per entry,
+ * which is most of what starting a sandbox costs. Made in a private temporary directory of this process
+ * (under a 0700 parent; the copy itself 0755, as /etc is), removed by `remove` and at exit. Links are
+ * copied as links (they point into /usr), private key directories are left out, and passwd and group
+ * are placeholders each sandbox covers with its own.
  */
-export function copyEtc(entries: readonly string[], dir: string): void {
-  const fresh = `${dir}.${process.pid}.new`;
-  rmSync(fresh, { recursive: true, force: true });
+export function copyEtc(entries: readonly string[]): { dir: string; remove(): void } {
+  const parent = mkdtempSync(join(tmpdir(), "agentos-etc-"));
+  const atExit = () => rmSync(parent, { recursive: true, force: true });
+  process.once("exit", atExit);
+  const remove = () => {
+    process.off("exit", atExit);
+    atExit();
+  };
+  const dir = join(parent, "etc");
+  mkdirSync(dir, { mode: 0o755 });
+  chmodSync(dir, 0o755);
   for (const entry of entries) {
-    cpSync(entry, join(fresh, basename(entry)), {
+    cpSync(entry, join(dir, basename(entry)), {
       recursive: true,
       verbatimSymlinks: true,
       filter: (source) => basename(source) !== "private",
     });
   }
-  for (const name of ["passwd", "group"]) writeFileSync(join(fresh, name), "", { mode: 0o644 });
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(fresh, dir);
+  for (const name of ["passwd", "group"]) writeFileSync(join(dir, name), "", { mode: 0o644 });
+  return { dir, remove };
 }
