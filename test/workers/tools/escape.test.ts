@@ -332,6 +332,23 @@ print(json.dumps(out))`,
     expect(readFileSync(join(dataDir, "agentos.db")).subarray(0, 16)).toEqual(before.subarray(0, 16));
   });
 
+  it("a snapshot copies a planted link as a link, never what it points to", async () => {
+    const who = await tenant();
+    const dataDir = realpathSync(env.server.dataDir);
+    await shell(who, "python3", [
+      "-c",
+      `import os\nos.symlink(${JSON.stringify(dataDir)}, "data")\nopen("mine.txt", "w").write("mine")`,
+    ]);
+    const { snapshot } = await env.tool<{ snapshot: { id: string } }>("tool::snapshot_create", {}, who);
+    await env.tool("tool::file_write", { path: "mine.txt", content: "changed" }, who);
+    await env.tool("tool::snapshot_restore", { snapshotId: snapshot.id }, who);
+    const listing = await shell(who, "python3", [
+      "-c",
+      "import os, json\nprint(json.dumps([os.readlink('data'), open('mine.txt').read(), sorted(os.listdir('.'))]))",
+    ]);
+    expect(JSON.parse(listing.stdout)).toEqual([dataDir, "mine", ["data", "mine.txt"]]);
+  });
+
   it("with egress granted, reaches an allowed host through the proxy and nothing else", async () => {
     const anyHost = await tenant({ egress: {} });
     const listed = await tenant({ egress: { allowDomains: ["127.0.0.2"] } });

@@ -37,6 +37,8 @@ export interface Descriptors {
   etc?: number;
   /** Directories the service ships (its Node, its TypeScript), bound read-only where each says. */
   shipped: Array<{ fd: number; inside: string }>;
+  /** More writable directories (a snapshot being made), bound where each says. */
+  binds?: Array<{ fd: number; inside: string }>;
   egress?: number;
   relay?: number;
 }
@@ -83,7 +85,9 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     "--new-session",
   );
   // Directories bubblewrap makes for the binds below would be root's alone (0700): everyone may enter.
-  for (const dir of parentDirs(["/etc/passwd", "/run/agentos", ...fds.shipped.map(({ inside }) => inside)])) {
+  const binds = fds.binds ?? [];
+  const bound = [...fds.shipped, ...binds].map(({ inside }) => inside);
+  for (const dir of parentDirs(["/etc/passwd", "/run/agentos", ...bound])) {
     args.push("--perms", "0755", "--dir", dir);
   }
   for (const dir of layout.dirs) args.push("--ro-bind", dir, dir);
@@ -96,6 +100,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   args.push("--perms", "1777", "--size", String(plan.tmpBytes), "--tmpfs", "/tmp");
   args.push("--bind-fd", String(fds.workspace), INSIDE.workspace);
   for (const { fd, inside } of fds.shipped) args.push("--ro-bind-fd", String(fd), inside);
+  for (const { fd, inside } of binds) args.push("--bind-fd", String(fd), inside);
   if (fds.egress !== undefined) args.push("--ro-bind-fd", String(fds.egress), INSIDE.run);
   if (fds.relay !== undefined)
     args.push("--perms", "0644", "--ro-bind-data", String(fds.relay), INSIDE.relay);

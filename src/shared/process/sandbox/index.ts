@@ -31,6 +31,10 @@ export interface ConfinedRun {
   env?: Record<string, string>;
   cwd?: string;
   egress?: Egress | null;
+  /** More directories of the host the program may write in, bound where each says (a snapshot's copy). */
+  binds?: Array<{ host: string; inside: string }>;
+  /** The largest file it may write, instead of what the workspace's quota leaves. */
+  fileLimitBytes?: number;
 }
 
 /** A start ready for `spawn`: the command line, environment, identity and extra descriptors. */
@@ -178,6 +182,7 @@ export class Sandbox {
       group: pass(Buffer.from(group)),
       ...(seccomp ? { seccomp: pass(seccomp) } : {}),
       shipped: this.shipped.descriptors().map(({ fd, inside }) => ({ fd: pass(fd), inside })),
+      binds: (run.binds ?? []).map(({ host, inside }) => ({ fd: openDir(host), inside })),
       ...(this.etc ? { etc: pass(this.etc.fd) } : {}),
     };
     const map = (path: string) => this.shipped.insideOf(path) ?? insidePath(run.workspace, path);
@@ -203,7 +208,7 @@ export class Sandbox {
       `--data=${limits.memoryBytes}`,
       `--cpu=${limits.cpuSeconds}`,
       `--nproc=${limits.processes}`,
-      `--fsize=${Math.min(limits.fileBytes, room)}`,
+      `--fsize=${run.fileLimitBytes ?? Math.min(limits.fileBytes, room)}`,
       `--nofile=${limits.openFiles}`,
       "--core=0",
       "--",

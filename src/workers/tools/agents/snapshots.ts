@@ -1,15 +1,17 @@
-import { cp, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { chown, cp, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { stateClient } from "../../../engine/state/client.ts";
 import { nowIso } from "../../../shared/clock.ts";
 import { badRequest, notFound } from "../../../shared/errors.ts";
 import { newId } from "../../../shared/ids.ts";
+import { workspaceOwner } from "../../../shared/process/sandbox/owner.ts";
+import { findExecutable, SAFE_PATH } from "../../../shared/process/supervise.ts";
 import { agentIdField } from "../fields.ts";
 import { snapshotsDir } from "../sandbox.ts";
 import { todosScope } from "../schedule/todos.ts";
 import { directorySize } from "../system/inspect.ts";
-import { defineTool } from "../tool.ts";
+import { defineTool, type ToolContext } from "../tool.ts";
 import { chownTree } from "../workspace-fs.ts";
 
 export const snapshotsScope = (agentId: string) => `tool_snapshots:${agentId}`;
@@ -32,6 +34,36 @@ async function copyContent(from: string, to: string): Promise<void> {
     if (entry === ".tmp") continue;
     await cp(join(from, entry), join(to, entry), { recursive: true, verbatimSymlinks: true, force: true });
   }
+}
+
+/**
+ * Copies the workspace into a new snapshot directory. With the sandbox, the copy runs inside it, as the
+ * workspace's uid: a program racing the copy (swapping a directory for a link mid-walk) can then only
+ * lead it to what the sandbox sees, never to the service's files.
+ */
+async function saveContent(ctx: ToolContext, root: string, to: string): Promise<void> {
+  if (!ctx.sandbox.settings.enabled) return copyContent(root, to);
+  await mkdir(to, { recursive: true });
+  const owner = workspaceOwner(root);
+  if (owner) await chown(to, owner.uid, owner.gid);
+  const cp = findExecutable("cp", SAFE_PATH);
+  if (!cp) throw badRequest("cp is not installed on this host");
+  const copy = await ctx.sandbox.start(
+    {
+      workspace: root,
+      executable: cp,
+      args: ["-a", "--no-preserve=ownership", "/workspace/.", "/snapshot/"],
+      binds: [{ host: to, inside: "/snapshot" }],
+      fileLimitBytes: MAX_SNAPSHOT_BYTES,
+    },
+    { timeoutMs: 120_000, killGraceMs: 0 },
+  );
+  const finished = await copy.done;
+  if (finished.exitCode !== 0) {
+    await rm(to, { recursive: true, force: true });
+    throw badRequest(`Your workspace could not be copied: ${finished.stderr.trim().slice(0, 2000)}`);
+  }
+  await rm(join(to, ".tmp"), { recursive: true, force: true });
 }
 
 /**
@@ -85,7 +117,7 @@ const snapshotCreate = defineTool({
       bytes: size.bytes,
       todos,
     };
-    await copyContent(root, join(snapshotsDir(ctx.dataDir, agentId), snapshot.id));
+    await saveContent(ctx, root, join(snapshotsDir(ctx.dataDir, agentId), snapshot.id));
     await state.set(snapshotsScope(agentId), snapshot.id, snapshot);
     const { todos: _saved, ...shown } = snapshot;
     return { snapshot: { ...shown, todos: todos.length } };
