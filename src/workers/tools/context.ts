@@ -75,6 +75,7 @@ export function toolContext(deps: ToolsDeps, call: InvocationContext): ToolConte
 
 /** An agent's workspace and snapshots go (agent or realm delete); the caller removes its records. */
 export async function removeFiles(deps: ToolsDeps, agentId: string): Promise<void> {
+  await deps.sandbox.stopPrograms(workspaceDir(deps.dataDir, agentId));
   await rm(workspaceDir(deps.dataDir, agentId), { recursive: true, force: true });
   await rm(snapshotsDir(deps.dataDir, agentId), { recursive: true, force: true });
 }

@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { processesOf, workspaceOwner } from "../../../src/shared/process/sandbox/owner.ts";
 import { workspaceDir } from "../../../src/workers/tools/sandbox.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { toolsServer } from "./setup.ts";
@@ -347,6 +348,28 @@ print(json.dumps(out))`,
       "import os, json\nprint(json.dumps([os.readlink('data'), open('mine.txt').read(), sorted(os.listdir('.'))]))",
     ]);
     expect(JSON.parse(listing.stdout)).toEqual([dataDir, "mine", ["data", "mine.txt"]]);
+  });
+
+  it("an agent deleted while its program runs takes the program with it before its files go", async () => {
+    const who = await tenant();
+    const root = workspaceDir(realpathSync(env.server.dataDir), who.agentId);
+    const running = env.tool(
+      "tool::shell_exec",
+      { command: "sleep", args: ["300"], timeoutMs: 300_000 },
+      who,
+    );
+    void running.catch(() => undefined);
+    const owner = workspaceOwner(root);
+    if (owner) {
+      for (let i = 0; i < 100 && processesOf(owner.uid).length === 0; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(processesOf(owner.uid).length).toBeGreaterThan(0);
+    }
+    const deleted = await call(env.server, "DELETE", `/api/agents/${who.agentId}`, undefined, who.key);
+    expect(deleted.status).toBeLessThan(300);
+    await running.catch(() => undefined);
+    if (owner) expect(processesOf(owner.uid)).toEqual([]);
+    expect(existsSync(root)).toBe(false);
   });
 
   it("with egress granted, reaches an allowed host through the proxy and nothing else", async () => {

@@ -4,11 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppError } from "../../errors.ts";
 import type { NetworkPolicy } from "../../net/guarded-request.ts";
-import { findExecutable, type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
+import { type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
 import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID } from "./bwrap.ts";
 import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
+import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
 import { copyEtc, systemLayout } from "./layout.ts";
-import { type Owner, workspaceOwner } from "./owner.ts";
+import { type Owner, processesOf, workspaceOwner } from "./owner.ts";
 import { overQuota, UsageCache, watchQuota } from "./quota.ts";
 import { seccompFilter } from "./seccomp.ts";
 import { type SandboxSettings, sandboxSettings } from "./settings.ts";
@@ -21,6 +22,8 @@ export interface Egress {
   /** Hosts allowed (and their subdomains); null for any public host. */
   allowDomains: string[] | null;
 }
+
+export type { SandboxStatus };
 
 /** One program to start for a workspace. Paths are the host's; the sandbox maps them. */
 export interface ConfinedRun {
@@ -48,11 +51,6 @@ export interface Prepared {
   release(): void;
 }
 
-export type SandboxStatus = { mode: "on" } | { mode: "off" } | { mode: "unavailable"; reason: string };
-
-const REMEDY =
-  "install bubblewrap (`apt-get install -y bubblewrap`; `npm install` does it when run as root) and allow unprivileged user namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04 and later `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, one that permits user namespaces), then restart. AGENTOS_SANDBOX=off runs agents' programs unconfined (not recommended: any agent can then read the service's secrets)";
-
 const MiB = 1024 * 1024;
 
 let lastStatus: SandboxStatus | undefined;
@@ -69,11 +67,7 @@ export function sandboxStatus(): SandboxStatus | undefined {
  */
 export class Sandbox {
   readonly settings: SandboxSettings;
-  private readonly bwrap: string | null;
-  /** AGENTOS_SANDBOX_BWRAP: bubblewrap somewhere other than the system's directories. */
-  private readonly bwrapSetting: string | undefined;
-  private readonly prlimit: string | null;
-  private readonly setpriv: string | null;
+  private readonly host: HostPrograms;
   private readonly egress: EgressGate;
   private readonly usage = new UsageCache();
   private probing: Promise<SandboxStatus> | undefined;
@@ -83,10 +77,7 @@ export class Sandbox {
 
   constructor(options: { env: NodeJS.ProcessEnv; dataDir: string; policy: NetworkPolicy }) {
     this.settings = sandboxSettings(options.env);
-    this.bwrapSetting = options.env.AGENTOS_SANDBOX_BWRAP?.trim() || undefined;
-    this.bwrap = this.bwrapSetting ? findExecutable(this.bwrapSetting) : findExecutable("bwrap", SAFE_PATH);
-    this.prlimit = findExecutable("prlimit", SAFE_PATH);
-    this.setpriv = findExecutable("setpriv", SAFE_PATH);
+    this.host = new HostPrograms(options.env);
     this.egress = new EgressGate(options.policy, join(options.dataDir, "sandbox", "egress"));
   }
 
@@ -153,6 +144,27 @@ export class Sandbox {
     this.usage.add(workspace, bytes);
   }
 
+  /**
+   * Ends every program of the workspace still running (its uid's processes), before the service
+   * changes or removes its files wholesale: none can then race it by swapping a directory for a link.
+   */
+  async stopPrograms(workspace: string): Promise<void> {
+    const owner = this.settings.enabled ? workspaceOwner(workspace) : null;
+    if (!owner) return;
+    for (let round = 0; round < 40; round++) {
+      const pids = processesOf(owner.uid);
+      if (pids.length === 0) return;
+      for (const pid of pids) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
   async close(): Promise<void> {
     await this.egress.close();
     this.shipped.close();
@@ -204,7 +216,7 @@ export class Sandbox {
     }
     // Set inside, once bubblewrap has made the sandbox (the file size limit would stop its own writes).
     const rlimits = [
-      this.prlimit as string,
+      this.host.prlimit as string,
       `--data=${limits.memoryBytes}`,
       `--cpu=${limits.cpuSeconds}`,
       `--nproc=${limits.processes}`,
@@ -214,7 +226,9 @@ export class Sandbox {
       "--",
     ];
     const args = bwrapArgs({
-      identity: owner ? { kind: "root", uid: owner.uid, setpriv: this.setpriv as string } : { kind: "user" },
+      identity: owner
+        ? { kind: "root", uid: owner.uid, setpriv: this.host.setpriv as string }
+        : { kind: "user" },
       layout: this.layout,
       fds,
       tmpBytes: limits.tmpBytes,
@@ -222,7 +236,7 @@ export class Sandbox {
       command: [...rlimits, ...command],
     });
     return {
-      command: this.bwrap as string,
+      command: this.host.bwrap as string,
       args,
       env,
       cwd: "/",
@@ -249,17 +263,8 @@ export class Sandbox {
 
   private async probe(): Promise<SandboxStatus> {
     if (!this.settings.enabled) return { mode: "off" };
-    if (process.platform !== "linux") return unavailable(`it needs Linux, this is ${process.platform}`);
-    if (!this.bwrap) {
-      return unavailable(
-        this.bwrapSetting
-          ? `AGENTOS_SANDBOX_BWRAP=${this.bwrapSetting} is not an executable`
-          : "bubblewrap (bwrap) is not installed",
-      );
-    }
-    if (!this.prlimit) return unavailable("prlimit (util-linux) is not installed");
-    if (!this.setpriv && workspaceOwner(tmpdir()))
-      return unavailable("setpriv (util-linux) is not installed");
+    const missing = this.host.missing();
+    if (missing) return missing;
     try {
       const copy = copyEtc(this.layout.etc);
       this.etc = { fd: openSync(copy.dir, constants.O_RDONLY | constants.O_DIRECTORY), remove: copy.remove };
@@ -291,10 +296,6 @@ export class Sandbox {
       await rm(workspace, { recursive: true, force: true });
     }
   }
-}
-
-function unavailable(why: string): SandboxStatus {
-  return { mode: "unavailable", reason: `${why}; ${REMEDY}` };
 }
 
 /** The workspace directory belongs to its sandbox uid, which must be able to write in it. */

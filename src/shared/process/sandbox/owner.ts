@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 
 /**
@@ -29,4 +30,24 @@ export function workspaceOwner(root: string): Owner | null {
   const digest = createHash("sha256").update(basename(root)).digest();
   const uid = UID_BASE + (digest.readUInt32BE(0) % UID_SLOTS);
   return { uid, gid: uid };
+}
+
+/** Live processes (not zombies) whose real uid is `uid` (Linux /proc). */
+export function processesOf(uid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((pid) => {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, "utf8");
+        return Number(/Uid:\s+(\d+)/.exec(status)?.[1]) === uid && !/State:\s+Z/.test(status);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }

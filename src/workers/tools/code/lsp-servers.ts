@@ -4,6 +4,7 @@ import { dirname, extname, join } from "node:path";
 import { badRequest } from "../../../shared/errors.ts";
 import { findExecutable } from "../../../shared/process/supervise.ts";
 import { SAFE_PATH } from "../command.ts";
+import { readInside } from "../workspace-fs.ts";
 
 export interface LanguageServer {
   name: string;
@@ -40,12 +41,17 @@ const OTHERS: Array<{
   { exts: [".rs"], languageId: "rust", servers: [{ name: "rust-analyzer", args: [] }] },
 ];
 
-/** A TypeScript install's tsc when it is TypeScript 7 or later, whose tsc speaks LSP (`--lsp --stdio`). */
-async function nativeTsc(packageDir: string): Promise<string | null> {
+/**
+ * A TypeScript install's tsc when it is TypeScript 7 or later, whose tsc speaks LSP (`--lsp --stdio`).
+ * The workspace's own is read without following links (a program may have planted one, or a FIFO).
+ */
+async function nativeTsc(packageDir: string, root: string | null): Promise<string | null> {
   try {
-    const { version } = JSON.parse(await readFile(join(packageDir, "package.json"), "utf8")) as {
-      version: string;
-    };
+    const manifest = join(packageDir, "package.json");
+    const text = root
+      ? (await readInside(root, manifest, 1_000_000)).toString("utf8")
+      : await readFile(manifest, "utf8");
+    const { version } = JSON.parse(text) as { version: string };
     if (Number(version.split(".")[0]) < 7) return null;
     const tsc = join(packageDir, "bin", "tsc");
     await access(tsc, constants.X_OK);
@@ -72,8 +78,12 @@ export async function languageServerFor(root: string, file: string): Promise<Lan
   const ext = extname(file).toLowerCase();
   const tsId = TS_IDS[ext];
   if (tsId) {
-    for (const dir of [join(root, "node_modules", "typescript"), ownTypescript()]) {
-      const tsc = dir ? await nativeTsc(dir) : null;
+    const candidates: Array<[string | null, string | null]> = [
+      [join(root, "node_modules", "typescript"), root],
+      [ownTypescript(), null],
+    ];
+    for (const [dir, inside] of candidates) {
+      const tsc = dir ? await nativeTsc(dir, inside) : null;
       if (tsc) return { name: "tsc --lsp", executable: tsc, args: ["--lsp", "--stdio"], languageId: tsId };
     }
     const tls = findExecutable("typescript-language-server", SAFE_PATH);
