@@ -193,6 +193,26 @@ export function writeInside(
   });
 }
 
+/**
+ * The entries of the directory `full` with their lstat, read through its opened descriptor: a directory
+ * swapped for a link meanwhile is refused, never listed. Entries gone while listing are left out.
+ */
+export async function listInside(root: string, full: string): Promise<Array<{ name: string; stats: Stats }>> {
+  const dir = await openDirectory(root, full, false);
+  try {
+    const names = await readdir(`/proc/self/fd/${dir.fd}`);
+    const found = await Promise.all(
+      names.map(async (name) => {
+        const stats = await lstat(at(dir, name)).catch(() => null);
+        return stats ? { name, stats } : null;
+      }),
+    );
+    return found.filter((entry) => entry !== null);
+  } finally {
+    await dir.close();
+  }
+}
+
 /** Creates the directory `full` and its missing parents, each handed to the workspace's owner. */
 export async function makeDirectoryInside(root: string, full: string): Promise<void> {
   await (await openDirectory(root, full, true)).close();

@@ -330,6 +330,17 @@ print(json.dumps(out))`,
       400,
     );
     expect(existsSync(join(dataDir, "new.txt"))).toBe(false);
+    // Listed as links, never followed.
+    const listing = await env.tool<{ entries: Array<{ path: string; type: string }> }>(
+      "tool::file_list",
+      { recursive: true },
+      who,
+    );
+    expect(listing.entries.map(({ path, type }) => `${path}:${type}`).sort()).toEqual([
+      "data:symlink",
+      "db:symlink",
+    ]);
+    expect((await env.failure("tool::file_list", { path: "data" }, who)).status).toBe(400);
     expect(readFileSync(join(dataDir, "agentos.db")).subarray(0, 16)).toEqual(before.subarray(0, 16));
   });
 

@@ -1,11 +1,17 @@
-import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { badRequest } from "../../../shared/errors.ts";
 import { agentIdField, pathField } from "../fields.ts";
 import { existingInside, resolveInside, shown } from "../sandbox.ts";
 import { defineTool } from "../tool.ts";
-import { readInside, readRangeInside, removeInside, statInside, writeInside } from "../workspace-fs.ts";
+import {
+  listInside,
+  readInside,
+  readRangeInside,
+  removeInside,
+  statInside,
+  writeInside,
+} from "../workspace-fs.ts";
 import { unifiedDiff } from "./diff.ts";
 import { applyHashlineEdits, hashlines } from "./hashline.ts";
 import { applyHunks, parseUnifiedDiff } from "./patch.ts";
@@ -101,24 +107,29 @@ const fileList = defineTool({
     let truncated = false;
     while (queue.length > 0 && !truncated) {
       const dir = queue.shift() as string;
-      for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
-        a.name.localeCompare(b.name),
-      )) {
+      // A subdirectory swapped for a link since it was seen is skipped, not followed.
+      const listed =
+        dir === start ? await listInside(root, dir) : await listInside(root, dir).catch(() => []);
+      for (const { name, stats } of listed.sort((a, b) => a.name.localeCompare(b.name))) {
         if (entries.length >= maxEntries) {
           truncated = true;
           break;
         }
-        const full = join(dir, entry.name);
-        const info = await lstat(full);
-        const type = entry.isSymbolicLink()
+        const full = join(dir, name);
+        const type = stats.isSymbolicLink()
           ? "symlink"
-          : entry.isDirectory()
+          : stats.isDirectory()
             ? "directory"
-            : entry.isFile()
+            : stats.isFile()
               ? "file"
               : "other";
-        entries.push({ path: shown(root, full), type, size: info.size, modified: info.mtime.toISOString() });
-        if (recursive && type === "directory" && entry.name !== ".git") queue.push(full);
+        entries.push({
+          path: shown(root, full),
+          type,
+          size: stats.size,
+          modified: stats.mtime.toISOString(),
+        });
+        if (recursive && type === "directory" && name !== ".git") queue.push(full);
       }
     }
     return { path: shown(root, start), entries, truncated };
