@@ -43,6 +43,17 @@ export const telemetryEvent = z.discriminatedUnion("type", [
     reason: z.string().max(1000).optional(),
   }),
   z.object({
+    type: z.literal("channel_delivery"),
+    platform: name,
+    realmId: name,
+    agentId: name,
+    jobId: name,
+    /** The job's attempt (1: its first try at delivering). */
+    attempt: z.number().int().min(0),
+    outcome: z.literal("failed"),
+    reason: z.string().max(1000),
+  }),
+  z.object({
     type: z.literal("workflow"),
     event: name,
     workflowId: name,
@@ -105,6 +116,20 @@ export function logTelemetry(logger: Logger): (event: TelemetryEvent) => void {
             "workflow run",
           );
         }
+        break;
+      case "channel_delivery":
+        // Retries go on for minutes: the first failure of a job says why, the rest only at debug.
+        logger[event.attempt <= 1 ? "warn" : "debug"](
+          {
+            platform: event.platform,
+            realmId: event.realmId,
+            agentId: event.agentId,
+            jobId: event.jobId,
+            attempt: event.attempt,
+            reason: event.reason,
+          },
+          "channel reply not delivered",
+        );
         break;
       case "model_call":
         logger.debug(

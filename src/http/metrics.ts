@@ -55,6 +55,12 @@ export class HttpMetrics {
     labelNames: ["outcome"],
     registers: [this.registry],
   });
+  private readonly channelDeliveryFailures = new Counter({
+    name: "agentos_channel_delivery_failures_total",
+    help: "Failed attempts at delivering an agent's reply to a chat platform, by platform",
+    labelNames: ["platform"],
+    registers: [this.registry],
+  });
   private readonly workflowRuns = new Counter({
     name: "agentos_workflow_runs_total",
     help: "Workflow run lifecycle events by event (started, completed, failed, cancelled)",
@@ -84,6 +90,9 @@ export class HttpMetrics {
         break;
       case "pulse_run":
         this.pulseRuns.labels(event.outcome).inc();
+        break;
+      case "channel_delivery":
+        this.channelDeliveryFailures.labels(event.platform).inc();
         break;
       case "workflow":
         if (event.step) this.workflowSteps.labels(event.step.status).inc();

@@ -69,6 +69,28 @@ export interface Adapter {
   send(context: SendContext, replyTo: Record<string, unknown>, text: string): Promise<void>;
 }
 
+/**
+ * The vault names an adapter reads, each `channel:<platform>:<name>`: spelled here only, so the
+ * pipeline, the bind warnings and the migrators (which write them) cannot drift apart.
+ */
+export interface VaultNames {
+  /** Proves a request is the platform's; without it the webhook refuses everything. */
+  secret: string;
+  /** The credential replies are sent with (absent: the platform needs none). */
+  token?: string;
+  /** Meta's GET handshake (hub.verify_token), for the platforms that have one. */
+  verifyToken?: string;
+}
+
+export function vaultNames(adapter: Adapter): VaultNames {
+  const name = (suffix: string) => `channel:${adapter.platform}:${suffix}`;
+  return {
+    secret: name(adapter.secretName),
+    ...(adapter.tokenName ? { token: name(adapter.tokenName) } : {}),
+    ...(adapter.verifyGet ? { verifyToken: name("verify_token") } : {}),
+  };
+}
+
 export function header(envelope: Envelope, name: string): string | undefined {
   const value = envelope.headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : value;

@@ -1,4 +1,4 @@
-import type { Adapter } from "./adapter.ts";
+import { type Adapter, type VaultNames, vaultNames } from "./adapter.ts";
 import { discord } from "./discord/index.ts";
 import { github } from "./github/index.ts";
 import { line } from "./line/index.ts";
@@ -23,3 +23,17 @@ export const ADAPTERS: Adapter[] = [
   github,
   matrix,
 ];
+
+/** The vault names each platform's adapter reads, by platform (what the migrators may write). */
+export const CHANNEL_VAULT_NAMES: ReadonlyMap<string, VaultNames> = new Map(
+  ADAPTERS.map((adapter) => [adapter.platform, vaultNames(adapter)]),
+);
+
+/**
+ * The vault name a platform's adapter reads under this last segment (`bot_token` on Slack:
+ * `channel:slack:bot_token`), or undefined when no adapter reads it: such a secret has nowhere to go.
+ */
+export function channelVaultNamed(platform: string, name: string): string | undefined {
+  const names = CHANNEL_VAULT_NAMES.get(platform);
+  return names && Object.values(names).find((vaultName) => vaultName.split(":").at(-1) === name);
+}

@@ -1,10 +1,10 @@
 import type { StateClient } from "../../engine/state/client.ts";
-import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
-import { assertRealmAccess, realmFilter } from "../../shared/access.ts";
+import { type InvocationContext, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { assertRealmAccess, DEFAULT_REALM_ID, realmFilter } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { notFound } from "../../shared/errors.ts";
+import { isAppError, notFound } from "../../shared/errors.ts";
 import { oldestFirst, pageOf } from "../../shared/pagination.ts";
-import { BINDINGS_SCOPE, type Binding, bindingKey } from "./schema.ts";
+import { BINDINGS_SCOPE, type Binding, bindingKey, storedBinding } from "./schema.ts";
 
 /** The agent as the caller sees it: another realm's agent is refused by the agents worker. */
 async function agentRealm(trigger: TriggerFn, agentId: string): Promise<string> {
@@ -16,13 +16,60 @@ async function agentRealm(trigger: TriggerFn, agentId: string): Promise<string> 
   return agent.realmId;
 }
 
+/**
+ * The realm an agent lives in, asked as the service (a webhook has no caller); undefined when no such
+ * agent exists or it is being deleted.
+ */
+async function realmOfAgent(trigger: TriggerFn, agentId: string): Promise<string | undefined> {
+  try {
+    const agent = (await trigger({
+      function_id: "agent::get",
+      payload: { id: agentId },
+      auth: systemPrincipal,
+    })) as { realmId?: string; status?: string } | null;
+    return agent?.status === "deleting" ? undefined : agent?.realmId;
+  } catch (error) {
+    if (isAppError(error) && error.code === "not_found") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * A stored binding made whole. One written directly as `{agentId}` has no realm: it is the agent's (an
+ * agent that does not exist is looked for in the default realm, where the turn then fails as not found).
+ */
+async function complete(trigger: TriggerFn, key: string, value: unknown): Promise<Binding | null> {
+  const stored = storedBinding.safeParse(value);
+  if (!stored.success) return null;
+  const split = key.indexOf(":");
+  const { agentId, realmId, createdAt } = stored.data;
+  return {
+    platform: typeof stored.data.platform === "string" ? stored.data.platform : key.slice(0, split),
+    channelId: typeof stored.data.channelId === "string" ? stored.data.channelId : key.slice(split + 1),
+    agentId,
+    realmId: realmId ?? (await realmOfAgent(trigger, agentId)) ?? DEFAULT_REALM_ID,
+    createdAt: createdAt ?? new Date(0).toISOString(),
+  };
+}
+
+/** The binding of a platform channel, however it was written; null when there is none. */
+export async function bindingAt(
+  state: StateClient,
+  trigger: TriggerFn,
+  platform: string,
+  channelId: string,
+): Promise<Binding | null> {
+  const key = bindingKey(platform, channelId);
+  return complete(trigger, key, await state.get<unknown>(BINDINGS_SCOPE, key));
+}
+
 export async function bind(
   state: StateClient,
   trigger: TriggerFn,
   input: { platform: string; channelId: string; agentId: string },
 ): Promise<Binding> {
   const realmId = await agentRealm(trigger, input.agentId);
-  const existing = await state.get<Binding>(BINDINGS_SCOPE, bindingKey(input.platform, input.channelId));
+  const existing = await bindingAt(state, trigger, input.platform, input.channelId);
   // Rebinding another realm's channel would take its conversations: it reads as not found.
   if (existing && existing.realmId !== realmId) await agentRealm(trigger, existing.agentId);
   const binding: Binding = { ...input, realmId, createdAt: nowIso() };
@@ -32,13 +79,16 @@ export async function bind(
 
 export async function listBindings(
   state: StateClient,
+  trigger: TriggerFn,
   ctx: InvocationContext,
   input: { realmId?: string; platform?: string; limit: number; cursor?: string },
 ) {
   if (input.realmId !== undefined) assertRealmAccess(ctx, input.realmId);
   const visible = realmFilter(ctx);
   const all: Binding[] = [];
-  for await (const { value } of state.scan<Binding>(BINDINGS_SCOPE)) {
+  for await (const entry of state.scan<unknown>(BINDINGS_SCOPE)) {
+    const value = await complete(trigger, entry.key, entry.value);
+    if (!value) continue;
     if (visible && value.realmId !== visible) continue;
     if (input.realmId && value.realmId !== input.realmId) continue;
     if (input.platform && value.platform !== input.platform) continue;
@@ -54,11 +104,12 @@ export async function listBindings(
 
 export async function unbind(
   state: StateClient,
+  trigger: TriggerFn,
   ctx: InvocationContext,
   input: { platform: string; channelId: string },
 ) {
   const key = bindingKey(input.platform, input.channelId);
-  const existing = await state.get<Binding>(BINDINGS_SCOPE, key);
+  const existing = await bindingAt(state, trigger, input.platform, input.channelId);
   const visible = realmFilter(ctx);
   if (!existing || (visible && existing.realmId !== visible)) throw notFound(`No binding of ${key}`);
   await state.delete(BINDINGS_SCOPE, key);

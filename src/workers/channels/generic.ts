@@ -35,7 +35,7 @@ export async function inbound(
   const text = [fields.message, fields.text, fields.content].find(
     (value) => typeof value === "string" && value !== "",
   ) as string | undefined;
-  const { agentId, realmId } = await bindingOf(deps.state, "webhook", channelId);
+  const { agentId, realmId } = await bindingOf(deps, "webhook", channelId);
   let content: string;
   try {
     const answer = (await deps.trigger({

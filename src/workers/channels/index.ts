@@ -9,18 +9,17 @@ import { systemResolver } from "../../shared/net/guarded-request.ts";
 import { noContent } from "../../shared/outputs.ts";
 import type { Envelope } from "./adapter.ts";
 import { ADAPTERS } from "./adapters.ts";
-import { bind, listBindings, unbind } from "./bindings.ts";
+import { bind, bindingAt, listBindings, unbind } from "./bindings.ts";
 import { inbound } from "./generic.ts";
-import { type ChannelDeps, receive, SEEN_SCOPE, work } from "./pipeline.ts";
+import { type ChannelDeps, missingVaultEntries, receive, SEEN_SCOPE, work } from "./pipeline.ts";
 import { enqueue, FAILED_SCOPE, QUEUE_SCOPE, recoverLeases, runDue } from "./queue.ts";
 import type { ChannelJob } from "./schema.ts";
 import {
   BINDINGS_SCOPE,
   type Binding,
+  bindAnswer,
   bindInput,
-  bindingKey,
   bindingPage,
-  bindingRecord,
   failedAnswer,
   listBindingsInput,
   unbindInput,
@@ -87,9 +86,15 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
       description:
         "Bind a platform channel to an agent of the caller's realm: {platform, channelId, agentId}",
       input: bindInput,
-      output: bindingRecord,
+      output: bindAnswer,
     },
-    (input) => bind(state, trigger, input),
+    async (input) => ({
+      ...(await bind(state, trigger, input)),
+      warnings:
+        input.platform === "webhook" || adapters.has(input.platform)
+          ? await missingVaultEntries(trigger, adapters.get(input.platform), input.channelId)
+          : [],
+    }),
   );
   worker.registerFunction(
     {
@@ -98,7 +103,7 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
       input: listBindingsInput,
       output: bindingPage,
     },
-    (input, ctx) => listBindings(state, ctx, input),
+    (input, ctx) => listBindings(state, trigger, ctx, input),
   );
   worker.registerFunction(
     {
@@ -107,7 +112,7 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
       input: unbindInput,
       output: noContent,
     },
-    (input, ctx) => unbind(state, ctx, input),
+    (input, ctx) => unbind(state, trigger, ctx, input),
   );
   worker.registerFunction(
     {
@@ -149,7 +154,7 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
         throw badRequest(
           `channelId must be <platform>:<channel>, with platform one of ${[...adapters.keys()].join(", ")}`,
         );
-      const binding = await state.get<Binding>(BINDINGS_SCOPE, bindingKey(platform, rest.join(":")));
+      const binding = await bindingAt(state, trigger, platform, rest.join(":"));
       if (!binding) throw notFound(`No binding of ${channelId}: bind it with POST /api/channels`);
       if (
         ctx.auth.kind === "realm" &&

@@ -1,11 +1,13 @@
 import type { StateClient } from "../../engine/state/client.ts";
+import { report } from "../../engine/telemetry.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { newId } from "../../shared/ids.ts";
-import { type Adapter, type Envelope, ok, type Reply, refused, splitReply } from "./adapter.ts";
+import { type Adapter, type Envelope, ok, type Reply, refused, splitReply, vaultNames } from "./adapter.ts";
+import { bindingAt } from "./bindings.ts";
 import { enqueue } from "./queue.ts";
-import type { ChannelJob } from "./schema.ts";
-import { BINDINGS_SCOPE, type Binding, bindingKey } from "./schema.ts";
+import type { Binding, ChannelJob } from "./schema.ts";
 
 /** Events already taken (platforms retry): keys `<platform>:<event id>`. */
 export const SEEN_SCOPE = "channel_seen";
@@ -32,13 +34,40 @@ export async function secret(trigger: TriggerFn, key: string): Promise<string | 
   }
 }
 
+/**
+ * What a new binding will lack, said at bind time rather than found out from replies that never
+ * arrive: the vault entries the platform's webhook and replies need that are not there.
+ */
+export async function missingVaultEntries(
+  trigger: TriggerFn,
+  adapter: Adapter | undefined,
+  channelId: string,
+): Promise<string[]> {
+  const needed: Array<[string | undefined, string]> = adapter
+    ? [
+        [vaultNames(adapter).secret, `${adapter.platform} webhooks are refused`],
+        [
+          vaultNames(adapter).token,
+          adapter.respond
+            ? "replies that take longer than the platform waits cannot be sent"
+            : "replies cannot be sent",
+        ],
+      ]
+    : [[`channel:${channelId}:secret`, "only callers with an API key can post to this webhook"]];
+  const warnings: string[] = [];
+  for (const [name, consequence] of needed)
+    if (name && !(await secret(trigger, name))) warnings.push(`${name} is not in the vault: ${consequence}`);
+  return warnings;
+}
+
+/** The agent a platform channel reaches, with its realm (the turn runs as that realm). */
 export async function bindingOf(
-  state: StateClient,
+  deps: Pick<ChannelDeps, "state" | "trigger">,
   platform: string,
   channelId: string,
 ): Promise<Pick<Binding, "agentId" | "realmId">> {
-  const found = await state.get<Binding>(BINDINGS_SCOPE, bindingKey(platform, channelId));
-  return found ?? { agentId: DEFAULT_AGENT, realmId: "realm-default" };
+  const found = await bindingAt(deps.state, deps.trigger, platform, channelId);
+  return found ?? { agentId: DEFAULT_AGENT, realmId: DEFAULT_REALM_ID };
 }
 
 /**
@@ -50,12 +79,12 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   const { platform } = adapter;
   if (envelope.method === "GET") {
     if (!adapter.verifyGet) return { status_code: 405, body: { error: `${platform} webhooks are POST` } };
-    const token = await secret(deps.trigger, `channel:${platform}:verify_token`);
-    if (!token)
-      return refused(`${platform} is not configured: store channel:${platform}:verify_token in the vault`);
+    const names = vaultNames(adapter);
+    const token = names.verifyToken && (await secret(deps.trigger, names.verifyToken));
+    if (!token) return refused(`${platform} is not configured: store ${names.verifyToken} in the vault`);
     return adapter.verifyGet(envelope, token);
   }
-  const key = `channel:${platform}:${adapter.secretName}`;
+  const key = vaultNames(adapter).secret;
   const proof = await secret(deps.trigger, key);
   if (!proof) return refused(`${platform} is not configured: store ${key} in the vault`);
   const problem = adapter.verify(envelope, proof, Date.now(), deps.env);
@@ -72,7 +101,7 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   const jobs: ChannelJob[] = [];
   for (const message of messages) {
     if (message.eventId && !(await firstTime(deps.state, `${platform}:${message.eventId}`))) continue;
-    const { agentId, realmId } = await bindingOf(deps.state, platform, message.channelId);
+    const { agentId, realmId } = await bindingOf(deps, platform, message.channelId);
     const job: ChannelJob = {
       id: newId("chj"),
       platform,
@@ -155,13 +184,13 @@ export async function work(
     const reply = answer.content?.trim();
     return reply ? { ...job, phase: "deliver", reply, delivered: 0, lastError: undefined } : null;
   }
-  const token = adapter.tokenName
-    ? await secret(deps.trigger, `channel:${adapter.platform}:${adapter.tokenName}`)
-    : undefined;
-  if (adapter.tokenName && !token)
-    throw new Error(
-      `store channel:${adapter.platform}:${adapter.tokenName} in the vault to reply on ${adapter.platform}`,
-    );
+  const tokenName = vaultNames(adapter).token;
+  const token = tokenName ? await secret(deps.trigger, tokenName) : undefined;
+  if (tokenName && !token) {
+    const reason = `store ${tokenName} in the vault to reply on ${adapter.platform}`;
+    deliveryFailed(deps.trigger, job, reason);
+    throw new Error(reason);
+  }
   const baseUrl =
     deps.env[`${adapter.platform.toUpperCase()}_API_BASE_URL`]?.trim() || adapter.defaultBaseUrl;
   const parts = splitReply(job.reply ?? "", adapter.maxChunk, adapter.maxParts);
@@ -169,9 +198,27 @@ export async function work(
     try {
       await adapter.send({ baseUrl, token }, job.replyTo, parts[part] as string);
     } catch (error) {
+      deliveryFailed(deps.trigger, job, (error as Error).message);
       // The parts already sent are not sent again.
       throw Object.assign(error as Error, { delivered: part });
     }
   }
   return null;
+}
+
+/**
+ * A reply the platform did not take, told to the service's observers: counted in /metrics by
+ * platform, and logged at the job's first failed attempt (retries then run for minutes in silence).
+ */
+function deliveryFailed(trigger: TriggerFn, job: ChannelJob, reason: string): void {
+  report(trigger, {
+    type: "channel_delivery",
+    platform: job.platform,
+    realmId: job.realmId,
+    agentId: job.agentId,
+    jobId: job.id,
+    attempt: job.attempts,
+    outcome: "failed",
+    reason: reason.slice(0, 1000),
+  });
 }

@@ -40,6 +40,22 @@ export const bindingRecord = z.object({
   createdAt: z.string(),
 });
 export type Binding = z.infer<typeof bindingRecord>;
+/**
+ * A binding as stored. DESIGN lets bindings be written directly (`state::set` in `channel_agents`) as
+ * just `{agentId}`: everything else is then derived (the realm from the agent, the rest from the key).
+ */
+export const storedBinding = z.looseObject({
+  agentId: z.string().min(1),
+  realmId: z.string().min(1).optional(),
+  createdAt: z.string().optional(),
+});
+export const bindAnswer = bindingRecord.extend({
+  warnings: z
+    .array(z.string())
+    .describe(
+      "Vault entries the channel needs that are missing (the binding is made anyway), e.g. the token replies are sent with",
+    ),
+});
 export const bindingPage = z.object({ bindings: z.array(bindingRecord), nextCursor });
 
 /** A message on its way through the queue: the agent's turn, then the reply's delivery. */

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative } from "node:path";
+import { CHANNEL_VAULT_NAMES } from "../channels/adapters.ts";
 import { MigrationInputError, type SourceSecret } from "./model.ts";
 
 const MAX_FILE_BYTES = 2_000_000;
@@ -83,6 +84,13 @@ const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD)$/i;
 export function vaultNameForEnv(name: string): string | undefined {
   if (PROVIDER_KEYS[name]) return PROVIDER_KEYS[name];
   return SECRET_NAME.test(name) ? `env:${name}` : undefined;
+}
+
+/** Why a channel secret of the source is not stored: no adapter of ours would ever read it. */
+export function unreadChannelSecret(platform: string): string {
+  return CHANNEL_VAULT_NAMES.has(platform)
+    ? `AgentOS's ${platform} adapter does not read it (events come by webhook, not over a socket or gateway connection): not stored`
+    : `AgentOS has no ${platform} channel: not stored`;
 }
 
 /** A `.env` file's variables (KEY=value lines), with their line numbers. */

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect } from "vitest";
+import type { Logger } from "../../../src/shared/logger.ts";
 import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
@@ -33,7 +34,7 @@ export interface ChannelsEnv {
 }
 
 /** The real service with the scripted model and a fake platform API (every <PLATFORM>_API_BASE_URL). */
-export function channelsServer(): ChannelsEnv {
+export function channelsServer(options: { logger?: Logger } = {}): ChannelsEnv {
   let server: TestServer | undefined;
   let fake: FakeOpenAI | undefined;
   let api: Server | undefined;
@@ -65,15 +66,18 @@ export function channelsServer(): ChannelsEnv {
         "MATRIX",
       ].map((name) => [`${name}_API_BASE_URL`, platformUrl]),
     );
-    server = await startTestServer({
-      env: {
-        ...process.env,
-        OPENAI_API_KEY: "sk-test",
-        OPENAI_BASE_URL: fake.baseUrl,
-        AGENTOS_ALLOW_PRIVATE_NETWORK: "1",
-        ...bases,
+    server = await startTestServer(
+      {
+        env: {
+          ...process.env,
+          OPENAI_API_KEY: "sk-test",
+          OPENAI_BASE_URL: fake.baseUrl,
+          AGENTOS_ALLOW_PRIVATE_NETWORK: "1",
+          ...bases,
+        },
       },
-    });
+      options,
+    );
   });
   afterAll(async () => {
     await server?.close();

@@ -2,8 +2,10 @@ import { existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import JSON5 from "json5";
+import type { VaultNames } from "../../channels/adapter.ts";
+import { CHANNEL_VAULT_NAMES } from "../../channels/adapters.ts";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
-import { isDirectory, readText, vaultNameForEnv } from "../project-files.ts";
+import { isDirectory, readText, unreadChannelSecret, vaultNameForEnv } from "../project-files.ts";
 import { everyToCron } from "../schedules.ts";
 
 /** Where OpenClaw (and its earlier names) keeps its configuration, relative to a home directory. */
@@ -26,13 +28,17 @@ const PROFILES: Record<string, string[]> = {
 };
 
 /** Channel credentials → the vault entries our adapters read. */
-const CHANNEL_SECRETS: Record<string, Record<string, string>> = {
-  telegram: { botToken: "bot_token", webhookSecret: "secret_token" },
-  slack: { botToken: "bot_token", signingSecret: "signing_secret", appToken: "app_token" },
-  discord: { token: "bot_token", publicKey: "public_key" },
-  whatsapp: { accessToken: "access_token", appSecret: "app_secret", verifyToken: "verify_token" },
-  msteams: { appPassword: "app_password" },
-  line: { channelAccessToken: "channel_token", channelSecret: "channel_secret" },
+/**
+ * OpenClaw's secret fields by what they are to our adapter (its vault names are the adapter's own);
+ * null: a secret of a connection mode AgentOS does not use, reported as skipped rather than stored.
+ */
+const CHANNEL_SECRETS: Record<string, Record<string, keyof VaultNames | null>> = {
+  telegram: { botToken: "token", webhookSecret: "secret" },
+  slack: { botToken: "token", signingSecret: "secret", appToken: null },
+  discord: { token: null, publicKey: "secret" },
+  whatsapp: { accessToken: "token", appSecret: "secret", verifyToken: "verifyToken" },
+  msteams: { appPassword: null },
+  line: { channelAccessToken: "token", channelSecret: "secret" },
 };
 const PLATFORM_NAMES: Record<string, string> = { msteams: "teams" };
 
@@ -157,13 +163,18 @@ function readChannels(project: SourceProject, config: Json, file: string): void 
     const fields = CHANNEL_SECRETS[platformKey] ?? {};
     const accounts = { default: object(settings), ...object(object(settings).accounts) };
     for (const account of Object.values(accounts)) {
-      for (const [field, secretName] of Object.entries(fields)) {
+      for (const [field, role] of Object.entries(fields)) {
         const value = object(account)[field];
-        if (typeof value === "string" && value)
-          project.secrets.push({
-            vaultName: `channel:${platform}:${secretName}`,
-            value,
-            source: `${file} (channels.${platformKey}.${field})`,
+        if (typeof value !== "string" || !value) continue;
+        const source = `${file} (channels.${platformKey}.${field})`;
+        const vaultName = role ? CHANNEL_VAULT_NAMES.get(platform)?.[role] : undefined;
+        if (vaultName) project.secrets.push({ vaultName, value, source });
+        else
+          project.skipped.push({
+            type: "secret",
+            name: `channels.${platformKey}.${field}`,
+            reason: unreadChannelSecret(platform),
+            source,
           });
       }
     }

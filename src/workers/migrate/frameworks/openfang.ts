@@ -1,8 +1,9 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "smol-toml";
+import { channelVaultNamed } from "../../channels/adapters.ts";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
-import { dotEnv, envFileSecrets, isDirectory, readText } from "../project-files.ts";
+import { dotEnv, envFileSecrets, isDirectory, readText, unreadChannelSecret } from "../project-files.ts";
 
 /**
  * OpenFang's home (`~/.openfang`): `config.toml` (default model, channels), `agents/<name>/agent.toml`
@@ -188,7 +189,16 @@ function readChannels(
       });
     for (const [key, value] of Object.entries(settings)) {
       if (!key.endsWith("_env") || typeof value !== "string") continue;
-      const vaultName = `channel:${platform}:${key.replace(/_env$/, "")}`;
+      const vaultName = channelVaultNamed(platform, key.replace(/_env$/, ""));
+      if (!vaultName) {
+        project.skipped.push({
+          type: "secret",
+          name: value,
+          reason: unreadChannelSecret(platform),
+          source: `${file} (channels.${platform}.${key})`,
+        });
+        continue;
+      }
       const found = env.get(value);
       if (found)
         project.secrets.push({ vaultName, value: found.value, source: `.env:${found.line} (${value})` });

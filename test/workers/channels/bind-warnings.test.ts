@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
+import { channelsServer } from "./setup.ts";
+
+const env = channelsServer();
+
+describe("POST /api/channels says which vault entries the channel lacks", () => {
+  it("binds a Slack channel without a bot token (201) and warns that replies cannot be sent", async () => {
+    await env.secret("channel:slack:signing_secret", "present");
+    const realmId = await newRealm(env.server);
+    const agentId = await createAgent(env.server, realmId, { name: "warned agent" });
+    const bound = await call(env.server, "POST", "/api/channels", {
+      platform: "slack",
+      channelId: "C-NO-TOKEN",
+      agentId,
+    });
+    expect(bound.status).toBe(201);
+    expect(bound.body.warnings).toEqual([
+      "channel:slack:bot_token is not in the vault: replies cannot be sent",
+    ]);
+  });
+
+  it("names a missing webhook secret too, and warns of nothing once both are stored", async () => {
+    const realmId = await newRealm(env.server);
+    const agentId = await createAgent(env.server, realmId, { name: "line agent" });
+    const bind = () =>
+      call(env.server, "POST", "/api/channels", { platform: "line", channelId: "U-line", agentId });
+    expect((await bind()).body.warnings).toEqual([
+      "channel:line:channel_secret is not in the vault: line webhooks are refused",
+      "channel:line:channel_token is not in the vault: replies cannot be sent",
+    ]);
+    await env.secret("channel:line:channel_secret", "s");
+    await env.secret("channel:line:channel_token", "t");
+    const again = await bind();
+    expect(again.status).toBe(201);
+    expect(again.body.warnings).toEqual([]);
+  });
+});
