@@ -1,10 +1,15 @@
 import type { StateClient } from "../../engine/state/client.ts";
+import { IncomingReader, withInverses } from "./inverse.ts";
 import type { EntityHead, EntityVersion, Relation } from "./schema.ts";
 import { headsScope, sameRelation, versionsOf } from "./store.ts";
 
-/** kg::timeline: every version of the entity, oldest first (an unknown entity: none). */
+/**
+ * kg::timeline: every version of the entity, oldest first (an unknown entity: none), each with the
+ * inverse relations others held towards it while it was valid (inverse.ts).
+ */
 export async function timeline(state: StateClient, agentId: string, entity: string) {
-  return (await versionsOf(state, agentId, entity)).map((version) => ({
+  const versions = await versionsOf(state, agentId, entity);
+  return (await withInverses(new IncomingReader(state, agentId), versions)).map((version) => ({
     version: version.version,
     type: version.type,
     properties: version.properties,

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { StateClient } from "../../engine/state/client.ts";
+import { IncomingReader, inverseType, withInverses } from "./inverse.ts";
 import {
   type Direction,
   type EntityVersion,
@@ -70,7 +71,7 @@ class GraphView {
     const edges: Edge[] = [];
     for (const source of await sourcesOf(this.state, this.agentId, entity)) {
       for (const edge of await this.outgoing(source)) {
-        if (edge.to === entity) edges.push({ to: source, type: `inverse:${edge.type}` });
+        if (edge.to === entity) edges.push({ to: source, type: inverseType(edge.type) });
       }
     }
     return dedupe(edges);
@@ -104,7 +105,7 @@ function passes(edge: Edge, filter: string[] | undefined): boolean {
 /**
  * kg::query_temporal: the start entity's versions in scope, then those of every entity reachable within
  * `depth` steps along relations (both ways, optionally filtered), breadth first, at most 500 versions.
- * An unknown entity is an empty answer.
+ * An unknown entity is an empty answer. Each version returned carries its inverse relations (inverse.ts).
  */
 export async function queryTemporal(state: StateClient, input: QueryInput): Promise<EntityVersion[]> {
   const view = new GraphView(state, input.agentId, input.timeRange);
@@ -124,7 +125,7 @@ export async function queryTemporal(state: StateClient, input: QueryInput): Prom
     }
     frontier = next;
   }
-  return results.slice(0, MAX_RESULTS);
+  return withInverses(new IncomingReader(state, input.agentId), results.slice(0, MAX_RESULTS));
 }
 
 export type Traversal = z.infer<typeof traversalAnswer>;

@@ -20,6 +20,9 @@ export function currentPeriod(budget: Budget, now: number): Budget {
   return { ...rest, spentCents: 0, periodStart: start };
 }
 
+/** Whether a write of this budget at `now` starts a new period (it was last written in an earlier month). */
+export const startsPeriod = (budget: Budget, now: number) => currentPeriod(budget, now) !== budget;
+
 /**
  * The spec's alert table. Compared in cents rather than percent, and the threshold rounded like
  * cents are, so 0.7 × 100 (70.00000000000001 in floating point) still means 70.
@@ -31,6 +34,12 @@ export function alertLevel(spent: number, monthly: number, softThreshold: number
   return spent >= round6(softThreshold * monthly) ? "Warning" : null;
 }
 
+/**
+ * The spec's table: refused (with a hard limit) from 100 % utilization, and utilization is 0 for a zero
+ * budget, so a zero budget never refuses (issue #36): a realm that must stop spending sets a status.
+ */
+export const reachesLimit = (spent: number, monthly: number) => monthly > 0 && spent >= monthly;
+
 export const utilizationPct = (spent: number, monthly: number) =>
   monthly <= 0 ? 0 : round6((spent / monthly) * 100);
 
@@ -41,9 +50,7 @@ export const exceededMessage = (agentId: string, spent: number, limit: number) =
 export function evaluate(budget: Budget, scope: BudgetScope, agentId: string): CheckResult {
   const { spentCents, monthlyCents } = budget;
   const alert = alertLevel(spentCents, monthlyCents, budget.softThreshold);
-  // DESIGN §6: a hard limit refuses once spent ≥ monthly. That includes a zero budget (utilization reads
-  // 0 there, per the spec's table, but a zero hard budget means "no spending", and spend refuses any cost).
-  const allowed = !(budget.hardLimit && spentCents >= monthlyCents);
+  const allowed = !(budget.hardLimit && reachesLimit(spentCents, monthlyCents));
   return {
     allowed,
     spentCents,
@@ -86,13 +93,16 @@ function keptSoftAlert(budget: Omit<Budget, "softAlert">, softAlert: Budget["sof
 /**
  * set_budget's change: create, or update keeping id, spend and period; settings the caller omits
  * keep their previous values. A re-budget that takes utilization back under the threshold re-arms
- * the soft alert, so crossing the new threshold is announced.
+ * the soft alert, so crossing the new threshold is announced. `openingCents` is what the budget's
+ * scope spent this month so far: where a new period starts (a new budget, or one last written in an
+ * earlier month), the budget starts from it rather than from 0 (issue #36).
  */
 export function upsertBudget(
   stored: Budget | null,
   input: SetBudgetInput,
   now: number,
   updatedAt: string,
+  openingCents = 0,
 ): Budget {
   const previousVersion = stored?.version ?? 0;
   if (input.expectedVersion !== undefined && input.expectedVersion !== previousVersion) {
@@ -100,6 +110,8 @@ export function upsertBudget(
       `Budget ${budgetKey(input.agentId)} of realm ${input.realmId} is at version ${previousVersion}, not ${input.expectedVersion}`,
     );
   }
+  // Settings carry over into a new period; the spend does not (it starts from openingCents).
+  const opening = !stored || startsPeriod(stored, now);
   const base = stored ? currentPeriod(stored, now) : null;
   const billingCode = input.billingCode === null ? undefined : (input.billingCode ?? base?.billingCode);
   const next: Omit<Budget, "softAlert"> = {
@@ -107,7 +119,7 @@ export function upsertBudget(
     realmId: input.realmId,
     ...(input.agentId === undefined ? {} : { agentId: input.agentId }),
     monthlyCents: input.monthlyCents,
-    spentCents: base?.spentCents ?? 0,
+    spentCents: opening ? round6(openingCents) : (base?.spentCents ?? 0),
     softThreshold: input.softThreshold ?? base?.softThreshold ?? DEFAULT_SOFT_THRESHOLD,
     hardLimit: input.hardLimit ?? base?.hardLimit ?? true,
     ...(billingCode === undefined ? {} : { billingCode }),
@@ -145,7 +157,9 @@ export class Refusal {
 export function charged(stored: Budget, charge: Charge): { next: Budget; crossedSoft: boolean } {
   const budget = currentPeriod(stored, charge.now);
   const spent = round6(budget.spentCents + charge.costCents);
-  if (budget.hardLimit && spent > budget.monthlyCents) throw new Refusal(budget, spent);
+  // DESIGN §6 (spent + cost > monthly refuses); a zero budget has no limit to pass (see reachesLimit).
+  if (budget.hardLimit && budget.monthlyCents > 0 && spent > budget.monthlyCents)
+    throw new Refusal(budget, spent);
   const crossedSoft =
     !budget.softAlert && alertLevel(spent, budget.monthlyCents, budget.softThreshold) !== null;
   const next: Budget = {

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import { RecentReads } from "../../engine/state/watch.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
@@ -8,7 +7,8 @@ import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/acce
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { conflict, forbidden } from "../../shared/errors.ts";
 import { assertAgentRef, recheckAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
-import { budgetKey, budgetsScope, currentPeriod, evaluate, tighter, upsertBudget } from "./budget.ts";
+import { budgetKey, budgetsScope, currentPeriod, evaluate, tighter } from "./budget.ts";
+import { writeBudget } from "./opening.ts";
 import { countGathered, queueCost, sweepPending } from "./pending.ts";
 import {
   type Budget,
@@ -76,16 +76,13 @@ export function registerLedger(
       }
       await requireRealm(trigger, realmId, { write: true });
       if (agentId !== undefined) await assertAgentRef(trigger, agentId, realmId);
-      const written = await casUpdate<Budget>(state, budgetsScope(realmId), budgetKey(agentId), ({ value }) =>
-        upsertBudget(value, input, nowMs(), nowIso()),
-      );
+      const written = await writeBudget(state, input, nowMs(), nowIso());
       // A realm or agent delete that began meanwhile has purged, or will purge, what it saw: see to the rest.
       await recheckRealm(trigger, realmId, () => purgeRealm(state, realmId));
       if (agentId !== undefined) {
         await recheckAgentRef(trigger, agentId, realmId, () => purgeAgent(state, realmId, agentId));
       }
-      // upsertBudget always writes one.
-      return written.value as Budget;
+      return written;
     },
   );
 

@@ -210,7 +210,7 @@ async function attemptGroup(
         expectedVersion: budget.version,
       });
   }
-  ops.push(...totalsOps(accepted));
+  ops.push(...totalsOps(accepted), ...absenceGuards(budgets, charging, accepted));
   if (ops.length > 0 && !(await commit(deps, ops))) return undefined;
   for (const { event, budget } of softCrossings) await publishSoftThreshold(deps, event, budget);
   for (const { rejected, refusal } of refusals) await refuse(deps, rejected, refusal).catch(() => undefined);
@@ -279,6 +279,21 @@ function chargeBoth(
     target.changed = true;
   }
   return applied;
+}
+
+/**
+ * For each budget an accepted spend would have been charged to had it existed: a check, after the
+ * totals' increments, that it still does not (a delete of nothing, conditional on version 0). A budget
+ * created meanwhile starts from the month's totals as it read them (opening.ts); without this check a
+ * spend counted in between would be in neither. Coming after the totals, the check also holds on
+ * Postgres: the budget's write locks the same totals record first.
+ */
+function absenceGuards(scope: string, charging: Map<string, Charging>, accepted: SpendEvent[]): BatchOp[] {
+  if (accepted.length === 0) return [];
+  const keys = new Set([...accepted.map((event) => budgetKey(event.agentId)), budgetKey()]);
+  return [...keys]
+    .filter((key) => !charging.has(key))
+    .map((key): BatchOp => ({ type: "delete", scope, key, expectedVersion: 0 }));
 }
 
 /** The batch, or false when a version it was conditional on moved (someone else wrote first). */

@@ -20,7 +20,7 @@ const GROUP_FIELD: Record<GroupBy, string> = {
   billing_code: "byBillingCode",
 };
 
-interface Totals {
+export interface Totals {
   totalMicroCents?: number;
   totalInputTokens?: number;
   totalOutputTokens?: number;
@@ -95,4 +95,10 @@ export async function summarize(
       Object.entries(groups ?? {}).map(([name, micros]) => [name, fromMicros(micros)]),
     ),
   };
+}
+
+/** What a budget's scope spent in these totals: the realm's whole, or one agent's share (cents). */
+export function spentIn(totals: Totals | null | undefined, agentId?: string): number {
+  const micros = agentId === undefined ? totals?.totalMicroCents : totals?.byAgent?.[agentId];
+  return fromMicros(micros ?? 0);
 }

@@ -18,7 +18,7 @@ async function* events(response: Response): AsyncGenerator<{ event: string; data
 }
 
 describe("an agent's turn streamed from the message route", () => {
-  it("tells the start, each tool call and result, and the text as they happen, then the reply", async () => {
+  it("tells the start, each tool call and result (by function id), and the text as they happen, then the reply", async () => {
     const id = await createAgent(env.server, await newRealm(env.server), { tools: ["tool::hash_compute"] });
     // The second model call waits: everything before it must have reached the client already.
     env.fake.reply({ toolCalls: [HASH_CALL] }, { content: "The hash is ready.", delayMs: 400 });
@@ -43,13 +43,15 @@ describe("an agent's turn streamed from the message route", () => {
     expect(kinds.filter((kind) => kind === "text").length).toBeGreaterThan(1);
     expect(kinds.at(-1)).toBe("done");
     expect(seen[0].data).toMatchObject({ model: "gpt-4o", sessionId: expect.stringMatching(/^session-/) });
-    expect(seen[1].data).toMatchObject({ toolName: "tool__hash_compute", input: { text: "abc" } });
+    // Tools are told by their function ids, not by the names the model had to use.
+    expect(seen[1].data).toMatchObject({ toolName: "tool::hash_compute", input: { text: "abc" } });
+    expect(seen[2].data).toMatchObject({ toolName: "tool::hash_compute" });
     expect(JSON.stringify(seen[2].data.output)).toContain(ABC_SHA256);
     const text = seen.filter((event) => event.event === "text").map((event) => event.data.text);
     expect(text.join("")).toBe("The hash is ready.");
     const done = seen.at(-1)?.data;
     expect(done).toMatchObject({ content: "The hash is ready.", sessionId: seen[0].data.sessionId });
-    expect(done.toolCalls[0].toolName).toBe("tool__hash_compute");
+    expect(done.toolCalls[0].toolName).toBe("tool::hash_compute");
     // Stored as it was told.
     const session = await call(env.server, "GET", `/api/agents/${id}/sessions/${done.sessionId}`);
     expect(session.body.messages.at(-1)).toMatchObject({ role: "assistant", content: "The hash is ready." });
@@ -123,10 +125,21 @@ describe("an agent's turn streamed on /v1 to the official client", () => {
     const budget = await call(env.server, "POST", "/api/ledger/budget", {
       realmId,
       agentId: id,
-      monthlyCents: 0,
+      monthlyCents: 1,
       hardLimit: true,
     });
     expect(budget.status).toBeLessThan(300);
+    // Spent in full (a zero budget would refuse nothing).
+    const spend = await call(env.server, "POST", "/api/ledger/spend", {
+      realmId,
+      agentId: id,
+      costCents: 1,
+      provider: "openai",
+      model: "gpt-4o",
+      inputTokens: 1,
+      outputTokens: 1,
+    });
+    expect(spend.status).toBe(201);
     const key = await realmKey(env.server, realmId);
     const refused = await client(key)
       .chat.completions.create({

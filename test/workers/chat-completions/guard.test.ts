@@ -33,25 +33,41 @@ async function storedSpends(realmId: string): Promise<JsonBody[]> {
   return page.items.map((item) => item.value);
 }
 
+/** A hard realm budget of one cent, spent: every check refuses (a zero budget refuses nothing). */
+async function spentBudget(realmId: string): Promise<void> {
+  const budget = { realmId, monthlyCents: 1, hardLimit: true };
+  expect((await call(env.server, "POST", "/api/ledger/budget", budget)).status).toBe(200);
+  const spend = await call(env.server, "POST", "/api/ledger/spend", {
+    realmId,
+    agentId: "someone-else",
+    costCents: 1,
+    provider: "openai",
+    model: "gpt-4o",
+    inputTokens: 1,
+    outputTokens: 1,
+  });
+  expect(spend.status).toBe(201);
+}
+
 describe("plain chat completions respect the ledger", () => {
-  it("refuses with 402 (OpenAI's error shape) under a zero hard realm budget, streamed or not, before calling the model", async () => {
+  it("refuses with 402 (OpenAI's error shape) under a spent hard realm budget, streamed or not, before calling the model", async () => {
     const { realmId, key } = await realmWithKey();
-    const budget = { realmId, monthlyCents: 0, hardLimit: true };
-    expect((await call(env.server, "POST", "/api/ledger/budget", budget)).status).toBe(200);
+    await spentBudget(realmId);
+    const before = (await storedSpends(realmId)).length;
 
     for (const stream of [false, true]) {
       const response = await complete(key, stream);
       expect(response.status, `stream: ${stream}`).toBe(402);
       expect(await json(response)).toEqual({
         error: {
-          message: expect.stringMatching(/exceeded budget: 0\/0/),
+          message: expect.stringMatching(/exceeded budget: 1\/1/),
           type: "invalid_request_error",
           code: "budget_exceeded",
         },
       });
     }
     expect(env.fake.requests).toEqual([]);
-    expect(await storedSpends(realmId)).toEqual([]);
+    expect(await storedSpends(realmId)).toHaveLength(before);
   });
 
   it("asks the ledger for the key's account (agentId apikey:<keyId>) and reports the check's reason", async () => {
@@ -77,8 +93,7 @@ describe("plain chat completions respect the ledger", () => {
   });
 
   it("charges and checks an admin key's completions in the default realm", async () => {
-    const budget = { realmId: "realm-default", monthlyCents: 0, hardLimit: true };
-    expect((await call(env.server, "POST", "/api/ledger/budget", budget)).status).toBe(200);
+    await spentBudget("realm-default");
     expect((await complete(undefined)).status).toBe(402);
     expect(env.fake.requests).toEqual([]);
   });
@@ -95,8 +110,7 @@ describe("plain chat completions respect the ledger", () => {
 describe("the ledger check of plain completions is fail-safe", () => {
   it("lets the call go ahead when the ledger fails or is not running", async () => {
     const { realmId, key } = await realmWithKey();
-    const budget = { realmId, monthlyCents: 0, hardLimit: true };
-    expect((await call(env.server, "POST", "/api/ledger/budget", budget)).status).toBe(200);
+    await spentBudget(realmId);
     const { engine } = env.server.service;
     engine.worker("broken-ledger").registerFunction({ id: "ledger::check" }, () => {
       throw new Error("ledger store is down");

@@ -184,22 +184,22 @@ describe("ledger::check: the alert table", () => {
     expect(result).not.toHaveProperty("reason");
   });
 
-  it("reads a zero budget as 0% utilization with no alert; a hard zero budget refuses, a soft one allows", async () => {
+  it("follows the alert table for a zero budget: 0% utilization, no alert, allowed, and spends are not refused", async () => {
     const { realmId, agentId } = await realmWithAgent(ctx.server);
     await setBudget(ctx.server, { realmId, agentId, monthlyCents: 0 });
+    await setBudget(ctx.server, { realmId, monthlyCents: 0, hardLimit: true });
+    const answer = await check(ctx.server, realmId, agentId);
+    expect(answer).toMatchObject({ allowed: true, limitCents: 0, utilizationPct: 0, alert: null });
+    expect(answer).not.toHaveProperty("reason");
+    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 0))).status).toBe(201);
+    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 25))).status).toBe(201);
     expect(await check(ctx.server, realmId, agentId)).toMatchObject({
-      allowed: false,
-      limitCents: 0,
+      allowed: true,
+      spentCents: 25,
+      remainingCents: 0,
       utilizationPct: 0,
       alert: null,
-      reason: `agent ${agentId} exceeded budget: 0/0`,
     });
-    expect((await postSpend(ctx.server, spendOf(realmId, agentId, 0))).status).toBe(201);
-    const refused = await postSpend(ctx.server, spendOf(realmId, agentId, 1));
-    expect(refused.status).toBe(402);
-    expect((await json(refused)).error).toBe(`agent ${agentId} exceeded budget: 1/0`);
-    await setBudget(ctx.server, { realmId, agentId, monthlyCents: 0, hardLimit: false });
-    expect(await check(ctx.server, realmId, agentId)).toMatchObject({ allowed: true, alert: null });
   });
 });
 

@@ -142,11 +142,15 @@ function TimeSlider(props: { versions: Version[]; at?: number; onChange: (at: nu
   );
 }
 
+/** A version's own relations: the `inverse:` ones shown on targets are the same edges seen from the other end. */
+const stored = (version: Version) =>
+  version.relations.filter((relation) => !relation.type.startsWith("inverse:"));
+
 function Drawing(props: { versions: Version[]; chosen?: string; onChoose: (entity: string) => void }) {
   const names = new Set(props.versions.map((version) => version.entity));
-  for (const version of props.versions) for (const relation of version.relations) names.add(relation.target);
+  for (const version of props.versions) for (const relation of stored(version)) names.add(relation.target);
   const edges = props.versions.flatMap((version) =>
-    version.relations.map((relation) => [version.entity, relation.target, relation.type] as const),
+    stored(version).map((relation) => [version.entity, relation.target, relation.type] as const),
   );
   const placed = new Map(
     forceLayout(
