@@ -1,5 +1,8 @@
-/** `{{name}}` or `{{name.field.0}}`: a variable, then dotted steps into objects and arrays. */
-const TEMPLATE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
+/**
+ * `{{name}}` or `{{name.field.0}}`: a variable, then dotted steps into objects and arrays. `\{{` is the
+ * literal text `{{` (group 1), so a prompt can show braces while unknown variables are refused at create.
+ */
+const TEMPLATE = /(\\\{\{)|\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
 const WHOLE_TEMPLATE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}$/;
 
 const MISSING = Symbol("missing");
@@ -16,10 +19,12 @@ function lookup(vars: Record<string, unknown>, path: string): unknown {
 
 /**
  * `{{name}}` and `{{name.path}}` become the value (objects as JSON); a variable or path that does not
- * exist stays as written, braces included, so a literal `{{…}}` in a prompt survives.
+ * exist stays as written, braces included (a workflow refuses unknown variables at create, but a path
+ * into a value is only known at run time). `\{{` renders as `{{`.
  */
 export function renderTemplate(template: string, vars: Record<string, unknown>): string {
-  return template.replace(TEMPLATE, (whole, path: string) => {
+  return template.replace(TEMPLATE, (whole, escaped: string | undefined, path: string) => {
+    if (escaped) return "{{";
     const value = lookup(vars, path);
     return value === MISSING ? whole : asText(value);
   });
@@ -50,9 +55,9 @@ export function renderArgs(args: unknown, vars: Record<string, unknown>): unknow
 export function templateVariables(value: unknown): string[] {
   const names = new Set<string>();
   const visit = (item: unknown) => {
-    if (typeof item === "string")
-      for (const match of item.matchAll(TEMPLATE)) names.add(match[1]?.split(".")[0] as string);
-    else if (Array.isArray(item)) item.forEach(visit);
+    if (typeof item === "string") {
+      for (const match of item.matchAll(TEMPLATE)) if (match[2]) names.add(match[2].split(".")[0] as string);
+    } else if (Array.isArray(item)) item.forEach(visit);
     else if (typeof item === "object" && item !== null) Object.values(item).forEach(visit);
   };
   visit(value);

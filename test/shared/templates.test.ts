@@ -66,3 +66,17 @@ describe("templateVariables", () => {
     ]);
   });
 });
+
+describe("escaped braces", () => {
+  it("renders \\{{ as a literal {{ that names no variable, whatever the variables hold", () => {
+    fc.assert(
+      fc.property(name, json, fc.string({ maxLength: 20 }), (variable, value, text) => {
+        const template = `${text.replaceAll("\\", "").replaceAll("{", "")}\\{{${variable}}}`;
+        const rendered = renderTemplate(template, { [variable]: value });
+        expect(rendered.endsWith(`{{${variable}}}`)).toBe(true);
+        expect(rendered).not.toContain("\\{{");
+        expect(templateVariables(template)).toEqual([]);
+      }),
+    );
+  });
+});

@@ -3,17 +3,9 @@ import type { StateClient } from "../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { agentChatSteps } from "../../shared/agent-steps.ts";
 import { isAppError } from "../../shared/errors.ts";
+import { agentByName, DECLARED_SCOPE, type DeclaredAgent, resolveAgentId } from "./agents.ts";
 import type { Declared, FileProblem } from "./files.ts";
 import type { AgentFile, HandFile } from "./schema.ts";
-
-/** Which agent each declared file made: keys `<realm>\u0001<name>`, so a reload finds the same agent. */
-export const DECLARED_SCOPE = "config_agents";
-
-interface DeclaredAgent {
-  agentId: string;
-  hash: string;
-  file: string;
-}
 
 export interface ReloadReport {
   agents: { created: string[]; updated: string[]; unchanged: string[] };
@@ -79,27 +71,25 @@ export async function applyDeclared(
         report.agents.updated.push(name);
         continue;
       }
-      const { id } = (await asSystem(trigger, "agent::create", { name, realmId: realm, ...fields })) as {
-        id: string;
-      };
-      await state.set(DECLARED_SCOPE, key, { agentId: id, hash, file });
-      agentIds.set(key, id);
-      report.agents.created.push(name);
+      const made = await createOrAdopt(trigger, name, realm, fields);
+      await state.set(DECLARED_SCOPE, key, { agentId: made.id, hash, file });
+      agentIds.set(key, made.id);
+      report.agents[made.adopted ? "updated" : "created"].push(name);
     } catch (error) {
       report.problems.push({ file, message: error instanceof Error ? error.message : String(error) });
     }
   }
   for (const { file, config } of declared.channels) {
-    const key = `${config.realm ?? "realm-default"}\u0001${config.agent}`;
-    const agentId = agentIds.get(key) ?? (await state.get<DeclaredAgent>(DECLARED_SCOPE, key))?.agentId;
-    if (!agentId) {
-      report.problems.push({
-        file,
-        message: `agent: no agent ${config.agent} is declared in agents/ (realm ${config.realm ?? "realm-default"})`,
-      });
-      continue;
-    }
     try {
+      const agentId = await resolveAgentId(
+        state,
+        trigger,
+        config.realm ?? "realm-default",
+        config.agent,
+        agentIds,
+      ).catch((error: Error) => {
+        throw new Error(`agent: ${error.message}`);
+      });
       await asSystem(trigger, "channel::bind", {
         platform: config.platform,
         channelId: config.channel_id,
@@ -125,14 +115,11 @@ async function applyHand(
   report: ReloadReport,
 ): Promise<void> {
   const realmId = config.realm ?? "realm-default";
-  const agentKey = `${realmId}\u0001${config.agent}`;
-  const agentId =
-    agentIds.get(agentKey) ?? (await state.get<DeclaredAgent>(DECLARED_SCOPE, agentKey))?.agentId;
-  if (!agentId) {
-    report.problems.push({
-      file,
-      message: `agent: no agent ${config.agent} is declared in agents/ (realm ${realmId})`,
-    });
+  let agentId: string;
+  try {
+    agentId = await resolveAgentId(state, trigger, realmId, config.agent, agentIds);
+  } catch (error) {
+    report.problems.push({ file, message: `agent: ${(error as Error).message}` });
     return;
   }
   const key = `${realmId}\u0001${name}`;
@@ -187,12 +174,11 @@ async function scheduleHandWorkflow(
   const { name, realmId, config } = hand;
   const steps = [];
   for (const [index, step] of (config.steps ?? []).entries()) {
-    const key = `${realmId}\u0001${step.agent}`;
-    const id = hand.agentIds.get(key) ?? (await state.get<DeclaredAgent>(DECLARED_SCOPE, key))?.agentId;
-    if (!id)
-      throw new Error(
-        `steps.${index}.agent: no agent ${step.agent} is declared in agents/ (realm ${realmId})`,
-      );
+    const id = await resolveAgentId(state, trigger, realmId, step.agent, hand.agentIds).catch(
+      (error: Error) => {
+        throw new Error(`steps.${index}.agent: ${error.message}`);
+      },
+    );
     steps.push({ ...step, agentId: id });
   }
   const workflowId = `hand-${name.replace(/[^A-Za-z0-9_-]/g, "-")}`.slice(0, 128);
@@ -213,4 +199,36 @@ async function scheduleHandWorkflow(
     name,
   })) as { job: { id: string } };
   return job.id;
+}
+
+/**
+ * Creates the declared agent, or takes over the realm's agent of that name (made over the API, by a
+ * migration, or by a reload running at the same time, whose create won the name): a file and an agent
+ * of the same name are the same agent, never a duplicate-name problem.
+ */
+async function createOrAdopt(
+  trigger: TriggerFn,
+  name: string,
+  realmId: string,
+  fields: ReturnType<typeof agentFields>,
+): Promise<{ id: string; adopted: boolean }> {
+  const adopt = async (id: string) => {
+    await asSystem(trigger, "agent::update", { id, ...fields });
+    return { id, adopted: true };
+  };
+  const existing = await agentByName(trigger, realmId, name);
+  if (existing) return adopt(existing);
+  try {
+    const { id } = (await asSystem(trigger, "agent::create", { name, realmId, ...fields })) as { id: string };
+    return { id, adopted: false };
+  } catch (error) {
+    if (!isAppError(error) || error.code !== "conflict") throw error;
+    // The winner claimed the name first and writes its agent just after: give it a moment to appear.
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const winner = await agentByName(trigger, realmId, name);
+      if (winner) return adopt(winner);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw error;
+  }
 }

@@ -4,9 +4,10 @@ import { stateClient } from "../../engine/state/client.ts";
 import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
-import { notFound } from "../../shared/errors.ts";
 import type { FileProblem } from "../../shared/toml-file.ts";
-import { applyDeclared, DECLARED_SCOPE } from "./apply.ts";
+import { checkWorkflowFiles } from "../workflow/check-file.ts";
+import { resolveAgentId } from "./agents.ts";
+import { applyDeclared } from "./apply.ts";
 import { readDeclared } from "./files.ts";
 import { reloadReport, validateReport } from "./schema.ts";
 
@@ -30,7 +31,15 @@ export interface ConfigOptions {
 export function registerConfig(worker: WorkerClient, options: ConfigOptions): { load(): Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
-  const reload = async () => {
+  // One reload at a time in this process: two at once (an operator's and a migration's) would each
+  // see an agent as not yet declared and both create it. Across processes, createOrAdopt settles it.
+  let queue: Promise<unknown> = Promise.resolve();
+  const reload = () => {
+    const next = queue.then(reloadOnce, reloadOnce);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  const reloadOnce = async () => {
     // Integrations first: agents declared next may name their tools.
     const integrations = (await trigger({
       function_id: "integration::reload",
@@ -59,7 +68,7 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
     {
       id: "config::reload",
       description:
-        "Load integrations/*.toml, agents/*/agent.toml, hands/*/HAND.toml and config/channels/*.toml again (admin): what changed, and each file's problem",
+        "Load integrations/*.toml, agents/*/agent.toml, hands/*/HAND.toml, config/channels/*.toml and workflows/*.yaml again (admin): what changed, and each file's problem",
       input: z.strictObject({}),
       output: reloadReport,
     },
@@ -72,7 +81,7 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
     {
       id: "config::validate",
       description:
-        "Check a directory's declarative files without applying them (admin): {agents, channels, problems}",
+        "Check a directory's declarative files (integrations, agents, hands, channels, workflows) without applying them (admin): what each declares, and each file's problem",
       input: z.strictObject({ directory: z.string().min(1).max(4096).optional() }),
       output: validateReport,
     },
@@ -80,6 +89,7 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
       requireAdmin(ctx);
       const root = resolve(options.home, directory ?? ".");
       const declared = readDeclared(root);
+      const workflows = checkWorkflowFiles(root);
       const integrations = (await trigger({
         function_id: "integration::validate",
         payload: { directory: root },
@@ -92,21 +102,21 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
         ),
         hands: declared.hands.map((hand) => hand.name),
         integrations: integrations.integrations,
-        problems: [...integrations.problems, ...declared.problems],
+        workflows: workflows.workflows.map((workflow) => workflow.id),
+        problems: [...integrations.problems, ...declared.problems, ...workflows.problems],
       };
     },
   );
   worker.registerFunction(
     {
       id: "config::agent_id",
-      description: "The id of the agent a file of agents/ declares: {agentId}, or 404",
+      description:
+        "The id of a realm's agent by name (declared in agents/, else made over the API): {agentId}, or 404",
       input: z.strictObject({ name: z.string().min(1).max(200), realmId: z.string().min(1).max(256) }),
     },
     async ({ name, realmId }, ctx) => {
       requireAdmin(ctx);
-      const found = await state.get<{ agentId: string }>(DECLARED_SCOPE, `${realmId}\u0001${name}`);
-      if (!found) throw notFound(`No agent ${name} is declared in agents/ (realm ${realmId})`);
-      return { agentId: found.agentId };
+      return { agentId: await resolveAgentId(state, trigger, realmId, name) };
     },
   );
   worker.registerRoute("config::reload", "POST", "/api/config/reload");

@@ -99,5 +99,6 @@ export const validateReport = z.object({
   channels: names,
   hands: names,
   integrations: names,
+  workflows: names,
   problems: z.array(fileProblem),
 });

@@ -175,8 +175,9 @@ export async function loadFileWorkflows(
 }
 
 /**
- * A file's step may name its agent as declared in `agents/` (`agent: researcher`) rather than by id,
- * so the files stay valid on any installation: the name becomes the agent's id here.
+ * A file's step may name its agent by name (`agent: researcher`) rather than by id, so the files stay
+ * valid on any installation: the name becomes the id of the realm's agent of that name, whether
+ * `agents/` declared it or it was made over the API.
  */
 async function withAgentIds(trigger: TriggerFn, realmId: string, definition: unknown): Promise<unknown> {
   if (typeof definition !== "object" || definition === null) return definition;
@@ -196,7 +197,9 @@ async function withAgentIds(trigger: TriggerFn, realmId: string, definition: unk
       auth: { kind: "system" },
     }).catch(() => null)) as { agentId?: string } | null;
     if (!found?.agentId)
-      throw new Error(`steps.${index}.agent: no agent ${agent} is declared in agents/ (realm ${realmId})`);
+      throw new Error(
+        `steps.${index}.agent: no agent ${agent} is declared in agents/ (realm ${realmId}) or made over the API in that realm`,
+      );
     resolved.push({ ...rest, agentId: found.agentId });
   }
   return { ...definition, steps: resolved };
@@ -204,7 +207,8 @@ async function withAgentIds(trigger: TriggerFn, realmId: string, definition: unk
 
 const SERVICE: WorkflowAuthor = { kind: "system" };
 
-function withFileId(file: WorkflowFile): unknown {
+/** A file's id: its `id`, else its file name. */
+export function withFileId(file: WorkflowFile): unknown {
   const definition = file.definition;
   if (typeof definition !== "object" || definition === null || Array.isArray(definition)) return definition;
   if ("id" in definition) return definition;

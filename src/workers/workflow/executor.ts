@@ -233,7 +233,7 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
- * With `args`: those, rendered over the run's variables, are the payload. Otherwise DESIGN §6:
+ * With `args`: those, rendered over the run's variables (and `run.input`), are the payload. Otherwise DESIGN §6:
  * `{...vars, input, prompt, message: prompt, agentId}` (+ `iteration`, `fanoutResults`), where a
  * function that declares its input fields gets only those, so strict functions (agent::chat, tools)
  * work as steps. `agentId` is the step's, else the run's.
@@ -246,11 +246,9 @@ async function stepPayload(
 ): Promise<Record<string, unknown>> {
   const agentId = step.agentId ?? run.agentId;
   const vars: Record<string, unknown> = { ...run.vars, input: run.vars.input };
+  const templateVars = { ...vars, ...extra, ...(agentId ? { agentId } : {}), ...runVariables(run) };
   if (step.args) {
-    const args = renderArgs(step.args, { ...vars, ...extra, ...(agentId ? { agentId } : {}) }) as Record<
-      string,
-      unknown
-    >;
+    const args = renderArgs(step.args, templateVars) as Record<string, unknown>;
     // A function that acts for an agent gets the step's (or run's) agent unless args name one.
     if (
       agentId &&
@@ -262,12 +260,22 @@ async function stepPayload(
     return args;
   }
   const prompt =
-    step.promptTemplate === undefined ? asText(vars.input) : renderTemplate(step.promptTemplate, vars);
+    step.promptTemplate === undefined
+      ? asText(vars.input)
+      : renderTemplate(step.promptTemplate, templateVars);
   const full: Record<string, unknown> = { ...vars, prompt, message: prompt, ...extra };
   if (agentId) full.agentId = agentId;
   const fields = await deps.inputFields(step.functionId);
   if (!fields) return full;
   return Object.fromEntries(Object.entries(full).filter(([key]) => fields.includes(key)));
+}
+
+/**
+ * `{{run.input}}`: the run's own input in every step (`input` is the previous step's output). Only
+ * templates see it, so the DESIGN payload of a step without args is unchanged.
+ */
+function runVariables(run: Run): { run: { input: unknown; id: string } } {
+  return { run: { input: run.input, id: run.runId } };
 }
 
 function messageOf(error: unknown): string {

@@ -28,7 +28,11 @@ export const stepSchema = z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "outputVar must be a variable name (letters, digits, _)")
       .max(100)
-      .refine((value) => value !== "input" && value !== "__fanout", "outputVar cannot be input or __fanout")
+      // `run` holds the run's own input (`{{run.input}}`): a step's output must not hide it.
+      .refine(
+        (value) => !["input", "__fanout", "run"].includes(value),
+        "outputVar cannot be input, run or __fanout",
+      )
       .optional(),
     condition: z.string().max(10_000).optional(),
     maxIterations: z

@@ -3,13 +3,11 @@ import { badRequest, isAppError } from "../../shared/errors.ts";
 import { type InputSchema, payloadProblem } from "../../shared/schema-check.ts";
 import { templateVariables } from "../../shared/templates.ts";
 import type { Step } from "./schema.ts";
+import { templateProblem } from "./variables.ts";
 
 interface FunctionInfo {
   request_schema?: InputSchema;
 }
-
-/** Variables every step may name besides the steps' outputVars. */
-const RUN_VARIABLES = ["input", "__fanout", "fanoutResults", "iteration", "agentId"];
 
 /**
  * Checked when a workflow is written, so a mistake is a 400 now and not a failed run later: every
@@ -23,8 +21,8 @@ export async function validateSteps(
   /** Files read at start: a function not registered yet is a warning (its worker may connect later). */
   onMissing?: (message: string) => void,
 ): Promise<void> {
-  const outputVars = steps.flatMap((step) => (step.outputVar ? [step.outputVar] : []));
-  const known = new Set([...RUN_VARIABLES, ...outputVars]);
+  const problem = templateProblem(steps);
+  if (problem) throw badRequest(problem);
   for (const [index, step] of steps.entries()) {
     const info = await functionInfo(trigger, step.functionId);
     if (!info && !step.optional) {
@@ -33,14 +31,7 @@ export async function validateSteps(
       onMissing(message);
     }
     if (step.agentId !== undefined) await checkAgent(trigger, index, step);
-    if (step.args === undefined) continue;
-    const unknownVariable = templateVariables(step.args).find((name) => !known.has(name));
-    if (unknownVariable) {
-      throw badRequest(
-        `steps.${index}.args: step "${step.name}" names {{${unknownVariable}}}, which the run will not have (variables: ${[...known].join(", ")})`,
-      );
-    }
-    if (info?.request_schema) checkArgs(index, step, info.request_schema);
+    if (step.args !== undefined && info?.request_schema) checkArgs(index, step, info.request_schema);
   }
 }
 

@@ -200,7 +200,8 @@ describe("declarative configuration", () => {
       const bad = await call(server, "POST", "/api/config/reload", {});
       expect(bad.body.problems).toEqual([
         expect.objectContaining({
-          message: "steps.0.agent: no agent nobody is declared in agents/ (realm realm-default)",
+          message:
+            "steps.0.agent: no agent nobody is declared in agents/ (realm realm-default) or made over the API in that realm",
         }),
       ]);
     } finally {

@@ -96,11 +96,12 @@ describe("execution", () => {
       {
         name: "greet",
         functionId: "test::echo",
-        promptTemplate: "Hello {{input}} and {{unknown}}",
+        // `\{{` is a literal `{{`: an unknown variable written plainly is refused at create.
+        promptTemplate: "Hello {{input}} and \\{{unknown}}",
         outputVar: "greeting",
       },
       { name: "shout", functionId: "test::upper", outputVar: "loud" },
-      { name: "both", functionId: "test::echo", promptTemplate: "{{greeting}} / {{loud}} / {{obj}}" },
+      { name: "both", functionId: "test::echo", promptTemplate: "{{greeting}} / {{loud}} / \\{{obj}}" },
     ]);
     const body = await json(await run(id, "Ada"));
     expect(body.status).toBe("completed");
