@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline/promises";
-import { api, apiEvents, output, table } from "./api.ts";
+import { ApiError, api, apiEvents, output, table } from "./api.ts";
 
 interface AgentRow {
   id: string;
@@ -12,8 +12,9 @@ interface AgentRow {
 
 type Json = { json?: boolean };
 
-export async function agentsList(options: Json & { realm?: string }): Promise<void> {
-  const query = options.realm ? `?realmId=${encodeURIComponent(options.realm)}` : "";
+/** Every agent the key sees (of one realm with `realm`), through all pages. */
+async function allAgents(realm?: string): Promise<AgentRow[]> {
+  const query = realm ? `?realmId=${encodeURIComponent(realm)}` : "";
   const agents: AgentRow[] = [];
   let page = await api<{ agents: AgentRow[]; nextCursor: string | null }>("GET", `/api/agents${query}`);
   agents.push(...page.agents);
@@ -22,6 +23,33 @@ export async function agentsList(options: Json & { realm?: string }): Promise<vo
     page = await api("GET", `/api/agents${next}`);
     agents.push(...page.agents);
   }
+  return agents;
+}
+
+/**
+ * The id of the agent `ref` names: an agent id as it is, else the agent of that name among those the
+ * key sees (names are unique within a realm; an admin key sees every realm, so a name may be ambiguous,
+ * and then the ids are listed rather than one picked). Neither: the API's own 404.
+ */
+export async function agentIdOf(ref: string): Promise<string> {
+  let missing: ApiError;
+  try {
+    return (await api<AgentRow>("GET", `/api/agents/${encodeURIComponent(ref)}`)).id;
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 404) throw error;
+    missing = error;
+  }
+  const named = (await allAgents()).filter((agent) => agent.name === ref);
+  if (named.length === 1) return (named[0] as AgentRow).id;
+  if (named.length > 1) {
+    const ids = named.map((agent) => `${agent.id} in ${agent.realmId}`).join(", ");
+    throw new Error(`${named.length} agents are named ${ref} (${ids}): give the id`);
+  }
+  throw missing;
+}
+
+export async function agentsList(options: Json & { realm?: string }): Promise<void> {
+  const agents = await allAgents(options.realm);
   output(options.json, agents, () =>
     table(
       ["id", "name", "model", "realm", "status"],
@@ -62,18 +90,20 @@ export async function agentsCreate(name: string, options: Json & AgentFields): P
 }
 
 export async function agentsUpdate(
-  id: string,
+  ref: string,
   options: Json & Omit<AgentFields, "realm" | "profile">,
 ): Promise<void> {
   const fields = fieldsOf(options);
   if (Object.keys(fields).length === 0) {
     throw new Error("nothing to change: give --model, --prompt, --temperature or --tools");
   }
+  const id = await agentIdOf(ref);
   const agent = await api<AgentRow>("PATCH", `/api/agents/${encodeURIComponent(id)}`, fields);
   output(options.json, agent, () => `Updated ${agent.name} (${agent.id}): ${agent.model}.`);
 }
 
-export async function agentsDelete(id: string, options: Json): Promise<void> {
+export async function agentsDelete(ref: string, options: Json): Promise<void> {
+  const id = await agentIdOf(ref);
   await api("DELETE", `/api/agents/${encodeURIComponent(id)}`);
   output(options.json, { deleted: id }, () => `Deleted ${id}.`);
 }
@@ -84,9 +114,10 @@ export async function agentsDelete(id: string, options: Json): Promise<void> {
  * as they happen. --json prints each event as a JSON line instead.
  */
 export async function agentsChat(
-  id: string,
+  ref: string,
   options: Json & { message?: string; session?: string },
 ): Promise<void> {
+  const id = await agentIdOf(ref);
   let sessionId = options.session;
   const say = async (message: string) => {
     for await (const { event, data } of apiEvents("POST", `/api/agents/${encodeURIComponent(id)}/message`, {

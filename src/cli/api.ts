@@ -1,5 +1,14 @@
 import { serverSentEvents } from "../shared/sse.ts";
-import { defaultKey, serviceUrl } from "./service-call.ts";
+import { defaultKey, serviceAddress, unreachable } from "./service-call.ts";
+
+/** The API's refusal: its own message and its status (a 404 lets a name be tried where an id was not). */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(message: string, status: number) {
+    super(`${message} (HTTP ${status})`);
+    this.status = status;
+  }
+}
 
 /**
  * The running service's HTTP API as the daily commands use it: URL from AGENTOS_URL (else
@@ -12,9 +21,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   const parsed = text ? (JSON.parse(text) as T & { error?: unknown }) : (null as T);
   if (!response.ok) {
     const message = (parsed as { error?: unknown } | null)?.error;
-    throw new Error(
-      `${typeof message === "string" ? message : text || "no answer"} (HTTP ${response.status})`,
-    );
+    throw new ApiError(typeof message === "string" ? message : text || "no answer", response.status);
   }
   return parsed;
 }
@@ -34,7 +41,7 @@ export async function* apiEvents(
     } catch {
       // Not JSON: the text itself.
     }
-    throw new Error(`${message} (HTTP ${response.status})`);
+    throw new ApiError(message, response.status);
   }
   for await (const { event, data } of serverSentEvents(response.body as AsyncIterable<Uint8Array>)) {
     yield { event, data: JSON.parse(data) };
@@ -43,8 +50,9 @@ export async function* apiEvents(
 
 async function send(method: string, path: string, body: unknown, headers: Record<string, string> = {}) {
   const key = defaultKey();
+  const address = serviceAddress();
   try {
-    return await fetch(new URL(path, serviceUrl()), {
+    return await fetch(new URL(path, address.url), {
       method,
       headers: {
         ...headers,
@@ -54,11 +62,7 @@ async function send(method: string, path: string, body: unknown, headers: Record
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const reason = cause?.code ?? cause?.message ?? (error as Error).message;
-    throw new Error(
-      `cannot reach the service at ${serviceUrl()}: ${reason} (start it with \`agentos serve\`)`,
-    );
+    throw unreachable(error, address);
   }
 }
 

@@ -3,7 +3,9 @@ import type { AgentOS } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
 import { readDeclared } from "../workers/config/files.ts";
 import { readIntegrations } from "../workers/integrations/files.ts";
-import { callService, defaultKey } from "./service-call.ts";
+import { checkWorkflowFiles } from "../workers/workflow/check-file.ts";
+import { output, table } from "./api.ts";
+import { callService, defaultKey, serviceAddress, unreachable } from "./service-call.ts";
 
 /**
  * Runs one command against the configured storage, with the same functions the server uses. Without
@@ -63,14 +65,36 @@ export async function configSetKey(provider: string, key: string): Promise<void>
   print(`Stored the ${provider} API key in the vault (encrypted).`);
 }
 
+/** Loads the files again; a file it skipped is named on stderr with why, and the exit code is 1. */
 export async function configReload(): Promise<void> {
-  print(await callService({ method: "POST", path: "/api/config/reload", body: {} }, "config::reload", {}));
+  const report = await callService<{ problems?: Problem[] }>(
+    { method: "POST", path: "/api/config/reload", body: {} },
+    "config::reload",
+    {},
+  );
+  print(report);
+  reportProblems("skipped", report.problems ?? []);
+}
+
+interface Problem {
+  file: string;
+  message: string;
+}
+
+/** Each problem on stderr, one line each, and exit code 1 when there is one. */
+function reportProblems(verb: string, problems: Problem[]): void {
+  if (problems.length === 0) return;
+  for (const { file, message } of problems) process.stderr.write(`agentos: ${verb} ${file}: ${message}\n`);
+  process.stderr.write(`agentos: ${problems.length} file problem(s)\n`);
+  process.exitCode = 1;
 }
 
 /** Reads and checks a directory's declarative files without starting anything; exit 1 on a problem. */
 export function configValidate(directory = "."): void {
   const declared = readDeclared(resolve(directory));
   const integrations = readIntegrations(resolve(directory));
+  const workflows = checkWorkflowFiles(resolve(directory));
+  const problems = [...integrations.problems, ...declared.problems, ...workflows.problems];
   print({
     agents: declared.agents.map((agent) => `${agent.name} (${agent.file})`),
     channels: declared.channels.map(
@@ -78,9 +102,10 @@ export function configValidate(directory = "."): void {
     ),
     hands: declared.hands.map((hand) => `${hand.name} (${hand.file})`),
     integrations: integrations.integrations.map((entry) => `${entry.name} (${entry.file})`),
-    problems: [...integrations.problems, ...declared.problems],
+    workflows: workflows.workflows.map((workflow) => `${workflow.id} (${workflow.file})`),
+    problems,
   });
-  if (declared.problems.length + integrations.problems.length > 0) process.exitCode = 1;
+  reportProblems("invalid", problems);
 }
 
 export async function configSetSecret(name: string, value: string): Promise<void> {
@@ -98,8 +123,22 @@ export async function channelsBind(platform: string, channelId: string, agentId:
   print(await call("channel::bind", { platform, channelId, agentId }));
 }
 
-export async function channelsList(options: { realm?: string; platform?: string }): Promise<void> {
-  print(await call("channel::bindings", { realmId: options.realm, platform: options.platform, limit: 200 }));
+export async function channelsList(options: {
+  realm?: string;
+  platform?: string;
+  json?: boolean;
+}): Promise<void> {
+  const answer = (await call("channel::bindings", {
+    realmId: options.realm,
+    platform: options.platform,
+    limit: 200,
+  })) as { bindings: Array<{ platform: string; channelId: string; agentId: string; realmId: string }> };
+  output(options.json, answer, () =>
+    table(
+      ["platform", "channel", "agent", "realm"],
+      answer.bindings.map((b) => [b.platform, b.channelId, b.agentId, b.realmId]),
+    ),
+  );
 }
 
 export async function channelsUnbind(platform: string, channelId: string): Promise<void> {
@@ -118,9 +157,24 @@ export async function keysCreate(options: { realm?: string; name?: string }): Pr
   process.stderr.write("The key is shown only now; store it safely.\n");
 }
 
-export async function keysList(): Promise<void> {
-  print(
-    await withService((service) => service.engine.trigger({ function_id: "auth::keys::list", payload: {} })),
+export async function keysList(options: { json?: boolean }): Promise<void> {
+  const answer = (await withService((service) =>
+    service.engine.trigger({ function_id: "auth::keys::list", payload: {} }),
+  )) as {
+    keys: Array<{
+      id: string;
+      name: string;
+      role: string;
+      realmId?: string;
+      hint: string;
+      createdAt: string;
+    }>;
+  };
+  output(options.json, answer, () =>
+    table(
+      ["id", "name", "role", "realm", "hint", "created"],
+      answer.keys.map((k) => [k.id, k.name, k.role, k.realmId, k.hint, k.createdAt]),
+    ),
   );
 }
 
@@ -131,18 +185,16 @@ export async function keysRevoke(id: string): Promise<void> {
   print(`Revoked ${id}.`);
 }
 
-export async function health(options: { url: string; key?: string }): Promise<void> {
+export async function health(options: { url?: string; key?: string }): Promise<void> {
   const key = options.key ?? defaultKey();
+  const address = options.url ? { url: options.url, from: "--url" } : serviceAddress();
   let response: Response;
   try {
-    response = await fetch(new URL("/api/health", options.url), {
+    response = await fetch(new URL("/api/health", address.url), {
       headers: key ? { authorization: `Bearer ${key}` } : {},
     });
   } catch (error) {
-    // fetch reports every network failure as "fetch failed"; the reason (ECONNREFUSED, ...) is the cause.
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const reason = cause?.code ?? cause?.message ?? (error as Error).message;
-    throw new Error(`cannot reach the service at ${options.url}: ${reason}`);
+    throw unreachable(error, address);
   }
   const body = await response.text();
   print(body);

@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
+import { agentIdOf } from "./agents.ts";
 import { api, output, table } from "./api.ts";
 
 type Json = { json?: boolean };
@@ -21,13 +22,39 @@ export async function workflowsList(options: Json): Promise<void> {
   );
 }
 
-export async function workflowsRun(id: string, options: Json & { input?: string }): Promise<void> {
+/**
+ * The workflow `ref` names, by id, else by name, among those the key sees: ids are unique within a
+ * realm, so the realm goes with it (an admin key may run any realm's). Several: their realms are listed
+ * rather than one picked. None: `ref` as it is, for the API to answer (its 404).
+ */
+async function workflowOf(ref: string): Promise<{ id: string; realmId?: string }> {
+  const workflows = await api<WorkflowRow[]>("GET", "/api/workflows");
+  const byId = workflows.filter((w) => w.id === ref);
+  const found = byId.length > 0 ? byId : workflows.filter((w) => w.name === ref);
+  if (found.length > 1) {
+    const which = found.map((w) => `${w.id} in ${w.realmId}`).join(", ");
+    throw new Error(
+      `${found.length} workflows are called ${ref} (${which}): give the id, or use a realm's key`,
+    );
+  }
+  const [workflow] = found;
+  return workflow ? { id: workflow.id, realmId: workflow.realmId } : { id: ref };
+}
+
+export async function workflowsRun(
+  ref: string,
+  options: Json & { input?: string; agent?: string },
+): Promise<void> {
+  const workflow = await workflowOf(ref);
+  const agentId = options.agent === undefined ? undefined : await agentIdOf(options.agent);
   const run = await api<{
     runId: string;
     status: string;
     results?: Array<{ stepName: string; output: unknown }>;
   }>("POST", "/api/workflows/run", {
-    workflowId: id,
+    workflowId: workflow.id,
+    ...(workflow.realmId ? { realmId: workflow.realmId } : {}),
+    ...(agentId ? { agentId } : {}),
     ...(options.input !== undefined ? { input: parseInput(options.input) } : {}),
   });
   output(options.json, run, () => {
@@ -36,10 +63,12 @@ export async function workflowsRun(id: string, options: Json & { input?: string 
   });
 }
 
-export async function workflowsRuns(id: string, options: Json): Promise<void> {
+export async function workflowsRuns(ref: string, options: Json): Promise<void> {
+  const workflow = await workflowOf(ref);
+  const realm = workflow.realmId ? `?realmId=${encodeURIComponent(workflow.realmId)}` : "";
   const answer = await api<{
     runs: Array<{ runId: string; status: string; startedAt?: string; error?: string }>;
-  }>("GET", `/api/workflows/${encodeURIComponent(id)}/runs`);
+  }>("GET", `/api/workflows/${encodeURIComponent(workflow.id)}/runs${realm}`);
   output(options.json, answer, () =>
     table(
       ["run", "status", "started", "error"],

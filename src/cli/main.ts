@@ -29,6 +29,8 @@ import {
 } from "./daily.ts";
 import { migrateFramework, migrateReport, migrateScan } from "./migrate.ts";
 
+const JSON_HELP = "print JSON instead of a table";
+
 const program = new Command()
   .name("agentos")
   .description("AgentOS: host LLM-driven agents behind an HTTP API")
@@ -50,12 +52,14 @@ config
 config
   .command("reload")
   .description(
-    "Load integrations/, agents/, hands/, config/channels/ and workflows/ again (from AGENTOS_HOME)",
+    "Load integrations/, agents/, hands/, config/channels/ and workflows/ again (from AGENTOS_HOME; exit 1 naming each file skipped)",
   )
   .action(configReload);
 config
   .command("validate [directory]")
-  .description("Check a directory's declarative files without starting anything (exit 1 on a problem)")
+  .description(
+    "Check a directory's integrations/, agents/, hands/, config/channels/ and workflows/ without starting anything (exit 1 on a problem)",
+  )
   .action(configValidate);
 config
   .command("set-secret <name> <value>")
@@ -70,6 +74,7 @@ const migrate = program
 migrate
   .command("scan [directory]")
   .description("Look for the six frameworks in a directory (default: your home directory)")
+  .option("--json", JSON_HELP)
   .action(migrateScan);
 migrate
   .command("report")
@@ -80,7 +85,7 @@ for (const framework of ["openclaw", "langchain", "langgraph", "crewai", "autoge
   migrate
     .command(`${framework} <path>`)
     .description(`Migrate a ${framework} project or configuration file`)
-    .option("--dry-run", "say what would be written, write nothing")
+    .option("--dry-run", "list the files and vault entries it would write, write nothing")
     .action((path: string, options: { dryRun?: boolean }) => migrateFramework(framework, path, options));
 }
 
@@ -94,6 +99,7 @@ channels
   .description("List channel bindings")
   .option("--realm <realmId>", "only this realm's")
   .option("--platform <platform>", "only this platform's")
+  .option("--json", JSON_HELP)
   .action(channelsList);
 channels
   .command("unbind <platform> <channelId>")
@@ -107,10 +113,12 @@ keys
   .option("--realm <realmId>", "bind the key to this realm")
   .option("--name <name>", "a label to tell keys apart")
   .action(keysCreate);
-keys.command("list").description("List API keys (ids and labels, never the keys)").action(keysList);
+keys
+  .command("list")
+  .description("List API keys (ids and labels, never the keys)")
+  .option("--json", JSON_HELP)
+  .action(keysList);
 keys.command("revoke <id>").description("Revoke an API key by id").action(keysRevoke);
-
-const JSON_HELP = "print JSON instead of a table";
 
 const agents = program.command("agents").description("Agents of the running service");
 agents
@@ -131,8 +139,10 @@ agents
   .option("--json", JSON_HELP)
   .action(agentsCreate);
 agents
-  .command("update <id>")
-  .description("Change an agent's model, prompt, temperature or tools (its sessions and memory stay)")
+  .command("update <agent>")
+  .description(
+    "Change an agent's (id or name) model, prompt, temperature or tools (its sessions and memory stay)",
+  )
   .option("--model <model>", "catalog id or alias")
   .option("--prompt <text>", "system prompt")
   .option("--tools <ids>", "comma-separated function ids or patterns")
@@ -140,13 +150,13 @@ agents
   .option("--json", JSON_HELP)
   .action(agentsUpdate);
 agents
-  .command("delete <id>")
+  .command("delete <agent>")
   .description("Delete an agent with its sessions and memory")
   .option("--json", JSON_HELP)
   .action(agentsDelete);
 agents
-  .command("chat <id>")
-  .description("Talk to an agent, replies streamed (interactive unless --message)")
+  .command("chat <agent>")
+  .description("Talk to an agent (its id or name), replies streamed (interactive unless --message)")
   .option("--message <text>", "send one message and exit")
   .option("--session <sessionId>", "continue this session")
   .option("--json", "print each streamed event as a JSON line")
@@ -155,14 +165,15 @@ agents
 const workflows = program.command("workflows").description("Workflows of the running service");
 workflows.command("list").description("List workflows").option("--json", JSON_HELP).action(workflowsList);
 workflows
-  .command("run <id>")
-  .description("Run a workflow and wait for it")
+  .command("run <workflow>")
+  .description("Run a workflow (its id or name) and wait for it")
   .option("--input <input>", "the run's input (JSON, or plain text)")
+  .option("--agent <agent>", "run it as this agent (id or name): its tool steps act in its workspace")
   .option("--json", JSON_HELP)
   .action(workflowsRun);
 workflows
-  .command("runs <id>")
-  .description("A workflow's runs, newest first")
+  .command("runs <workflow>")
+  .description("A workflow's (id or name) runs, newest first")
   .option("--json", JSON_HELP)
   .action(workflowsRuns);
 
@@ -219,7 +230,7 @@ program
 program
   .command("health")
   .description("Ask a running service for its health")
-  .option("--url <url>", "service address", `http://127.0.0.1:${process.env.AGENTOS_PORT ?? 3111}`)
+  .option("--url <url>", "service address (default: AGENTOS_URL, else AGENTOS_PORT on this host, else 3111)")
   .option("--key <key>", "API key (default: AGENTOS_API_KEY, else <data dir>/admin.key)")
   .action(health);
 

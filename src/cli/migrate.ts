@@ -37,7 +37,7 @@ function table(rows: string[][]): void {
   }
 }
 
-export async function migrateScan(directory?: string): Promise<void> {
+export async function migrateScan(directory: string | undefined, options: { json?: boolean }): Promise<void> {
   const baseDir = directory ? resolve(directory) : undefined;
   const query = baseDir ? `?baseDir=${encodeURIComponent(baseDir)}` : "";
   const result = await callService<{
@@ -49,6 +49,10 @@ export async function migrateScan(directory?: string): Promise<void> {
     }>;
     summary: { found: number; scanned: number };
   }>({ method: "GET", path: `/api/migrate/scan${query}` }, "migrate::scan", baseDir ? { baseDir } : {});
+  if (options.json) {
+    out(JSON.stringify(result, null, 2));
+    return;
+  }
   table([
     ["framework", "found", "version", "configuration"],
     ...result.frameworks.map((entry) => [
@@ -82,6 +86,7 @@ export async function migrateFramework(
     migrated: "wrote",
     unchanged: "unchanged",
     would_write: "would write",
+    would_keep: "would keep",
   };
   for (const item of report.items)
     out(

@@ -2,8 +2,40 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/env.ts";
 
+const DEFAULT_PORT = 3111;
+
+/**
+ * Where the running service is, and what said so: AGENTOS_URL (a service elsewhere, or behind a proxy),
+ * else AGENTOS_PORT on this host (what `agentos serve` listens on), else the default port.
+ */
+export function serviceAddress(): { url: string; from: string } {
+  const { AGENTOS_URL: url, AGENTOS_PORT: port } = process.env;
+  if (url) {
+    if (!URL.canParse(url)) throw new Error(`AGENTOS_URL is not a URL: ${url} (e.g. http://127.0.0.1:3111)`);
+    return { url, from: "AGENTOS_URL" };
+  }
+  if (port) return { url: `http://127.0.0.1:${port}`, from: "AGENTOS_PORT" };
+  return {
+    url: `http://127.0.0.1:${DEFAULT_PORT}`,
+    from: "the default; AGENTOS_URL and AGENTOS_PORT are unset",
+  };
+}
+
 export function serviceUrl(): string {
-  return process.env.AGENTOS_URL ?? `http://127.0.0.1:${process.env.AGENTOS_PORT ?? 3111}`;
+  return serviceAddress().url;
+}
+
+/**
+ * A request that reached no service: the address tried, where it came from, and how to change it. A CLI
+ * in another shell than `agentos serve` does not see the port that shell set, so the fix must be named.
+ */
+export function unreachable(error: unknown, address = serviceAddress()): Error {
+  // fetch reports every network failure as "fetch failed"; the reason (ECONNREFUSED, ...) is the cause.
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const reason = cause?.code ?? cause?.message ?? (error as Error).message;
+  return new Error(
+    `cannot reach the service at ${address.url} (${address.from}): ${reason}. Start it with \`agentos serve\`, or tell the CLI where it runs: AGENTOS_URL=http://<host>:<port> (or AGENTOS_PORT=<port> for this host)`,
+  );
 }
 
 export function defaultKey(): string | undefined {
@@ -38,8 +70,7 @@ export async function callService<T>(
     });
   } catch (error) {
     const code = (error as { cause?: { code?: string } }).cause?.code;
-    if (code !== "ECONNREFUSED")
-      throw new Error(`cannot reach the service at ${serviceUrl()}: ${code ?? (error as Error).message}`);
+    if (code !== "ECONNREFUSED") throw unreachable(error);
   }
   if (response) {
     const body = (await response.json().catch(() => ({}))) as T & { error?: string };

@@ -45,8 +45,9 @@ describe("agentos channels and config set-secret", () => {
       agentId,
       realmId: "realm-default",
     });
-    const listed = await agentos("channels", "list", "--platform", "slack");
+    const listed = await agentos("channels", "list", "--platform", "slack", "--json");
     expect(JSON.parse(listed.stdout).bindings).toEqual([expect.objectContaining({ channelId: "C42" })]);
+
     expect((await agentos("config", "set-secret", "channel:slack:signing_secret", "cli-secret")).code).toBe(
       0,
     );
@@ -65,5 +66,25 @@ describe("agentos channels and config set-secret", () => {
     expect(await answer.json()).toEqual({ challenge: "from-cli" });
     expect((await agentos("channels", "unbind", "slack", "C42")).stdout).toContain("Unbound slack:C42");
     expect((await agentos("channels", "unbind", "slack", "C42")).code).toBe(1);
+  });
+
+  it("lists channel bindings as a table for people by default", async () => {
+    const created = await server.request("/api/agents", {
+      key: ADMIN_KEY,
+      method: "POST",
+      json: { name: "cli table agent", model: "gpt-4o" },
+    });
+    const { id: agentId } = (await created.json()) as { id: string };
+    const bound = await server.request("/api/channels", {
+      key: ADMIN_KEY,
+      method: "POST",
+      json: { platform: "telegram", channelId: "T7", agentId },
+    });
+    expect(bound.status).toBe(201);
+    const listed = await agentos("channels", "list", "--platform", "telegram");
+    expect(listed.code, listed.stderr).toBe(0);
+    const lines = listed.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^PLATFORM\s+CHANNEL\s+AGENT\s+REALM$/);
+    expect(lines[1]).toMatch(new RegExp(`^telegram\\s+T7\\s+${agentId}\\s+realm-default$`));
   });
 });

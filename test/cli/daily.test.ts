@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.ts";
 import {
   type CliResult,
+  freePort,
   makeDataDir,
   removeDir,
   runCli,
@@ -79,6 +80,58 @@ describe("agentos agents", () => {
     expect(away.code).not.toBe(0);
     expect(away.stderr).toContain("cannot reach the service at http://127.0.0.1:9");
   });
+
+  it("finds the service from AGENTOS_PORT or AGENTOS_URL, and says which address it tried and how to change it", async () => {
+    const byPort = await runCli(["agents", "list", "--json"], {
+      AGENTOS_PORT: String(server.port),
+      AGENTOS_API_KEY: ADMIN_KEY,
+    });
+    expect(byPort.code, byPort.stderr).toBe(0);
+    const health = await runCli(["health"], { AGENTOS_URL: server.url, AGENTOS_API_KEY: ADMIN_KEY });
+    expect(health.code, health.stderr).toBe(0);
+    expect(JSON.parse(health.stdout).status).toBeDefined();
+
+    const port = String(await freePort());
+    for (const args of [["agents", "list"], ["health"]]) {
+      const away = await runCli(args, { AGENTOS_PORT: port, AGENTOS_API_KEY: ADMIN_KEY });
+      expect(away.code).not.toBe(0);
+      expect(away.stderr).toContain(`cannot reach the service at http://127.0.0.1:${port} (AGENTOS_PORT)`);
+      expect(away.stderr).toContain("AGENTOS_URL=http://<host>:<port>");
+    }
+    const elsewhere = await runCli(["agents", "list"], {
+      AGENTOS_URL: `http://127.0.0.1:${port}`,
+      AGENTOS_API_KEY: ADMIN_KEY,
+    });
+    expect(elsewhere.stderr).toContain(`http://127.0.0.1:${port} (AGENTOS_URL)`);
+    const malformed = await runCli(["agents", "list"], { AGENTOS_URL: "localhost 3111" });
+    expect(malformed.code).not.toBe(0);
+    expect(malformed.stderr).toContain("AGENTOS_URL is not a URL: localhost 3111");
+  });
+
+  it("takes an agent's name where its id is asked: chat, update, delete", async () => {
+    const created = JSON.parse(await ok("agents", "create", "analyst", "--json"));
+    fake.reply({ content: "Analysed." });
+    expect(await ok("agents", "chat", "analyst", "--message", "hi")).toContain("agent> Analysed.");
+    expect(await ok("agents", "update", "analyst", "--temperature", "0.3")).toContain(
+      `Updated analyst (${created.id})`,
+    );
+    expect(await ok("agents", "delete", "analyst")).toContain(`Deleted ${created.id}`);
+    const gone = await agentos("agents", "chat", "analyst", "--message", "hi");
+    expect(gone.code).not.toBe(0);
+    expect(gone.stderr).toContain("Agent analyst not found (HTTP 404)");
+  });
+
+  it("shows an agent's tool calls by their function ids in the chat", async () => {
+    await ok("agents", "create", "hasher-agent", "--tools", "tool::hash_compute");
+    fake.reply(
+      { toolCalls: [{ name: "tool__hash_compute", arguments: { text: "abc" } }] },
+      { content: "Hashed." },
+    );
+    const chat = await ok("agents", "chat", "hasher-agent", "--message", "hash abc");
+    expect(chat).toContain("[tool::hash_compute {");
+    expect(chat).toContain("[tool::hash_compute answered]");
+    expect(chat).not.toContain("tool__hash_compute");
+  });
 });
 
 describe("agentos workflows, realms and functions", () => {
@@ -99,6 +152,35 @@ describe("agentos workflows, realms and functions", () => {
     expect(run).toContain("ba7816bf8f01cfea");
     const runs = JSON.parse(await ok("workflows", "runs", "hasher", "--json"));
     expect(runs.runs[0].status).toBe("completed");
+  });
+
+  it("runs a workflow by its name, as an agent named with --agent", async () => {
+    const response = await fetch(`${server.url}/api/workflows`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        id: "wf-digest",
+        name: "digest",
+        steps: [{ name: "hash", functionId: "tool::hash_compute", args: { text: "{{input}}" } }],
+      }),
+    });
+    expect(response.status).toBe(201);
+    const agent = JSON.parse(
+      await ok("agents", "create", "digester", "--tools", "tool::hash_compute", "--json"),
+    );
+    const run = JSON.parse(
+      await ok("workflows", "run", "digest", "--input", "abc", "--agent", "digester", "--json"),
+    );
+    expect(run.status).toBe("completed");
+    const stored = await fetch(`${server.url}/api/workflows/runs/${run.runId}`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(await stored.json()).toMatchObject({ workflowId: "wf-digest", agentId: agent.id });
+    const runs = await ok("workflows", "runs", "digest");
+    expect(runs.split("\n")[0]).toMatch(/^RUN\s+STATUS/);
+    expect(runs).toContain(run.runId);
+    const unknown = await agentos("workflows", "run", "digest", "--agent", "nobody");
+    expect(unknown.stderr).toContain("Agent nobody not found (HTTP 404)");
   });
 
   it("creates, shows, pauses, exports, imports and deletes a realm", async () => {

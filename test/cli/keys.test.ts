@@ -82,7 +82,7 @@ describe("agentos keys list", () => {
     const admin = await createWithCli("--name", "listed-admin");
     const realm = await createWithCli("--realm", "realm-default", "--name", "listed-realm");
 
-    const result = await agentos("keys", "list");
+    const result = await agentos("keys", "list", "--json");
     expect(result.code).toBe(0);
     const listed = JSON.parse(result.stdout) as { keys: Array<Record<string, unknown>> };
     expect(listed.keys).toEqual(
@@ -109,6 +109,16 @@ describe("agentos keys list", () => {
     // A 64-hex-digit string anywhere would be a hash.
     expect(output).not.toMatch(/[0-9a-f]{64}/);
   });
+
+  it("lists keys as a table for people by default, never printing a key", async () => {
+    const created = await createWithCli("--name", "tabled");
+    const result = await agentos("keys", "list");
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+ROLE\s+REALM\s+HINT\s+CREATED$/);
+    expect(lines.find((line) => line.startsWith(created.id))).toMatch(/\stabled\s+admin\s/);
+    expect(result.stdout).not.toContain(created.key);
+  });
 });
 
 describe("agentos keys revoke", () => {
@@ -119,7 +129,9 @@ describe("agentos keys revoke", () => {
     expect(result.stdout).toContain(`Revoked ${created.id}`);
 
     expect(await healthStatus(created.key)).toBe(401);
-    const listed = JSON.parse((await agentos("keys", "list")).stdout) as { keys: Array<{ id: string }> };
+    const listed = JSON.parse((await agentos("keys", "list", "--json")).stdout) as {
+      keys: Array<{ id: string }>;
+    };
     expect(listed.keys.map((entry) => entry.id)).not.toContain(created.id);
   });
 

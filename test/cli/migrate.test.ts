@@ -54,10 +54,14 @@ describe("agentos migrate", () => {
     expect(scanned.code, scanned.stderr).toBe(0);
     expect(scanned.stdout).toMatch(/crewai\s+yes\s+0\.86\.0/);
     expect(scanned.stdout).toContain("6 of 6 frameworks found.");
+    const scannedJson = await agentos(server.port, "migrate", "scan", base, "--json");
+    expect(JSON.parse(scannedJson.stdout).summary).toMatchObject({ found: 6, scanned: 6 });
 
     const dry = await agentos(server.port, "migrate", "crewai", join(base, "crewai"), "--dry-run");
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/would write\s+agent\s+city_expert\s+agents\/city_expert\/agent\.toml/);
+    // The vault entries it would write are named (never their values).
+    expect(dry.stdout).toMatch(/would store\s+secret\s+provider:openai:api_key/);
     expect(dry.stdout).toContain("Nothing was written.");
     expect(existsSync(join(dataDir, "agents"))).toBe(false);
 

@@ -121,7 +121,7 @@ describe("the web console", () => {
     await page.goto(`${env.server.url}/console/#/agents/${agent.id}`);
     await page.getByPlaceholder(/Message the agent/).fill("Write a note");
     await page.getByRole("button", { name: "Send" }).click();
-    await page.locator(".chat .tool", { hasText: "tool__file_write" }).waitFor();
+    await page.locator(".chat .tool", { hasText: "tool::file_write" }).waitFor();
     const approvals = page.locator("section.panel", { hasText: "Approvals" });
     await approvals.getByText("tool::file_write").waitFor();
     await shoot(page, "agent-approval");

@@ -2,7 +2,13 @@ import type { ModelMessage } from "ai";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
-import { type GenerateResult, generate, type ModelChoice, type TurnProgress } from "../../llm/generate.ts";
+import {
+  type GenerateResult,
+  generate,
+  type ModelChoice,
+  type TurnEvent,
+  type TurnProgress,
+} from "../../llm/generate.ts";
 import { assertRealmOpen } from "../../llm/guards.ts";
 import type { Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
@@ -12,6 +18,7 @@ import type { Agent } from "./schema.ts";
 import { appendTurn, openSession, recentMessages, type StoredMessage } from "./store.ts";
 import { keepExchange } from "./threads.ts";
 import { abortableTools, toolsFor } from "./tool-sets.ts";
+import { functionIdOf } from "./tools.ts";
 import { recall, remember } from "./turn-memory.ts";
 
 export interface ChatDeps {
@@ -79,6 +86,7 @@ export async function chatTurn(
     sessionId: session.id,
     signal,
     progress,
+    functionIds: true,
   });
   // The reply came too late: the caller has given up on this turn, so it is not kept.
   if (signal?.aborted) {
@@ -215,6 +223,11 @@ interface ModelCall {
   withTools?: boolean;
   signal?: AbortSignal;
   progress?: (event: TurnProgress) => void;
+  /**
+   * Tool calls told (events and result) by their function ids, not the names the model had to use:
+   * the agent's own API speaks function ids; the OpenAI-compatible endpoint keeps the model's names.
+   */
+  functionIds?: boolean;
 }
 
 async function runModel(
@@ -235,9 +248,11 @@ async function runModel(
   if (ledger) await checkBudget(deps, agent);
   // Whatever the set-up awaited, no model call starts once the caller has given up.
   signal?.throwIfAborted();
+  const named = call.functionIds ? (name: string) => functionIdOf(tools, name) : (name: string) => name;
+  const progress = call.progress;
   // Told once every check passed: a streamed reply opens only now, so a refusal is still a status.
-  call.progress?.({ type: "start", model: primary.model.id, sessionId: call.sessionId });
-  return generate({
+  progress?.({ type: "start", model: primary.model.id, sessionId: call.sessionId });
+  const result = await generate({
     // DESIGN §5: the ledger is asked before every model call of the turn (this covers the later ones).
     // An aborted turn stops here too: its tool loop makes no further model call.
     beforeStep: async () => {
@@ -260,8 +275,16 @@ async function runModel(
     onStepUsage: (choice, usage) => {
       costs.push(recordTurnCost(deps, agent, call.sessionId, choice, usage));
     },
-    ...(call.progress ? { onEvent: call.progress } : {}),
+    ...(progress ? { onEvent: (event) => progress(renamed(event, named)) } : {}),
   });
+  return { ...result, toolCalls: result.toolCalls.map((toolCall) => renamed(toolCall, named)) };
+}
+
+/** A tool call or event with its tool named by `named` (anything else as it is). */
+function renamed<T extends { toolName?: string } | TurnEvent>(item: T, named: (name: string) => string): T {
+  return "toolName" in item && typeof item.toolName === "string"
+    ? { ...item, toolName: named(item.toolName) }
+    : item;
 }
 
 /** Newest messages that fit the token budget, oldest first. */

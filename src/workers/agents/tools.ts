@@ -37,6 +37,17 @@ export function toolNames(ids: string[]): Map<string, string> {
   return byName;
 }
 
+/** Each built tool set's model-facing names → function ids (the set itself keys by name only). */
+const functionIds = new WeakMap<ToolSet, Map<string, string>>();
+
+/**
+ * The function id a model-facing tool name stands for in `tools` (`tool__file_write` →
+ * `tool::file_write`): what a reply tells its caller. A name the set does not hold stays as it is.
+ */
+export function functionIdOf(tools: ToolSet | undefined, name: string): string {
+  return (tools && functionIds.get(tools)?.get(name)) ?? name;
+}
+
 export interface FunctionInfo {
   function_id: string;
   description?: string;
@@ -110,6 +121,7 @@ export function buildToolSet(
         }),
     });
   }
+  functionIds.set(tools, names);
   return tools;
 }
 

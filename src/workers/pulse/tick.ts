@@ -8,7 +8,7 @@ import { acquireLease } from "./lease.ts";
 import { executePulse, maxRunDurationMs, type RunDeps, type RunPlan } from "./run.ts";
 import type { PulseScheduler } from "./scheduler.ts";
 import type { PulseConfig, PulseRun, Skipped, SkipReason } from "./schema.ts";
-import { agentKey, CONFIGS_SCOPE, getConfig, SEEN_SCOPE, saveLastTick } from "./store.ts";
+import { agentKey, CONFIGS_SCOPE, getConfig, getLastTick, SEEN_SCOPE, saveLastTick } from "./store.ts";
 import { changeDigest } from "./wake.ts";
 
 export interface TickDeps extends RunDeps {
@@ -40,7 +40,7 @@ export async function tick(deps: TickDeps, input: TickInput): Promise<PulseRun |
     return skip("not_registered");
   }
   const result = await gatedRun(deps, config);
-  if ("skipped" in result) {
+  if ("skipped" in result && (await worthReporting(deps, config, result.reason))) {
     report(deps.trigger, { type: "pulse_run", agentId, realmId, outcome: "skipped", reason: result.reason });
   }
   const scheduledTime = typeof input.scheduled_time === "string" ? input.scheduled_time : undefined;
@@ -53,6 +53,16 @@ export async function tick(deps: TickDeps, input: TickInput): Promise<PulseRun |
     ...(scheduledTime ? { scheduledTime } : {}),
   }).catch(() => undefined);
   return result;
+}
+
+/**
+ * A disabled pulse keeps ticking (its last tick says why the agent does not wake), but a log line and a
+ * counted skip every tick would say nothing new: only the first tick after it was disabled is reported.
+ */
+async function worthReporting(deps: TickDeps, config: PulseConfig, reason: SkipReason): Promise<boolean> {
+  if (reason !== "disabled") return true;
+  const last = await getLastTick(deps.state, config.realmId, config.agentId).catch(() => null);
+  return !(last?.outcome === "skipped" && last.reason === "disabled");
 }
 
 async function gatedRun(deps: TickDeps, config: PulseConfig): Promise<PulseRun | Skipped> {

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { stateClient } from "../../engine/state/client.ts";
-import type { InvocationContext } from "../../engine/types.ts";
+import type { InvocationContext, Principal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
-import { requireAdmin } from "../../shared/access.ts";
+import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/access.ts";
+import { forbidden, unauthorized } from "../../shared/errors.ts";
 import { systemResolver } from "../../shared/net/guarded-request.ts";
 import { Sandbox, type SandboxStatus } from "../../shared/process/sandbox/index.ts";
 import {
@@ -91,7 +92,8 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
   worker.registerFunction(
     {
       id: "tools::decide",
-      description: "Approve or deny an agent's pending tool call (admin): the waiting turn goes on",
+      description:
+        "Approve or deny an agent's pending tool call (admin, or a key of the agent's realm; never an agent): the waiting turn goes on",
       input: z.strictObject({
         id: idField,
         callId: idField,
@@ -101,9 +103,12 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
       output: approvalRecord,
     },
     async ({ id, callId, approve, reason }, ctx) => {
-      requireAdmin(ctx);
-      const decidedBy = ctx.auth.kind === "admin" ? `admin:${ctx.auth.keyId}` : "system";
-      return settle(deps.state, id, callId, { status: approve ? "approved" : "denied", reason, decidedBy });
+      await mayDecide(trigger, ctx, id);
+      return settle(deps.state, id, callId, {
+        status: approve ? "approved" : "denied",
+        reason,
+        decidedBy: decider(ctx.auth),
+      });
     },
   );
   worker.registerRoute("tools::approvals", "GET", "/api/agents/:id/approvals");
@@ -170,6 +175,27 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
       config: { expression: "* * * * * *" },
     });
   }
+}
+
+/**
+ * Who decides an agent's tool calls: an admin, or a key of the agent's own realm (a tenant governs its
+ * agents; another realm's key gets 404, as if the agent were not there). Never an agent acting through
+ * its tools (key id `agent:<id>`): an approval exists to hold an agent back, so no agent may grant one,
+ * its own or a peer's.
+ */
+async function mayDecide(trigger: ToolsDeps["trigger"], ctx: InvocationContext, agentId: string) {
+  if (ctx.auth.kind === "anonymous") throw unauthorized(`${ctx.functionId} requires an API key`);
+  if (callingAgent(ctx.auth)) throw forbidden("An agent may not decide tool approvals");
+  if (isPrivileged(ctx.auth)) return;
+  const agent = await agentOf(trigger, agentId);
+  assertRealmAccess(ctx, agent.realmId, `Agent ${agentId} not found`);
+}
+
+/** The decision's author as the approval records it. */
+function decider(auth: Principal): string {
+  if (auth.kind === "admin") return `admin:${auth.keyId}`;
+  if (auth.kind === "realm") return `realm:${auth.keyId}`;
+  return "system";
 }
 
 /** A risky call of an agent that marked the tool `approval: "required"` waits for a decision first. */

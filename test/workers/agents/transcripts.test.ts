@@ -76,7 +76,7 @@ describe("PATCH /api/agents/:id", () => {
 });
 
 describe("GET /api/agents/:id/sessions/:sessionId", () => {
-  it("answers the session with its messages in order, the tool calls and what they returned included", async () => {
+  it("answers the session with its messages in order, the tool calls (by function id) and what they returned included", async () => {
     server.service.engine.worker("test").registerFunction(
       {
         id: "test::weather",
@@ -93,7 +93,7 @@ describe("GET /api/agents/:id/sessions/:sessionId", () => {
     const reply = await message(id, { message: "Weather in Oslo?" });
     expect(reply.toolCalls).toEqual([
       expect.objectContaining({
-        toolName: "test__weather",
+        toolName: "test::weather",
         input: { city: "Oslo" },
         output: { city: "Oslo", sky: "clear" },
       }),
@@ -111,7 +111,7 @@ describe("GET /api/agents/:id/sessions/:sessionId", () => {
     ]);
     expect(transcript.messages[1].toolCalls).toEqual([
       expect.objectContaining({
-        toolName: "test__weather",
+        toolName: "test::weather",
         input: { city: "Oslo" },
         output: { city: "Oslo", sky: "clear" },
       }),

@@ -84,19 +84,7 @@ describe("tools in an agent's turn", () => {
       functionId: "tool::shell_exec",
       input: { command: "echo", args: ["approved run"] },
     });
-    // A realm key cannot decide; an admin can, once.
-    const key = await realmKey(env.server, realmId);
-    expect(
-      (
-        await call(
-          env.server,
-          "POST",
-          `/api/agents/${agentId}/approvals/${pending.callId}`,
-          { approve: true },
-          key,
-        )
-      ).status,
-    ).toBe(403);
+    // An admin can decide, once.
     expect(
       (
         await call(env.server, "POST", `/api/agents/${agentId}/approvals/${pending.callId}`, {
@@ -113,6 +101,40 @@ describe("tools in an agent's turn", () => {
     ).toBe(409);
     expect((await turn).body.content).toBe("done");
     expect(JSON.stringify(env.fake.requests.at(-1))).toContain("approved run");
+  });
+
+  it("lets a key of the agent's realm decide its call; another realm's key gets 404, the agent itself 403", async () => {
+    const realmId = await newRealm(env.server);
+    const agentId = await createAgent(env.server, realmId, {
+      toolProfile: "code",
+      toolPolicies: { "tool::shell_exec": { approval: "required" } },
+    });
+    env.fake.reply(
+      {
+        toolCalls: [{ name: "tool__shell_exec", arguments: { command: "echo", args: ["tenant said yes"] } }],
+      },
+      { content: "done by the tenant" },
+    );
+    const turn = call(env.server, "POST", `/api/agents/${agentId}/message`, { message: "echo" });
+    const pending = await pendingApproval(agentId);
+    const decide = (key: string) =>
+      call(env.server, "POST", `/api/agents/${agentId}/approvals/${pending.callId}`, { approve: true }, key);
+
+    const stranger = await decide(await realmKey(env.server, await newRealm(env.server)));
+    expect(stranger.status, JSON.stringify(stranger.body)).toBe(404);
+    const itself = env.server.service.engine.trigger({
+      function_id: "tools::decide",
+      payload: { id: agentId, callId: pending.callId, approve: true },
+      auth: { kind: "realm", realmId, keyId: `agent:${agentId}` },
+    });
+    await expect(itself).rejects.toMatchObject({ status: 403 });
+
+    const tenantKey = await realmKey(env.server, realmId);
+    const decided = await decide(tenantKey);
+    expect(decided.status, JSON.stringify(decided.body)).toBe(200);
+    expect(decided.body).toMatchObject({ status: "approved", decidedBy: expect.stringMatching(/^realm:/) });
+    expect((await turn).body.content).toBe("done by the tenant");
+    expect(JSON.stringify(env.fake.requests.at(-1))).toContain("tenant said yes");
   });
 
   it("returns a denied call to the model as an error, and runs safe calls without asking", async () => {
