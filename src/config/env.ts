@@ -3,12 +3,23 @@ import { z } from "zod";
 import { describeZodError } from "../shared/errors.ts";
 import { sandboxEnvSchema } from "../shared/process/sandbox/settings.ts";
 
-export const rateClasses = ["read", "write", "message", "workflow_run"] as const;
+export const rateClasses = ["read", "write", "message", "workflow_run", "gateway"] as const;
 export type RateClass = (typeof rateClasses)[number];
-export type RateLimits = Record<RateClass, number>;
+/** The gateway's limit may be left out (configs written before it existed): its default applies. */
+export type RateLimits = Record<Exclude<RateClass, "gateway">, number> & { gateway?: number };
 
-/** The specification's numbers, requests per hour per client IP and class. */
-export const defaultRateLimits: RateLimits = { read: 200, write: 100, message: 60, workflow_run: 100 };
+/**
+ * Requests per hour per class: the specification's numbers (per client IP) for its four classes, and
+ * for the OpenAI-compatible gateway (`/v1/*`, which the spec leaves open) a budget per API key fit for
+ * a gateway that programs call in loops: 100 a minute on average, all of it in a burst if need be.
+ */
+export const defaultRateLimits: Required<RateLimits> = {
+  read: 200,
+  write: 100,
+  message: 60,
+  workflow_run: 100,
+  gateway: 6000,
+};
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -32,6 +43,7 @@ const envSchema = z.object({
   AGENTOS_VAULT_KEY: z.string().min(1).optional(),
   AGENTOS_TRUST_PROXY: z.string().optional(),
   AGENTOS_RATE_LIMITS: z.string().optional(),
+  AGENTOS_RATE_LIMIT_ADMIN: z.enum(["0", "1", "false", "true"]).default("0"),
   AGENTOS_CATALOG_FILE: z.string().min(1).optional(),
   AGENTOS_RECEIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
   AGENTOS_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
@@ -66,6 +78,11 @@ export interface Config {
   trustProxy: boolean | number | string[];
   /** Requests per hour per class, or false to switch rate limiting off. */
   rateLimits: RateLimits | false;
+  /**
+   * Whether admin keys are rate limited too. Off by default: the operator browsing the console or
+   * calling the gateway with an admin key must never be locked out of their own service.
+   */
+  rateLimitAdmin: boolean;
   logLevel: string;
   /** A JSON file adding or replacing catalog models, aliases, providers and defaults. */
   catalogFile?: string;
@@ -113,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(vars.AGENTOS_TRUST_PROXY),
     checkOutputs: vars.AGENTOS_CHECK_OUTPUTS === "1" || vars.AGENTOS_CHECK_OUTPUTS === "true",
     rateLimits: parseRateLimits(vars.AGENTOS_RATE_LIMITS),
+    rateLimitAdmin: vars.AGENTOS_RATE_LIMIT_ADMIN === "1" || vars.AGENTOS_RATE_LIMIT_ADMIN === "true",
     logLevel: vars.AGENTOS_LOG_LEVEL,
     catalogFile: vars.AGENTOS_CATALOG_FILE,
     env,
@@ -134,7 +152,7 @@ function parseTrustProxy(value: string | undefined): Config["trustProxy"] {
   return value.split(",").map((part) => part.trim());
 }
 
-/** `off`, or `read=200,write=100,message=60,workflow_run=100` (unlisted classes keep their default). */
+/** `off`, or `read=200,write=100,message=60,workflow_run=100,gateway=6000` (unlisted classes keep their default). */
 export function parseRateLimits(value: string | undefined): RateLimits | false {
   if (value === undefined || value === "") return { ...defaultRateLimits };
   if (value === "off") return false;

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { RateLimits } from "../config/env.ts";
+import { defaultRateLimits, type RateClass, type RateLimits } from "../config/env.ts";
 import type { StateClient } from "../engine/state/client.ts";
 import { anonymousPrincipal, type Principal } from "../engine/types.ts";
 import { nowMs } from "../shared/clock.ts";
@@ -45,9 +45,10 @@ function canonicalPath(path: string): string {
 }
 
 /**
- * Runs before the body is read: finds the route, and on protected paths applies the rate limit and
- * checks the key, so unauthenticated clients cannot make the server buffer and parse bodies.
- * Sets request.routeMatch and request.principal (anonymous on routes that need no key).
+ * Runs before the body is read: finds the route, and on protected paths identifies the caller, applies
+ * the rate limit and refuses a missing or invalid key, so unauthenticated clients cannot make the server
+ * buffer and parse bodies. Sets request.routeMatch and request.principal (anonymous on routes that need
+ * no key).
  */
 export function guardRequest(
   deps: GuardDeps,
@@ -69,9 +70,12 @@ export function guardRequest(
     request.principal = anonymousPrincipal;
     return undefined;
   }
-  return andThen(enforceRateLimit(deps, request, reply, match?.target.template), () =>
-    andThen(authenticate(deps, request, reply), (principal) => {
-      request.principal = principal;
+  const token = bearerToken(request.headers.authorization);
+  // The caller is known before the limit is applied, because whose budget a request spends depends on
+  // it; a refused key is still counted (against its address) before the 401.
+  return andThen(lookupPrincipal(deps, token), (principal) =>
+    andThen(enforceRateLimit(deps, request, reply, match?.target.template, principal), () => {
+      request.principal = principal ?? refuseKey(reply, token);
     }),
   );
 }
@@ -80,21 +84,51 @@ export interface GuardDeps {
   state: StateClient;
   keyCache: KeyCache;
   rateLimits: RateLimits | false;
+  /** Admin keys are exempt from rate limits unless this is set (AGENTOS_RATE_LIMIT_ADMIN). */
+  rateLimitAdmin: boolean;
   rateLimitStore: RateLimitStore;
 }
 
-/** GCRA per client IP and class; sets RateLimit-* headers and refuses with 429 + Retry-After. */
+/**
+ * GCRA per class and budget (see budgetOf); sets RateLimit-* headers and refuses with 429 + Retry-After.
+ * `principal` is undefined for a request without a valid key.
+ */
 export function enforceRateLimit(
   deps: GuardDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   routeTemplate: string | undefined,
+  principal: Principal | undefined,
 ): MaybePromise<void> {
   if (!deps.rateLimits) return undefined;
   const rateClass = rateClassOf(request.method, routeTemplate);
-  const limit = deps.rateLimits[rateClass];
-  const decision = deps.rateLimitStore.consume(`${rateClass}:${request.ip}`, nowMs(), limit, HOUR_MS);
+  const budget = budgetOf(deps, rateClass, principal, request.ip);
+  if (budget === undefined) return undefined;
+  const limit = deps.rateLimits[rateClass] ?? defaultRateLimits[rateClass];
+  const decision = deps.rateLimitStore.consume(`${rateClass}:${budget}`, nowMs(), limit, HOUR_MS);
   return andThen(decision, (settled) => applyDecision(reply, rateClass, settled));
+}
+
+/**
+ * Whose budget a request spends (DESIGN §6), or undefined when it spends none:
+ * - an admin key spends none unless the operator asks for it: the console's user (and scripts run
+ *   with the admin key) must never be locked out of their own service;
+ * - the gateway (`/v1/*`) is budgeted per key: programs call it in loops, often many from one
+ *   address (one host, a NAT), so an address budget would either be too small or meaningless;
+ * - everything else per client address, as the spec says: realm keys, and requests with a missing or
+ *   invalid key (so guessing keys spends the guesser's budget).
+ */
+function budgetOf(
+  deps: GuardDeps,
+  rateClass: RateClass,
+  principal: Principal | undefined,
+  address: string,
+): string | undefined {
+  if (principal?.kind === "admin" && !deps.rateLimitAdmin) return undefined;
+  if (rateClass === "gateway" && (principal?.kind === "admin" || principal?.kind === "realm")) {
+    return `key:${principal.keyId}`;
+  }
+  return address;
 }
 
 function applyDecision(reply: FastifyReply, rateClass: string, decision: GcraDecision): void {
@@ -113,22 +147,34 @@ function applyDecision(reply: FastifyReply, rateClass: string, decision: GcraDec
   );
 }
 
+/** The key's principal (synchronously when cached), or undefined for no key or an unknown one. */
+function lookupPrincipal(
+  deps: GuardDeps,
+  token: string | null | undefined,
+): MaybePromise<Principal | undefined> {
+  if (!token) return undefined;
+  const cached = deps.keyCache.get(token, nowMs());
+  if (cached) return cached;
+  const hash = hashKey(token);
+  return principalForHash(deps.state, hash).then((principal) => {
+    if (!principal) return undefined;
+    deps.keyCache.set(token, hash, principal, nowMs());
+    return principal;
+  });
+}
+
 /** Bearer key → principal (synchronously when the key is cached), or a 401. */
 export function authenticate(
   deps: GuardDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-): Principal | Promise<Principal> {
+): MaybePromise<Principal> {
   const token = bearerToken(request.headers.authorization);
-  if (!token) return refuse(reply, "Missing API key: send Authorization: Bearer <key>");
-  const cached = deps.keyCache.get(token, nowMs());
-  if (cached) return cached;
-  const hash = hashKey(token);
-  return principalForHash(deps.state, hash).then((principal) => {
-    if (!principal) return refuse(reply, "Invalid API key");
-    deps.keyCache.set(token, hash, principal, nowMs());
-    return principal;
-  });
+  return andThen(lookupPrincipal(deps, token), (principal) => principal ?? refuseKey(reply, token));
+}
+
+function refuseKey(reply: FastifyReply, token: string | null | undefined): never {
+  return refuse(reply, token ? "Invalid API key" : "Missing API key: send Authorization: Bearer <key>");
 }
 
 function refuse(reply: FastifyReply, message: string): never {

@@ -156,16 +156,93 @@ function operation(functions: FunctionRegistry, route: RouteTarget): Record<stri
   return op;
 }
 
+const frontDoorErrors = () =>
+  Object.fromEntries(
+    ERROR_STATUSES.map((status) => [String(status), { $ref: "#/components/responses/Error" }]),
+  );
+
+/**
+ * The routes the server answers itself rather than through an http trigger (server.ts): /healthz for
+ * load balancers, /metrics for Prometheus. Written by hand, since no function documents them.
+ */
+const SERVICE_PATHS: Record<string, Record<string, Record<string, unknown>>> = {
+  "/healthz": {
+    get: {
+      operationId: "healthz",
+      tags: ["api"],
+      description:
+        "Liveness for load balancers: no key, no rate limit, no in-flight slot (/api/health is the spec's, with a key)",
+      security: [],
+      responses: {
+        "200": {
+          description: "Success",
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["status"],
+                properties: { status: { type: "string", const: "ok" } },
+                additionalProperties: false,
+              },
+            },
+          },
+        },
+        // It answers 200 whatever it is sent, but the front door may refuse the request first (431, 414…).
+        ...frontDoorErrors(),
+      },
+    },
+  },
+  "/metrics": {
+    get: {
+      operationId: "metrics",
+      tags: ["api"],
+      description: "Prometheus text exposition of the service's metrics; requires an admin key",
+      security: [{ bearerAuth: [] }],
+      responses: {
+        "200": {
+          description: "Success",
+          content: { "text/plain": { schema: { type: "string", description: "Prometheus text format" } } },
+        },
+        ...frontDoorErrors(),
+      },
+    },
+  },
+};
+
+/**
+ * Each operation's id: its function's id, which the console's answer types are keyed by. A function
+ * bound to several routes (a webhook's GET verification and POST delivery) gets the method appended to
+ * each, since OpenAPI requires operationIds to be unique.
+ */
+function operationIds(routes: RouteTarget[]): Map<RouteTarget, string> {
+  const uses = new Map<string, number>();
+  for (const route of routes) uses.set(route.functionId, (uses.get(route.functionId) ?? 0) + 1);
+  const ids = new Map<RouteTarget, string>();
+  const taken = new Set<string>();
+  for (const route of routes) {
+    let id = route.functionId;
+    if ((uses.get(id) ?? 0) > 1) id = `${id}::${route.method.toLowerCase()}`;
+    // The same function on two paths with one method: number them in path order.
+    for (let n = 2; taken.has(id); n++) id = `${route.functionId}::${route.method.toLowerCase()}::${n}`;
+    taken.add(id);
+    ids.set(route, id);
+  }
+  return ids;
+}
+
 /** OpenAPI 3.1 built from the http triggers and the zod input schemas of their functions. */
 export function buildOpenApi(functions: FunctionRegistry, routes: RouteTarget[], version: string) {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of [...routes].sort((a, b) => a.template.localeCompare(b.template))) {
+  const sorted = [...routes].sort((a, b) => a.template.localeCompare(b.template));
+  const ids = operationIds(sorted);
+  for (const route of sorted) {
     const path = route.template.replace(/:(\w+)/g, "{$1}");
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = operation(functions, route);
+    paths[path][route.method.toLowerCase()] = { ...operation(functions, route), operationId: ids.get(route) };
   }
-  const tags = [...new Set(routes.map((route) => tagOf(route.functionId)))].sort();
   const schemas = hoistDefinitions(paths);
+  Object.assign(paths, SERVICE_PATHS);
+  const tags = [...new Set([...routes.map((route) => tagOf(route.functionId)), "api"])].sort();
   return {
     openapi: "3.1.0",
     info: { title: "AgentOS", version },

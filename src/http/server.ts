@@ -28,6 +28,10 @@ declare module "fastify" {
   interface FastifyRequest {
     /** Route template for metrics labels (never the raw URL, which would explode label cardinality). */
     routeTemplate?: string;
+    /** Counted in its client's in-flight share (every request but /healthz). */
+    countsInFlight?: boolean;
+    /** Holds one of the global in-flight slots (taken once its body has arrived). */
+    holdsSlot?: boolean;
   }
 }
 
@@ -46,6 +50,7 @@ export interface HttpServerDeps {
     | "trustProxy"
     | "checkOutputs"
     | "rateLimits"
+    | "rateLimitAdmin"
     | "requestTimeoutMs"
     | "receiveTimeoutMs"
     | "headersTimeoutMs"
@@ -87,8 +92,12 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     state: deps.state,
     keyCache: deps.keyCache,
     rateLimits: config.rateLimits,
+    rateLimitAdmin: config.rateLimitAdmin,
     rateLimitStore: deps.rateLimitStore,
   };
+  // Two counts: requests being handled (a global slot each, taken once the body has arrived) and
+  // requests per client address from their first byte (receiving or handled). A socket that trickles
+  // its body so costs its own address's share and a file descriptor, never a slot others need.
   let inFlight = 0;
   const perClient = new Map<string, number>();
 
@@ -99,8 +108,11 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   // The request line and headers have arrived (the body may still be coming): at debug level only.
   const debugLogs = deps.logger.isLevelEnabled("debug");
   const finished = (request: FastifyRequest, reply: FastifyReply, client: string | undefined) => {
+    if (request.holdsSlot) inFlight--;
+    // Should the hooks still run after the connection closed, the request must not take a slot then.
+    request.countsInFlight = false;
+    request.holdsSlot = false;
     if (client !== undefined) {
-      inFlight--;
       const left = (perClient.get(client) ?? 1) - 1;
       if (left > 0) perClient.set(client, left);
       else perClient.delete(client);
@@ -116,7 +128,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     }
   };
 
-  // One callback-style hook does all per-request bookkeeping: every extra hook costs on each request.
+  // One callback-style hook does all per-request bookkeeping before the body: every extra hook costs on
+  // each request.
   app.addHook("onRequest", (request, reply, done) => {
     if (debugLogs) {
       request.log.debug(
@@ -124,24 +137,21 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
         "incoming request",
       );
     }
-    // /healthz takes no slot: it is how a balancer tells a busy node from a dead one, so it must answer.
+    // /healthz counts nowhere: it is how a balancer tells a busy node from a dead one, so it must answer.
     const client = isHealthz(request.url) ? undefined : request.ip;
     if (client !== undefined) {
-      inFlight++;
+      request.countsInFlight = true;
       perClient.set(client, (perClient.get(client) ?? 0) + 1);
     }
     reply.raw.once("close", () => finished(request, reply, client));
     // Set before anything can fail, so every response (errors and 404s included) carries them.
     reply.headers(everyResponseHeaders);
     reply.header("X-Request-Id", request.id);
-    if (client !== undefined) {
-      const refusal = overLimit(config, inFlight, perClient.get(client) ?? 0, client);
-      if (refusal) {
-        // Closed after the answer: an unread body must not keep the socket (and its client) around.
-        reply.header("Retry-After", "1").header("Connection", "close");
-        done(refusal);
-        return;
-      }
+    if (client !== undefined && (perClient.get(client) ?? 0) > config.maxInFlightPerClient) {
+      // Closed after the answer: an unread body must not keep the socket (and its client) around.
+      reply.header("Retry-After", "1").header("Connection", "close");
+      done(tooManyFromClient(config, client));
+      return;
     }
     if (request.method === "OPTIONS") {
       reply.headers(preflightHeaders);
@@ -155,6 +165,22 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     } catch (error) {
       done(error as Error);
     }
+  });
+
+  // The body has arrived (or there is none): only now does the request take one of the global slots.
+  app.addHook("preHandler", (request, reply, done) => {
+    if (!request.countsInFlight) {
+      done();
+      return;
+    }
+    inFlight++;
+    request.holdsSlot = true;
+    if (inFlight > config.maxInFlight) {
+      reply.header("Retry-After", "1");
+      done(serverBusy(config));
+      return;
+    }
+    done();
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -217,26 +243,20 @@ function isHealthz(url: string): boolean {
   return url === "/healthz" || url.startsWith("/healthz?");
 }
 
-/** The refusal when the service, or this client, has too many requests in flight. */
-function overLimit(
-  config: Pick<Config, "maxInFlight" | "maxInFlightPerClient">,
-  total: number,
-  ofClient: number,
-  client: string,
-): AppError | undefined {
-  if (ofClient > config.maxInFlightPerClient) {
-    return new AppError(
-      "rate_limited",
-      `Too many requests in flight from ${client}: at most ${config.maxInFlightPerClient} at once (AGENTOS_MAX_IN_FLIGHT_PER_CLIENT)`,
-    );
-  }
-  if (total > config.maxInFlight) {
-    return new AppError(
-      "unavailable",
-      `Server busy: more than ${config.maxInFlight} requests in flight (AGENTOS_MAX_IN_FLIGHT)`,
-    );
-  }
-  return undefined;
+/** The refusal when this client has too many requests in flight (receiving or handled). */
+function tooManyFromClient(config: Pick<Config, "maxInFlightPerClient">, client: string): AppError {
+  return new AppError(
+    "rate_limited",
+    `Too many requests in flight from ${client}: at most ${config.maxInFlightPerClient} at once (AGENTOS_MAX_IN_FLIGHT_PER_CLIENT)`,
+  );
+}
+
+/** The refusal when the service has too many requests being handled. */
+function serverBusy(config: Pick<Config, "maxInFlight">): AppError {
+  return new AppError(
+    "unavailable",
+    `Server busy: more than ${config.maxInFlight} requests in flight (AGENTOS_MAX_IN_FLIGHT)`,
+  );
 }
 
 /** How often Node checks for late headers and bodies: often enough that the timeouts hold to ~25 %. */

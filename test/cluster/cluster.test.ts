@@ -52,7 +52,10 @@ describe.skipIf(found.url === null)("cluster mode: two nodes on one PostgreSQL",
   let nodeB: AgentOS;
 
   beforeAll(async () => {
-    cluster = await startCluster(found.url ?? "", 2, { AGENTOS_RATE_LIMITS: "read=5" });
+    cluster = await startCluster(found.url ?? "", 2, {
+      AGENTOS_RATE_LIMITS: "read=5",
+      AGENTOS_RATE_LIMIT_ADMIN: "1",
+    });
     [nodeA, nodeB] = cluster.nodes as [AgentOS, AgentOS];
   });
 

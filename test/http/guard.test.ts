@@ -87,6 +87,7 @@ describe("the key check cannot be sidestepped", () => {
   it("counts malformed bodies against the rate limit", async () => {
     const limited = await startTestServer({
       rateLimits: { read: 1000, write: 3, message: 60, workflow_run: 100 },
+      rateLimitAdmin: true,
     });
     try {
       const statuses: number[] = [];

@@ -9,7 +9,10 @@ afterEach(async () => {
 
 describe("rate limits", () => {
   it("refuses requests beyond the class limit with 429, retryAfter, Retry-After and RateLimit headers", async () => {
-    server = await startTestServer({ rateLimits: { read: 3, write: 100, message: 60, workflow_run: 100 } });
+    server = await startTestServer({
+      rateLimits: { read: 3, write: 100, message: 60, workflow_run: 100 },
+      rateLimitAdmin: true,
+    });
     const statuses: number[] = [];
     let last: Response | undefined;
     for (let i = 0; i < 4; i++) {
@@ -28,14 +31,20 @@ describe("rate limits", () => {
   });
 
   it("keeps separate buckets per class", async () => {
-    server = await startTestServer({ rateLimits: { read: 1, write: 1, message: 60, workflow_run: 100 } });
+    server = await startTestServer({
+      rateLimits: { read: 1, write: 1, message: 60, workflow_run: 100 },
+      rateLimitAdmin: true,
+    });
     expect((await server.request("/api/health")).status).toBe(200);
     expect((await server.request("/api/health")).status).toBe(429);
     expect((await server.request("/api/keys", { method: "POST", json: {} })).status).toBe(201);
   });
 
   it("ignores X-Forwarded-For unless a trusted proxy is configured", async () => {
-    server = await startTestServer({ rateLimits: { read: 1, write: 100, message: 60, workflow_run: 100 } });
+    server = await startTestServer({
+      rateLimits: { read: 1, write: 100, message: 60, workflow_run: 100 },
+      rateLimitAdmin: true,
+    });
     expect((await server.request("/api/health", { headers: { "x-forwarded-for": "10.0.0.1" } })).status).toBe(
       200,
     );
@@ -45,6 +54,7 @@ describe("rate limits", () => {
     await server.close();
     server = await startTestServer({
       rateLimits: { read: 1, write: 100, message: 60, workflow_run: 100 },
+      rateLimitAdmin: true,
       trustProxy: ["127.0.0.1"],
     });
     expect((await server.request("/api/health", { headers: { "x-forwarded-for": "10.0.0.1" } })).status).toBe(

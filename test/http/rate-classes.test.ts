@@ -9,8 +9,8 @@ afterEach(async () => {
 });
 
 describe("rate classes of routes that run an LLM turn (DESIGN §6)", () => {
-  it("classes agent message, chat completions and pulse invoke as message", () => {
-    for (const route of ["/api/agents/:id/message", "/v1/chat/completions", "/api/pulse/invoke"]) {
+  it("classes agent message and pulse invoke as message", () => {
+    for (const route of ["/api/agents/:id/message", "/api/pulse/invoke"]) {
       expect(rateClassOf("POST", route), route).toBe("message");
     }
     // The other pulse writes stay in the write class.
@@ -19,7 +19,10 @@ describe("rate classes of routes that run an LLM turn (DESIGN §6)", () => {
   });
 
   it("POST /api/pulse/invoke counts against the message bucket, not the write bucket", async () => {
-    server = await startTestServer({ rateLimits: { read: 100, write: 100, message: 1, workflow_run: 100 } });
+    server = await startTestServer({
+      rateLimits: { read: 100, write: 100, message: 1, workflow_run: 100 },
+      rateLimitAdmin: true,
+    });
     // The body is refused (no agent), but only after the request has been counted.
     const first = await server.request("/api/pulse/invoke", { method: "POST", json: {} });
     expect(first.status).toBe(400);

@@ -71,8 +71,8 @@ describe("a flood of slow bodies", () => {
     // While the flood holds its slots: /healthz answers from anywhere, promptly.
     expect(await get("/healthz", "127.0.0.1")).toBe(200);
     expect(await get("/healthz", "127.0.0.9")).toBe(200);
-    // Another client is refused only because the global slots are all taken (503), not hung.
-    expect(await get("/api/health", "127.0.0.6")).toBe(503);
+    // Another client is served: a body still arriving holds no global slot (only its address's share).
+    expect(await get("/api/health", "127.0.0.6")).toBe(200);
 
     // The stalled uploads are cut off with 408 after the receive timeout (1.5 s here; the 300 s request
     // timeout held them before, far past this test's own time limit).

@@ -398,6 +398,8 @@ export interface Answers {
     agentId: string;
     realmId: string;
     createdAt: string;
+    /** Vault entries the channel needs that are missing (the binding is made anyway), e.g. the token replies are sent with */
+    warnings: string[];
   };
   /** Channel bindings the caller may see: {bindings, nextCursor} */
   "channel::bindings": {
@@ -428,7 +430,7 @@ export interface Answers {
       failedAt?: string;
     }[];
   };
-  /** Load integrations/*.toml, agents/* /agent.toml, hands/* /HAND.toml and config/channels/*.toml again (admin): what changed, and each file's problem */
+  /** Load integrations/*.toml, agents/* /agent.toml, hands/* /HAND.toml, config/channels/*.toml and workflows/*.yaml again (admin): what changed, and each file's problem */
   "config::reload": {
     agents: {
       created: string[];
@@ -459,12 +461,13 @@ export interface Answers {
       message: string;
     }[];
   };
-  /** Check a directory's declarative files without applying them (admin): {agents, channels, problems} */
+  /** Check a directory's declarative files (integrations, agents, hands, channels, workflows) without applying them (admin): what each declares, and each file's problem */
   "config::validate": {
     agents: string[];
     channels: string[];
     hands: string[];
     integrations: string[];
+    workflows: string[];
     problems: {
       file: string;
       message: string;
@@ -655,6 +658,10 @@ export interface Answers {
   };
   /** Change title, description, status, priority or owner; expectedVersion makes it conditional */
   "directive::update": Answers["directive::create"];
+  /** Liveness for load balancers: no key, no rate limit, no in-flight slot (/api/health is the spec's, with a key) */
+  "healthz": {
+    status: "ok";
+  };
   /** An agent's chain of command, itself first, root last: {chain} (empty outside the chart) */
   "hierarchy::chain": {
     /** The agent, then its managers upwards */
@@ -1416,7 +1423,7 @@ export interface Answers {
       reason?: string;
     }[];
   };
-  /** Approve or deny an agent's pending tool call (admin): the waiting turn goes on */
+  /** Approve or deny an agent's pending tool call (admin, or a key of the agent's realm; never an agent): the waiting turn goes on */
   "tools::decide": {
     callId: string;
     agentId: string;
