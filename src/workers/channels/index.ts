@@ -21,6 +21,7 @@ import {
   bindInput,
   bindingPage,
   failedAnswer,
+  genericWebhookBody,
   listBindingsInput,
   unbindInput,
 } from "./schema.ts";
@@ -53,8 +54,11 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
   worker.registerFunction(
     {
       id: "channel::webhook::inbound",
-      description: "Generic webhook: a message to the channel's agent, answered with {response}",
+      description:
+        "Generic webhook: a message to the channel's agent, answered with {response}. Authenticated by an API key, or by X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body> under the vault secret channel:<channelId>:secret",
       input: envelopeInput,
+      body: genericWebhookBody,
+      output: z.object({ response: z.string().describe("The agent's answer") }),
     },
     (envelope, ctx) => inbound({ ...deps, policy }, envelope as unknown as Envelope, ctx.auth),
   );

@@ -83,3 +83,14 @@ export type ChannelJob = z.infer<typeof channelJob>;
 export const failedAnswer = z.object({ failed: z.array(channelJob).describe("Oldest first") });
 
 export const bindingKey = (platform: string, channelId: string) => `${platform}:${channelId}`;
+
+/** What the generic webhook reads of its JSON (or form) body: the first non-empty of message, text, content. */
+export const genericWebhookBody = z
+  .looseObject({
+    message: z.string().optional().describe("The message for the agent (text and content are read too)"),
+    text: z.string().optional(),
+    content: z.string().optional(),
+    callback_url: z.string().optional().describe("Where the answer is also POSTed as {text} (SSRF rule)"),
+    response_url: z.string().optional().describe("As callback_url"),
+  })
+  .describe("A JSON object or form fields");

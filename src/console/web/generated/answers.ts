@@ -430,6 +430,11 @@ export interface Answers {
       failedAt?: string;
     }[];
   };
+  /** Generic webhook: a message to the channel's agent, answered with {response}. Authenticated by an API key, or by X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body> under the vault secret channel:<channelId>:secret */
+  "channel::webhook::inbound": {
+    /** The agent's answer */
+    response: string;
+  };
   /** Load integrations/*.toml, agents/* /agent.toml, hands/* /HAND.toml, config/channels/*.toml and workflows/*.yaml again (admin): what changed, and each file's problem */
   "config::reload": {
     agents: {
