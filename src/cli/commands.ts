@@ -119,8 +119,41 @@ export async function configSetSecret(name: string, value: string): Promise<void
 const call = (function_id: string, payload: Record<string, unknown>) =>
   withService((service) => service.engine.trigger({ function_id, payload }));
 
-export async function channelsBind(platform: string, channelId: string, agentId: string): Promise<void> {
-  print(await call("channel::bind", { platform, channelId, agentId }));
+export async function channelsBind(platform: string, channelId: string, agent: string): Promise<void> {
+  print(
+    await withService(async (service) => {
+      const trigger = (function_id: string, payload: Record<string, unknown>) =>
+        service.engine.trigger({ function_id, payload });
+      const agentId = await agentIdOrName(trigger, agent);
+      return trigger("channel::bind", { platform, channelId, agentId });
+    }),
+  );
+}
+
+/**
+ * The id of the agent `ref` names: an id as it is, else the one agent of that name (the CLI sees every
+ * realm, so a name several realms share is refused with their ids rather than one picked).
+ */
+async function agentIdOrName(
+  trigger: (functionId: string, payload: Record<string, unknown>) => Promise<unknown>,
+  ref: string,
+): Promise<string> {
+  const byId = (await trigger("agent::get", { id: ref }).catch(() => null)) as { id: string } | null;
+  if (byId) return byId.id;
+  const named: Array<{ id: string; realmId: string }> = [];
+  let cursor: string | undefined;
+  do {
+    const page = (await trigger("agent::list", { limit: 200, ...(cursor ? { cursor } : {}) })) as {
+      agents: Array<{ id: string; name: string; realmId: string }>;
+      nextCursor: string | null;
+    };
+    named.push(...page.agents.filter((candidate) => candidate.name === ref));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  if (named.length === 1) return (named[0] as { id: string }).id;
+  if (named.length === 0) throw new Error(`No agent ${ref} (neither an id nor a name)`);
+  const ids = named.map((candidate) => `${candidate.id} in ${candidate.realmId}`).join(", ");
+  throw new Error(`${named.length} agents are named ${ref} (${ids}): give the id`);
 }
 
 export async function channelsList(options: {

@@ -91,8 +91,10 @@ for (const framework of ["openclaw", "langchain", "langgraph", "crewai", "autoge
 
 const channels = program.command("channels").description("Chat channels bound to agents");
 channels
-  .command("bind <platform> <channelId> <agentId>")
-  .description("Bind a platform channel (slack, telegram, …, or webhook for the generic route) to an agent")
+  .command("bind <platform> <channelId> <agent>")
+  .description(
+    "Bind a platform channel (slack, telegram, …, or webhook for the generic route) to an agent (its id or name)",
+  )
   .action(channelsBind);
 channels
   .command("list")

@@ -45,6 +45,11 @@ describe("agentos channels and config set-secret", () => {
       agentId,
       realmId: "realm-default",
     });
+    // The agent by its name as well.
+    const byName = await agentos("channels", "bind", "telegram", "T42", "cli channel agent");
+    expect(byName.code, byName.stderr).toBe(0);
+    expect(JSON.parse(byName.stdout)).toMatchObject({ platform: "telegram", channelId: "T42", agentId });
+    expect((await agentos("channels", "unbind", "telegram", "T42")).code).toBe(0);
     const listed = await agentos("channels", "list", "--platform", "slack", "--json");
     expect(JSON.parse(listed.stdout).bindings).toEqual([expect.objectContaining({ channelId: "C42" })]);
 
@@ -66,7 +71,7 @@ describe("agentos channels and config set-secret", () => {
     expect(await answer.json()).toEqual({ challenge: "from-cli" });
     expect((await agentos("channels", "unbind", "slack", "C42")).stdout).toContain("Unbound slack:C42");
     expect((await agentos("channels", "unbind", "slack", "C42")).code).toBe(1);
-  });
+  }, 120_000);
 
   it("lists channel bindings as a table for people by default", async () => {
     const created = await server.request("/api/agents", {
