@@ -176,8 +176,24 @@ export class Sandbox {
   }
 
   private confined(run: ConfinedRun, owner: Owner | null, socketDir: string | null, room: number): Prepared {
-    const limits = this.settings.limits;
     const opened: number[] = [];
+    try {
+      return this.launchOf(run, owner, socketDir, room, opened);
+    } catch (error) {
+      // A directory that could not be opened: the descriptors opened before it are not leaked.
+      for (const fd of opened) closeSync(fd);
+      throw error;
+    }
+  }
+
+  private launchOf(
+    run: ConfinedRun,
+    owner: Owner | null,
+    socketDir: string | null,
+    room: number,
+    opened: number[],
+  ): Prepared {
+    const limits = this.settings.limits;
     const extra: Array<number | Buffer> = [];
     const pass = (entry: number | Buffer) => extra.push(entry) + 2;
     const openDir = (path: string) => {
