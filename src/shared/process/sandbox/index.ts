@@ -9,7 +9,7 @@ import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID 
 import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
 import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
 import { copyEtc, systemLayout } from "./layout.ts";
-import { type Owner, processesOf, workspaceOwner } from "./owner.ts";
+import { killAllOf, type Owner, workspaceOwner } from "./owner.ts";
 import { overQuota, UsageCache, watchQuota } from "./quota.ts";
 import { seccompFilter } from "./seccomp.ts";
 import { type SandboxSettings, sandboxSettings } from "./settings.ts";
@@ -150,19 +150,7 @@ export class Sandbox {
    */
   async stopPrograms(workspace: string): Promise<void> {
     const owner = this.settings.enabled ? workspaceOwner(workspace) : null;
-    if (!owner) return;
-    for (let round = 0; round < 40; round++) {
-      const pids = processesOf(owner.uid);
-      if (pids.length === 0) return;
-      for (const pid of pids) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // Gone meanwhile.
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    if (owner) await killAllOf(owner.uid);
   }
 
   async close(): Promise<void> {

@@ -51,3 +51,19 @@ export function processesOf(uid: number): number[] {
     })
     .map(Number);
 }
+
+/** Kills every live process of `uid` until none is left (a workspace's programs, when its files go). */
+export async function killAllOf(uid: number): Promise<void> {
+  for (let round = 0; round < 40; round++) {
+    const pids = processesOf(uid);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
