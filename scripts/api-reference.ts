@@ -1,41 +1,12 @@
 // Writes the API reference (docs/api-reference.md) from the OpenAPI document of a service started with
 // the default configuration in a scratch directory: `npm run api:reference`.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAgentOS } from "../src/app.ts";
-import { loadConfig } from "../src/config/env.ts";
-import { type OpenApiDocument, renderApiReference } from "./api-reference/render.ts";
+import { renderApiReference } from "./api-reference/render.ts";
+import { withDefaultService } from "./default-service.ts";
 
 export const API_REFERENCE_FILE = join(import.meta.dirname, "..", "docs", "api-reference.md");
-
-type Service = Awaited<ReturnType<typeof createAgentOS>>;
-
-/** Runs `use` against a service started with the default configuration, then stops it. */
-export async function withDefaultService<T>(
-  use: (service: Service, document: OpenApiDocument) => Promise<T>,
-): Promise<T> {
-  const dir = mkdtempSync(join(tmpdir(), "agentos-api-reference-"));
-  const service = await createAgentOS({
-    ...loadConfig({
-      AGENTOS_DATA_DIR: dir,
-      AGENTOS_API_KEY: "api-reference-admin-key-0123",
-      AGENTOS_LOG_LEVEL: "silent",
-    }),
-    port: 0,
-    host: "127.0.0.1",
-    enginePort: 0,
-    rateLimits: false as const,
-  });
-  try {
-    const document = await service.engine.trigger({ function_id: "api::openapi", payload: {} });
-    return await use(service, document as OpenApiDocument);
-  } finally {
-    await service.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const ROOT = join(import.meta.dirname, "..");
 

@@ -11,7 +11,8 @@ import {
   renderApiReference,
   requestSchemaOf,
 } from "../../scripts/api-reference/render.ts";
-import { API_REFERENCE_FILE, formatMarkdown, withDefaultService } from "../../scripts/api-reference.ts";
+import { API_REFERENCE_FILE, formatMarkdown } from "../../scripts/api-reference.ts";
+import { withDefaultService } from "../../scripts/default-service.ts";
 import { jsonSchemaOf } from "../../src/http/openapi.ts";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
