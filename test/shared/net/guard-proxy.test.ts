@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GuardProxy } from "../../../src/shared/net/guard-proxy.ts";
-import type { NetworkPolicy } from "../../../src/shared/net/guarded-request.ts";
+import { fakeDnsPolicy } from "../../helpers/fake-dns.ts";
 
 /** Names the fake resolver knows: two reach the test server, two a blocked address. */
 const DNS: Record<string, string> = {
@@ -15,15 +15,7 @@ const DNS: Record<string, string> = {
   "evil.test": "127.0.0.1",
   "metadata.test": "169.254.169.254",
 };
-const policy: NetworkPolicy = {
-  allowPrivateNetwork: false,
-  allowedAddresses: new Set(["127.0.0.2"]),
-  resolve: async (hostname) => {
-    const address = DNS[hostname];
-    if (!address) throw Object.assign(new Error("not found"), { code: "ENOTFOUND" });
-    return [{ address, family: 4 }];
-  },
-};
+const policy = fakeDnsPolicy(DNS);
 const ALLOW = ["ALLOWED.test", "evil.test", "metadata.test", "127.0.0.1", "169.254.169.254"];
 
 let upstream: Server;

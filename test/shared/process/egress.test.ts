@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { NetworkPolicy } from "../../../src/shared/net/guarded-request.ts";
 import { EgressGate, SOCKET_NAME } from "../../../src/shared/process/sandbox/egress.ts";
+import { fakeDnsPolicy } from "../../helpers/fake-dns.ts";
 import { freePort, NODE } from "../../helpers/process.ts";
 
 const RELAY = fileURLToPath(new URL("../../../src/shared/process/sandbox/egress-relay.mjs", import.meta.url));
@@ -17,15 +17,7 @@ const DNS: Record<string, string> = {
   "other.test": "127.0.0.2",
   "evil.test": "127.0.0.1",
 };
-const policy: NetworkPolicy = {
-  allowPrivateNetwork: false,
-  allowedAddresses: new Set(["127.0.0.2"]),
-  resolve: async (hostname) => {
-    const address = DNS[hostname];
-    if (!address) throw Object.assign(new Error("not found"), { code: "ENOTFOUND" });
-    return [{ address, family: 4 }];
-  },
-};
+const policy = fakeDnsPolicy(DNS);
 
 let upstream: Server;
 let port: number;
