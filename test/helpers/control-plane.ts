@@ -55,6 +55,30 @@ export async function realmKey(server: TestServer, realmId: string): Promise<str
   return (await json(response)).key;
 }
 
+/**
+ * A hard budget of one cent (the realm's, or the agent's when `agentId` is given), spent in full: every
+ * ledger check then refuses. A zero budget would refuse nothing (the specification's alert table).
+ */
+export async function spentBudget(server: TestServer, realmId: string, agentId?: string): Promise<void> {
+  const budget = await call(server, "POST", "/api/ledger/budget", {
+    realmId,
+    ...(agentId === undefined ? {} : { agentId }),
+    monthlyCents: 1,
+    hardLimit: true,
+  });
+  expect(budget.status).toBe(200);
+  const spend = await call(server, "POST", "/api/ledger/spend", {
+    realmId,
+    agentId: agentId ?? "someone-else",
+    costCents: 1,
+    provider: "openai",
+    model: "gpt-4o",
+    inputTokens: 1,
+    outputTokens: 1,
+  });
+  expect(spend.status).toBe(201);
+}
+
 /** Archives a realm, which makes it read-only. */
 export async function archiveRealm(server: TestServer, realmId: string): Promise<void> {
   const response = await server.request(`/api/realms/${realmId}`, {

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { serverSentEvents } from "../../../src/shared/sse.ts";
-import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
+import { call, createAgent, newRealm, realmKey, spentBudget } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
 import { TEST_ADMIN_KEY } from "../../helpers/server.ts";
 
@@ -122,24 +122,7 @@ describe("an agent's turn streamed on /v1 to the official client", () => {
   it("answers an agent over budget with a real 402 before the first byte", async () => {
     const realmId = await newRealm(env.server);
     const id = await createAgent(env.server, realmId);
-    const budget = await call(env.server, "POST", "/api/ledger/budget", {
-      realmId,
-      agentId: id,
-      monthlyCents: 1,
-      hardLimit: true,
-    });
-    expect(budget.status).toBeLessThan(300);
-    // Spent in full (a zero budget would refuse nothing).
-    const spend = await call(env.server, "POST", "/api/ledger/spend", {
-      realmId,
-      agentId: id,
-      costCents: 1,
-      provider: "openai",
-      model: "gpt-4o",
-      inputTokens: 1,
-      outputTokens: 1,
-    });
-    expect(spend.status).toBe(201);
+    await spentBudget(env.server, realmId, id);
     const key = await realmKey(env.server, realmId);
     const refused = await client(key)
       .chat.completions.create({

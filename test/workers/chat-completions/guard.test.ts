@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, createRealm } from "../../helpers/control-plane.ts";
+import { call, createRealm, spentBudget } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
 import { type JsonBody, json } from "../../helpers/server.ts";
 
@@ -33,26 +33,10 @@ async function storedSpends(realmId: string): Promise<JsonBody[]> {
   return page.items.map((item) => item.value);
 }
 
-/** A hard realm budget of one cent, spent: every check refuses (a zero budget refuses nothing). */
-async function spentBudget(realmId: string): Promise<void> {
-  const budget = { realmId, monthlyCents: 1, hardLimit: true };
-  expect((await call(env.server, "POST", "/api/ledger/budget", budget)).status).toBe(200);
-  const spend = await call(env.server, "POST", "/api/ledger/spend", {
-    realmId,
-    agentId: "someone-else",
-    costCents: 1,
-    provider: "openai",
-    model: "gpt-4o",
-    inputTokens: 1,
-    outputTokens: 1,
-  });
-  expect(spend.status).toBe(201);
-}
-
 describe("plain chat completions respect the ledger", () => {
   it("refuses with 402 (OpenAI's error shape) under a spent hard realm budget, streamed or not, before calling the model", async () => {
     const { realmId, key } = await realmWithKey();
-    await spentBudget(realmId);
+    await spentBudget(env.server, realmId);
     const before = (await storedSpends(realmId)).length;
 
     for (const stream of [false, true]) {
@@ -93,7 +77,7 @@ describe("plain chat completions respect the ledger", () => {
   });
 
   it("charges and checks an admin key's completions in the default realm", async () => {
-    await spentBudget("realm-default");
+    await spentBudget(env.server, "realm-default");
     expect((await complete(undefined)).status).toBe(402);
     expect(env.fake.requests).toEqual([]);
   });
@@ -110,7 +94,7 @@ describe("plain chat completions respect the ledger", () => {
 describe("the ledger check of plain completions is fail-safe", () => {
   it("lets the call go ahead when the ledger fails or is not running", async () => {
     const { realmId, key } = await realmWithKey();
-    await spentBudget(realmId);
+    await spentBudget(env.server, realmId);
     const { engine } = env.server.service;
     engine.worker("broken-ledger").registerFunction({ id: "ledger::check" }, () => {
       throw new Error("ledger store is down");
