@@ -8,7 +8,7 @@ import { type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise
 import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID } from "./bwrap.ts";
 import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
 import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
-import { copyEtc, systemLayout } from "./layout.ts";
+import { etcCopy, systemLayout } from "./layout.ts";
 import { killAllOf, type Owner, workspaceOwner } from "./owner.ts";
 import { overQuota, UsageCache, watchQuota } from "./quota.ts";
 import { seccompFilter } from "./seccomp.ts";
@@ -73,7 +73,8 @@ export class Sandbox {
   private probing: Promise<SandboxStatus> | undefined;
   private readonly shipped = new ShippedBinds(shippedDirs());
   private readonly layout = systemLayout();
-  private etc: { fd: number; remove(): void } | undefined;
+  /** The process's copy of the system's /etc entries (etcCopy), opened for binding. */
+  private etcFd: number | undefined;
 
   constructor(options: { env: NodeJS.ProcessEnv; dataDir: string; policy: NetworkPolicy }) {
     this.settings = sandboxSettings(options.env);
@@ -156,11 +157,8 @@ export class Sandbox {
   async close(): Promise<void> {
     await this.egress.close();
     this.shipped.close();
-    if (this.etc) {
-      closeSync(this.etc.fd);
-      this.etc.remove();
-    }
-    this.etc = undefined;
+    if (this.etcFd !== undefined) closeSync(this.etcFd);
+    this.etcFd = undefined;
   }
 
   private confined(run: ConfinedRun, owner: Owner | null, socketDir: string | null, room: number): Prepared {
@@ -199,7 +197,7 @@ export class Sandbox {
       ...(seccomp ? { seccomp: pass(seccomp) } : {}),
       shipped: this.shipped.descriptors().map(({ fd, inside }) => ({ fd: pass(fd), inside })),
       binds: (run.binds ?? []).map(({ host, inside }) => ({ fd: openDir(host), inside })),
-      ...(this.etc ? { etc: pass(this.etc.fd) } : {}),
+      ...(this.etcFd === undefined ? {} : { etc: pass(this.etcFd) }),
     };
     const map = (path: string) => this.shipped.insideOf(path) ?? insidePath(run.workspace, path);
     let command = [map(run.executable), ...run.args.map(map)];
@@ -270,8 +268,7 @@ export class Sandbox {
     const missing = this.host.missing();
     if (missing) return missing;
     try {
-      const copy = copyEtc(this.layout.etc);
-      this.etc = { fd: openSync(copy.dir, constants.O_RDONLY | constants.O_DIRECTORY), remove: copy.remove };
+      this.etcFd = openSync(etcCopy(this.layout.etc), constants.O_RDONLY | constants.O_DIRECTORY);
     } catch {
       // Each entry is bound on its own instead (slower to start, the same view).
     }
