@@ -85,7 +85,8 @@ let copied: { key: string; dir: string } | undefined;
 export function etcCopy(entries: readonly string[]): string {
   const key = entries.join("\0");
   if (copied?.key === key) return copied.dir;
-  const parent = mkdtempSync(join(tmpdir(), "agentos-etc-"));
+  removeStaleCopies();
+  const parent = mkdtempSync(join(tmpdir(), `agentos-etc-${process.pid}-`));
   process.once("exit", () => rmSync(parent, { recursive: true, force: true }));
   const dir = join(parent, "etc");
   mkdirSync(dir, { mode: 0o755 });
@@ -100,4 +101,28 @@ export function etcCopy(entries: readonly string[]): string {
   for (const name of ["passwd", "group"]) writeFileSync(join(dir, name), "", { mode: 0o644 });
   copied = { key, dir };
   return dir;
+}
+
+/** Copies left by processes that died without exiting (kill -9): their pid is in the name. */
+function removeStaleCopies(): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^agentos-etc-(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
