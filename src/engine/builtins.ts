@@ -18,6 +18,28 @@ const noInput = z.strictObject({});
 
 const functionsInfoInput = z.strictObject({ function_id: z.string().min(1).max(256) });
 
+const metadataField = z.record(z.string(), z.unknown()).optional();
+
+const functionsListOutput = z.object({
+  functions: z.array(
+    z.object({
+      function_id: z.string(),
+      worker_name: z.string(),
+      description: z.string().optional(),
+      metadata: metadataField,
+    }),
+  ),
+});
+
+const functionsInfoOutput = z.object({
+  function_id: z.string(),
+  worker_name: z.string(),
+  description: z.string().optional(),
+  metadata: metadataField,
+  /** The input as JSON Schema; absent when the function takes any input. */
+  request_schema: z.record(z.string(), z.unknown()).optional(),
+});
+
 const schemas = new WeakMap<z.ZodType, Record<string, unknown> | undefined>();
 
 /**
@@ -42,7 +64,12 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
   const worker = engine.worker("engine", "The function bus: pub/sub and discovery");
 
   worker.registerFunction(
-    { id: "publish", description: "Publish {data} to every subscriber of {topic}", input: publishInput },
+    {
+      id: "publish",
+      description: "Publish {data} to every subscriber of {topic}",
+      input: publishInput,
+      output: z.void(),
+    },
     async ({ topic, data }) => {
       await bus.publish(topic, data);
       return undefined;
@@ -63,7 +90,12 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
   );
 
   worker.registerFunction(
-    { id: "engine::functions::list", description: "List registered functions", input: functionsListInput },
+    {
+      id: "engine::functions::list",
+      description: "List registered functions",
+      input: functionsListInput,
+      output: functionsListOutput,
+    },
     ({ prefix, include_internal }) => ({
       functions: engine.functions
         .list()
@@ -84,6 +116,7 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
       id: "engine::functions::ids",
       description: "The ids engine::functions::list names, sorted: {ids}",
       input: noInput,
+      output: z.object({ ids: z.array(z.string()).readonly() }),
     },
     () => ({ ids: engine.functions.publicIds() }),
   );
@@ -93,6 +126,7 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
       id: "engine::functions::info",
       description: "One function: {function_id, worker_name, description, metadata, request_schema}",
       input: functionsInfoInput,
+      output: functionsInfoOutput,
     },
     ({ function_id }) => {
       const fn = engine.functions.get(function_id);

@@ -17,7 +17,9 @@ export interface Functions {
       agentId: string;
       functionIds: string[];
     };
-    output: unknown;
+    output: {
+      denied: string[];
+    };
   };
   /** Send {message} to agent {agentId} in session {sessionId?} */
   "agent::chat": {
@@ -27,7 +29,22 @@ export interface Functions {
       sessionId?: string;
       context?: Record<string, unknown>;
     };
-    output: unknown;
+    output: {
+      content: string;
+      model: string;
+      usage: {
+        inputTokens: number;
+        outputTokens: number;
+        totalTokens: number;
+      };
+      sessionId: string;
+      toolCalls: {
+        toolCallId: string;
+        toolName: string;
+        input: unknown;
+        output?: unknown;
+      }[];
+    };
   };
   /** The agent answering a whole conversation {messages} without a session */
   "agent::complete": {
@@ -40,7 +57,23 @@ export interface Functions {
       withTools?: boolean;
       keep?: boolean;
     };
-    output: unknown;
+    output: {
+      content: string;
+      model: string;
+      usage: {
+        inputTokens: number;
+        outputTokens: number;
+        totalTokens: number;
+      };
+      finishReason: string;
+      toolCalls: {
+        toolCallId: string;
+        toolName: string;
+        input: unknown;
+        output?: unknown;
+      }[];
+      sessionId?: string;
+    };
   };
   /** Create an agent; returns {id} */
   "agent::create": {
@@ -242,7 +275,9 @@ export interface Functions {
     input: {
       model: string;
     };
-    output: unknown;
+    output: {
+      agentId: string;
+    };
   };
   /** One session of an agent with a page of its messages, oldest first (tool calls included): {session, messages, nextCursor} */
   "agent::session": {
@@ -1299,14 +1334,22 @@ export interface Functions {
   /** The ids engine::functions::list names, sorted: {ids} */
   "engine::functions::ids": {
     input: Record<string, never>;
-    output: unknown;
+    output: {
+      ids: string[];
+    };
   };
   /** One function: {function_id, worker_name, description, metadata, request_schema} */
   "engine::functions::info": {
     input: {
       function_id: string;
     };
-    output: unknown;
+    output: {
+      function_id: string;
+      worker_name: string;
+      description?: string;
+      metadata?: Record<string, unknown>;
+      request_schema?: Record<string, unknown>;
+    };
   };
   /** List registered functions */
   "engine::functions::list": {
@@ -1314,7 +1357,14 @@ export interface Functions {
       prefix?: string;
       include_internal?: boolean;
     };
-    output: unknown;
+    output: {
+      functions: {
+        function_id: string;
+        worker_name: string;
+        description?: string;
+        metadata?: Record<string, unknown>;
+      }[];
+    };
   };
   /** Tell this process's observers (metrics, logs) about work done (see telemetry.ts) */
   "engine::telemetry": {
@@ -2550,7 +2600,7 @@ export interface Functions {
       topic: string;
       data: unknown;
     };
-    output: unknown;
+    output: void;
   };
   /** Wake an agent now; returns the finished pulse run */
   "pulse::invoke": {

@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai";
+import { call } from "../../engine/call.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import { isStorableText } from "../../engine/state/schema.ts";
 import type { InvocationContext } from "../../engine/types.ts";
@@ -27,10 +28,13 @@ import {
   agentIdInput,
   agentPage,
   agentRecord,
+  agentResolved,
   agentWithTools,
   authorizeInput,
+  authorizeVerdict,
   chatInput,
   completeInput,
+  completionReply,
   createAgentInput,
   listInput,
   messageReply,
@@ -100,6 +104,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::resolve",
       description: "The agent an id or name names, among those the caller may see: {agentId}; 404 when none",
       input: resolveInput,
+      output: agentResolved,
     },
     async ({ model }, ctx) => {
       const visible = (realmId: string) => ctx.auth.kind !== "realm" || ctx.auth.realmId === realmId;
@@ -121,9 +126,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
     },
     async ({ id }, ctx) => {
       const agent = await load(id, ctx);
-      const { functions } = (await trigger({ function_id: "engine::functions::list", payload: {} })) as {
-        functions: Array<{ function_id: string }>;
-      };
+      const { functions } = await call(trigger, "engine::functions::list", {});
       return {
         ...agent,
         resolvedTools: agentToolIds(
@@ -174,6 +177,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::chat",
       description: "Send {message} to agent {agentId} in session {sessionId?}",
       input: chatInput,
+      output: messageReply,
     },
     // ctx.signal aborts when the caller's timeout expires (a pulse's timeoutSecs): the turn stops with it.
     async ({ agentId, ...turn }, ctx) => {
@@ -187,6 +191,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::authorize",
       description: "Which of {functionIds} agent {agentId} may not call: {denied}",
       input: authorizeInput,
+      output: authorizeVerdict,
     },
     async ({ agentId, functionIds }, ctx) => {
       const agent = await load(agentId, ctx);
@@ -199,6 +204,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       id: "agent::complete",
       description: "The agent answering a whole conversation {messages} without a session",
       input: completeInput,
+      output: completionReply,
     },
     async ({ agentId, messages, ...options }, ctx) => {
       const agent = await load(agentId, ctx);

@@ -225,6 +225,18 @@ export const messageReply = z.object({
   toolCalls: z.array(toolCall),
 });
 
+/** A whole conversation answered without a session (agent::complete, the `/v1` agent models). */
+export const completionReply = z.object({
+  content: z.string(),
+  model: z.string(),
+  usage,
+  finishReason: z.string(),
+  toolCalls: z.array(toolCall),
+  sessionId: z.string().optional(),
+});
+export const agentResolved = z.object({ agentId: z.string() });
+export const authorizeVerdict = z.object({ denied: z.array(z.string()) });
+
 export const sessionRecord = z.object({
   id: z.string(),
   agentId: z.string(),
