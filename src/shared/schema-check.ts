@@ -1,3 +1,5 @@
+import { isJsonObject } from "./json-object.ts";
+
 /** The part of a function's JSON Schema (from engine::functions::info) a payload is checked against. */
 export type InputSchema = {
   type?: string | string[];
@@ -5,6 +7,31 @@ export type InputSchema = {
   required?: string[];
   additionalProperties?: unknown;
 };
+
+/**
+ * The parts of a JSON Schema (as engine::functions::info answers it) that payloadProblem reads, each kept
+ * only when it has the shape it is read as: a schema from a remote worker is whatever it sent.
+ */
+export function inputSchemaOf(json: unknown): InputSchema {
+  if (!isJsonObject(json)) return {};
+  const { type, properties, required, additionalProperties } = json;
+  return {
+    ...(typeof type === "string" || (Array.isArray(type) && type.every((item) => typeof item === "string"))
+      ? { type }
+      : {}),
+    ...(isJsonObject(properties)
+      ? {
+          properties: Object.fromEntries(
+            Object.entries(properties).map(([field, schema]) => [field, inputSchemaOf(schema)]),
+          ),
+        }
+      : {}),
+    ...(Array.isArray(required)
+      ? { required: required.filter((field): field is string => typeof field === "string") }
+      : {}),
+    ...("additionalProperties" in json ? { additionalProperties } : {}),
+  };
+}
 
 /**
  * What is wrong with `payload` as `functionId`'s input, or null: a field the function does not take

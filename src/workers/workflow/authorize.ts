@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { forbidden } from "../../shared/errors.ts";
 import type { RunPrincipal, Workflow } from "./schema.ts";
@@ -16,11 +17,12 @@ export async function authorize(
     ...new Set(workflow.steps.map((step) => step.functionId).filter((id) => id !== "agent::chat")),
   ];
   if (functionIds.length === 0) return;
-  const { denied } = (await worker.trigger({
-    function_id: "agent::authorize",
-    payload: { agentId, functionIds },
-    auth,
-  })) as { denied: string[] };
+  const { denied } = await call(
+    worker.trigger.bind(worker),
+    "agent::authorize",
+    { agentId, functionIds },
+    { auth },
+  );
   if (denied.length === 0) return;
   const step = workflow.steps.find((candidate) => denied.includes(candidate.functionId));
   audit(worker, "capability_denied", {
@@ -35,9 +37,5 @@ export async function authorize(
 }
 
 export function audit(worker: WorkerClient, type: string, detail: Record<string, unknown>): void {
-  void worker.trigger({
-    function_id: "security::audit",
-    payload: { type, detail },
-    action: { type: "void" },
-  });
+  void call(worker.trigger.bind(worker), "security::audit", { type, detail }, { action: { type: "void" } });
 }

@@ -1,4 +1,5 @@
 import { basename, extname } from "node:path";
+import { call } from "../../engine/call.ts";
 import { casUpdate, isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { Principal, TriggerFn } from "../../engine/types.ts";
@@ -191,11 +192,13 @@ async function withAgentIds(trigger: TriggerFn, realmId: string, definition: unk
     }
     const { agent, ...rest } = step as { agent: unknown };
     if (typeof agent !== "string") throw new Error(`steps.${index}.agent: must be an agent's name`);
-    const found = (await trigger({
-      function_id: "config::agent_id",
-      payload: { name: agent, realmId },
-      auth: { kind: "system" },
-    }).catch(() => null)) as { agentId?: string } | null;
+    // config::agent_id documents no answer (the config worker's): its shape is asserted here.
+    const found = (await call(
+      trigger,
+      "config::agent_id",
+      { name: agent, realmId },
+      { auth: { kind: "system" } },
+    ).catch(() => null)) as { agentId?: string } | null;
     if (!found?.agentId)
       throw new Error(
         `steps.${index}.agent: no agent ${agent} is declared in agents/ (realm ${realmId}) or made over the API in that realm`,

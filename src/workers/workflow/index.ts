@@ -1,8 +1,10 @@
 import { z } from "zod";
+import { call } from "../../engine/call.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access.ts";
+import { isJsonObject } from "../../shared/json-object.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { authorize } from "./authorize.ts";
 import {
@@ -89,17 +91,15 @@ export function registerWorkflow(
     retryDelayMs: (attempt) => Math.min((options.retryBaseMs ?? 200) * 2 ** attempt, 30_000),
     inputFields: async (functionId) => {
       if (fields.has(functionId)) return fields.get(functionId);
-      const info = (await trigger({
-        function_id: "engine::functions::info",
-        payload: { function_id: functionId },
-      }).catch(() => null)) as {
-        request_schema?: { properties?: Record<string, unknown>; additionalProperties?: unknown };
-      } | null;
+      const info = await call(trigger, "engine::functions::info", { function_id: functionId }).catch(
+        () => null,
+      );
       const schema = info?.request_schema;
+      const properties = schema?.properties;
       // Only functions that refuse unknown fields get a filtered payload; the rest see every variable.
       const declared =
-        schema?.properties && schema.additionalProperties === false
-          ? Object.keys(schema.properties)
+        isJsonObject(properties) && schema?.additionalProperties === false
+          ? Object.keys(properties)
           : undefined;
       fields.set(functionId, declared);
       return declared;

@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { takeOverLapsed } from "./lease.ts";
@@ -89,12 +90,9 @@ async function interrupt(options: ResumeOptions, run: Run, step: string, reason:
 async function waitForFunctions(options: ResumeOptions, functionIds: string[]): Promise<string[]> {
   const deadline = nowMs() + options.graceMs;
   for (;;) {
-    const listed = (await options.control.deps.trigger({
-      function_id: "engine::functions::list",
-      payload: { include_internal: true },
-    })) as {
-      functions: Array<{ function_id: string }>;
-    };
+    const listed = await call(options.control.deps.trigger, "engine::functions::list", {
+      include_internal: true,
+    });
     const present = new Set(listed.functions.map((fn) => fn.function_id));
     const missing = [...new Set(functionIds)].filter((id) => !present.has(id));
     if (missing.length === 0 || nowMs() >= deadline) return missing;

@@ -1,6 +1,7 @@
+import { call } from "../../engine/call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { badRequest, isAppError } from "../../shared/errors.ts";
-import { type InputSchema, payloadProblem } from "../../shared/schema-check.ts";
+import { type InputSchema, inputSchemaOf, payloadProblem } from "../../shared/schema-check.ts";
 import { templateVariables } from "../../shared/templates.ts";
 import type { Step } from "./schema.ts";
 import { templateProblem } from "./variables.ts";
@@ -30,7 +31,7 @@ export async function validateSteps(
       if (!onMissing) throw badRequest(message);
       onMissing(message);
     }
-    if (step.agentId !== undefined) await checkAgent(trigger, index, step);
+    if (step.agentId !== undefined) await checkAgent(trigger, index, step, step.agentId);
     if (step.args !== undefined && info?.request_schema) checkArgs(index, step, info.request_schema);
   }
 }
@@ -44,23 +45,19 @@ export async function missingFunctions(trigger: TriggerFn, steps: Step[]): Promi
 }
 
 /** A step's own agent must be one the writer can reach (asked as the writer: another realm's is refused). */
-async function checkAgent(trigger: TriggerFn, index: number, step: Step): Promise<void> {
+async function checkAgent(trigger: TriggerFn, index: number, step: Step, agentId: string): Promise<void> {
   try {
-    await trigger({ function_id: "agent::get", payload: { id: step.agentId } });
+    await call(trigger, "agent::get", { id: agentId });
   } catch (error) {
     if (!isAppError(error) || error.status >= 500) throw error;
-    throw badRequest(
-      `steps.${index}.agentId: step "${step.name}" names agent ${step.agentId}: ${error.message}`,
-    );
+    throw badRequest(`steps.${index}.agentId: step "${step.name}" names agent ${agentId}: ${error.message}`);
   }
 }
 
 async function functionInfo(trigger: TriggerFn, functionId: string): Promise<FunctionInfo | null> {
   try {
-    return (await trigger({
-      function_id: "engine::functions::info",
-      payload: { function_id: functionId },
-    })) as FunctionInfo;
+    const info = await call(trigger, "engine::functions::info", { function_id: functionId });
+    return { request_schema: info.request_schema && inputSchemaOf(info.request_schema) };
   } catch (error) {
     if (isAppError(error) && error.status === 404) return null;
     throw error;
