@@ -1,4 +1,4 @@
-import { type Envelope, header, hmac, type Reply, sameSecret } from "./adapter.ts";
+import { type Envelope, header, hmac, type Reply, sameSecret } from "./envelope.ts";
 
 /** GitHub (and Meta): `sha256=` + hex HMAC-SHA256 of the raw body in X-Hub-Signature-256. */
 export function verifyHubSignature(envelope: Envelope, secret: string): string | null {

@@ -1,5 +1,5 @@
 import { createPublicKey, verify } from "node:crypto";
-import { type Envelope, header } from "../adapter.ts";
+import { type Envelope, header } from "../envelope.ts";
 
 /** The DER prefix of an Ed25519 SubjectPublicKeyInfo: Discord gives the 32-byte key alone, in hex. */
 const ED25519_SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");

@@ -1,4 +1,4 @@
-import { type Envelope, header, type Inbound, ok } from "../adapter.ts";
+import { type Envelope, header, type Inbound, ok } from "../envelope.ts";
 
 interface Comment {
   body?: string;

@@ -1,4 +1,4 @@
-import type { Envelope, Inbound } from "../adapter.ts";
+import type { Envelope, Inbound } from "../envelope.ts";
 
 interface Payload {
   events?: Array<{

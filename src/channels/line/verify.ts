@@ -1,4 +1,4 @@
-import { type Envelope, header, hmac, sameSecret } from "../adapter.ts";
+import { type Envelope, header, hmac, sameSecret } from "../envelope.ts";
 
 /** LINE: X-Line-Signature is the base64 HMAC-SHA256 of the raw body under the channel secret. */
 export function verifyLine(envelope: Envelope, channelSecret: string): string | null {

@@ -1,4 +1,4 @@
-import type { Envelope, Inbound } from "../adapter.ts";
+import type { Envelope, Inbound } from "../envelope.ts";
 
 /** Marks the messages this service sends, so their echo in the next transaction is not answered. */
 export const OWN_MARK = "agentos.reply";

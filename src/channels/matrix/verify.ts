@@ -1,4 +1,4 @@
-import { type Envelope, header, sameSecret } from "../adapter.ts";
+import { type Envelope, header, sameSecret } from "../envelope.ts";
 
 /** A Matrix homeserver calls an application service with its hs_token (Bearer, or `access_token`). */
 export function verifyMatrix(envelope: Envelope, hsToken: string): string | null {

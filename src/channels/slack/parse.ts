@@ -1,4 +1,4 @@
-import { type Envelope, type Inbound, ok } from "../adapter.ts";
+import { type Envelope, type Inbound, ok } from "../envelope.ts";
 
 interface SlackBody {
   type?: string;

@@ -1,4 +1,4 @@
-import { type Envelope, header, hmac, sameSecret } from "../adapter.ts";
+import { type Envelope, header, hmac, sameSecret } from "../envelope.ts";
 
 /** Slack's v0 scheme: `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<raw body>`, timestamp within 5 minutes. */
 export function verifySlack(envelope: Envelope, signingSecret: string, nowMs: number): string | null {

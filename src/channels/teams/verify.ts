@@ -1,4 +1,4 @@
-import { type Envelope, header, hmac, sameSecret } from "../adapter.ts";
+import { type Envelope, header, hmac, sameSecret } from "../envelope.ts";
 
 /** Teams outgoing webhooks: `Authorization: HMAC <base64 HMAC-SHA256 of the raw body>`, keyed by the base64-decoded secret. */
 export function verifyTeams(envelope: Envelope, secret: string): string | null {

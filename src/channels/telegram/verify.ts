@@ -1,4 +1,4 @@
-import { type Envelope, header, sameSecret } from "../adapter.ts";
+import { type Envelope, header, sameSecret } from "../envelope.ts";
 
 /** Telegram sends the webhook's secret_token back in X-Telegram-Bot-Api-Secret-Token. */
 export function verifyTelegram(envelope: Envelope, secretToken: string): string | null {

@@ -1,4 +1,4 @@
-import type { Envelope, Inbound } from "../adapter.ts";
+import type { Envelope, Inbound } from "../envelope.ts";
 
 /** An incoming SMS (form fields From, To, Body, MessageSid, AccountSid). */
 export function parseTwilio(envelope: Envelope) {

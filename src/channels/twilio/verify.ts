@@ -1,4 +1,4 @@
-import { type Envelope, header, hmac, sameSecret } from "../adapter.ts";
+import { type Envelope, header, hmac, sameSecret } from "../envelope.ts";
 
 /**
  * Twilio: X-Twilio-Signature is the base64 HMAC-SHA1, under the account's auth token, of the full URL

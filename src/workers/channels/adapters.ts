@@ -1,17 +1,18 @@
-import { type Adapter, type VaultNames, vaultNames } from "./adapter.ts";
-import { discord } from "./discord/index.ts";
-import { github } from "./github/index.ts";
-import { line } from "./line/index.ts";
-import { matrix } from "./matrix/index.ts";
-import { messenger } from "./messenger/index.ts";
-import { slack } from "./slack/index.ts";
-import { teams } from "./teams/index.ts";
-import { telegram } from "./telegram/index.ts";
-import { twilio } from "./twilio/index.ts";
-import { whatsapp } from "./whatsapp/index.ts";
+import { PLATFORMS, type PlatformName } from "../../channels/platforms.ts";
+import type { Adapter, Sender } from "./sender.ts";
+import { discord } from "./senders/discord.ts";
+import { github } from "./senders/github.ts";
+import { line } from "./senders/line.ts";
+import { matrix } from "./senders/matrix.ts";
+import { messenger } from "./senders/messenger.ts";
+import { slack } from "./senders/slack.ts";
+import { teams } from "./senders/teams.ts";
+import { telegram } from "./senders/telegram.ts";
+import { twilio } from "./senders/twilio.ts";
+import { whatsapp } from "./senders/whatsapp.ts";
 
-/** Every platform adapter. */
-export const ADAPTERS: Adapter[] = [
+/** One sender per platform: a platform added to src/channels without one does not compile. */
+const SENDERS: { readonly [Name in PlatformName]: Sender } = {
   slack,
   discord,
   telegram,
@@ -22,18 +23,10 @@ export const ADAPTERS: Adapter[] = [
   teams,
   github,
   matrix,
-];
+};
 
-/** The vault names each platform's adapter reads, by platform (what the migrators may write). */
-export const CHANNEL_VAULT_NAMES: ReadonlyMap<string, VaultNames> = new Map(
-  ADAPTERS.map((adapter) => [adapter.platform, vaultNames(adapter)]),
-);
-
-/**
- * The vault name a platform's adapter reads under this last segment (`bot_token` on Slack:
- * `channel:slack:bot_token`), or undefined when no adapter reads it: such a secret has nowhere to go.
- */
-export function channelVaultNamed(platform: string, name: string): string | undefined {
-  const names = CHANNEL_VAULT_NAMES.get(platform);
-  return names && Object.values(names).find((vaultName) => vaultName.split(":").at(-1) === name);
-}
+/** Every platform with its sender, in the platforms' order. */
+export const ADAPTERS: Adapter[] = PLATFORMS.map((platform) => ({
+  ...platform,
+  ...SENDERS[platform.platform],
+}));

@@ -1,7 +1,14 @@
+import type { Envelope, Reply } from "../../channels/envelope.ts";
+import { refused } from "../../channels/envelope.ts";
+import {
+  genericCallback,
+  genericText,
+  genericVaultName,
+  verifyGenericSignature,
+} from "../../channels/generic.ts";
 import type { Principal } from "../../engine/types.ts";
 import { isAppError } from "../../shared/errors.ts";
 import { guardedRequest, type NetworkPolicy } from "../../shared/net/guarded-request.ts";
-import { type Envelope, header, hmac, type Reply, refused, sameSecret } from "./adapter.ts";
 import { bindingOf, type ChannelDeps, secret } from "./pipeline.ts";
 
 export const PLACEHOLDER = "[Unrecognized webhook payload]";
@@ -20,21 +27,18 @@ export async function inbound(
   const channelId =
     envelope.path_params.channelId || (typeof query.channel === "string" && query.channel) || "default";
   if (caller.kind === "anonymous") {
-    const key = await secret(deps.trigger, `channel:${channelId}:secret`);
-    const signature = header(envelope, "x-signature-256");
-    if (!key || !signature)
-      return refused("Send an API key, or X-Signature-256 when the channel has a secret in the vault");
-    if (!sameSecret(`sha256=${hmac("sha256", key, envelope.rawBody, "hex")}`, signature))
-      return refused("Invalid X-Signature-256");
+    const key = await secret(deps.trigger, genericVaultName(channelId));
+    const problem = key
+      ? verifyGenericSignature(envelope, key)
+      : "Send an API key, or X-Signature-256 when the channel has a secret in the vault";
+    if (problem) return refused(problem);
   }
   const body = envelope.body;
   if (body !== null && body !== undefined && (typeof body !== "object" || Array.isArray(body))) {
     return { status_code: 415, body: { error: "Send a JSON object or form data" } };
   }
   const fields = (body ?? {}) as Record<string, unknown>;
-  const text = [fields.message, fields.text, fields.content].find(
-    (value) => typeof value === "string" && value !== "",
-  ) as string | undefined;
+  const text = genericText(fields);
   const { agentId, realmId } = await bindingOf(deps, "webhook", channelId);
   let content: string;
   try {
@@ -51,9 +55,7 @@ export async function inbound(
     if (isAppError(error)) return { status_code: error.status, body: { error: error.message } };
     throw error;
   }
-  const callback = [fields.callback_url, fields.response_url].find((value) => typeof value === "string") as
-    | string
-    | undefined;
+  const callback = genericCallback(fields);
   if (callback) void postBack(callback, content, deps.policy);
   return { status_code: 200, body: { response: content } };
 }

@@ -1,18 +1,15 @@
 import { z } from "zod";
+import type { Envelope } from "../../channels/envelope.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, realmFilter, requireAdmin } from "../../shared/access.ts";
-import { nowIso } from "../../shared/clock.ts";
-import { badRequest, forbidden, notFound } from "../../shared/errors.ts";
-import { newId } from "../../shared/ids.ts";
 import { systemResolver } from "../../shared/net/guarded-request.ts";
 import { noContent } from "../../shared/outputs.ts";
-import type { Envelope } from "./adapter.ts";
 import { ADAPTERS } from "./adapters.ts";
-import { bind, bindingAt, listBindings, unbind } from "./bindings.ts";
+import { bind, listBindings, unbind } from "./bindings.ts";
 import { inbound } from "./generic.ts";
-import { type ChannelDeps, missingVaultEntries, receive, SEEN_SCOPE, work } from "./pipeline.ts";
-import { enqueue, FAILED_SCOPE, QUEUE_SCOPE, recoverLeases, runDue } from "./queue.ts";
+import { type ChannelDeps, missingVaultEntries, pruneSeen, receive, work } from "./pipeline.ts";
+import { FAILED_SCOPE, failedJobs, QUEUE_SCOPE, recoverLeases, runDue } from "./queue.ts";
 import type { ChannelJob } from "./schema.ts";
 import {
   BINDINGS_SCOPE,
@@ -25,6 +22,7 @@ import {
   listBindingsInput,
   unbindInput,
 } from "./schema.ts";
+import { sendInput, sendToChannel } from "./send.ts";
 
 export interface ChannelsOptions {
   env: NodeJS.ProcessEnv;
@@ -36,7 +34,6 @@ export interface ChannelsOptions {
 }
 
 const envelopeInput = z.object({}).passthrough();
-const SEEN_RETENTION_MS = 7 * 24 * 3600_000;
 
 /** Channels: the generic webhook, one verified webhook per platform, bindings, and the reply queue. */
 export function registerChannels(worker: WorkerClient, options: ChannelsOptions): void {
@@ -127,12 +124,7 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
     },
     async ({ realmId }, ctx) => {
       if (realmId !== undefined) assertRealmAccess(ctx, realmId);
-      const visible = realmId ?? realmFilter(ctx);
-      const failed: ChannelJob[] = [];
-      for await (const { value } of state.scan<ChannelJob>(FAILED_SCOPE)) {
-        if (!visible || value.realmId === visible) failed.push(value);
-      }
-      return { failed: failed.sort((a, b) => a.createdAt.localeCompare(b.createdAt)) };
+      return { failed: await failedJobs(state, realmId ?? realmFilter(ctx)) };
     },
   );
   worker.registerRoute("channel::failed", "GET", "/api/channels/failed");
@@ -145,46 +137,9 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
       id: "channel::send",
       description:
         "Send text to a bound platform channel as its agent (queued and retried until delivered): {queued}",
-      input: z.strictObject({
-        channelId: z.string().min(1).max(600),
-        text: z.string().min(1).max(100_000),
-        agentId: z.string().min(1).max(256),
-      }),
+      input: sendInput,
     },
-    async ({ channelId, text, agentId }, ctx) => {
-      const [platform = "", ...rest] = channelId.split(":");
-      const adapter = adapters.get(platform);
-      if (!adapter)
-        throw badRequest(
-          `channelId must be <platform>:<channel>, with platform one of ${[...adapters.keys()].join(", ")}`,
-        );
-      const binding = await bindingAt(state, trigger, platform, rest.join(":"));
-      if (!binding) throw notFound(`No binding of ${channelId}: bind it with POST /api/channels`);
-      if (
-        ctx.auth.kind === "realm" &&
-        (ctx.auth.realmId !== binding.realmId || binding.agentId !== agentId)
-      ) {
-        throw forbidden(`Only the agent bound to ${channelId} may send to it`);
-      }
-      const replyTo = replyTargetOf(platform, rest.join(":"));
-      const job: ChannelJob = {
-        id: newId("chj"),
-        platform,
-        realmId: binding.realmId,
-        agentId,
-        sessionId: `${platform}:${rest.join(":")}`,
-        phase: "deliver",
-        text: "",
-        reply: text,
-        delivered: 0,
-        replyTo,
-        attempts: 0,
-        createdAt: nowIso(),
-      };
-      await enqueue(state, job);
-      deps.kick();
-      return { queued: job.id };
-    },
+    (input, ctx) => sendToChannel(deps, adapters, input, ctx),
   );
 
   worker.registerFunction(
@@ -206,12 +161,7 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
     },
     async (_input, ctx) => {
       requireAdmin(ctx);
-      let pruned = 0;
-      for await (const { key, value } of state.scan<{ at: string }>(SEEN_SCOPE)) {
-        if (Date.now() - Date.parse(value.at) > SEEN_RETENTION_MS && (await state.delete(SEEN_SCOPE, key)))
-          pruned++;
-      }
-      return { pruned };
+      return { pruned: await pruneSeen(state, Date.now()) };
     },
   );
   registerPurges(worker, state);
@@ -227,31 +177,6 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
       function_id: "channel::prune",
       config: { expression: "0 17 * * * *" },
     });
-  }
-}
-
-/** Where `channel::send` delivers on each platform, from the bound channel id alone. */
-function replyTargetOf(platform: string, channelId: string): Record<string, unknown> {
-  switch (platform) {
-    case "slack":
-      return { channel: channelId };
-    case "telegram":
-      return { chat_id: channelId };
-    case "github": {
-      const [repo, number] = channelId.split("#");
-      return { repo, number: Number(number) };
-    }
-    case "line":
-      return { to: channelId };
-    case "messenger":
-      return { recipient: channelId };
-    case "matrix":
-      return { room: channelId };
-    case "teams":
-      return {};
-    default:
-      // Discord answers through an interaction's token, WhatsApp and Twilio from the number a message came to.
-      throw badRequest(`On ${platform} an agent can only answer messages; it cannot start a conversation`);
   }
 }
 

@@ -1,13 +1,16 @@
+import { type Envelope, ok, type Reply, refused } from "../../channels/envelope.ts";
+import { genericVaultName } from "../../channels/generic.ts";
+import { splitReply } from "../../channels/split-reply.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { report } from "../../engine/telemetry.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { newId } from "../../shared/ids.ts";
-import { type Adapter, type Envelope, ok, type Reply, refused, splitReply, vaultNames } from "./adapter.ts";
 import { bindingAt } from "./bindings.ts";
 import { enqueue } from "./queue.ts";
 import type { Binding, ChannelJob } from "./schema.ts";
+import type { Adapter } from "./sender.ts";
 
 /** Events already taken (platforms retry): keys `<platform>:<event id>`. */
 export const SEEN_SCOPE = "channel_seen";
@@ -45,15 +48,15 @@ export async function missingVaultEntries(
 ): Promise<string[]> {
   const needed: Array<[string | undefined, string]> = adapter
     ? [
-        [vaultNames(adapter).secret, `${adapter.platform} webhooks are refused`],
+        [adapter.vault.secret, `${adapter.platform} webhooks are refused`],
         [
-          vaultNames(adapter).token,
+          adapter.vault.token,
           adapter.respond
             ? "replies that take longer than the platform waits cannot be sent"
             : "replies cannot be sent",
         ],
       ]
-    : [[`channel:${channelId}:secret`, "only callers with an API key can post to this webhook"]];
+    : [[genericVaultName(channelId), "only callers with an API key can post to this webhook"]];
   const warnings: string[] = [];
   for (const [name, consequence] of needed)
     if (name && !(await secret(trigger, name))) warnings.push(`${name} is not in the vault: ${consequence}`);
@@ -79,12 +82,12 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   const { platform } = adapter;
   if (envelope.method === "GET") {
     if (!adapter.verifyGet) return { status_code: 405, body: { error: `${platform} webhooks are POST` } };
-    const names = vaultNames(adapter);
+    const names = adapter.vault;
     const token = names.verifyToken && (await secret(deps.trigger, names.verifyToken));
     if (!token) return refused(`${platform} is not configured: store ${names.verifyToken} in the vault`);
     return adapter.verifyGet(envelope, token);
   }
-  const key = vaultNames(adapter).secret;
+  const key = adapter.vault.secret;
   const proof = await secret(deps.trigger, key);
   if (!proof) return refused(`${platform} is not configured: store ${key} in the vault`);
   const problem = adapter.verify(envelope, proof, Date.now(), deps.env);
@@ -157,6 +160,18 @@ async function respondAtOnce(deps: ChannelDeps, adapter: Adapter, job: ChannelJo
   }
 }
 
+/** How long an event id is remembered: platforms retry for hours, never for a week. */
+const SEEN_RETENTION_MS = 7 * 24 * 3600_000;
+
+/** Forgets the event ids taken more than a week before `nowMs`; answers how many. */
+export async function pruneSeen(state: StateClient, nowMs: number): Promise<number> {
+  let pruned = 0;
+  for await (const { key, value } of state.scan<{ at: string }>(SEEN_SCOPE)) {
+    if (nowMs - Date.parse(value.at) > SEEN_RETENTION_MS && (await state.delete(SEEN_SCOPE, key))) pruned++;
+  }
+  return pruned;
+}
+
 /** True for the first delivery of an event: a create-only write, so two nodes cannot both take it. */
 async function firstTime(state: StateClient, key: string): Promise<boolean> {
   try {
@@ -184,7 +199,7 @@ export async function work(
     const reply = answer.content?.trim();
     return reply ? { ...job, phase: "deliver", reply, delivered: 0, lastError: undefined } : null;
   }
-  const tokenName = vaultNames(adapter).token;
+  const tokenName = adapter.vault.token;
   const token = tokenName ? await secret(deps.trigger, tokenName) : undefined;
   if (tokenName && !token) {
     const reason = `store ${tokenName} in the vault to reply on ${adapter.platform}`;

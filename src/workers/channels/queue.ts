@@ -119,3 +119,12 @@ export async function recoverLeases(state: StateClient): Promise<number> {
   }
   return recovered;
 }
+
+/** The jobs that failed for good, of one realm (undefined: all), oldest first. */
+export async function failedJobs(state: StateClient, realmId: string | undefined): Promise<ChannelJob[]> {
+  const failed: ChannelJob[] = [];
+  for await (const { value } of state.scan<ChannelJob>(FAILED_SCOPE)) {
+    if (!realmId || value.realmId === realmId) failed.push(value);
+  }
+  return failed.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative } from "node:path";
-import { CHANNEL_VAULT_NAMES } from "../channels/adapters.ts";
+import { CHANNEL_VAULT_NAMES } from "../../channels/platforms.ts";
 import { MigrationInputError, type SourceSecret } from "./model.ts";
 
 const MAX_FILE_BYTES = 2_000_000;

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHANNEL_VAULT_NAMES } from "../../../src/workers/channels/adapters.ts";
+import { CHANNEL_VAULT_NAMES } from "../../../src/channels/platforms.ts";
 import { call } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 

@@ -1,15 +1,7 @@
-import { type Adapter, postJson } from "../adapter.ts";
-import { verifyHubSignature } from "../hub-signature.ts";
-import { parseGithub } from "./parse.ts";
+import { postJson, type Sender } from "../sender.ts";
 
-export const github: Adapter = {
-  platform: "github",
-  secretName: "webhook_secret",
-  tokenName: "token",
+export const github: Sender = {
   defaultBaseUrl: "https://api.github.com",
-  maxChunk: 65_000,
-  verify: verifyHubSignature,
-  parse: parseGithub,
   async send({ baseUrl, token }, replyTo, text) {
     await postJson(
       `${baseUrl}/repos/${replyTo.repo}/issues/${replyTo.number}/comments`,

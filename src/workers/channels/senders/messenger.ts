@@ -1,16 +1,7 @@
-import { type Adapter, postJson } from "../adapter.ts";
-import { verifyHubSignature, verifyMetaSubscription } from "../hub-signature.ts";
-import { parseMessenger } from "./parse.ts";
+import { postJson, type Sender } from "../sender.ts";
 
-export const messenger: Adapter = {
-  platform: "messenger",
-  secretName: "app_secret",
-  tokenName: "page_token",
+export const messenger: Sender = {
   defaultBaseUrl: "https://graph.facebook.com/v21.0",
-  maxChunk: 2000,
-  verifyGet: verifyMetaSubscription,
-  verify: verifyHubSignature,
-  parse: parseMessenger,
   async send({ baseUrl, token }, replyTo, text) {
     await postJson(
       `${baseUrl}/me/messages`,

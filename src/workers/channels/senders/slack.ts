@@ -1,15 +1,7 @@
-import { type Adapter, postJson } from "../adapter.ts";
-import { parseSlack } from "./parse.ts";
-import { verifySlack } from "./verify.ts";
+import { postJson, type Sender } from "../sender.ts";
 
-export const slack: Adapter = {
-  platform: "slack",
-  secretName: "signing_secret",
-  tokenName: "bot_token",
+export const slack: Sender = {
   defaultBaseUrl: "https://slack.com/api",
-  maxChunk: 4000,
-  verify: verifySlack,
-  parse: parseSlack,
   async send({ baseUrl, token }, replyTo, text) {
     const answer = (await postJson(
       `${baseUrl}/chat.postMessage`,

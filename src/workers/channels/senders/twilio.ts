@@ -1,15 +1,7 @@
-import type { Adapter } from "../adapter.ts";
-import { parseTwilio } from "./parse.ts";
-import { verifyTwilio } from "./verify.ts";
+import type { Sender } from "../sender.ts";
 
-export const twilio: Adapter = {
-  platform: "twilio",
-  secretName: "auth_token",
-  tokenName: "auth_token",
+export const twilio: Sender = {
   defaultBaseUrl: "https://api.twilio.com",
-  maxChunk: 1600,
-  verify: (envelope, secret, _now, env) => verifyTwilio(envelope, secret, env.AGENTOS_PUBLIC_URL),
-  parse: parseTwilio,
   async send({ baseUrl, token }, replyTo, text) {
     const account = String(replyTo.account);
     const response = await fetch(`${baseUrl}/2010-04-01/Accounts/${account}/Messages.json`, {

@@ -1,16 +1,7 @@
-import { type Adapter, postJson } from "../adapter.ts";
-import { verifyHubSignature, verifyMetaSubscription } from "../hub-signature.ts";
-import { parseWhatsapp } from "./parse.ts";
+import { postJson, type Sender } from "../sender.ts";
 
-export const whatsapp: Adapter = {
-  platform: "whatsapp",
-  secretName: "app_secret",
-  tokenName: "access_token",
+export const whatsapp: Sender = {
   defaultBaseUrl: "https://graph.facebook.com/v21.0",
-  maxChunk: 4096,
-  verifyGet: verifyMetaSubscription,
-  verify: verifyHubSignature,
-  parse: parseWhatsapp,
   async send({ baseUrl, token }, replyTo, text) {
     await postJson(
       `${baseUrl}/${replyTo.phone_number_id}/messages`,

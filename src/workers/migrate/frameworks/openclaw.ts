@@ -2,8 +2,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import JSON5 from "json5";
-import type { VaultNames } from "../../channels/adapter.ts";
-import { CHANNEL_VAULT_NAMES } from "../../channels/adapters.ts";
+import type { VaultNames } from "../../../channels/platform.ts";
+import { CHANNEL_VAULT_NAMES } from "../../../channels/platforms.ts";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
 import { isDirectory, readText, unreadChannelSecret, vaultNameForEnv } from "../project-files.ts";
 import { everyToCron } from "../schedules.ts";
@@ -27,7 +27,6 @@ const PROFILES: Record<string, string[]> = {
   full: ["read", "write", "edit", "exec", "web_search", "web_fetch", "browser", "cron", "message", "memory"],
 };
 
-/** Channel credentials → the vault entries our adapters read. */
 /**
  * OpenClaw's secret fields by what they are to our adapter (its vault names are the adapter's own);
  * null: a secret of a connection mode AgentOS does not use, reported as skipped rather than stored.

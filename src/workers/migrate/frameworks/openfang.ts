@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "smol-toml";
-import { channelVaultNamed } from "../../channels/adapters.ts";
+import { channelVaultNamed } from "../../../channels/platforms.ts";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
 import { dotEnv, envFileSecrets, isDirectory, readText, unreadChannelSecret } from "../project-files.ts";
 

@@ -1,0 +1,59 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+/** The raw request a channel function receives (DESIGN §6): signatures are over `rawBody`. */
+export interface Envelope {
+  body: unknown;
+  rawBody: string;
+  headers: Record<string, string | string[] | undefined>;
+  query_params: Record<string, unknown>;
+  path_params: Record<string, string>;
+  method: string;
+  path: string;
+}
+
+/** What a channel function answers. */
+export interface Reply {
+  status_code: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** One message of a platform event, in the shape every adapter maps to. */
+export interface Inbound {
+  /** The platform's conversation (channel, chat, room, repository issue…): the binding key. */
+  channelId: string;
+  userId?: string;
+  text: string;
+  /** The platform's id of the event, to drop retried deliveries. */
+  eventId?: string;
+  /** What the sender needs to answer in the same place (chat id, thread, reply token…). */
+  replyTo: Record<string, unknown>;
+}
+
+/** An event's messages, or an immediate answer (a URL challenge, Discord's PONG). */
+export interface ParsedEvent {
+  messages: Inbound[];
+  reply?: Reply;
+}
+
+export function header(envelope: Envelope, name: string): string | undefined {
+  const value = envelope.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Constant-time comparison of two strings (false for different lengths, without leaking where). */
+export function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+export const hmac = (
+  algorithm: "sha1" | "sha256",
+  key: string | Buffer,
+  data: string,
+  encoding: "hex" | "base64",
+) => createHmac(algorithm, key).update(data, "utf8").digest(encoding);
+
+export const ok = (body: unknown = { ok: true }): Reply => ({ status_code: 200, body });
+export const refused = (message: string): Reply => ({ status_code: 401, body: { error: message } });
