@@ -1,6 +1,5 @@
 import type { TriggerFn } from "../engine/types.ts";
-import type { ModelChoice } from "./generate.ts";
-import type { ModelEntry, ProviderEntry } from "./types.ts";
+import type { ModelChoice, ModelEntry, ProviderEntry } from "./types.ts";
 
 /** A model (catalog id or alias) and its provider, both from the catalog worker, in one call. */
 export async function resolveChoice(trigger: TriggerFn, model: string): Promise<ModelChoice> {

@@ -3,8 +3,7 @@ import { report } from "../engine/telemetry.ts";
 import type { TriggerFn } from "../engine/types.ts";
 import { nowIso } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
-import type { ModelChoice } from "./generate.ts";
-import { costOf, type Usage } from "./types.ts";
+import { costOf, type ModelChoice, type Usage } from "./types.ts";
 
 /** Whom a model call is charged to on the ledger. */
 export interface CostAccount {

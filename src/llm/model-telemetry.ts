@@ -2,7 +2,7 @@ import type { LanguageModelMiddleware, wrapLanguageModel } from "ai";
 import { report } from "../engine/telemetry.ts";
 import type { TriggerFn } from "../engine/types.ts";
 import { endSpan, inSpan, startSpan } from "../shared/tracing.ts";
-import type { ModelChoice } from "./generate.ts";
+import type { ModelChoice } from "./types.ts";
 
 export type WrappableModel = Parameters<typeof wrapLanguageModel>[0]["model"];
 

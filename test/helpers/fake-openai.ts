@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
-import type { ModelChoice } from "../../src/llm/generate.ts";
+import type { ModelChoice } from "../../src/llm/types.ts";
 import { startTestServer, type TestServer } from "./server.ts";
 
 /** What the fake model answers next: text, tool calls, an HTTP error, or nothing for a while. */

@@ -1,8 +1,10 @@
 import { jsonSchema, type ModelMessage, type ToolSet, tool } from "ai";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type GenerateRequest, generate } from "../../src/llm/generate.ts";
-import { openAiSchema, takesWirePath } from "../../src/llm/openai-wire.ts";
+import { openAiWireDriver } from "../../src/llm/drivers/openai-wire.ts";
+import { driverFor, generate } from "../../src/llm/generate.ts";
+import { openAiSchema } from "../../src/llm/openai/tools.ts";
+import type { GenerateRequest } from "../../src/llm/types.ts";
 import { type FakeOpenAI, type FakeReply, fakeModelChoice, startFakeOpenAI } from "../helpers/fake-openai.ts";
 
 /**
@@ -62,7 +64,7 @@ async function turn(script: FakeReply[], asParts: boolean, extra: Partial<Genera
     trigger: noVault,
     ...extra,
   };
-  expect(takesWirePath(request.choices[0] as never, request)).toBe(!asParts);
+  expect(driverFor(request.choices[0] as never, request) === openAiWireDriver).toBe(!asParts);
   const result = await generate(request);
   return { result, log, sent: structuredClone(fake.requests) };
 }
@@ -157,13 +159,13 @@ describe("the OpenAI-wire turn", () => {
   it("keeps OpenAI's reasoning models and non-text prompts on the AI SDK", () => {
     const choice = fakeModelChoice("http://x", { driver: "openai" });
     const text = { messages: [{ role: "user", content: "hi" }] } as unknown as GenerateRequest;
-    const on = (id: string) => takesWirePath({ ...choice, model: { ...choice.model, id } }, text);
+    const on = (id: string) => openAiWireDriver.takes({ ...choice, model: { ...choice.model, id } }, text);
     expect(on("gpt-4o")).toBe(true);
     expect(on("gpt-4.1-mini")).toBe(true);
     expect(on("o3")).toBe(false);
     expect(on("gpt-5")).toBe(false);
     expect(on("gpt-4o-search-preview")).toBe(false);
-    expect(takesWirePath(fakeModelChoice("http://x", { driver: "anthropic" }), text)).toBe(false);
+    expect(openAiWireDriver.takes(fakeModelChoice("http://x", { driver: "anthropic" }), text)).toBe(false);
   });
 
   it("drops from tool schemas what OpenAI refuses, at any depth, and keeps the rest", () => {

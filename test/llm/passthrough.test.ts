@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ModelChoice } from "../../src/llm/generate.ts";
-import { forwardCompletion, forwardStream, serverSentData, speaksOpenAi } from "../../src/llm/passthrough.ts";
-import type { Usage } from "../../src/llm/types.ts";
+import { speaksOpenAi } from "../../src/llm/openai/client.ts";
+import { forwardCompletion, forwardStream, serverSentData } from "../../src/llm/passthrough.ts";
+import type { ModelChoice, Usage } from "../../src/llm/types.ts";
 import { type FakeOpenAI, fakeModelChoice, startFakeOpenAI } from "../helpers/fake-openai.ts";
 
 let fake: FakeOpenAI;

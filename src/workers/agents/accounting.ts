@@ -1,8 +1,7 @@
 import type { TriggerFn } from "../../engine/types.ts";
 import { costEvent, recordCost } from "../../llm/cost-event.ts";
-import type { ModelChoice } from "../../llm/generate.ts";
 import { assertWithinBudget } from "../../llm/guards.ts";
-import type { Usage } from "../../llm/types.ts";
+import type { ModelChoice, Usage } from "../../llm/types.ts";
 import type { Agent } from "./schema.ts";
 
 /** The ledger's check for the agent before each model call of its turn (see assertWithinBudget). */

@@ -2,15 +2,9 @@ import type { ModelMessage } from "ai";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
-import {
-  type GenerateResult,
-  generate,
-  type ModelChoice,
-  type TurnEvent,
-  type TurnProgress,
-} from "../../llm/generate.ts";
+import { generate } from "../../llm/generate.ts";
 import { assertRealmOpen } from "../../llm/guards.ts";
-import type { Usage } from "../../llm/types.ts";
+import type { GenerateResult, ModelChoice, TurnEvent, TurnProgress, Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
 import { checkBudget, recordTurnCost } from "./accounting.ts";

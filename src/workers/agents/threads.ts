@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ModelMessage } from "ai";
 import type { StateClient } from "../../engine/state/client.ts";
-import type { GenerateResult } from "../../llm/generate.ts";
+import type { GenerateResult } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { appendTurn, getSession, openSession, type StoredMessage, threadsScope } from "./store.ts";
 

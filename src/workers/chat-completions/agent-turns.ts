@@ -1,28 +1,35 @@
-import type { GenerateResult, TurnProgress } from "../../llm/generate.ts";
+import { toOpenAiError } from "../../llm/openai/errors.ts";
+import { toOpenAiFinishReason } from "../../llm/openai/finish-reason.ts";
+import { fromOpenAiMessages } from "../../llm/openai/messages.ts";
+import {
+  type CompletionMeta,
+  chunkWriter,
+  DONE_EVENT,
+  errorEvent,
+  newCompletionMeta,
+  usageChunk,
+} from "../../llm/openai/responses.ts";
+import { toOpenAiToolCalls } from "../../llm/openai/tools.ts";
+import type { GenerateResult, TurnProgress } from "../../llm/types.ts";
 import { openProgress, type ProgressItem } from "../../shared/progress-stream.ts";
 import type { CompletionDeps } from "./completions.ts";
-import { toModelMessages } from "./convert.ts";
-import type { ChatCompletionRequest } from "./schema.ts";
-import { chunker, maxTokensOf, newMeta, openAiError, type Reply, SSE_HEADERS, usageChunk } from "./wire.ts";
+import { type Reply, SSE_HEADERS } from "./reply.ts";
+import { type ChatCompletionRequest, maxTokensOf } from "./schema.ts";
 
 /** `model` named an agent: its id (from `agent:<id>`, or its id or name resolved). */
 export type AgentTarget = { kind: "agent"; agentId: string; model: string };
 
 export /**
  * The agent runs its own tools inside the turn: none of its calls are the client's to run, so the
- * reply never carries tool_calls (a turn that ran out of steps while still calling tools ends as "length").
+ * reply never carries tool_calls (a turn that ran out of steps while still calling tools ends as "length":
+ * see toOpenAiFinishReason).
  */
 async function completeWithAgent(
   deps: CompletionDeps,
   target: AgentTarget,
   request: ChatCompletionRequest,
 ): Promise<GenerateResult> {
-  const result = await runAgent(deps, target, request);
-  return {
-    ...result,
-    toolCalls: [],
-    finishReason: result.finishReason === "tool-calls" ? "length" : result.finishReason,
-  };
+  return { ...(await runAgent(deps, target, request)), toolCalls: [] };
 }
 
 export function runAgent(
@@ -31,7 +38,7 @@ export function runAgent(
   request: ChatCompletionRequest,
   progress?: { onProgress: (event: unknown) => void; signal: AbortSignal },
 ) {
-  const { system, messages } = toModelMessages(request.messages);
+  const { system, messages } = fromOpenAiMessages(request.messages);
   return deps.trigger({
     ...progress,
     function_id: "agent::complete",
@@ -61,7 +68,7 @@ async function streamAgent(
   const items = await openProgress((onProgress, signal) =>
     runAgent(deps, target, request, { onProgress, signal }),
   );
-  const meta = newMeta();
+  const meta = newCompletionMeta();
   const includeUsage = request.stream_options?.include_usage === true;
   return {
     status_code: 200,
@@ -72,38 +79,31 @@ async function streamAgent(
 
 async function* agentChunks(
   items: AsyncGenerator<ProgressItem<unknown>>,
-  meta: { id: string; created: number },
+  meta: CompletionMeta,
   includeUsage: boolean,
 ): AsyncGenerator<string> {
-  let chunk = chunker(meta, "");
+  let chunk = chunkWriter(meta, "");
   let calls = 0;
   for await (const item of items) {
     if (item.kind === "error") {
-      yield `data: ${JSON.stringify(openAiError(item.error).body)}\n\n`;
+      yield errorEvent(toOpenAiError(item.error).body);
       break;
     }
     if (item.kind === "result") {
       const result = item.result as GenerateResult;
-      yield chunk(
-        {},
-        result.finishReason === "length" || result.finishReason === "tool-calls" ? "length" : "stop",
-      );
+      yield chunk({}, toOpenAiFinishReason(result.finishReason, false));
       if (includeUsage) yield usageChunk(meta, result.model, result.usage);
       break;
     }
     const event = item.event as TurnProgress;
     if (event.type === "start") {
-      chunk = chunker(meta, event.model);
+      chunk = chunkWriter(meta, event.model);
       yield chunk({ role: "assistant", content: "" }, null);
     } else if (event.type === "text") yield chunk({ content: event.text }, null);
     else if (event.type === "tool_call") {
-      const call = {
-        id: event.toolCallId,
-        type: "function",
-        function: { name: event.toolName, arguments: JSON.stringify(event.input ?? {}) },
-      };
+      const [call] = toOpenAiToolCalls([event]);
       yield chunk({ tool_calls: [{ index: calls++, ...call }] }, null);
     }
   }
-  yield "data: [DONE]\n\n";
+  yield DONE_EVENT;
 }

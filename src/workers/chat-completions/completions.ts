@@ -1,31 +1,29 @@
-import { jsonSchema, type ToolSet, tool } from "ai";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
 import type { CostAccount } from "../../llm/cost-event.ts";
+import { generate, generateStream } from "../../llm/generate.ts";
+import { speaksOpenAi } from "../../llm/openai/client.ts";
+import { toOpenAiError } from "../../llm/openai/errors.ts";
+import { toOpenAiFinishReason } from "../../llm/openai/finish-reason.ts";
+import { fromOpenAiMessages } from "../../llm/openai/messages.ts";
 import {
-  type GenerateRequest,
-  type GenerateResult,
-  generate,
-  generateStream,
-  type ModelChoice,
-} from "../../llm/generate.ts";
-import { forwardCompletion, forwardStream, speaksOpenAi } from "../../llm/passthrough.ts";
-import type { Usage } from "../../llm/types.ts";
+  type CompletionMeta,
+  chunkWriter,
+  clientToolCalls,
+  DONE_EVENT,
+  errorEvent,
+  newCompletionMeta,
+  toChatCompletion,
+  usageChunk,
+} from "../../llm/openai/responses.ts";
+import { fromOpenAiToolChoice, fromOpenAiTools } from "../../llm/openai/tools.ts";
+import { forwardCompletion, forwardStream } from "../../llm/passthrough.ts";
+import type { GenerateResult, ModelChoice, Usage } from "../../llm/types.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
 import { type AgentTarget, completeWithAgent, streamAgent } from "./agent-turns.ts";
-import { toModelMessages } from "./convert.ts";
 import { checkAccount, recordCompletionCost } from "./cost.ts";
-import { type ChatCompletionRequest, chatCompletionRequest } from "./schema.ts";
-import {
-  chunker,
-  maxTokensOf,
-  newMeta,
-  openAiError,
-  openAiUsage,
-  type Reply,
-  SSE_HEADERS,
-  usageChunk,
-} from "./wire.ts";
+import { openAiError, type Reply, SSE_HEADERS } from "./reply.ts";
+import { type ChatCompletionRequest, chatCompletionRequest, maxTokensOf } from "./schema.ts";
 
 export interface CompletionDeps {
   trigger: TriggerFn;
@@ -56,7 +54,7 @@ export async function chatCompletion(
     const result = target.kind === "agent" ? completeWithAgent(deps, target, request) : null;
     // Streamed replies consume it later (or never, if the client leaves first): keep its failure handled.
     result?.catch(() => undefined);
-    const meta = newMeta();
+    const meta = newCompletionMeta();
     if (request.stream) {
       const includeUsage = request.stream_options?.include_usage === true;
       const events =
@@ -76,7 +74,7 @@ export async function chatCompletion(
     }
     const done = await (result ??
       completeWithModel(deps, account, target as Extract<Target, { kind: "model" }>, request));
-    return { status_code: 200, body: completionBody(done, meta) };
+    return { status_code: 200, body: toChatCompletion(meta, done) };
   } catch (error) {
     return openAiError(error);
   }
@@ -145,13 +143,13 @@ function completeWithModel(
   target: Extract<Target, { kind: "model" }>,
   request: ChatCompletionRequest,
 ) {
-  const { system, messages } = toModelMessages(request.messages);
+  const { system, messages } = fromOpenAiMessages(request.messages);
   return generate({
     choices: [target.choice],
     system: system || undefined,
     messages,
-    tools: clientTools(request),
-    toolChoice: toolChoiceOf(request.tool_choice),
+    tools: fromOpenAiTools(request.tools),
+    toolChoice: fromOpenAiToolChoice(request.tool_choice),
     // The client runs its own tools: one model call, and tool calls go back to it.
     maxSteps: 1,
     temperature: request.temperature ?? undefined,
@@ -167,11 +165,11 @@ async function* streamModel(
   account: CostAccount,
   choice: ModelChoice,
   request: ChatCompletionRequest,
-  meta: { id: string; created: number },
+  meta: CompletionMeta,
   includeUsage: boolean,
 ): AsyncGenerator<string> {
-  const { system, messages } = toModelMessages(request.messages);
-  const chunk = chunker(meta, choice.model.id);
+  const { system, messages } = fromOpenAiMessages(request.messages);
+  const chunk = chunkWriter(meta, choice.model.id);
   // A client that goes away ends this generator early: the finally aborts the upstream call with it.
   const upstream = new AbortController();
   yield chunk({ role: "assistant", content: "" }, null);
@@ -189,90 +187,38 @@ async function* streamModel(
     })) {
       if (part.type === "delta") yield chunk({ content: part.text }, null);
       else {
-        yield chunk({}, part.finishReason === "length" ? "length" : "stop");
+        yield chunk({}, toOpenAiFinishReason(part.finishReason, false));
         if (includeUsage) yield usageChunk(meta, part.model, part.usage);
       }
     }
   } catch (error) {
-    yield `data: ${JSON.stringify(openAiError(error).body)}\n\n`;
+    yield errorEvent(toOpenAiError(error).body);
   } finally {
     upstream.abort();
   }
-  yield "data: [DONE]\n\n";
+  yield DONE_EVENT;
 }
 
 /** A finished result sent as a stream (agents and client tools run to completion first). */
 async function* streamResult(
   pending: Promise<GenerateResult>,
-  meta: { id: string; created: number },
+  meta: CompletionMeta,
   includeUsage: boolean,
 ): AsyncGenerator<string> {
   let result: GenerateResult;
   try {
     result = await pending;
   } catch (error) {
-    yield `data: ${JSON.stringify(openAiError(error).body)}\n\n`;
-    yield "data: [DONE]\n\n";
+    yield errorEvent(toOpenAiError(error).body);
+    yield DONE_EVENT;
     return;
   }
-  const chunk = chunker(meta, result.model);
+  const chunk = chunkWriter(meta, result.model);
   yield chunk({ role: "assistant", content: "" }, null);
   if (result.content) yield chunk({ content: result.content }, null);
-  const calls = toolCallsOf(result);
+  const calls = clientToolCalls(result);
   if (calls) yield chunk({ tool_calls: calls.map((call, index) => ({ index, ...call })) }, null);
-  yield chunk({}, calls ? "tool_calls" : result.finishReason === "length" ? "length" : "stop");
+  yield chunk({}, toOpenAiFinishReason(result.finishReason, calls !== undefined));
   if (includeUsage) yield usageChunk(meta, result.model, result.usage);
-  yield "data: [DONE]\n\n";
-}
-
-function completionBody(result: GenerateResult, meta: { id: string; created: number }) {
-  const calls = toolCallsOf(result);
-  return {
-    ...meta,
-    object: "chat.completion",
-    model: result.model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: "assistant",
-          content: calls && !result.content ? null : result.content,
-          ...(calls ? { tool_calls: calls } : {}),
-        },
-        finish_reason: calls ? "tool_calls" : result.finishReason === "length" ? "length" : "stop",
-      },
-    ],
-    usage: openAiUsage(result.usage),
-  };
-}
-
-/** Tool calls the client must run: only those not already answered inside the turn (agents run theirs). */
-function toolCallsOf(result: GenerateResult) {
-  if (result.finishReason !== "tool-calls" || result.toolCalls.length === 0) return undefined;
-  return result.toolCalls.map((call) => ({
-    id: call.toolCallId,
-    type: "function",
-    function: { name: call.toolName, arguments: JSON.stringify(call.input ?? {}) },
-  }));
-}
-
-function clientTools(request: ChatCompletionRequest): ToolSet | undefined {
-  if (!request.tools?.length) return undefined;
-  const tools: ToolSet = {};
-  for (const { function: fn } of request.tools) {
-    tools[fn.name] = tool({
-      description: fn.description,
-      inputSchema: jsonSchema(
-        (fn.parameters ?? { type: "object", properties: {} }) as Record<string, unknown>,
-      ),
-    });
-  }
-  return tools;
-}
-
-/** OpenAI's tool_choice in the AI SDK's terms; anything unrecognised means the default (auto). */
-function toolChoiceOf(choice: unknown): GenerateRequest["toolChoice"] {
-  if (choice === "none" || choice === "auto" || choice === "required") return choice;
-  const name = (choice as { function?: { name?: unknown } } | null)?.function?.name;
-  return typeof name === "string" ? { type: "tool", toolName: name } : undefined;
+  yield DONE_EVENT;
 }

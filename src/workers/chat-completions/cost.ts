@@ -1,8 +1,7 @@
 import type { Principal, TriggerFn } from "../../engine/types.ts";
 import { type CostAccount, costEvent, recordCost } from "../../llm/cost-event.ts";
-import type { ModelChoice } from "../../llm/generate.ts";
 import { assertRealmOpen, assertWithinBudget } from "../../llm/guards.ts";
-import type { Usage } from "../../llm/types.ts";
+import type { ModelChoice, Usage } from "../../llm/types.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 
 /**

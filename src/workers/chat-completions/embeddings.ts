@@ -1,11 +1,12 @@
 import { z } from "zod";
 import type { CostAccount } from "../../llm/cost-event.ts";
-import { forwardCompletion, speaksOpenAi } from "../../llm/passthrough.ts";
+import { speaksOpenAi } from "../../llm/openai/client.ts";
+import { forwardCompletion } from "../../llm/passthrough.ts";
 import type { ModelEntry, ProviderEntry, Usage } from "../../llm/types.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
 import type { CompletionDeps } from "./completions.ts";
 import { checkAccount, recordCompletionCost } from "./cost.ts";
-import { openAiError, type Reply } from "./wire.ts";
+import { openAiError, type Reply } from "./reply.ts";
 
 /**
  * POST /v1/embeddings, for providers that speak OpenAI's wire format: the request passes through to the

@@ -56,6 +56,10 @@ export const chatCompletionRequest = z.looseObject({
 });
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
 
+/** The answer's token limit: `max_completion_tokens`, else the older `max_tokens`. */
+export const maxTokensOf = (request: ChatCompletionRequest) =>
+  request.max_completion_tokens ?? request.max_tokens ?? undefined;
+
 const usage = z.object({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),

@@ -1,0 +1,181 @@
+import { generateText, type LanguageModel, stepCountIs, streamText, wrapLanguageModel } from "ai";
+import { AppError } from "../../shared/errors.ts";
+import { timed, type WrappableModel } from "../model-telemetry.ts";
+import { providerError } from "../provider-errors.ts";
+import { apiKeyOf, baseUrlOf, languageModel, missingKey } from "../providers.ts";
+import {
+  DEFAULT_LLM_TIMEOUT_MS,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelChoice,
+  type TurnDriver,
+  type TurnEvent,
+  type Usage,
+} from "../types.ts";
+
+/**
+ * A turn through the AI SDK: every provider and prompt it knows, its own tool loop, retries and
+ * streaming. Takes any turn; `generate` gives it those the OpenAI-wire driver does not take.
+ */
+export const aiSdkDriver: TurnDriver = {
+  takes: () => true,
+  run: (choice, request) => (request.onEvent ? streamTurn(choice, request) : generateTurn(choice, request)),
+};
+
+async function generateTurn(choice: ModelChoice, request: GenerateRequest): Promise<GenerateResult> {
+  const model = await resolveModel(choice, request);
+  const recording: Array<void | Promise<void>> = [];
+  try {
+    const result = await generateText(callSettings(choice, model, request, recording));
+    await Promise.all(recording);
+    return resultOf(choice, result.text, result.totalUsage, result.finishReason, result.steps);
+  } catch (error) {
+    throw providerError(choice, baseUrlOf(choice.provider, request.env), error);
+  }
+}
+
+/** generateTurn, streamed: each part is told (`onEvent`) as it arrives, and the result is the same. */
+async function streamTurn(choice: ModelChoice, request: GenerateRequest): Promise<GenerateResult> {
+  const model = await resolveModel(choice, request);
+  const recording: Array<void | Promise<void>> = [];
+  const tell = (event: TurnEvent) => request.onEvent?.(event);
+  let failure: unknown;
+  try {
+    const result = streamText({
+      ...callSettings(choice, model, request, recording),
+      onError: ({ error }) => {
+        failure ??= error;
+      },
+    });
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") tell({ type: "text", text: part.text });
+      else if (part.type === "tool-call") {
+        tell({ type: "tool_call", toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+      } else if (part.type === "tool-result") {
+        const { toolCallId, toolName, output } = part;
+        tell({ type: "tool_result", toolCallId, toolName, output });
+      } else if (part.type === "error") failure ??= part.error;
+    }
+    if (failure) throw failure;
+    const [text, usage, finishReason, steps] = await Promise.all([
+      result.text,
+      result.totalUsage,
+      result.finishReason,
+      result.steps,
+    ]);
+    await Promise.all(recording);
+    return resultOf(choice, text, usage, finishReason, steps);
+  } catch (error) {
+    throw providerError(choice, baseUrlOf(choice.provider, request.env), error);
+  }
+}
+
+/**
+ * A streamed turn of text: deltas as they come, then the usage. Only the first model is used: once
+ * text has reached the caller there is no falling back to another model.
+ */
+export async function* generateStream(
+  request: GenerateRequest,
+): AsyncGenerator<
+  { type: "delta"; text: string } | { type: "done"; model: string; usage: Usage; finishReason: string }
+> {
+  const choice = request.choices[0];
+  if (!choice) throw new AppError("validation", "No model to call");
+  const model = await resolveModel(choice, request);
+  let failure: unknown;
+  const recording: Array<void | Promise<void>> = [];
+  const result = streamText({
+    ...callSettings(choice, model, request, recording),
+    onError: ({ error }) => {
+      failure = error;
+    },
+  });
+  for await (const text of result.textStream) yield { type: "delta", text };
+  if (failure) throw providerError(choice, baseUrlOf(choice.provider, request.env), failure);
+  const usage = usageOf(await result.totalUsage);
+  await Promise.all(recording);
+  yield {
+    type: "done",
+    model: choice.model.id,
+    usage,
+    finishReason: String(await result.finishReason),
+  };
+}
+
+type Step = {
+  toolCalls: Array<{ toolCallId: string; toolName: string; input: unknown }>;
+  toolResults: Array<{ toolCallId: string; output: unknown }>;
+};
+
+function resultOf(
+  choice: ModelChoice,
+  content: string,
+  usage: Parameters<typeof usageOf>[0],
+  finishReason: unknown,
+  steps: readonly Step[],
+): GenerateResult {
+  return {
+    content,
+    model: choice.model.id,
+    usage: usageOf(usage),
+    finishReason: String(finishReason),
+    toolCalls: steps.flatMap((step) =>
+      step.toolCalls.map((call) => {
+        const ran = step.toolResults.find((done) => done.toolCallId === call.toolCallId);
+        return {
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.input,
+          ...(ran ? { output: ran.output } : {}),
+        };
+      }),
+    ),
+  };
+}
+
+/** The settings every SDK call shares: prompt, tools, limits, retries, timeout, usage hook. */
+function callSettings(
+  choice: ModelChoice,
+  model: LanguageModel,
+  request: GenerateRequest,
+  recording: Array<void | Promise<void>>,
+) {
+  return {
+    model,
+    system: request.system,
+    messages: request.messages,
+    tools: request.tools,
+    toolChoice: request.tools ? request.toolChoice : undefined,
+    stopWhen: stepCountIs(request.maxSteps ?? 8),
+    temperature: request.temperature,
+    maxOutputTokens: request.maxTokens,
+    maxRetries: request.maxRetries ?? 2,
+    abortSignal: request.abortSignal,
+    timeout: { totalMs: request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS },
+    onStepFinish: (step: { usage: Parameters<typeof usageOf>[0] }) => {
+      recording.push(request.onStepUsage?.(choice, usageOf(step.usage)));
+    },
+    // Before every model call after the first (the caller checks before the turn starts).
+    prepareStep: async ({ stepNumber }: { stepNumber: number }) => {
+      if (stepNumber > 0) await request.beforeStep?.();
+      return undefined;
+    },
+  };
+}
+
+async function resolveModel(choice: ModelChoice, request: GenerateRequest): Promise<LanguageModel> {
+  const { model, provider } = choice;
+  const apiKey = await apiKeyOf(provider, request.env, request.trigger);
+  if (!apiKey && !provider.local) throw missingKey(provider);
+  const base = languageModel(model, provider, baseUrlOf(provider, request.env), apiKey ?? "not-needed");
+  return wrapLanguageModel({ model: base as WrappableModel, middleware: timed(choice, request.trigger) });
+}
+
+/** The SDK's usage (its counts may be missing) in our terms. */
+function usageOf(
+  usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number } | undefined,
+): Usage {
+  const inputTokens = usage?.inputTokens ?? 0;
+  const outputTokens = usage?.outputTokens ?? 0;
+  return { inputTokens, outputTokens, totalTokens: usage?.totalTokens ?? inputTokens + outputTokens };
+}
