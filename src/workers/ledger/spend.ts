@@ -1,21 +1,15 @@
-import { publishEventAwaited } from "../../engine/events.ts";
 import { isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { BatchOp } from "../../engine/state/types.ts";
-import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import type { TriggerFn } from "../../engine/types.ts";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
-import { newId } from "../../shared/ids.ts";
-import {
-  budgetKey,
-  budgetsScope,
-  type Charge,
-  charged,
-  exceededMessage,
-  Refusal,
-  utilizationPct,
-} from "./budget.ts";
+import { announceRefusal, announceSoftThreshold } from "./alerts.ts";
+import { budgetKey, budgetsScope, exceededMessage } from "./budget.ts";
+import { type ChargeOutcome, chargeSpends, type Refusal } from "./charging.ts";
+import { GroupCommitQueue, type Settlement } from "./group-commit.ts";
 import type { Budget, SpendEvent, SpendInput } from "./schema.ts";
+import { absenceGuards, claimOp, draftEvent, eventOp } from "./spend-records.ts";
 import { claimsScope, PENDING_SCOPE, spendScope } from "./store.ts";
 import { totalsOps } from "./totals.ts";
 
@@ -40,76 +34,56 @@ export interface LedgerDeps {
  * record once per spend, one after the other. Retries only happen across nodes.
  */
 export function spend(deps: LedgerDeps, input: SpendInput, pendingKey?: string): Promise<SpendEvent> {
-  const realms = queues.get(deps) ?? new Map<string, RealmQueue>();
-  queues.set(deps, realms);
-  const settled = new Promise<SpendEvent>((resolve, reject) => {
-    const waiting: Waiting = { input, pendingKey, resolve, reject };
-    const queued = realms.get(input.realmId);
-    if (queued) queued.waiting.push(waiting);
-    else {
-      const queue: RealmQueue = { waiting: [waiting], last: Promise.resolve() };
-      realms.set(input.realmId, queue);
-      void drain(deps, realms, input.realmId, queue);
-    }
-  });
-  const queue = realms.get(input.realmId) as RealmQueue;
-  queue.last = settled.then(
-    () => undefined,
-    () => undefined,
-  );
-  return settled;
+  return spendQueue(deps).enqueue(input.realmId, { input, pendingKey });
 }
 
 /** Settles once every spend of the realm that this process took before the call is settled. */
 export function spendsSettled(deps: LedgerDeps, realmId: string): Promise<void> {
-  return queues.get(deps)?.get(realmId)?.last ?? Promise.resolve();
+  return queues.get(deps)?.settled(realmId) ?? Promise.resolve();
 }
 
 /** The same for every realm (a stopping service counts what it took). */
 export async function allSpendsSettled(deps: LedgerDeps): Promise<void> {
-  await Promise.all([...(queues.get(deps)?.values() ?? [])].map((queue) => queue.last));
+  await queues.get(deps)?.allSettled();
 }
 
-interface Waiting {
+interface QueuedSpend {
   input: SpendInput;
   /** A queued cost's record in the pending scope: deleted in the transaction that counts it. */
   pendingKey?: string;
-  resolve: (event: SpendEvent) => void;
-  reject: (error: unknown) => void;
-}
-
-interface RealmQueue {
-  waiting: Waiting[];
-  /** The latest spend's settlement (groups settle in arrival order). */
-  last: Promise<void>;
 }
 
 /** The spends waiting per realm, per ledger (one process may hold several services, as tests do). */
-const queues = new WeakMap<LedgerDeps, Map<string, RealmQueue>>();
+const queues = new WeakMap<LedgerDeps, GroupCommitQueue<QueuedSpend, SpendEvent>>();
 const MAX_GROUP = 64;
 const MAX_ATTEMPTS = 64;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function drain(deps: LedgerDeps, realms: Map<string, RealmQueue>, realmId: string, queue: RealmQueue) {
-  while (queue.waiting.length > 0) {
-    const group = queue.waiting.splice(0, MAX_GROUP);
-    await settleGroup(deps, group).catch((error: unknown) => {
-      for (const waiting of group) waiting.reject(error);
+function spendQueue(deps: LedgerDeps): GroupCommitQueue<QueuedSpend, SpendEvent> {
+  let queue = queues.get(deps);
+  if (!queue) {
+    queue = new GroupCommitQueue({
+      maxGroup: MAX_GROUP,
+      commit: (realmId, group) => settleGroup(deps, realmId, group),
     });
+    queues.set(deps, queue);
   }
-  realms.delete(realmId);
+  return queue;
 }
 
-async function settleGroup(deps: LedgerDeps, group: Waiting[]): Promise<void> {
-  const realmId = group[0]?.input.realmId as string;
+async function settleGroup(
+  deps: LedgerDeps,
+  realmId: string,
+  group: QueuedSpend[],
+): Promise<Array<Settlement<SpendEvent>>> {
   await deps.realm?.before(realmId);
-  let outcomes: Outcome[] | undefined;
+  let outcomes: Array<Settlement<SpendEvent>> | undefined;
   try {
     for (let attempt = 0; attempt < MAX_ATTEMPTS && !outcomes; attempt++) {
       if (attempt > 0) await pause(Math.random() * Math.min(2 ** attempt, 50));
       // First as if no eventId had been seen (the usual case): a claim found taken fails the batch, and
       // the next try reads the claims and answers those spends as they were answered before.
-      outcomes = await attemptGroup(deps, group, attempt > 0);
+      outcomes = await attemptGroup(deps, realmId, group, attempt > 0);
     }
   } finally {
     // Refused spends are recorded too, and a failed try may have raced a delete: the re-check runs either way.
@@ -117,23 +91,11 @@ async function settleGroup(deps: LedgerDeps, group: Waiting[]): Promise<void> {
   }
   if (!outcomes)
     throw new AppError("unavailable", `Too much contention on the budgets of realm ${realmId}; try again`);
-  for (const [index, waiting] of group.entries()) {
-    const outcome = outcomes[index] as Outcome;
-    if ("event" in outcome) waiting.resolve(outcome.event);
-    else waiting.reject(outcome.error);
-  }
+  return outcomes;
 }
 
-type Outcome = { event: SpendEvent } | { error: unknown };
+type Outcome = Settlement<SpendEvent>;
 type Versioned<T> = { value: T; version: number } | null;
-
-/** One budget as the group charges it: as read, and as it is after the spends counted so far. */
-interface Charging {
-  key: string;
-  version: number;
-  current: Budget;
-  changed: boolean;
-}
 
 /**
  * One try of a group (spends of one realm, in arrival order): undefined when another writer got in
@@ -141,12 +103,12 @@ interface Charging {
  */
 async function attemptGroup(
   deps: LedgerDeps,
-  group: Waiting[],
+  realmId: string,
+  group: QueuedSpend[],
   readingClaims: boolean,
 ): Promise<Outcome[] | undefined> {
-  const inputs = group.map((waiting) => waiting.input);
+  const inputs = group.map((queued) => queued.input);
   const now = nowMs();
-  const realmId = inputs[0]?.realmId as string;
   const claims = readingClaims ? await readClaims(deps, realmId, inputs) : inputs.map(() => null);
   const outcomes: Array<Outcome | undefined> = [];
   const counted: number[] = [];
@@ -158,7 +120,7 @@ async function attemptGroup(
     const claim = claims[index];
     const replayed = claim
       ? await replay(deps, claim.value).then(
-          (event) => event && { event },
+          (event) => event && { value: event },
           (error) => ({ error }),
         )
       : undefined;
@@ -166,10 +128,19 @@ async function attemptGroup(
     else counted.push(index);
   }
   const budgets = budgetsScope(realmId);
-  const charging = await readBudgets(
+  const read = await readBudgets(
     deps,
     budgets,
     counted.map((index) => (inputs[index] as SpendInput).agentId),
+  );
+  const drafts = counted.map((index) => draftEvent(inputs[index] as SpendInput, now));
+  const charged = chargeSpends(
+    new Map([...read].map(([key, { value }]) => [key, value])),
+    drafts.map((draft) => ({
+      agentId: draft.agentId,
+      ...(draft.billingCode === undefined ? {} : { billingCode: draft.billingCode }),
+      charge: { spendId: draft.id, costCents: draft.costCents, now, at: draft.timestamp },
+    })),
   );
   // A queued cost leaves the pending scope with its outcome, whichever it is (a replay's too).
   const ops: BatchOp[] = group.flatMap(({ pendingKey }) =>
@@ -178,42 +149,42 @@ async function attemptGroup(
   const accepted: SpendEvent[] = [];
   const refusals: Array<{ rejected: SpendEvent; refusal: Refusal }> = [];
   const softCrossings: Array<{ event: SpendEvent; budget: Budget }> = [];
-  for (const index of counted) {
-    const draft = draftEvent(inputs[index] as SpendInput, now);
+  for (const [position, index] of counted.entries()) {
+    const draft = drafts[position] as SpendEvent;
+    const charge = charged.outcomes[position] as ChargeOutcome;
     const claimVersion = claims[index]?.version;
-    const charge: Charge = { spendId: draft.id, costCents: draft.costCents, now, at: draft.timestamp };
-    const applied = chargeBoth(charging, draft.agentId, charge);
-    if (applied instanceof Refusal) {
-      const reason = exceededMessage(draft.agentId, applied.wouldSpend, applied.budget.monthlyCents);
+    if (!charge.accepted) {
+      const { refusal } = charge;
+      const reason = exceededMessage(draft.agentId, refusal.wouldSpend, refusal.budget.monthlyCents);
       const rejected: SpendEvent = { ...draft, status: "rejected", reason };
       ops.push(...claimOp(rejected, claimVersion), eventOp(rejected));
-      refusals.push({ rejected, refusal: applied });
+      refusals.push({ rejected, refusal });
       outcomes[index] = { error: new AppError("budget_exceeded", reason) };
       continue;
     }
-    // A spend without its own billing code is attributed to its budget's (the agent's first).
-    const billingCode =
-      draft.billingCode ?? applied.find((entry) => entry.next.billingCode)?.next.billingCode;
+    const { billingCode } = charge;
     const event: SpendEvent = { ...draft, ...(billingCode ? { billingCode } : {}), status: "accepted" };
     ops.push(...claimOp(event, claimVersion), eventOp(event));
     accepted.push(event);
-    for (const { next, crossedSoft } of applied) if (crossedSoft) softCrossings.push({ event, budget: next });
-    outcomes[index] = { event };
+    for (const budget of charge.crossedSoft) softCrossings.push({ event, budget });
+    outcomes[index] = { value: event };
   }
-  for (const budget of charging.values()) {
-    if (budget.changed)
+  // In the order read: every group writes the budgets of a realm in the same order.
+  for (const [key, { version }] of read) {
+    if (charged.changed.has(key))
       ops.push({
         type: "set",
         scope: budgets,
-        key: budget.key,
-        value: budget.current,
-        expectedVersion: budget.version,
+        key,
+        value: charged.budgets.get(key),
+        expectedVersion: version,
       });
   }
-  ops.push(...totalsOps(accepted), ...absenceGuards(budgets, charging, accepted));
+  ops.push(...totalsOps(accepted), ...absenceGuards(budgets, read, accepted));
   if (ops.length > 0 && !(await commit(deps, ops))) return undefined;
-  for (const { event, budget } of softCrossings) await publishSoftThreshold(deps, event, budget);
-  for (const { rejected, refusal } of refusals) await refuse(deps, rejected, refusal).catch(() => undefined);
+  for (const { event, budget } of softCrossings) await announceSoftThreshold(deps.trigger, event, budget);
+  for (const { rejected, refusal } of refusals)
+    await announceRefusal(deps.trigger, rejected, refusal).catch(() => undefined);
   return inputs.map((input, index) => {
     const own = outcomes[index];
     if (own) return own;
@@ -236,64 +207,23 @@ function readClaims(
   );
 }
 
-/** The budgets the group charges: each agent's that has one, and the realm's, read once. */
+/** The budgets the group charges, with the versions read: each agent's that has one, and the realm's. */
 async function readBudgets(
   deps: LedgerDeps,
   scope: string,
   agentIds: string[],
-): Promise<Map<string, Charging>> {
+): Promise<Map<string, { value: Budget; version: number }>> {
   const keys = [
     ...new Set(agentIds.map((agentId) => budgetKey(agentId))),
     ...(agentIds.length ? [budgetKey()] : []),
   ];
   const read = await Promise.all(keys.map((key) => deps.state.getVersioned<Budget>(scope, key)));
-  const charging = new Map<string, Charging>();
+  const found = new Map<string, { value: Budget; version: number }>();
   for (const [index, key] of keys.entries()) {
-    const found = read[index];
-    if (found) charging.set(key, { key, version: found.version, current: found.value, changed: false });
+    const versioned = read[index];
+    if (versioned) found.set(key, versioned);
   }
-  return charging;
-}
-
-/**
- * A spend charged to the agent's budget and the realm's, or the Refusal when either's hard limit would
- * be passed (then neither is charged). Charges build on the spends counted before it in the group.
- */
-function chargeBoth(
-  charging: Map<string, Charging>,
-  agentId: string,
-  charge: Charge,
-): Array<{ next: Budget; crossedSoft: boolean }> | Refusal {
-  const targets = [charging.get(budgetKey(agentId)), charging.get(budgetKey())].filter(
-    (entry): entry is Charging => entry !== undefined,
-  );
-  let applied: Array<{ next: Budget; crossedSoft: boolean }>;
-  try {
-    applied = targets.map((target) => charged(target.current, charge));
-  } catch (error) {
-    if (error instanceof Refusal) return error;
-    throw error;
-  }
-  for (const [index, target] of targets.entries()) {
-    target.current = (applied[index] as { next: Budget }).next;
-    target.changed = true;
-  }
-  return applied;
-}
-
-/**
- * For each budget an accepted spend would have been charged to had it existed: a check, after the
- * totals' increments, that it still does not (a delete of nothing, conditional on version 0). A budget
- * created meanwhile starts from the month's totals as it read them (opening.ts); without this check a
- * spend counted in between would be in neither. Coming after the totals, the check also holds on
- * Postgres: the budget's write locks the same totals record first.
- */
-function absenceGuards(scope: string, charging: Map<string, Charging>, accepted: SpendEvent[]): BatchOp[] {
-  if (accepted.length === 0) return [];
-  const keys = new Set([...accepted.map((event) => budgetKey(event.agentId)), budgetKey()]);
-  return [...keys]
-    .filter((key) => !charging.has(key))
-    .map((key): BatchOp => ({ type: "delete", scope, key, expectedVersion: 0 }));
+  return found;
 }
 
 /** The batch, or false when a version it was conditional on moved (someone else wrote first). */
@@ -305,41 +235,6 @@ async function commit(deps: LedgerDeps, ops: BatchOp[]): Promise<boolean> {
     if (isConflict(error)) return false;
     throw error;
   }
-}
-
-/** The eventId's claim holds the outcome; create-only, or replacing a claim left pending by an older version. */
-function claimOp(event: SpendEvent, pendingVersion: number | undefined): BatchOp[] {
-  if (event.eventId === undefined) return [];
-  return [
-    {
-      type: "set",
-      scope: claimsScope(event.realmId),
-      key: event.eventId,
-      value: event,
-      expectedVersion: pendingVersion ?? 0,
-    },
-  ];
-}
-
-/** Create-only: a spend's id is fresh (see draftEvent), so nothing is read before it is written. */
-function eventOp(event: SpendEvent): BatchOp {
-  return { type: "set", scope: spendScope(event.realmId), key: event.id, value: event, expectedVersion: 0 };
-}
-
-/**
- * Every spend gets a fresh id: an id made from the caller's eventId could equal another spend's (one
- * without an eventId is `spn-<random uuid>`, and a later eventId may be that uuid) and overwrite it.
- * The eventId stays on the event for tracing; a replay finds the outcome through the claim.
- */
-function draftEvent(input: SpendInput, now: number): SpendEvent {
-  const { eventId, ...fields } = input;
-  return {
-    id: newId("spn"),
-    ...fields,
-    ...(eventId === undefined ? {} : { eventId }),
-    timestamp: new Date(now).toISOString(),
-    status: "pending",
-  };
 }
 
 /**
@@ -356,45 +251,4 @@ async function replay(deps: LedgerDeps, claimed: SpendEvent): Promise<SpendEvent
   if (claimed.status === "rejected")
     throw new AppError("budget_exceeded", claimed.reason ?? "budget exceeded");
   return claimed;
-}
-
-/** The refusal is recorded (not counted anywhere): subscribers and the council are told. */
-async function refuse(deps: LedgerDeps, rejected: SpendEvent, refusal: Refusal): Promise<void> {
-  const { realmId, agentId } = rejected;
-  const limitCents = refusal.budget.monthlyCents;
-  const spentCents = refusal.wouldSpend;
-  await publish(deps, { type: "hard_limit_reached", realmId, agentId, spentCents, limitCents });
-  // The council worker may be absent (or failing): the refusal stands either way.
-  await deps
-    .trigger({
-      function_id: "council::activity",
-      payload: {
-        realmId,
-        actorKind: "system",
-        actorId: "ledger",
-        action: "budget_exceeded",
-        entityType: "agent",
-        entityId: agentId,
-        details: { spentCents, limitCents },
-      },
-      auth: systemPrincipal,
-      timeout_ms: 10_000,
-    })
-    .catch(() => undefined);
-}
-
-function publishSoftThreshold(deps: LedgerDeps, event: SpendEvent, budget: Budget): Promise<void> {
-  return publish(deps, {
-    type: "soft_threshold",
-    realmId: event.realmId,
-    agentId: event.agentId,
-    spentCents: budget.spentCents,
-    limitCents: budget.monthlyCents,
-    utilizationPct: utilizationPct(budget.spentCents, budget.monthlyCents),
-  });
-}
-
-/** Alerts are awaited (delivered before the spend answers) but a failing publish fails no spend. */
-async function publish(deps: LedgerDeps, data: Record<string, unknown>): Promise<void> {
-  await publishEventAwaited(deps.trigger, "ledger.alert", data);
 }
