@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { messenger } from "../../src/channels/messenger/index.ts";
+import { whatsapp } from "../../src/channels/whatsapp/index.ts";
+import { fixture } from "./fixtures.ts";
+
+describe("Messenger parse", () => {
+  it("maps a Page message to its sender's PSID", () => {
+    expect(messenger.parse(fixture("messenger", "text-message").envelope).messages).toEqual([
+      {
+        channelId: "<PSID>",
+        userId: "<PSID>",
+        text: "hello, world!",
+        eventId: "mid.1457764197618:41d102a3e1ae206a38",
+        replyTo: { recipient: "<PSID>" },
+      },
+    ]);
+  });
+
+  it("skips the Page's own echoes", () => {
+    const { envelope } = fixture("messenger", "text-message");
+    const echo = JSON.parse(
+      envelope.rawBody.replace('"text": "hello, world!"', '"text": "hi", "is_echo": true'),
+    );
+    expect(messenger.parse({ ...envelope, body: echo }).messages).toEqual([]);
+  });
+});
+
+describe("WhatsApp parse", () => {
+  it("maps a text message to its sender, answered from the business number it came to", () => {
+    expect(whatsapp.parse(fixture("whatsapp", "text-message").envelope).messages).toEqual([
+      {
+        channelId: "16315551234",
+        userId: "16315551234",
+        text: "Hello this is an answer",
+        eventId: "wamid.ABGGFlCGg0cvAgo-sJQh43L5Pe4W",
+        replyTo: { phone_number_id: "27681414235104944", to: "16315551234" },
+      },
+    ]);
+  });
+
+  it("does not take a Messenger payload, nor Messenger a WhatsApp one", () => {
+    expect(whatsapp.parse(fixture("messenger", "text-message").envelope).messages).toEqual([]);
+    expect(messenger.parse(fixture("whatsapp", "text-message").envelope).messages).toEqual([]);
+  });
+});
+
+describe("Meta's subscription handshake", () => {
+  const { envelope } = fixture("whatsapp", "text-message");
+  const handshake = (query: Record<string, string>) => ({ ...envelope, method: "GET", query_params: query });
+
+  it("answers hub.challenge when hub.verify_token matches", () => {
+    const query = { "hub.mode": "subscribe", "hub.verify_token": "vt", "hub.challenge": "1158201444" };
+    expect(whatsapp.verifyGet?.(handshake(query), "vt")).toEqual({ status_code: 200, body: "1158201444" });
+  });
+
+  it("refuses another verify token with 403", () => {
+    const query = { "hub.mode": "subscribe", "hub.verify_token": "guess", "hub.challenge": "1" };
+    expect(messenger.verifyGet?.(handshake(query), "vt")?.status_code).toBe(403);
+  });
+});
