@@ -17,7 +17,7 @@ function answerType(fn: Described, schemas: Record<string, Schema | undefined>):
  * (as a caller writes it: defaults optional) and answer, by id. A function that documents no answer
  * answers `unknown`, which a caller must check before use.
  */
-export function renderFunctionTypes(functions: Described[]): string {
+export function renderFunctionTypes(functions: readonly Described[]): string {
   const sorted = [...functions].sort((a, b) => a.id.localeCompare(b.id));
   const byId: Record<string, Record<string, Schema | undefined>> = {};
   for (const fn of sorted) {

@@ -3,6 +3,7 @@ import { nowMs } from "../shared/clock.ts";
 import { AppError, describeZodError, FUNCTION_NOT_FOUND } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
+import { actsForAgent, withActingAgent } from "./acting-agent.ts";
 import { FunctionRegistry } from "./function-registry.ts";
 import type { TelemetryEvent } from "./telemetry.ts";
 import { TriggerRegistry } from "./trigger-registry.ts";
@@ -199,7 +200,10 @@ export class Engine {
     };
     let pending: unknown;
     try {
-      const input = parseInput(fn, request.payload);
+      const payload = actsForAgent(fn.metadata)
+        ? withActingAgent(request.payload, ctx.auth)
+        : request.payload;
+      const input = parseInput(fn, payload);
       // Entering a context costs; when the principal does not change there is nothing to enter.
       pending =
         ctx.auth === current ? fn.handler(input, ctx) : callers.run(ctx.auth, () => fn.handler(input, ctx));

@@ -8,7 +8,8 @@ import type { z } from "zod";
 export type Principal =
   | { kind: "system" }
   | { kind: "admin"; keyId: string }
-  | { kind: "realm"; keyId: string; realmId: string }
+  /** `agentId`: the agent acting, when an agent's own call (its turn, its job) runs as its realm. */
+  | { kind: "realm"; keyId: string; realmId: string; agentId?: string }
   | { kind: "anonymous" };
 
 export const systemPrincipal: Principal = { kind: "system" };

@@ -3836,7 +3836,20 @@ export interface Functions {
         type: string;
       }[];
     };
-    output: unknown;
+    output: {
+      entity: string;
+      type: string;
+      properties: Record<string, unknown>;
+      relations: {
+        target: string;
+        type: string;
+      }[];
+      version: number;
+      /** Epoch milliseconds */
+      validFrom: number;
+      /** Epoch milliseconds; null: still valid */
+      validUntil: number | null;
+    };
   };
   /** Look up an entity in your knowledge graph with what it is related to within depth steps; give timeRange {from, to} in epoch ms for what held back then. */
   "tool::kg_query": {
@@ -3850,7 +3863,20 @@ export interface Functions {
       };
       relationFilter?: string[];
     };
-    output: unknown;
+    output: {
+      entity: string;
+      type: string;
+      properties: Record<string, unknown>;
+      relations: {
+        target: string;
+        type: string;
+      }[];
+      version: number;
+      /** Epoch milliseconds */
+      validFrom: number;
+      /** Epoch milliseconds; null: still valid */
+      validUntil: number | null;
+    }[];
   };
   /** A Mermaid diagram of an entity's neighbourhood in your knowledge graph (depth 1–3). */
   "tool::kg_visualize": {
@@ -3859,7 +3885,9 @@ export interface Functions {
       entity: string;
       depth?: number;
     };
-    output: unknown;
+    output: {
+      mermaid: string;
+    };
   };
   /** Compiler errors and warnings for a file from its language server (TypeScript/JavaScript, Python, Go, Rust): {diagnostics: [{line, column, severity, code, message}]}. */
   "tool::lsp_diagnostics": {
@@ -4297,7 +4325,10 @@ export interface Functions {
     input: {
       key: string;
     };
-    output: unknown;
+    output: {
+      key: string;
+      value: string;
+    } | null;
   };
   /** Secret names and timestamps (never values) */
   "vault::list": {

@@ -1,6 +1,7 @@
 import { jsonSchema, type ToolSet, tool } from "ai";
+import { actsForAgent, agentPrincipal } from "../../engine/acting-agent.ts";
 import { report } from "../../engine/telemetry.ts";
-import type { Principal, TriggerFn } from "../../engine/types.ts";
+import type { TriggerFn } from "../../engine/types.ts";
 import { matchesPattern } from "../../shared/function-pattern.ts";
 import { isInternalFunction } from "../../shared/internal-functions.ts";
 import { isJsonObject } from "../../shared/json-object.ts";
@@ -51,6 +52,7 @@ export function functionIdOf(tools: ToolSet | undefined, name: string): string {
 export interface FunctionInfo {
   function_id: string;
   description?: string;
+  metadata?: Record<string, unknown>;
   request_schema?: Record<string, unknown>;
 }
 
@@ -69,8 +71,8 @@ export interface ToolRun {
 }
 
 /**
- * The AI SDK tool set for a turn. A function whose input has `agentId` gets the agent's own id (the
- * model neither sees nor chooses it). Every call is checked against the capabilities again and runs
+ * The AI SDK tool set for a turn. A function that acts for the calling agent (ACTS_FOR_AGENT) gets the
+ * agent's own id from the principal: the model neither sees nor chooses it. Every call is checked against the capabilities again and runs
  * through engine.trigger as the agent's realm; a failure goes back to the model as `{error}` instead of
  * ending the turn.
  */
@@ -85,10 +87,11 @@ export function buildToolSet(
   const tools: ToolSet = {};
   for (const [name, id] of names) {
     const info = byId.get(id);
-    const schema = withoutAgentId(info?.request_schema);
+    const forAgent = actsForAgent(info?.metadata);
+    const schema = forAgent ? withoutAgentId(info?.request_schema) : objectSchema(info?.request_schema);
     tools[name] = tool({
       description: info?.description ?? id,
-      inputSchema: jsonSchema(schema.schema),
+      inputSchema: jsonSchema(schema),
       execute: (input: unknown) =>
         inSpan("tool.call", { "agentos.tool": id, "agentos.agent.id": agent.id }, async () => {
           const started = performance.now();
@@ -107,7 +110,8 @@ export function buildToolSet(
             return { error: `Agent ${agent.id} may not call ${id}` };
           }
           const payload = isJsonObject(input) ? { ...input } : {};
-          if (schema.hadAgentId) payload.agentId = agent.id;
+          // What the model wrote never picks the agent: the engine fills in this one from the principal.
+          if (forAgent) delete payload.agentId;
           try {
             const result = await trigger({ function_id: id, payload, auth: agentPrincipal(agent) });
             onRun({ functionId: id, input, ok: true });
@@ -125,28 +129,19 @@ export function buildToolSet(
   return tools;
 }
 
-/**
- * Who an agent's tool call runs as: its own realm, whoever woke it (a cron tick runs as the system, an
- * admin key may message any agent). So a tool, or a model steered by what it read, cannot reach past
- * the agent's realm. The key id names the agent for audit records.
- */
-export function agentPrincipal(agent: Pick<Agent, "id" | "realmId">): Principal {
-  return { kind: "realm", realmId: agent.realmId, keyId: `agent:${agent.id}` };
+/** The input schema a model is shown: an object (a provider refuses anything else), no JSON Schema dialect. */
+function objectSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!schema || !isJsonObject(schema.properties)) return { type: "object", properties: {} };
+  const { $schema: _ignored, ...rest } = schema;
+  return rest;
 }
 
-function withoutAgentId(schema: Record<string, unknown> | undefined): {
-  schema: Record<string, unknown>;
-  hadAgentId: boolean;
-} {
-  if (!schema || !isJsonObject(schema.properties))
-    return { schema: { type: "object", properties: {} }, hadAgentId: false };
-  const { agentId, ...properties } = schema.properties as Record<string, unknown>;
-  const required = Array.isArray(schema.required)
-    ? schema.required.filter((name) => name !== "agentId")
+/** The same without `agentId`, which the engine fills in for a function that acts for the agent. */
+function withoutAgentId(schema: Record<string, unknown> | undefined): Record<string, unknown> {
+  const shown = objectSchema(schema);
+  const { agentId: _filled, ...properties } = shown.properties as Record<string, unknown>;
+  const required = Array.isArray(shown.required)
+    ? shown.required.filter((name) => name !== "agentId")
     : undefined;
-  const { $schema: _ignored, ...rest } = schema;
-  return {
-    schema: { ...rest, properties, ...(required ? { required } : {}) },
-    hadAgentId: agentId !== undefined,
-  };
+  return { ...shown, properties, ...(required ? { required } : {}) };
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { agentPrincipal } from "../../engine/acting-agent.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { agentChatSteps } from "../../shared/agent-steps.ts";
@@ -132,13 +133,13 @@ async function applyHand(
     return;
   }
   // The agent's own tool call, so the job is the agent's and fires as it (its realm, its session).
-  const asAgent = { kind: "realm" as const, realmId, keyId: `agent:${agentId}` };
+  const asAgent = agentPrincipal({ id: agentId, realmId });
   try {
     if (known?.jobId) {
       await trigger({
         function_id: "tool::cron_delete",
         payload: { agentId: known.agentId, jobId: known.jobId },
-        auth: { ...asAgent, keyId: `agent:${known.agentId}` },
+        auth: agentPrincipal({ id: known.agentId, realmId }),
       }).catch(() => undefined);
     }
     let jobId: string | undefined;

@@ -1,3 +1,4 @@
+import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { searchClient } from "../../engine/search/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { nowIso } from "../../shared/clock.ts";
@@ -31,6 +32,7 @@ export function registerMemory(worker: WorkerClient): void {
       id: "memory::store",
       description: "Remember {agentId, content, sessionId?, role?}; returns the entry",
       input: memoryStoreInput,
+      metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, ...fields }): Promise<MemoryEntry> => {
       const entry = entryOf(agentId, fields, nowIso());
@@ -45,6 +47,7 @@ export function registerMemory(worker: WorkerClient): void {
       description:
         "Remember several entries of an agent at once {agentId, entries: [{content, sessionId?, role?}]}",
       input: memoryStoreManyInput,
+      metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, entries }): Promise<{ entries: MemoryEntry[] }> => {
       const createdAt = nowIso();
@@ -64,6 +67,7 @@ export function registerMemory(worker: WorkerClient): void {
       description:
         "An agent's memories best matching a free-text query: {results: [entry + score in [0, 1] + relevance]}",
       input: memoryRecallInput,
+      metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, query, limit }) => {
       const { results } = await search.query<MemoryEntry>(MEMORY_INDEX, agentId, query, { limit });
@@ -89,6 +93,7 @@ export function registerMemory(worker: WorkerClient): void {
       id: "memory::list",
       description: "An agent's memories newest first, a page at a time: {memories, nextCursor}",
       input: memoryListInput,
+      metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, limit, cursor }) => {
       const page = await search.list<MemoryEntry>(MEMORY_INDEX, agentId, {
@@ -104,6 +109,7 @@ export function registerMemory(worker: WorkerClient): void {
       id: "memory::delete",
       description: "Forget one memory of an agent: 404 when it has no such memory",
       input: memoryDeleteInput,
+      metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, id }) => {
       const { deleted } = await search.delete(MEMORY_INDEX, agentId, id);
@@ -117,6 +123,7 @@ export function registerMemory(worker: WorkerClient): void {
       id: "memory::forget_agent",
       description: "Delete every memory of an agent (the agent-delete cascade): {deleted}",
       input: memoryForgetAgentInput,
+      metadata: ACTS_FOR_AGENT,
     },
     ({ agentId }) => search.deleteScope(MEMORY_INDEX, agentId),
   );

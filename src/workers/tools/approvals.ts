@@ -29,13 +29,6 @@ export const approvalRecord = z.object({
 export type Approval = z.infer<typeof approvalRecord>;
 export const approvalList = z.object({ approvals: z.array(approvalRecord).describe("Oldest first") });
 
-/** The agent an agent's own tool call runs as (agentPrincipal in the agents worker), if any. */
-export function callingAgent(auth: Principal): string | undefined {
-  return auth.kind === "realm" && auth.keyId.startsWith("agent:")
-    ? auth.keyId.slice("agent:".length)
-    : undefined;
-}
-
 /**
  * Records the call as pending and waits until someone decides it (state is polled, so a decision taken on
  * any node counts) or the turn gives up. Approved: the call runs. Denied, or abandoned: an error the

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { actsForAgent, agentPrincipal } from "../../engine/acting-agent.ts";
+import { call } from "../../engine/call.ts";
 import { badRequest, forbidden } from "../../shared/errors.ts";
 import { renderArgs } from "../../shared/templates.ts";
 import { agentIdField } from "./fields.ts";
@@ -9,6 +11,7 @@ export const MAX_COMPOSE_STEPS = 10;
 const compose = defineTool({
   id: "tool::compose",
   description: `Run up to ${MAX_COMPOSE_STEPS} of your tools in sequence, each step's args may use {{input.x}} (compose's input), {{prev.x}} (the previous step's result) and {{steps.N.x}}: {results, output (the last result)}. Stops at the first failing step.`,
+  actsFor: "agent",
   input: z.strictObject({
     agentId: agentIdField,
     input: z.unknown().optional(),
@@ -25,23 +28,27 @@ const compose = defineTool({
   async run({ agentId, input, steps }, ctx) {
     if (steps.some((step) => step.tool === "tool::compose"))
       throw badRequest("compose cannot contain compose");
+    const agent = await ctx.agent(agentId);
     // Every step is one the agent itself may call; checked before anything runs.
-    const { denied } = (await ctx.trigger({
-      function_id: "agent::authorize",
-      payload: { agentId, functionIds: steps.map((step) => step.tool) },
-    })) as { denied: string[] };
+    const { denied } = await call(ctx.trigger, "agent::authorize", {
+      agentId,
+      functionIds: steps.map((step) => step.tool),
+    });
     if (denied.length > 0) throw forbidden(`You may not call ${denied.join(", ")}`);
-    const takesAgent = await Promise.all(steps.map((step) => takesAgentId(ctx.trigger, step.tool)));
+    const forAgent = await Promise.all(steps.map((step) => actsForCaller(ctx.trigger, step.tool)));
     const results: unknown[] = [];
     for (const [index, step] of steps.entries()) {
       const args = renderArgs(step.args, { input, prev: results.at(-1) ?? null, steps: results }) as Record<
         string,
         unknown
       >;
-      // As in an agent's own turn, a tool that acts for an agent acts for this one.
-      const payload = takesAgent[index] ? { ...args, agentId } : args;
+      // As in the agent's own turn: each step runs as the agent, and a tool that acts for an agent acts
+      // for this one whatever the arguments say.
+      if (forAgent[index]) delete args.agentId;
       try {
-        results.push(await ctx.trigger({ function_id: step.tool, payload }));
+        results.push(
+          await ctx.trigger({ function_id: step.tool, payload: args, auth: agentPrincipal(agent) }),
+        );
       } catch (error) {
         throw badRequest(`Step ${index} (${step.tool}) failed: ${(error as Error).message}`);
       }
@@ -50,16 +57,11 @@ const compose = defineTool({
   },
 });
 
-/** Whether the function's input has an agentId field (from its registered schema). */
-async function takesAgentId(trigger: ToolContext["trigger"], functionId: string): Promise<boolean> {
-  const info = (await trigger({
-    function_id: "engine::functions::info",
-    payload: { function_id: functionId },
-  })) as {
-    request_schema?: { properties?: Record<string, unknown> };
-  } | null;
+/** Whether the function declares that it acts for the calling agent. */
+async function actsForCaller(trigger: ToolContext["trigger"], functionId: string): Promise<boolean> {
+  const info = await call(trigger, "engine::functions::info", { function_id: functionId }).catch(() => null);
   if (!info) throw badRequest(`No tool ${functionId}`);
-  return info.request_schema?.properties?.agentId !== undefined;
+  return actsForAgent(info.metadata);
 }
 
 export const composeTools = [compose];

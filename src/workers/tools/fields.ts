@@ -1,6 +1,9 @@
 import { z } from "zod";
 
-/** Filled in with the calling agent's own id when an agent calls the tool (the model never sets it). */
+/**
+ * The agent a tool acts for (`actsFor: "agent"`): filled in by the engine with the calling agent's own id
+ * when an agent calls; other callers name the agent.
+ */
 export const agentIdField = z
   .string()
   .min(1, "agentId is required")

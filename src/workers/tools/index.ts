@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ACTS_FOR_AGENT, actingAgentOf } from "../../engine/acting-agent.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext, Principal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
@@ -13,7 +14,6 @@ import {
   approvalRecord,
   approvalsScope,
   awaitApproval,
-  callingAgent,
   settle,
 } from "./approvals.ts";
 import { ALL_TOOLS } from "./catalog.ts";
@@ -62,7 +62,12 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
     void sandbox.ready().then((status) => reportSandbox(status, options.warn));
   for (const tool of ALL_TOOLS) {
     worker.registerFunction(
-      { id: tool.id, description: tool.description, input: tool.input },
+      {
+        id: tool.id,
+        description: tool.description,
+        input: tool.input,
+        ...(tool.actsFor === "agent" ? { metadata: ACTS_FOR_AGENT } : {}),
+      },
       async (input, call) => {
         await approvalGate(deps, tool, input, call);
         return tool.run(input, toolContext(deps, call));
@@ -185,7 +190,7 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
  */
 async function mayDecide(trigger: ToolsDeps["trigger"], ctx: InvocationContext, agentId: string) {
   if (ctx.auth.kind === "anonymous") throw unauthorized(`${ctx.functionId} requires an API key`);
-  if (callingAgent(ctx.auth)) throw forbidden("An agent may not decide tool approvals");
+  if (actingAgentOf(ctx.auth)) throw forbidden("An agent may not decide tool approvals");
   if (isPrivileged(ctx.auth)) return;
   const agent = await agentOf(trigger, agentId);
   assertRealmAccess(ctx, agent.realmId, `Agent ${agentId} not found`);
@@ -205,7 +210,7 @@ async function approvalGate(
   input: unknown,
   call: InvocationContext,
 ): Promise<void> {
-  const agentId = callingAgent(call.auth);
+  const agentId = actingAgentOf(call.auth);
   if (!agentId) return;
   const risky = typeof tool.risky === "function" ? tool.risky(input) : tool.risky === true;
   if (!risky) return;

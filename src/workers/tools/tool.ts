@@ -30,6 +30,12 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
   description: string;
   input: Schema;
   risky?: boolean | ((input: z.output<Schema>) => boolean);
+  /**
+   * "agent": the tool acts for the calling agent (its workspace, its data). Its input's `agentId`
+   * (agentIdField) is then the agent's own id whenever an agent calls, filled in by the engine from the
+   * principal and hidden from the model; other callers (an admin key, a workflow) name the agent.
+   */
+  actsFor?: "agent";
   run(input: z.output<Schema>, ctx: ToolContext): Promise<unknown> | unknown;
 }
 

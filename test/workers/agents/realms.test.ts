@@ -80,7 +80,7 @@ describe("agents in their realm", () => {
       function_id: "agent::chat",
       payload: { agentId: id, message: "x" },
     });
-    const principal = { kind: "realm", realmId: realm.id, keyId: `agent:${id}` };
+    const principal = { kind: "realm", realmId: realm.id, keyId: `agent:${id}`, agentId: id };
     expect(seen).toEqual([principal, principal]);
   });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll } from "vitest";
+import { agentPrincipal } from "../../../src/engine/acting-agent.ts";
 import type { Principal } from "../../../src/engine/types.ts";
 import { createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
@@ -45,11 +46,8 @@ export function toolsServer(env: Record<string, string> = {}): ToolsEnv {
     await server?.close();
     await fake?.close();
   });
-  const principal = (as: { agentId: string; realmId: string }): Principal => ({
-    kind: "realm",
-    realmId: as.realmId,
-    keyId: `agent:${as.agentId}`,
-  });
+  const principal = (as: { agentId: string; realmId: string }): Principal =>
+    agentPrincipal({ id: as.agentId, realmId: as.realmId });
   const self: ToolsEnv = {
     get fake() {
       if (!fake) throw new Error("toolsServer: no fake model outside a test");

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { agentPrincipal } from "../../../src/engine/acting-agent.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { toolsServer } from "./setup.ts";
 
@@ -125,7 +126,7 @@ describe("tools in an agent's turn", () => {
     const itself = env.server.service.engine.trigger({
       function_id: "tools::decide",
       payload: { id: agentId, callId: pending.callId, approve: true },
-      auth: { kind: "realm", realmId, keyId: `agent:${agentId}` },
+      auth: agentPrincipal({ id: agentId, realmId }),
     });
     await expect(itself).rejects.toMatchObject({ status: 403 });
 

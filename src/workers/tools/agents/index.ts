@@ -55,6 +55,7 @@ async function countSend(ctx: ToolContext, from: string, to: string): Promise<vo
 
 const agentList = defineTool({
   id: "tool::agent_list",
+  actsFor: "agent",
   description: "The agents of your realm: {agents: [{id, name, status, model}]}.",
   input: z.strictObject({ agentId: agentIdField }),
   async run({ agentId }, ctx) {
@@ -71,6 +72,7 @@ const agentList = defineTool({
 
 const agentSpawn = defineTool({
   id: "tool::agent_spawn",
+  actsFor: "agent",
   description: `Create a sub-agent in your realm (at most ${MAX_SPAWNS}, nested at most ${MAX_SPAWN_DEPTH} deep) that can do no more than you can, optionally give it a first message: {agentId, response}.`,
   input: z.strictObject({
     agentId: agentIdField,
@@ -117,6 +119,7 @@ const agentSpawn = defineTool({
 
 const agentSend = defineTool({
   id: "tool::agent_send",
+  actsFor: "agent",
   description: `Send a message to another agent of your realm and get its answer: {response}. At most ${MAX_SENDS_PER_MINUTE} per target and minute.`,
   input: z.strictObject({
     agentId: agentIdField,
@@ -136,6 +139,7 @@ const agentSend = defineTool({
 
 const agentDelegate = defineTool({
   id: "tool::agent_delegate",
+  actsFor: "agent",
   description:
     "Hand a task (with optional context) to another agent of your realm and get its result: {result}.",
   input: z.strictObject({
@@ -158,6 +162,7 @@ const agentDelegate = defineTool({
 
 const channelSend = defineTool({
   id: "tool::channel_send",
+  actsFor: "agent",
   description:
     "Send a message to a chat channel bound to you, named <platform>:<channel> (e.g. slack:C0123): {queued}; it is delivered through the platform with retries.",
   input: z.strictObject({

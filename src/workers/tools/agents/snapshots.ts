@@ -94,6 +94,7 @@ async function replaceContent(snapshot: string, root: string): Promise<void> {
 
 const snapshotCreate = defineTool({
   id: "tool::snapshot_create",
+  actsFor: "agent",
   description: `Save your workspace's files and your todo list as a snapshot you can restore later (at most ${MAX_SNAPSHOTS}): {snapshot}.`,
   input: z.strictObject({ agentId: agentIdField, label: z.string().max(200).optional() }),
   async run({ agentId, label }, ctx) {
@@ -126,6 +127,7 @@ const snapshotCreate = defineTool({
 
 const snapshotList = defineTool({
   id: "tool::snapshot_list",
+  actsFor: "agent",
   description: "Your snapshots, oldest first: {snapshots: [{id, label, createdAt, files, bytes}]}.",
   input: z.strictObject({ agentId: agentIdField }),
   async run({ agentId }, ctx) {
@@ -141,6 +143,7 @@ const snapshotList = defineTool({
 
 const snapshotRestore = defineTool({
   id: "tool::snapshot_restore",
+  actsFor: "agent",
   description:
     "Put your workspace's files and your todo list back as a snapshot saved them (what changed since is replaced): {restored}.",
   input: z.strictObject({ agentId: agentIdField, snapshotId: z.string().min(1).max(256) }),

@@ -59,6 +59,7 @@ async function session(ctx: ToolContext, agentId: string): Promise<Session> {
 
 const browserScreenshot = defineTool({
   id: "tool::browser_screenshot",
+  actsFor: "agent",
   description:
     "Screenshot a web page in a real browser: {screenshot: base64 PNG, width, height, url}. viewport {width, height} (default 1280×720), fullPage for the whole page. Without url, your open browser session's page.",
   input: z.strictObject({
@@ -147,6 +148,7 @@ const sessionInput = { agentId: agentIdField, timeoutMs };
 
 const browserAction = defineTool({
   id: "tool::browser_action",
+  actsFor: "agent",
   description:
     "Drive your browser session's page: action navigate (url), click (selector), type (selector, text; submit presses Enter), wait (for selector, or timeoutMs). Every request the page makes passes the SSRF rule.",
   input: z.strictObject({
@@ -162,6 +164,7 @@ const browserAction = defineTool({
 
 const browserNavigate = defineTool({
   id: "tool::browser_navigate",
+  actsFor: "agent",
   description:
     "Open a URL in your browser session (one page per agent, kept between calls): {url, status, title}.",
   input: z.strictObject({ ...sessionInput, url }),
@@ -170,6 +173,7 @@ const browserNavigate = defineTool({
 
 const browserClick = defineTool({
   id: "tool::browser_click",
+  actsFor: "agent",
   description: "Click the element matching selector on your session's page: {url, title} afterwards.",
   input: z.strictObject({ ...sessionInput, selector }),
   run: (input, ctx) => act(ctx, { ...input, action: "click" }),
@@ -177,6 +181,7 @@ const browserClick = defineTool({
 
 const browserType = defineTool({
   id: "tool::browser_type",
+  actsFor: "agent",
   description: "Type text into the field matching selector on your session's page (submit presses Enter).",
   input: z.strictObject({
     ...sessionInput,
@@ -189,6 +194,7 @@ const browserType = defineTool({
 
 const browserReadPage = defineTool({
   id: "tool::browser_read_page",
+  actsFor: "agent",
   description: "The visible text of your session's page: {url, title, text, truncated}.",
   input: z.strictObject({
     agentId: agentIdField,
@@ -210,6 +216,7 @@ const browserReadPage = defineTool({
 
 const browserClose = defineTool({
   id: "tool::browser_close",
+  actsFor: "agent",
   description: "Close your browser session: {closed}.",
   input: z.strictObject({ agentId: agentIdField }),
   async run({ agentId }, ctx) {

@@ -38,6 +38,7 @@ async function readText(root: string, path: string): Promise<{ full: string; tex
 
 const fileRead = defineTool({
   id: "tool::file_read",
+  actsFor: "agent",
   description:
     "Read a file of your workspace: {path, content, size, encoding, truncated}. Text comes as UTF-8, other bytes as base64. Use offset and maxBytes for large files.",
   input: z.strictObject({
@@ -63,6 +64,7 @@ const fileRead = defineTool({
 
 const fileWrite = defineTool({
   id: "tool::file_write",
+  actsFor: "agent",
   description:
     "Write a file in your workspace (parent directories are created): {path, bytes}. content is UTF-8 text, or base64 with encoding: base64; append adds to the end.",
   input: z.strictObject({
@@ -90,6 +92,7 @@ const fileWrite = defineTool({
 
 const fileList = defineTool({
   id: "tool::file_list",
+  actsFor: "agent",
   description:
     "List a directory of your workspace: {path, entries: [{path, type, size, modified}], truncated}. recursive walks subdirectories (links are listed, not followed).",
   input: z.strictObject({
@@ -138,6 +141,7 @@ const fileList = defineTool({
 
 const applyPatch = defineTool({
   id: "tool::apply_patch",
+  actsFor: "agent",
   description:
     "Apply a unified diff (as git diff or diff -u write it) to files of your workspace. Every context and removed line is verified; if any hunk does not match, nothing is written and the error names the line. Creates (--- /dev/null) and deletes (+++ /dev/null) files.",
   input: z.strictObject({
@@ -181,6 +185,7 @@ const hashlineEdits = z
 
 const hashlineRead = defineTool({
   id: "tool::hashline_read",
+  actsFor: "agent",
   description:
     "Read a text file as numbered, hash-anchored lines `N:hash|text` for tool::hashline_edit: {path, lines, totalLines}.",
   input: z.strictObject({
@@ -199,6 +204,7 @@ const hashlineRead = defineTool({
 
 const hashlineEdit = defineTool({
   id: "tool::hashline_edit",
+  actsFor: "agent",
   description:
     "Edit a text file by hash-anchored lines from tool::hashline_read: each edit names {line, hash, op: replace|delete|insert_after, content}. If any named line changed since it was read, nothing is written. Returns {path, diff}.",
   input: z.strictObject({ agentId: agentIdField, path: pathField(), edits: hashlineEdits }),
@@ -214,6 +220,7 @@ const hashlineEdit = defineTool({
 
 const hashlineDiff = defineTool({
   id: "tool::hashline_diff",
+  actsFor: "agent",
   description: "What tool::hashline_edit would change, as a unified diff, without writing: {path, diff}.",
   input: z.strictObject({ agentId: agentIdField, path: pathField(), edits: hashlineEdits }),
   async run({ agentId, path, edits }, ctx) {

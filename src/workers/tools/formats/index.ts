@@ -100,6 +100,7 @@ const uuidGenerate = defineTool({
 
 const hashCompute = defineTool({
   id: "tool::hash_compute",
+  actsFor: "agent",
   description: "Hash text, or a file of your workspace (agentId + path): {algorithm, hash} in hex or base64.",
   input: z
     .strictObject({

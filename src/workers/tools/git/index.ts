@@ -50,6 +50,7 @@ async function repoPaths(ctx: ToolContext, agentId: string, repo: string | undef
 
 const gitStatus = defineTool({
   id: "tool::git_status",
+  actsFor: "agent",
   description:
     "The git repository of your workspace: {branch, clean, changes: [{status, path}], recent: last 10 commits}.",
   input: z.strictObject({ agentId: agentIdField, repo: repoField }),
@@ -73,6 +74,7 @@ const gitStatus = defineTool({
 
 const gitDiff = defineTool({
   id: "tool::git_diff",
+  actsFor: "agent",
   description:
     "Unified diff of your workspace's repository: unstaged changes, or staged ones with staged: true; paths limits it. {diff, truncated}.",
   input: z.strictObject({
@@ -91,6 +93,7 @@ const gitDiff = defineTool({
 
 const gitCommit = defineTool({
   id: "tool::git_commit",
+  actsFor: "agent",
   description:
     "Commit in your workspace's repository: stages files (all changes when omitted) and commits with message, authored by you. init: true creates the repository first if there is none. {commit, summary}.",
   input: z.strictObject({
@@ -127,6 +130,7 @@ const gitCommit = defineTool({
 
 const gitLog = defineTool({
   id: "tool::git_log",
+  actsFor: "agent",
   description:
     "Commits of your workspace's repository, newest first: [{sha, author, date, subject}]; path limits it to one file.",
   input: z.strictObject({

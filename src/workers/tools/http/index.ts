@@ -78,6 +78,7 @@ const apiCall = defineTool({
 
 const mediaDownload = defineTool({
   id: "tool::media_download",
+  actsFor: "agent",
   description: `Download a file (at most ${MAX_DOWNLOAD_BYTES} bytes) by http(s) URL into your workspace: {path, bytes, contentType}. Loopback, private and link-local addresses are refused.`,
   input: z.strictObject({
     agentId: agentIdField,

@@ -25,6 +25,7 @@ const namespace = z
 
 const memoryStore = defineTool({
   id: "tool::memory_store",
+  actsFor: "agent",
   description:
     "Remember a fact. With key it can be recalled exactly by that key (storing the key again replaces it); it is also found by tool::memory_search. {id, key}.",
   input: z.strictObject({ agentId: agentIdField, content, key: key.optional() }),
@@ -47,6 +48,7 @@ const memoryStore = defineTool({
 
 const memoryRecall = defineTool({
   id: "tool::memory_recall",
+  actsFor: "agent",
   description: "The fact you stored under key with tool::memory_store: {key, content, updatedAt}.",
   input: z.strictObject({ agentId: agentIdField, key }),
   async run({ agentId, key }, ctx) {
@@ -59,6 +61,7 @@ const memoryRecall = defineTool({
 
 const memorySearch = defineTool({
   id: "tool::memory_search",
+  actsFor: "agent",
   description:
     "Search your memories (conversations and stored facts) by words, best first by relevance and recency: {results: [{content, score, createdAt}]}.",
   input: z.strictObject({
@@ -74,6 +77,7 @@ const memorySearch = defineTool({
 
 const vectorStore = defineTool({
   id: "tool::vector_store",
+  actsFor: "agent",
   description:
     "Add a document to a searchable collection of yours (namespace): ranked later by tool::vector_search with the full-text index (BM25 with recency). Same id replaces. {id, namespace}.",
   input: z.strictObject({
@@ -97,6 +101,7 @@ const vectorStore = defineTool({
 
 const vectorSearch = defineTool({
   id: "tool::vector_search",
+  actsFor: "agent",
   description:
     "Search a collection of yours (namespace) by words, best first: {results: [{id, text, metadata, score}]}.",
   input: z.strictObject({
@@ -118,6 +123,7 @@ const vectorSearch = defineTool({
 
 const vectorDelete = defineTool({
   id: "tool::vector_delete",
+  actsFor: "agent",
   description: "Remove a document from a collection of yours: {deleted}.",
   input: z.strictObject({ agentId: agentIdField, namespace, id: z.string().min(1).max(200) }),
   async run({ agentId, namespace, id }, ctx) {

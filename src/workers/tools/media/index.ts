@@ -69,6 +69,7 @@ const oneSource = (input: { path?: string; url?: string }) =>
 
 const imageAnalyze = defineTool({
   id: "tool::image_analyze",
+  actsFor: "agent",
   description:
     "Look at an image (a workspace file or a URL) with your own model, which must support images, and answer question: {answer}.",
   input: z
@@ -91,6 +92,7 @@ const imageAnalyze = defineTool({
 
 const imageGeneratePrompt = defineTool({
   id: "tool::image_generate_prompt",
+  actsFor: "agent",
   description:
     "Turn a description into a detailed prompt for an image generator (with your own model): {prompt}.",
   input: z.strictObject({
@@ -111,6 +113,7 @@ const imageGeneratePrompt = defineTool({
 
 const audioTranscribe = defineTool({
   id: "tool::audio_transcribe",
+  actsFor: "agent",
   description:
     "Transcribe speech (a workspace audio file or a URL) with a speech provider (OpenAI, else Groq): {text, provider}.",
   input: z.strictObject({ agentId: agentIdField, ...source }).refine(oneSource, "give either path or url"),
@@ -127,6 +130,7 @@ const audioTranscribe = defineTool({
 
 const ttsSpeak = defineTool({
   id: "tool::tts_speak",
+  actsFor: "agent",
   description:
     "Speak text with a speech provider (OpenAI) into an audio file of your workspace: {path, bytes, provider}.",
   input: z.strictObject({

@@ -50,6 +50,7 @@ async function createJob(
 
 const cronCreate = defineTool({
   id: "tool::cron_create",
+  actsFor: "agent",
   description:
     "Schedule a recurring task for yourself: at every time the cron expression (UTC; 5 fields, or 6 with seconds) names, you receive message in session cron:<jobId>. {job}.",
   input: z.strictObject({
@@ -74,6 +75,7 @@ const cronCreate = defineTool({
 
 const cronList = defineTool({
   id: "tool::cron_list",
+  actsFor: "agent",
   description:
     "Your scheduled jobs (recurring tasks and reminders): {jobs: [{id, kind, schedule, message, nextRunAt, lastRunAt, runs, status}]}.",
   input: z.strictObject({ agentId: agentIdField }),
@@ -85,6 +87,7 @@ const cronList = defineTool({
 
 const cronDelete = defineTool({
   id: "tool::cron_delete",
+  actsFor: "agent",
   description: "Delete one of your scheduled jobs (recurring or reminder); it never fires again. {deleted}.",
   input: z.strictObject({ agentId: agentIdField, jobId: z.string().min(1).max(256) }),
   async run({ agentId, jobId }, ctx) {
@@ -99,6 +102,7 @@ const cronDelete = defineTool({
 
 const scheduleReminder = defineTool({
   id: "tool::schedule_reminder",
+  actsFor: "agent",
   description:
     'Remind yourself once: at (ISO time) or in inSeconds you receive "Reminder: <message>" in session cron:<jobId>. {job}.',
   input: z

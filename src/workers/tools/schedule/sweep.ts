@@ -1,3 +1,4 @@
+import { agentPrincipal } from "../../../engine/acting-agent.ts";
 import { isConflict } from "../../../engine/state/cas.ts";
 import type { StateClient } from "../../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../../engine/types.ts";
@@ -65,7 +66,7 @@ async function fire(state: StateClient, trigger: TriggerFn, job: Job): Promise<v
       await trigger({
         function_id: "agent::chat",
         payload: { agentId: job.agentId, message, sessionId: `cron:${job.id}` },
-        auth: { kind: "realm", realmId: job.realmId, keyId: `agent:${job.agentId}` },
+        auth: agentPrincipal({ id: job.agentId, realmId: job.realmId }),
       });
     }
   } catch (error) {

@@ -32,6 +32,7 @@ const fields = {
 
 const todoCreate = defineTool({
   id: "tool::todo_create",
+  actsFor: "agent",
   description: "Add an item to your todo list: {todo}. status open, priority normal unless given.",
   input: z.strictObject({
     agentId: agentIdField,
@@ -60,6 +61,7 @@ const todoCreate = defineTool({
 
 const todoList = defineTool({
   id: "tool::todo_list",
+  actsFor: "agent",
   description: "Your todo items, optionally of one status, oldest first: {todos}.",
   input: z.strictObject({ agentId: agentIdField, status: fields.status.optional() }),
   async run({ agentId, status }, ctx) {
@@ -73,6 +75,7 @@ const todoList = defineTool({
 
 const todoUpdate = defineTool({
   id: "tool::todo_update",
+  actsFor: "agent",
   description:
     "Change a todo item (title, description, status open|in_progress|done|cancelled, priority, due): {todo}.",
   input: z.strictObject({
@@ -102,6 +105,7 @@ const todoUpdate = defineTool({
 
 const todoDelete = defineTool({
   id: "tool::todo_delete",
+  actsFor: "agent",
   description: "Remove a todo item: {deleted}.",
   input: z.strictObject({ agentId: agentIdField, todoId: z.string().min(1).max(256) }),
   async run({ agentId, todoId }, ctx) {

@@ -5,6 +5,7 @@ import { defineTool } from "../tool.ts";
 
 const shellExec = defineTool({
   id: "tool::shell_exec",
+  actsFor: "agent",
   description:
     "Run a program in your workspace (it sees the workspace at /workspace, a private /tmp and the system's programs; no network unless the agent is granted egress) without a shell: command is a bare program name from the allowlist (ls, cat, grep, git, node, python3, npm, make, …), args its arguments (no pipes, redirects or globs). Returns {exitCode, stdout, stderr, truncated, timedOut, durationMs}; the program and its children are killed at the timeout.",
   input: z.strictObject({

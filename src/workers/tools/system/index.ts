@@ -31,6 +31,7 @@ const systemInfo = defineTool({
 
 const processList = defineTool({
   id: "tool::process_list",
+  actsFor: "agent",
   description:
     "The processes running in your workspace (started by your commands): [{pid, command, args, rssBytes, state}].",
   input: z.strictObject({ agentId: agentIdField }),
@@ -42,6 +43,7 @@ const processList = defineTool({
 
 const diskUsage = defineTool({
   id: "tool::disk_usage",
+  actsFor: "agent",
   description:
     "Disk space of the file system holding your workspace ({totalBytes, freeBytes, usedPercent}) and how much your workspace takes.",
   input: z.strictObject({ agentId: agentIdField }),
