@@ -33,6 +33,30 @@ export function readText(file: string): string {
   return readFileSync(file, "utf8");
 }
 
+/**
+ * A directory's entries, sorted (readdir's order differs between file systems), or none when it
+ * cannot be read: a migration reads what is there and reports what is missing elsewhere.
+ */
+export function listDirectory(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** A JSON file, or a MigrationInputError naming the line of the first syntax error. */
+export function readJsonFile(file: string): unknown {
+  const text = readText(file);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const position = Number((error as Error).message.match(/position (\d+)/)?.[1]);
+    const line = Number.isFinite(position) ? text.slice(0, position).split("\n").length : undefined;
+    throw new MigrationInputError(file, `is not valid JSON: ${(error as Error).message}`, line);
+  }
+}
+
 export function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
@@ -46,13 +70,7 @@ export function pythonFiles(dir: string): string[] {
   const found: string[] = [];
   const walk = (current: string, depth: number) => {
     if (depth > 8 || found.length >= MAX_PYTHON_FILES) return;
-    let entries: string[];
-    try {
-      entries = readdirSync(current).sort();
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
+    for (const entry of listDirectory(current)) {
       const path = join(current, entry);
       if (SKIPPED_DIRS.has(entry) || entry.startsWith(".")) continue;
       if (isDirectory(path)) walk(path, depth + 1);
@@ -137,7 +155,7 @@ export function pythonPackageVersion(dir: string, packageName: string): string |
   }
   const candidates = [
     "pyproject.toml",
-    ...safeList(dir).filter((entry) => /^requirements.*\.txt$/.test(entry)),
+    ...listDirectory(dir).filter((entry) => /^requirements.*\.txt$/.test(entry)),
   ];
   for (const file of candidates) {
     const path = join(dir, file);
@@ -154,20 +172,13 @@ export function dependsOn(dir: string, packageName: string): boolean {
     `(?:^|["'\\s])${packageName.replace(/[-_.]/g, "[-_.]")}(?:\\[|[\\s"'=<>~^;,]|$)`,
     "im",
   );
-  return ["pyproject.toml", ...safeList(dir).filter((entry) => /^requirements.*\.txt$/.test(entry))].some(
-    (file) => {
-      const path = join(dir, file);
-      return existsSync(path) && name.test(readText(path));
-    },
-  );
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
+  return [
+    "pyproject.toml",
+    ...listDirectory(dir).filter((entry) => /^requirements.*\.txt$/.test(entry)),
+  ].some((file) => {
+    const path = join(dir, file);
+    return existsSync(path) && name.test(readText(path));
+  });
 }
 
 export const shown = (root: string, file: string) => relative(root, file) || basename(file);

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
@@ -6,6 +6,7 @@ import { AppError } from "../../shared/errors.ts";
 import { READERS } from "./frameworks/index.ts";
 import { type Framework, MigrationInputError, type SourceProject } from "./model.ts";
 import { planMigration } from "./plan.ts";
+import { listDirectory } from "./project-files.ts";
 import { type ReportItem, summarize } from "./report.ts";
 import type { MigrationReport } from "./schema.ts";
 import { classify, type WriteTargets, writeFiles } from "./write.ts";
@@ -132,14 +133,7 @@ export async function migrate(
 /** Every stored report, oldest first. */
 export function readReports(dataDir: string): MigrationReport[] {
   const dir = join(dataDir, "migrations");
-  let names: string[];
-  try {
-    names = readdirSync(dir)
-      .filter((name) => name.endsWith(".json"))
-      .sort();
-  } catch {
-    return [];
-  }
+  const names = listDirectory(dir).filter((name) => name.endsWith(".json"));
   const reports: MigrationReport[] = [];
   for (const name of names) {
     try {

@@ -1,8 +1,7 @@
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { READERS } from "./frameworks/index.ts";
 import { FRAMEWORKS } from "./model.ts";
-import { isDirectory } from "./project-files.ts";
+import { isDirectory, listDirectory } from "./project-files.ts";
 import type { ScanEntry } from "./schema.ts";
 
 /** The six frameworks looked for in baseDir and each directory directly inside it. */
@@ -36,15 +35,10 @@ export function scan(baseDir: string): {
 }
 
 function subdirectories(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((entry) => !entry.startsWith(".") || entry === ".openclaw" || entry === ".openfang")
-      .filter((entry) => entry !== "node_modules")
-      .sort()
-      .slice(0, 200)
-      .map((entry) => join(dir, entry))
-      .filter(isDirectory);
-  } catch {
-    return [];
-  }
+  return listDirectory(dir)
+    .filter((entry) => !entry.startsWith(".") || entry === ".openclaw" || entry === ".openfang")
+    .filter((entry) => entry !== "node_modules")
+    .slice(0, 200)
+    .map((entry) => join(dir, entry))
+    .filter(isDirectory);
 }

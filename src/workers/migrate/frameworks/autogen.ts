@@ -1,7 +1,13 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
-import { isDirectory, pythonPackageVersion, readText } from "../project-files.ts";
+import {
+  isDirectory,
+  listDirectory,
+  pythonPackageVersion,
+  readJsonFile,
+  readText,
+} from "../project-files.ts";
 
 /**
  * AutoGen AgentChat's declarative components (`dump_component()` JSON): a team of agents or one
@@ -45,7 +51,7 @@ export const autogen: FrameworkReader = {
     project.version = version(dir);
     for (const file of files) {
       if (file.endsWith("OAI_CONFIG_LIST")) continue;
-      const component = parseJson(file);
+      const component = readJsonFile(file);
       if (!isAutogen(component))
         throw new MigrationInputError(file, "is not an AutoGen component (no autogen provider)");
       readComponent(project, component, file);
@@ -65,16 +71,9 @@ function version(dir: string): string | undefined {
 }
 
 function componentFiles(dir: string): string[] {
-  let entries: string[];
-  try {
-    entries = readdirSync(dir)
-      .filter((entry) => entry.endsWith(".json"))
-      .sort()
-      .slice(0, 100);
-  } catch {
-    return [];
-  }
-  return entries
+  return listDirectory(dir)
+    .filter((entry) => entry.endsWith(".json"))
+    .slice(0, 100)
     .map((entry) => join(dir, entry))
     .filter((file) => {
       try {
@@ -83,17 +82,6 @@ function componentFiles(dir: string): string[] {
         return false;
       }
     });
-}
-
-function parseJson(file: string): unknown {
-  const text = readText(file);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const position = Number((error as Error).message.match(/position (\d+)/)?.[1]);
-    const line = Number.isFinite(position) ? text.slice(0, position).split("\n").length : undefined;
-    throw new MigrationInputError(file, `is not valid JSON: ${(error as Error).message}`, line);
-  }
 }
 
 function readComponent(project: SourceProject, component: Component, file: string): void {
@@ -258,7 +246,7 @@ function mcpIntegration(project: SourceProject, workbench: Component, agent: str
 
 /** AutoGen 0.2's OAI_CONFIG_LIST: model entries with their keys. */
 function readConfigList(project: SourceProject, file: string): void {
-  const list = parseJson(file);
+  const list = readJsonFile(file);
   for (const [index, entry] of (Array.isArray(list) ? list : []).entries()) {
     const { api_key: apiKey, api_type: apiType } = entry as { api_key?: string; api_type?: string };
     const vendor =

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type Document, isMap, LineCounter, parseDocument } from "yaml";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
@@ -6,6 +6,7 @@ import {
   dependsOn,
   dotEnv,
   isDirectory,
+  listDirectory,
   pythonFiles,
   pythonPackageVersion,
   readText,
@@ -44,7 +45,7 @@ interface TaskYaml {
 function findConfigDir(dir: string): string | undefined {
   if (existsSync(join(dir, "config", "agents.yaml"))) return join(dir, "config");
   if (existsSync(join(dir, "agents.yaml"))) return dir;
-  for (const entry of safeList(join(dir, "src"))) {
+  for (const entry of listDirectory(join(dir, "src"))) {
     const candidate = join(dir, "src", entry, "config");
     if (existsSync(join(candidate, "agents.yaml"))) return candidate;
   }
@@ -264,12 +265,4 @@ function classNameOf(fn: import("web-tree-sitter").Node): string | undefined {
         .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
         .toLowerCase() || name
     : undefined;
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir).sort();
-  } catch {
-    return [];
-  }
 }

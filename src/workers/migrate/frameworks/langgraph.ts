@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { emptyProject, type FrameworkReader, MigrationInputError } from "../model.ts";
-import { isDirectory, pythonPackageVersion, readText } from "../project-files.ts";
+import { emptyProject, type FrameworkReader } from "../model.ts";
+import { isDirectory, pythonPackageVersion, readJsonFile } from "../project-files.ts";
 import { readPythonAgents, readStateGraphs } from "../python-agents.ts";
 import { parseProject, projectDir, readDotEnv } from "./python-project.ts";
 
@@ -20,7 +20,7 @@ export const langgraph: FrameworkReader = {
   async read(configPath) {
     const file = isDirectory(configPath) ? join(configPath, "langgraph.json") : configPath;
     const dir = projectDir(file);
-    const config = parseJson(file);
+    const config = readJsonFile(file) as LangGraphJson;
     const project = emptyProject("langgraph", file);
     project.version = pythonPackageVersion(dir, "langgraph");
     const modules = await parseProject(dir, project, (text) =>
@@ -52,14 +52,3 @@ export const langgraph: FrameworkReader = {
     return project;
   },
 };
-
-function parseJson(file: string): LangGraphJson {
-  const text = readText(file);
-  try {
-    return JSON.parse(text) as LangGraphJson;
-  } catch (error) {
-    const position = Number((error as Error).message.match(/position (\d+)/)?.[1]);
-    const line = Number.isFinite(position) ? text.slice(0, position).split("\n").length : undefined;
-    throw new MigrationInputError(file, `is not valid JSON: ${(error as Error).message}`, line);
-  }
-}

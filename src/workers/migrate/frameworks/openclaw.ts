@@ -1,11 +1,17 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import JSON5 from "json5";
 import type { VaultNames } from "../../../channels/platform.ts";
 import { CHANNEL_VAULT_NAMES } from "../../../channels/platforms.ts";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
-import { isDirectory, readText, unreadChannelSecret, vaultNameForEnv } from "../project-files.ts";
+import {
+  isDirectory,
+  listDirectory,
+  readText,
+  unreadChannelSecret,
+  vaultNameForEnv,
+} from "../project-files.ts";
 import { everyToCron } from "../schedules.ts";
 
 /** Where OpenClaw (and its earlier names) keeps its configuration, relative to a home directory. */
@@ -253,9 +259,9 @@ function readCronJobs(project: SourceProject, root: string): void {
 /** `agents/<id>/sessions/*.jsonl`: each line an event; the messages are kept as history. */
 function readSessions(project: SourceProject, root: string): void {
   const agentsDir = join(root, "agents");
-  for (const agent of safeList(agentsDir)) {
+  for (const agent of listDirectory(agentsDir)) {
     const dir = join(agentsDir, agent, "sessions");
-    for (const entry of safeList(dir)
+    for (const entry of listDirectory(dir)
       .filter((name) => name.endsWith(".jsonl"))
       .slice(0, 200)) {
       const file = join(dir, entry);
@@ -280,13 +286,5 @@ function readSessions(project: SourceProject, root: string): void {
       if (messages.length)
         project.sessions.push({ agent, id: basename(entry, ".jsonl"), messages, source: file });
     }
-  }
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir).sort();
-  } catch {
-    return [];
   }
 }

@@ -1,9 +1,16 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "smol-toml";
 import { channelVaultNamed } from "../../../channels/platforms.ts";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
-import { dotEnv, envFileSecrets, isDirectory, readText, unreadChannelSecret } from "../project-files.ts";
+import {
+  dotEnv,
+  envFileSecrets,
+  isDirectory,
+  listDirectory,
+  readText,
+  unreadChannelSecret,
+} from "../project-files.ts";
 
 /**
  * OpenFang's home (`~/.openfang`): `config.toml` (default model, channels), `agents/<name>/agent.toml`
@@ -28,14 +35,9 @@ function homeOf(dir: string): string | undefined {
 }
 
 function manifests(dir: string, folder: string, name: string): string[] {
-  try {
-    return readdirSync(join(dir, folder))
-      .sort()
-      .map((entry) => join(dir, folder, entry, name))
-      .filter((file) => existsSync(file));
-  } catch {
-    return [];
-  }
+  return listDirectory(join(dir, folder))
+    .map((entry) => join(dir, folder, entry, name))
+    .filter((file) => existsSync(file));
 }
 
 export const openfang: FrameworkReader = {
