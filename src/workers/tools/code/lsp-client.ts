@@ -1,6 +1,7 @@
 import { AppError } from "../../../shared/errors.ts";
 import type { Prepared } from "../../../shared/process/sandbox/index.ts";
 import { killGroup, type PipedChild, spawnWithPipes } from "../../../shared/process/supervise.ts";
+import { uriMapping } from "./lsp-protocol.ts";
 
 type Message = {
   id?: number | string;
@@ -18,9 +19,7 @@ type Message = {
 export class LspClient {
   private readonly child: PipedChild;
   /** File URIs of the workspace as the service knows it, and as the sandboxed server sees it. */
-  private readonly hostUri: RegExp;
-  private readonly serverUri: RegExp;
-  private readonly uris: { host: string; server: string };
+  private readonly uris: ReturnType<typeof uriMapping>;
   private buffer = Buffer.alloc(0);
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
@@ -29,10 +28,7 @@ export class LspClient {
   private exited: Error | undefined;
 
   constructor(prepared: Prepared, uris: { host: string; server: string }) {
-    this.uris = uris;
-    const boundary = '(?=[/"?#]|$)';
-    this.hostUri = new RegExp(escapeRegExp(uris.host) + boundary, "g");
-    this.serverUri = new RegExp(escapeRegExp(uris.server) + boundary, "g");
+    this.uris = uriMapping(uris);
     try {
       this.child = spawnWithPipes(prepared.command, prepared.args, prepared);
     } finally {
@@ -114,7 +110,7 @@ export class LspClient {
 
   private send(message: Message): void {
     if (this.exited) return;
-    const json = JSON.stringify({ jsonrpc: "2.0", ...message }).replace(this.hostUri, () => this.uris.server);
+    const json = this.uris.toServer(JSON.stringify({ jsonrpc: "2.0", ...message }));
     const body = Buffer.from(json);
     this.child.stdin.write(`Content-Length: ${body.length}\r\n\r\n`);
     this.child.stdin.write(body);
@@ -134,10 +130,9 @@ export class LspClient {
         continue;
       }
       if (this.buffer.length < headerEnd + 4 + length) return;
-      const body = this.buffer
-        .subarray(headerEnd + 4, headerEnd + 4 + length)
-        .toString("utf8")
-        .replace(this.serverUri, () => this.uris.host);
+      const body = this.uris.toHost(
+        this.buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString("utf8"),
+      );
       this.buffer = this.buffer.subarray(headerEnd + 4 + length);
       let message: Message;
       try {
@@ -170,8 +165,4 @@ export class LspClient {
       waiting.reject(new AppError("unprocessable", `language server: ${message.error.message}`));
     else waiting.resolve(message.result);
   }
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -1,0 +1,111 @@
+import { access } from "node:fs/promises";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { existingInside } from "../sandbox.ts";
+import type { ToolContext } from "../tool.ts";
+import { readInside } from "../workspace-fs.ts";
+import { LspClient } from "./lsp-client.ts";
+import { languageServerFor } from "./lsp-servers.ts";
+import { sourceFiles } from "./sources.ts";
+
+/**
+ * A language server session for one tool call: the file's server started in the agent's sandbox,
+ * initialized on the workspace, the file opened; stopped when the call ends or is aborted. Nothing
+ * is kept between calls: each starts its own server.
+ */
+export interface Session {
+  client: LspClient;
+  root: string;
+  file: string;
+  uri: string;
+  text: string;
+  capabilities: Record<string, unknown>;
+}
+
+/** Starts the file's language server in the workspace, opens the file, runs `work`, and stops the server. */
+export async function withServer<T>(
+  ctx: ToolContext,
+  agentId: string,
+  path: string,
+  work: (session: Session) => Promise<T>,
+): Promise<T> {
+  const root = await ctx.workspace(agentId);
+  const file = await existingInside(root, path);
+  const server = await languageServerFor(root, file);
+  const prepared = await ctx.sandbox.prepare({
+    workspace: root,
+    executable: server.executable,
+    args: server.args,
+  });
+  const client = new LspClient(prepared, {
+    host: pathToFileURL(root).href,
+    server: pathToFileURL(ctx.sandbox.pathOf(root, root)).href,
+  });
+  const onAbort = () => void client.close();
+  ctx.call.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const rootUri = pathToFileURL(root).href;
+    const init = await client.request<{ capabilities: Record<string, unknown> }>("initialize", {
+      // The server cannot see this process (it has a process namespace of its own).
+      processId: null,
+      rootUri,
+      workspaceFolders: [{ uri: rootUri, name: "workspace" }],
+      capabilities: {
+        textDocument: {
+          documentSymbol: { hierarchicalDocumentSymbolSupport: true },
+          publishDiagnostics: {},
+          diagnostic: {},
+          rename: { prepareSupport: false },
+        },
+        workspace: { workspaceEdit: { documentChanges: true } },
+      },
+    });
+    client.notify("initialized", {});
+    const text = await readText(root, file);
+    const uri = pathToFileURL(file).href;
+    client.notify("textDocument/didOpen", {
+      textDocument: { uri, languageId: server.languageId, version: 1, text },
+    });
+    // Without a project file the server knows only open files: open the workspace's others of the kind too.
+    if (!(await hasProjectFile(root))) {
+      for (const other of await sourceFiles(root, MAX_OPENED)) {
+        const otherServer = other === file ? null : await languageServerFor(root, other).catch(() => null);
+        if (otherServer?.name !== server.name) continue;
+        const document = {
+          uri: pathToFileURL(other).href,
+          languageId: otherServer.languageId,
+          version: 1,
+          text: await readText(root, other),
+        };
+        client.notify("textDocument/didOpen", { textDocument: document });
+      }
+    }
+    return await work({ client, root, file, uri, text, capabilities: init.capabilities });
+  } finally {
+    ctx.call.signal.removeEventListener("abort", onAbort);
+    await client.close();
+  }
+}
+
+const MAX_OPENED = 300;
+export const readText = async (root: string, file: string) => (await readInside(root, file)).toString("utf8");
+const PROJECT_FILES = [
+  "tsconfig.json",
+  "jsconfig.json",
+  "pyproject.toml",
+  "pyrightconfig.json",
+  "go.mod",
+  "Cargo.toml",
+];
+
+async function hasProjectFile(root: string): Promise<boolean> {
+  const found = await Promise.all(
+    PROJECT_FILES.map((name) =>
+      access(join(root, name)).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  return found.includes(true);
+}
