@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { when } from "../lib/format.ts";
 import { href, navigate } from "../router.ts";
+import { Table } from "../table.tsx";
 import type { Answer } from "../types.ts";
 import { Badge, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
@@ -26,32 +27,17 @@ export function AgentsPage() {
         whenEmpty="No agents yet. Create one with New agent, then chat with it."
       >
         {({ agents: list }) => (
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Model</th>
-                <th>Realm</th>
-                <th>Status</th>
-                <th>Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((agent) => (
-                <tr key={agent.id}>
-                  <td>
-                    <a href={href("agents", agent.id)}>{agent.name}</a>
-                  </td>
-                  <td>{agent.model}</td>
-                  <td>{agent.realmId}</td>
-                  <td>
-                    <Badge value={agent.status} />
-                  </td>
-                  <td>{when(agent.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            rows={list}
+            rowKey={(agent) => agent.id}
+            columns={[
+              { head: "Name", cell: (agent) => <a href={href("agents", agent.id)}>{agent.name}</a> },
+              { head: "Model", cell: (agent) => agent.model },
+              { head: "Realm", cell: (agent) => agent.realmId },
+              { head: "Status", cell: (agent) => <Badge value={agent.status} /> },
+              { head: "Created", cell: (agent) => when(agent.createdAt) },
+            ]}
+          />
         )}
       </Show>
     </Page>

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { when } from "../lib/format.ts";
+import { Table } from "../table.tsx";
 import type { Answer, Item } from "../types.ts";
 import { Action, Badge, Empty, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
@@ -52,39 +53,28 @@ function Migrations() {
                   {value.summary.found} of {value.summary.scanned} frameworks found,{" "}
                   {value.summary.migratable} migratable.
                 </p>
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Framework</th>
-                      <th>Found</th>
-                      <th>Version</th>
-                      <th>Where</th>
-                      <th>Migrate</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {value.frameworks.map((found) => (
-                      <tr key={found.framework}>
-                        <td>{found.framework}</td>
-                        <td>
-                          <Badge value={found.detected ? "found" : "absent"} />
-                        </td>
-                        <td>{found.version ?? "—"}</td>
-                        <td>{found.locations.join(", ") || "—"}</td>
-                        <td>
-                          {found.migratable ? (
-                            <span class="row-actions">
-                              <Action label="Dry run" run={() => migrate(found, true)} />
-                              <Action label="Migrate" kind="primary" run={() => migrate(found, false)} />
-                            </span>
-                          ) : (
-                            "—"
-                          )}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
+                <Table
+                  rows={value.frameworks}
+                  rowKey={(found) => found.framework}
+                  columns={[
+                    { head: "Framework", cell: (found) => found.framework },
+                    { head: "Found", cell: (found) => <Badge value={found.detected ? "found" : "absent"} /> },
+                    { head: "Version", cell: (found) => found.version ?? "—" },
+                    { head: "Where", cell: (found) => found.locations.join(", ") || "—" },
+                    {
+                      head: "Migrate",
+                      cell: (found) =>
+                        found.migratable ? (
+                          <span class="row-actions">
+                            <Action label="Dry run" run={() => migrate(found, true)} />
+                            <Action label="Migrate" kind="primary" run={() => migrate(found, false)} />
+                          </span>
+                        ) : (
+                          "—"
+                        ),
+                    },
+                  ]}
+                />
               </>
             )}
           </Show>
@@ -158,30 +148,16 @@ function ReportView(props: { report: Report }) {
         />
       ))}
       {report.items.length ? (
-        <table>
-          <thead>
-            <tr>
-              <th>Type</th>
-              <th>Name</th>
-              <th>File</th>
-              <th>Status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {report.items.map((item) => (
-              <tr key={`${item.type}:${item.path}`}>
-                <td>{item.type}</td>
-                <td>{item.name}</td>
-                <td>
-                  <code>{item.path}</code>
-                </td>
-                <td>
-                  <Badge value={item.status.replace("_", " ")} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          rows={report.items}
+          rowKey={(item) => `${item.type}:${item.path}`}
+          columns={[
+            { head: "Type", cell: (item) => item.type },
+            { head: "Name", cell: (item) => item.name },
+            { head: "File", cell: (item) => <code>{item.path}</code> },
+            { head: "Status", cell: (item) => <Badge value={item.status.replace("_", " ")} /> },
+          ]}
+        />
       ) : (
         <Empty>Nothing to write.</Empty>
       )}

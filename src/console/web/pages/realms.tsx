@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { when } from "../lib/format.ts";
 import { href } from "../router.ts";
+import { Table } from "../table.tsx";
 import type { Answer, Item } from "../types.ts";
 import { Action, ApiForm, Badge, DeleteAction, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 
@@ -18,30 +19,20 @@ export function RealmsPage(props: { admin: boolean }) {
     <Page title="Realms">
       <Show loaded={realms} empty={(list) => list.length === 0} whenEmpty="No realms: an admin creates them.">
         {(list) => (
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Id</th>
-                <th>Owner</th>
-                <th>Status</th>
-                <th>Created</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((realm) => (
-                <tr key={realm.id}>
-                  <td>
-                    <a href={href("plane", realm.id)}>{realm.name}</a>
-                  </td>
-                  <td>{realm.id}</td>
-                  <td>{realm.owner}</td>
-                  <td>
-                    <Badge value={realm.status} />
-                  </td>
-                  <td>{when(realm.createdAt)}</td>
-                  <td class="row-actions">
+          <Table
+            rows={list}
+            rowKey={(realm) => realm.id}
+            columns={[
+              { head: "Name", cell: (realm) => <a href={href("plane", realm.id)}>{realm.name}</a> },
+              { head: "Id", cell: (realm) => realm.id },
+              { head: "Owner", cell: (realm) => realm.owner },
+              { head: "Status", cell: (realm) => <Badge value={realm.status} /> },
+              { head: "Created", cell: (realm) => when(realm.createdAt) },
+              {
+                head: "",
+                class: "row-actions",
+                cell: (realm) => (
+                  <>
                     {props.admin && realm.status === "Active" ? (
                       <Action label="Pause" run={() => setStatus(realm, "Paused")} />
                     ) : null}
@@ -56,11 +47,11 @@ export function RealmsPage(props: { admin: boolean }) {
                         onDone={realms.reload}
                       />
                     ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                  </>
+                ),
+              },
+            ]}
+          />
         )}
       </Show>
       {props.admin ? (

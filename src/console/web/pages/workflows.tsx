@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { duration, when } from "../lib/format.ts";
 import { href, navigate } from "../router.ts";
+import { Table } from "../table.tsx";
 import type { Answer, Workflow } from "../types.ts";
 import { ApiForm, Badge, DeleteAction, Field, Page, Panel, Problem, Show, useLoad } from "../ui.tsx";
 import { StepGraph } from "./step-graph.tsx";
@@ -50,32 +51,23 @@ export function WorkflowsPage() {
         whenEmpty="No workflows yet. Define one with POST /api/workflows or a file in workflows/."
       >
         {(list) => (
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Id</th>
-                <th>Realm</th>
-                <th>Steps</th>
-                <th>Version</th>
-                <th>Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((workflow) => (
-                <tr key={`${workflow.realmId}/${workflow.id}`}>
-                  <td>
-                    <a href={href("workflows", workflow.id, workflow.realmId)}>{workflow.name}</a>
-                  </td>
-                  <td>{workflow.id}</td>
-                  <td>{workflow.realmId}</td>
-                  <td>{workflow.steps.length}</td>
-                  <td>{workflow.version}</td>
-                  <td>{when(workflow.updatedAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            rows={list}
+            rowKey={(workflow) => `${workflow.realmId}/${workflow.id}`}
+            columns={[
+              {
+                head: "Name",
+                cell: (workflow) => (
+                  <a href={href("workflows", workflow.id, workflow.realmId)}>{workflow.name}</a>
+                ),
+              },
+              { head: "Id", cell: (workflow) => workflow.id },
+              { head: "Realm", cell: (workflow) => workflow.realmId },
+              { head: "Steps", cell: (workflow) => workflow.steps.length },
+              { head: "Version", cell: (workflow) => workflow.version },
+              { head: "Updated", cell: (workflow) => when(workflow.updatedAt) },
+            ]}
+          />
         )}
       </Show>
     </Page>

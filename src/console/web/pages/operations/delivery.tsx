@@ -1,9 +1,7 @@
 import { api } from "../../api.ts";
 import { preview, when } from "../../lib/format.ts";
-import type { Answer, Item } from "../../types.ts";
+import type { Answer } from "../../types.ts";
 import { Action, ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
-
-type Binding = Item<Answer<"channel::bindings">>;
 
 export function Channels() {
   const bindings = useLoad(() => api<Answer<"channel::bindings">>("/api/channels?limit=200"), []);
@@ -60,8 +58,6 @@ export function Channels() {
     </Panel>
   );
 }
-
-type Runtime = Item<Answer<"bridge::list">["runtimes"]>;
 
 export function Runtimes(props: { admin: boolean }) {
   const runtimes = useLoad(() => api<Answer<"bridge::list">>("/api/bridge/runtimes"), []);

@@ -1,11 +1,10 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { preview, when } from "../../lib/format.ts";
-import type { Answer, Item } from "../../types.ts";
+import { Table } from "../../table.tsx";
+import type { Answer } from "../../types.ts";
 import { Action, ApiForm, Panel, Problem, Show, useLoad } from "../../ui.tsx";
 import { VerifyChain } from "../verify-chain.tsx";
-
-type AuditEntry = Item<Answer<"security::audit_query">["entries"]>;
 
 export function Audit() {
   const log = useLoad(() => api<Answer<"security::audit_query">>("/api/audit?limit=20"), []);
@@ -14,37 +13,22 @@ export function Audit() {
       <VerifyChain chain="chain" path="/api/audit/verify" />
       <Show loaded={log}>
         {(value) => (
-          <table>
-            <thead>
-              <tr>
-                <th>#</th>
-                <th>Type</th>
-                <th>Agent</th>
-                <th>When</th>
-                <th>Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {value.entries.map((entry) => (
-                <tr key={entry.seq}>
-                  <td>{entry.seq}</td>
-                  <td>{entry.type}</td>
-                  <td>{entry.agentId ?? "—"}</td>
-                  <td>{when(entry.timestamp)}</td>
-                  <td>
-                    <code>{preview(entry.detail ?? "", 120)}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            rows={value.entries}
+            rowKey={(entry) => entry.seq}
+            columns={[
+              { head: "#", cell: (entry) => entry.seq },
+              { head: "Type", cell: (entry) => entry.type },
+              { head: "Agent", cell: (entry) => entry.agentId ?? "—" },
+              { head: "When", cell: (entry) => when(entry.timestamp) },
+              { head: "Detail", cell: (entry) => <code>{preview(entry.detail ?? "", 120)}</code> },
+            ]}
+          />
         )}
       </Show>
     </Panel>
   );
 }
-
-type Key = Item<Answer<"auth::keys::list">["keys"]>;
 
 export function Keys() {
   const keys = useLoad(() => api<Answer<"auth::keys::list">>("/api/keys?limit=200"), []);
@@ -80,40 +64,29 @@ export function Keys() {
       ) : null}
       <Show loaded={keys}>
         {(value) => (
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Role</th>
-                <th>Realm</th>
-                <th>Starts with</th>
-                <th>Created</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {value.keys.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>{key.role}</td>
-                  <td>{key.realmId ?? "—"}</td>
-                  <td>
-                    <code>{key.hint}</code>
-                  </td>
-                  <td>{when(key.createdAt)}</td>
-                  <td>
-                    <Action
-                      label="Revoke"
-                      kind="danger"
-                      run={() =>
-                        api(`/api/keys/${encodeURIComponent(key.id)}`, { method: "DELETE" }).then(keys.reload)
-                      }
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            rows={value.keys}
+            rowKey={(key) => key.id}
+            columns={[
+              { head: "Name", cell: (key) => key.name },
+              { head: "Role", cell: (key) => key.role },
+              { head: "Realm", cell: (key) => key.realmId ?? "—" },
+              { head: "Starts with", cell: (key) => <code>{key.hint}</code> },
+              { head: "Created", cell: (key) => when(key.createdAt) },
+              {
+                head: "",
+                cell: (key) => (
+                  <Action
+                    label="Revoke"
+                    kind="danger"
+                    run={() =>
+                      api(`/api/keys/${encodeURIComponent(key.id)}`, { method: "DELETE" }).then(keys.reload)
+                    }
+                  />
+                ),
+              },
+            ]}
+          />
         )}
       </Show>
     </Panel>

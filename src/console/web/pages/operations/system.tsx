@@ -1,10 +1,9 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { when } from "../../lib/format.ts";
+import { Table } from "../../table.tsx";
 import type { Answer, Item } from "../../types.ts";
 import { Action, Badge, Panel, Show, useLoad } from "../../ui.tsx";
-
-type WorkerInfo = Item<Answer<"api::workers">["workers"]>;
 
 /** In-process workers and remote iii workers connected to this node. */
 export function WorkerTable() {
@@ -13,32 +12,23 @@ export function WorkerTable() {
     <Panel title="Workers" wide>
       <Show loaded={workers}>
         {(value) => (
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Where</th>
-                <th>Runtime</th>
-                <th>Functions</th>
-                <th>Since</th>
-              </tr>
-            </thead>
-            <tbody>
-              {value.workers.map((worker) => (
-                <tr key={`${worker.name}-${worker.connected_at_ms}`}>
-                  <td>{worker.name}</td>
-                  <td>
-                    {worker.status === "connected"
-                      ? `remote (iii) ${worker.ip_address ?? ""}${worker.pid ? ` pid ${worker.pid}` : ""}`
-                      : "in process"}
-                  </td>
-                  <td>{worker.runtime}</td>
-                  <td>{worker.function_count}</td>
-                  <td>{when(new Date(worker.connected_at_ms).toISOString())}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            rows={value.workers}
+            rowKey={(worker) => `${worker.name}-${worker.connected_at_ms}`}
+            columns={[
+              { head: "Name", cell: (worker) => worker.name },
+              {
+                head: "Where",
+                cell: (worker) =>
+                  worker.status === "connected"
+                    ? `remote (iii) ${worker.ip_address ?? ""}${worker.pid ? ` pid ${worker.pid}` : ""}`
+                    : "in process",
+              },
+              { head: "Runtime", cell: (worker) => worker.runtime },
+              { head: "Functions", cell: (worker) => worker.function_count },
+              { head: "Since", cell: (worker) => when(new Date(worker.connected_at_ms).toISOString()) },
+            ]}
+          />
         )}
       </Show>
     </Panel>
@@ -136,46 +126,46 @@ export function Providers() {
     <Panel title="Model providers" wide>
       <Show loaded={providers}>
         {(value) => (
-          <table>
-            <thead>
-              <tr>
-                <th>Provider</th>
-                <th>Endpoint</th>
-                <th>Usable</th>
-                <th>Test</th>
-              </tr>
-            </thead>
-            <tbody>
-              {/* The usable ones first: the rest only say which key or endpoint they wait for. */}
-              {[...value.providers]
-                .sort((a, b) => Number(b.available) - Number(a.available))
-                .map((provider) => {
+          <Table
+            // The usable ones first: the rest only say which key or endpoint they wait for.
+            rows={[...value.providers].sort((a, b) => Number(b.available) - Number(a.available))}
+            rowKey={(provider) => provider.id}
+            columns={[
+              {
+                head: "Provider",
+                cell: (provider) => (
+                  <>
+                    {provider.name} <small>{provider.local ? "local" : provider.driver}</small>
+                  </>
+                ),
+              },
+              { head: "Endpoint", cell: (provider) => <code>{provider.baseUrl}</code> },
+              {
+                head: "Usable",
+                cell: (provider) => (
+                  <>
+                    <Badge value={provider.available ? "available" : "unavailable"} /> {provider.reason ?? ""}
+                  </>
+                ),
+              },
+              {
+                head: "Test",
+                cell: (provider) => {
                   const result = tested[provider.id];
                   return (
-                    <tr key={provider.id}>
-                      <td>
-                        {provider.name} <small>{provider.local ? "local" : provider.driver}</small>
-                      </td>
-                      <td>
-                        <code>{provider.baseUrl}</code>
-                      </td>
-                      <td>
-                        <Badge value={provider.available ? "available" : "unavailable"} />{" "}
-                        {provider.reason ?? ""}
-                      </td>
-                      <td>
-                        {provider.available ? <Action label="Test" run={() => test(provider.id)} /> : "—"}{" "}
-                        {result
-                          ? result.ok
-                            ? `answered in ${result.latencyMs} ms (${result.model})`
-                            : `failed: ${result.error ?? "no answer"}`
-                          : ""}
-                      </td>
-                    </tr>
+                    <>
+                      {provider.available ? <Action label="Test" run={() => test(provider.id)} /> : "—"}{" "}
+                      {result
+                        ? result.ok
+                          ? `answered in ${result.latencyMs} ms (${result.model})`
+                          : `failed: ${result.error ?? "no answer"}`
+                        : ""}
+                    </>
                   );
-                })}
-            </tbody>
-          </table>
+                },
+              },
+            ]}
+          />
         )}
       </Show>
     </Panel>

@@ -1,12 +1,9 @@
 import { api } from "../../api.ts";
 import { parseJson, preview, when } from "../../lib/format.ts";
-import type { Answer, Item } from "../../types.ts";
+import { Table } from "../../table.tsx";
+import type { Answer } from "../../types.ts";
 import { ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
 import { VerifyChain } from "../verify-chain.tsx";
-
-type Proposal = Item<Answer<"council::proposals">["proposals"]>;
-
-type Activity = Item<Answer<"council::log">["entries"]>;
 
 const KINDS = [
   "custom",
@@ -62,59 +59,52 @@ export function Council(props: { realmId: string }) {
           whenEmpty="No proposals yet: submit one above (agents submit theirs over the API)."
         >
           {(value) => (
-            <table>
-              <thead>
-                <tr>
-                  <th>Title</th>
-                  <th>Kind</th>
-                  <th>Status</th>
-                  <th>For / against / abstain</th>
-                  <th>Votes</th>
-                  <th>Expires</th>
-                  <th>Vote</th>
-                </tr>
-              </thead>
-              <tbody>
-                {value.proposals.map((proposal) => (
-                  <tr key={proposal.id}>
-                    <td>{proposal.title}</td>
-                    <td>{proposal.kind}</td>
-                    <td>
-                      <Badge value={proposal.status} />
-                    </td>
-                    <td>
-                      {proposal.tally.for} / {proposal.tally.against} / {proposal.tally.abstain} (quorum{" "}
-                      {proposal.quorum})
-                    </td>
-                    <td>
-                      {Object.entries(proposal.votes)
-                        .map(([voter, vote]) => `${voter}: ${vote.vote}`)
-                        .join(", ") || "—"}
-                    </td>
-                    <td>{when(proposal.expiresAt)}</td>
-                    <td>
-                      {proposal.status === "pending" ? (
-                        <ApiForm
-                          submit="Vote"
-                          fields={[
-                            proposal.voters.length
-                              ? { name: "voterId", label: "As", options: proposal.voters }
-                              : { name: "voterId", label: "As", required: true, placeholder: "voter id" },
-                            { name: "vote", label: "Vote", options: ["for", "against", "abstain"] },
-                          ]}
-                          run={({ voterId, vote }) =>
-                            api(`/api/council/proposals/${realm}/${encodeURIComponent(proposal.id)}/vote`, {
-                              body: { voterId, vote },
-                            })
-                          }
-                          onDone={proposals.reload}
-                        />
-                      ) : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              rows={value.proposals}
+              rowKey={(proposal) => proposal.id}
+              columns={[
+                { head: "Title", cell: (proposal) => proposal.title },
+                { head: "Kind", cell: (proposal) => proposal.kind },
+                { head: "Status", cell: (proposal) => <Badge value={proposal.status} /> },
+                {
+                  head: "For / against / abstain",
+                  cell: ({ tally, quorum }) => (
+                    <>
+                      {tally.for} / {tally.against} / {tally.abstain} (quorum {quorum})
+                    </>
+                  ),
+                },
+                {
+                  head: "Votes",
+                  cell: (proposal) =>
+                    Object.entries(proposal.votes)
+                      .map(([voter, vote]) => `${voter}: ${vote.vote}`)
+                      .join(", ") || "—",
+                },
+                { head: "Expires", cell: (proposal) => when(proposal.expiresAt) },
+                {
+                  head: "Vote",
+                  cell: (proposal) =>
+                    proposal.status === "pending" ? (
+                      <ApiForm
+                        submit="Vote"
+                        fields={[
+                          proposal.voters.length
+                            ? { name: "voterId", label: "As", options: proposal.voters }
+                            : { name: "voterId", label: "As", required: true, placeholder: "voter id" },
+                          { name: "vote", label: "Vote", options: ["for", "against", "abstain"] },
+                        ]}
+                        run={({ voterId, vote }) =>
+                          api(`/api/council/proposals/${realm}/${encodeURIComponent(proposal.id)}/vote`, {
+                            body: { voterId, vote },
+                          })
+                        }
+                        onDone={proposals.reload}
+                      />
+                    ) : null,
+                },
+              ]}
+            />
           )}
         </Show>
       </Panel>

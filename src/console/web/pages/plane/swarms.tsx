@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { when } from "../../lib/format.ts";
+import { Table } from "../../table.tsx";
 import type { Agent, Answer } from "../../types.ts";
 import { Action, ApiForm, Badge, Panel, Show, useLoad } from "../../ui.tsx";
 
@@ -57,34 +58,28 @@ export function Swarms(props: { realmId: string; agents: Agent[] }) {
           }
         >
           {(value) => (
-            <table>
-              <thead>
-                <tr>
-                  <th>Goal</th>
-                  <th>Status</th>
-                  <th>Members</th>
-                  <th>Messages</th>
-                  <th>Expires</th>
-                </tr>
-              </thead>
-              <tbody>
-                {value.swarms.map((swarm) => (
-                  <tr key={swarm.swarmId} class={swarm.swarmId === open ? "selected" : ""}>
-                    <td>
-                      <button type="button" class="link" onClick={() => setOpen(swarm.swarmId)}>
-                        {swarm.goal}
-                      </button>
-                    </td>
-                    <td>
-                      <Badge value={swarm.status} />
-                    </td>
-                    <td>{swarm.agentIds.map(nameOf).join(", ")}</td>
-                    <td>{swarm.messageCount}</td>
-                    <td>{swarm.endedAt ? `ended ${when(swarm.endedAt)}` : when(swarm.expiresAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              rows={value.swarms}
+              rowKey={(swarm) => swarm.swarmId}
+              rowClass={(swarm) => (swarm.swarmId === open ? "selected" : "")}
+              columns={[
+                {
+                  head: "Goal",
+                  cell: (swarm) => (
+                    <button type="button" class="link" onClick={() => setOpen(swarm.swarmId)}>
+                      {swarm.goal}
+                    </button>
+                  ),
+                },
+                { head: "Status", cell: (swarm) => <Badge value={swarm.status} /> },
+                { head: "Members", cell: (swarm) => swarm.agentIds.map(nameOf).join(", ") },
+                { head: "Messages", cell: (swarm) => swarm.messageCount },
+                {
+                  head: "Expires",
+                  cell: (swarm) => (swarm.endedAt ? `ended ${when(swarm.endedAt)}` : when(swarm.expiresAt)),
+                },
+              ]}
+            />
           )}
         </Show>
       </Panel>
