@@ -10,6 +10,7 @@ import { TriggerRegistry } from "./trigger-registry.ts";
 import {
   type FunctionDefinition,
   type FunctionHandler,
+  type FunctionHost,
   type InvocationContext,
   type Principal,
   type RegisteredFunction,
@@ -35,7 +36,7 @@ export const MAX_TIMEOUT_MS = 2_147_483_647;
 export type InvocationErrorListener = (functionId: string, error: unknown) => void;
 
 /** The function bus: every capability is a function, every caller goes through trigger(). */
-export class Engine {
+export class Engine implements FunctionHost {
   readonly logger: Logger;
   readonly functions = new FunctionRegistry();
   readonly triggers: TriggerRegistry;

@@ -118,3 +118,15 @@ export interface WorkerInfo {
 }
 
 export type TriggerFn = (request: TriggerRequest) => Promise<unknown>;
+
+/** What a worker's client needs of the engine (engine.ts implements it): registration and calls. */
+export interface FunctionHost {
+  registerFunction<Input>(
+    worker: string,
+    definition: FunctionDefinition,
+    handler: FunctionHandler<Input>,
+  ): unknown;
+  registerTrigger(worker: string, registration: TriggerRegistration): { id: string; unregister(): void };
+  registerTriggerType(provider: TriggerTypeProvider): void;
+  trigger(request: TriggerRequest): Promise<unknown>;
+}

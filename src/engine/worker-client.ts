@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import type { Engine } from "./engine.ts";
 import type {
   FunctionDefinition,
   FunctionHandler,
+  FunctionHost,
   TriggerRegistration,
   TriggerRequest,
   TriggerTypeProvider,
@@ -13,10 +13,10 @@ import type {
  * trigger), so the same module reads alike whether it runs in this process or connects remotely.
  */
 export class WorkerClient {
-  private readonly engine: Engine;
+  private readonly engine: FunctionHost;
   readonly name: string;
 
-  constructor(engine: Engine, name: string) {
+  constructor(engine: FunctionHost, name: string) {
     this.engine = engine;
     this.name = name;
   }

@@ -1,6 +1,22 @@
 import { createHash } from "node:crypto";
 import { canonicalJson } from "./canonical-json.ts";
-import type { ChainEntry, ChainFields, ChainHead } from "./hash-chain.ts";
+
+export interface ChainHead {
+  seq: number;
+  hash: string;
+  /** Timestamp of the last entry; appends never go below it, so timestamps never decrease along a chain. */
+  timestamp: string | null;
+}
+
+export type ChainFields = Record<string, unknown>;
+
+export type ChainEntry<F extends ChainFields = ChainFields> = F & {
+  seq: number;
+  id: string;
+  timestamp: string;
+  prevHash: string;
+  hash: string;
+};
 
 export const GENESIS_HASH = "0".repeat(64);
 

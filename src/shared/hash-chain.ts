@@ -2,11 +2,24 @@ import type { z } from "zod";
 import type { StateClient } from "../engine/state/client.ts";
 import { nowIso } from "./clock.ts";
 import { AppError, badRequest, isAppError } from "./errors.ts";
-import { entryHash, GENESIS_HASH, Walk } from "./hash-chain-verify.ts";
+import {
+  type ChainEntry,
+  type ChainFields,
+  type ChainHead,
+  entryHash,
+  GENESIS_HASH,
+  Walk,
+} from "./hash-chain-verify.ts";
 import { newId } from "./ids.ts";
 import type { chainVerifyResult } from "./outputs.ts";
 
-export { entryHash, GENESIS_HASH } from "./hash-chain-verify.ts";
+export {
+  type ChainEntry,
+  type ChainFields,
+  type ChainHead,
+  entryHash,
+  GENESIS_HASH,
+} from "./hash-chain-verify.ts";
 
 /**
  * A tamper-evident, append-only log kept in state: each entry carries the SHA-256 of its
@@ -33,23 +46,6 @@ export interface ChainLocation {
   /** Names one chain among those sharing `scope`; must not contain ":". */
   chainId: string;
 }
-
-export interface ChainHead {
-  seq: number;
-  hash: string;
-  /** Timestamp of the last entry; appends never go below it, so timestamps never decrease along a chain. */
-  timestamp: string | null;
-}
-
-export type ChainFields = Record<string, unknown>;
-
-export type ChainEntry<F extends ChainFields = ChainFields> = F & {
-  seq: number;
-  id: string;
-  timestamp: string;
-  prevHash: string;
-  hash: string;
-};
 
 export type VerifyResult = z.infer<typeof chainVerifyResult>;
 

@@ -663,12 +663,46 @@ export interface Functions {
     input: {
       model: string;
     };
-    output: unknown;
+    output: {
+      model: {
+        id: string;
+        provider: string;
+        name: string;
+        tier: "frontier" | "smart" | "balanced" | "fast" | "local";
+        contextWindow: number;
+        maxOutput: number;
+        inputPrice: number;
+        outputPrice: number;
+        supportsTools: boolean;
+        supportsVision: boolean;
+        local: boolean;
+      };
+      provider: {
+        id: string;
+        name: string;
+        baseUrl: string;
+        envKey: string;
+        local: boolean;
+        driver: "anthropic" | "openai" | "google" | "openai_compat";
+      };
+    };
   };
   /** The default agent model: the catalog's default if its provider is usable, else the best usable one */
   "catalog::default_model": {
     input: Record<string, never>;
-    output: unknown;
+    output: {
+      id: string;
+      provider: string;
+      name: string;
+      tier: "frontier" | "smart" | "balanced" | "fast" | "local";
+      contextWindow: number;
+      maxOutput: number;
+      inputPrice: number;
+      outputPrice: number;
+      supportsTools: boolean;
+      supportsVision: boolean;
+      local: boolean;
+    };
   };
   /** Catalog models, optionally of one tier and/or provider: {models, nextCursor} (the route: a bare array) */
   "catalog::models": {
@@ -701,14 +735,25 @@ export interface Functions {
     input: {
       id: string;
     };
-    output: unknown;
+    output: {
+      id: string;
+      name: string;
+      baseUrl: string;
+      envKey: string;
+      local: boolean;
+      driver: "anthropic" | "openai" | "google" | "openai_compat";
+    };
   };
   /** May agents use this provider: {configured, reason?} (hosted: a key is set; local: not probed) */
   "catalog::provider_configured": {
     input: {
       id: string;
     };
-    output: unknown;
+    output: {
+      configured: boolean;
+      /** Why not: the key to set */
+      reason?: string;
+    };
   };
   /** Providers with availability: a configured key (hosted) or a reachable endpoint (local) */
   "catalog::providers": {
@@ -731,7 +776,19 @@ export interface Functions {
     input: {
       model: string;
     };
-    output: unknown;
+    output: {
+      id: string;
+      provider: string;
+      name: string;
+      tier: "frontier" | "smart" | "balanced" | "fast" | "local";
+      contextWindow: number;
+      maxOutput: number;
+      inputPrice: number;
+      outputPrice: number;
+      supportsTools: boolean;
+      supportsVision: boolean;
+      local: boolean;
+    };
   };
   /** A one-token request through a provider: {provider, ok, latencyMs, model, error?} */
   "catalog::test_provider": {
@@ -1536,14 +1593,29 @@ export interface Functions {
   /** Read integrations/*.toml again and connect what changed (admin): the report */
   "integration::reload": {
     input: Record<string, never>;
-    output: unknown;
+    output: {
+      connected: string[];
+      unchanged: string[];
+      pending: string[];
+      removed: string[];
+      problems: {
+        file: string;
+        message: string;
+      }[];
+    };
   };
   /** Check the integrations/*.toml of a directory without connecting (admin): {integrations, problems} */
   "integration::validate": {
     input: {
       directory: string;
     };
-    output: unknown;
+    output: {
+      integrations: string[];
+      problems: {
+        file: string;
+        message: string;
+      }[];
+    };
   };
   /** Add the next version of an entity to an agent's graph */
   "kg::add_temporal": {
@@ -1854,7 +1926,9 @@ export interface Functions {
     input: {
       agentId: string;
     };
-    output: unknown;
+    output: {
+      deleted: number;
+    };
   };
   /** An agent's memories newest first, a page at a time: {memories, nextCursor} */
   "memory::list": {
@@ -1863,7 +1937,18 @@ export interface Functions {
       limit?: number;
       cursor?: string;
     };
-    output: unknown;
+    output: {
+      memories: {
+        id: string;
+        agentId: string;
+        sessionId: string | null;
+        role: "user" | "assistant" | "system" | "tool" | "note";
+        content: string;
+        createdAt: string;
+      }[];
+      /** Pass as `cursor` for the next page; null on the last */
+      nextCursor: string | null;
+    };
   };
   /** An agent's memories best matching a free-text query: {results: [entry + score in [0, 1] + relevance]} */
   "memory::recall": {
@@ -1872,7 +1957,20 @@ export interface Functions {
       query: string;
       limit?: number;
     };
-    output: unknown;
+    output: {
+      results: {
+        id: string;
+        agentId: string;
+        sessionId: string | null;
+        role: "user" | "assistant" | "system" | "tool" | "note";
+        content: string;
+        createdAt: string;
+        /** How well the content matches the query, in [0, 1] */
+        score: number;
+        /** The index's rank score (relevance with recency) */
+        relevance: number;
+      }[];
+    };
   };
   /** Remember {agentId, content, sessionId?, role?}; returns the entry */
   "memory::store": {
@@ -1882,7 +1980,14 @@ export interface Functions {
       sessionId?: string | null;
       role?: "user" | "assistant" | "system" | "tool" | "note";
     };
-    output: unknown;
+    output: {
+      id: string;
+      agentId: string;
+      sessionId: string | null;
+      role: "user" | "assistant" | "system" | "tool" | "note";
+      content: string;
+      createdAt: string;
+    };
   };
   /** Remember several entries of an agent at once {agentId, entries: [{content, sessionId?, role?}]} */
   "memory::store_many": {
@@ -1894,7 +1999,16 @@ export interface Functions {
         role?: "user" | "assistant" | "system" | "tool" | "note";
       }[];
     };
-    output: unknown;
+    output: {
+      entries: {
+        id: string;
+        agentId: string;
+        sessionId: string | null;
+        role: "user" | "assistant" | "system" | "tool" | "note";
+        content: string;
+        createdAt: string;
+      }[];
+    };
   };
   /** Migrate a autogen project: {dryRun, configPath} → the report (files written or that would be, skipped with why, secrets stored in the vault, what loading did) */
   "migrate::autogen": {
@@ -3595,7 +3709,24 @@ export interface Functions {
       message: string;
       name?: string;
     };
-    output: unknown;
+    output: {
+      job: {
+        id: string;
+        kind: "cron" | "reminder";
+        name: string;
+        agentId: string;
+        realmId: string;
+        schedule: string | null;
+        message: string;
+        workflowId?: string;
+        status: "scheduled" | "done";
+        nextRunAt: string | null;
+        lastRunAt: string | null;
+        lastError: string | null;
+        runs: number;
+        createdAt: string;
+      };
+    };
   };
   /** Delete one of your scheduled jobs (recurring or reminder); it never fires again. {deleted}. */
   "tool::cron_delete": {
@@ -4556,7 +4687,14 @@ export interface Functions {
     input: {
       directory: string;
     };
-    output: unknown;
+    output: {
+      loaded: string[];
+      unchanged: string[];
+      problems: {
+        file: string;
+        message: string;
+      }[];
+    };
   };
   /** Delete every workflow of a realm with its runs (part of a realm delete); idempotent */
   "workflow::purge_realm": {

@@ -10,7 +10,8 @@ import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { noContent } from "../../shared/outputs.ts";
 import { newestFirst, oldestFirst, pageOf } from "../../shared/pagination.ts";
 import { inSpan } from "../../shared/tracing.ts";
-import { agentCompletion, type ChatDeps, chatTurn } from "./chat.ts";
+import { agentCompletion, chatTurn } from "./chat.ts";
+import type { ChatDeps } from "./chat-deps.ts";
 import {
   createAgent,
   deleteAgent,

@@ -1,3 +1,4 @@
+import { call, type OutputOf } from "../../engine/call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import type { ModelEntry } from "../../llm/types.ts";
 import { AppError, badRequest, isAppError, isFunctionNotFound } from "../../shared/errors.ts";
@@ -11,20 +12,17 @@ import { matchesPattern } from "../../shared/function-pattern.ts";
 
 /** A catalog model (id or alias) whose provider has a key (hosted) or is local: else 422 with what to set. */
 export async function usableModel(trigger: TriggerFn, model: string | undefined): Promise<ModelEntry> {
-  const entry = (await trigger({
-    function_id: model === undefined ? "catalog::default_model" : "catalog::resolve",
-    payload: model === undefined ? {} : { model },
-  })) as ModelEntry;
-  const verdict: { configured: boolean; reason?: string } = await trigger({
-    function_id: "catalog::provider_configured",
-    payload: { id: entry.provider },
-  })
-    .then((answer) => answer as { configured: boolean; reason?: string })
-    .catch((error: unknown) => {
+  const entry =
+    model === undefined
+      ? await call(trigger, "catalog::default_model", {})
+      : await call(trigger, "catalog::resolve", { model });
+  const verdict = await call(trigger, "catalog::provider_configured", { id: entry.provider }).catch(
+    (error: unknown): OutputOf<"catalog::provider_configured"> => {
       // A catalog without the check (an older remote one) leaves it to the first message.
       if (isFunctionNotFound(error)) return { configured: true };
       throw error;
-    });
+    },
+  );
   if (!verdict.configured) {
     throw new AppError(
       "unprocessable",
@@ -44,9 +42,7 @@ export async function usableModel(trigger: TriggerFn, model: string | undefined)
  */
 export async function checkTools(trigger: TriggerFn, patterns: readonly string[] | undefined): Promise<void> {
   if (!patterns?.length) return;
-  const { ids } = (await trigger({ function_id: "engine::functions::ids", payload: {} })) as {
-    ids: string[];
-  };
+  const { ids } = await call(trigger, "engine::functions::ids", {});
   const namespaces = new Set(ids.map(namespaceOf));
   const unknown = patterns.filter(
     (pattern) =>
@@ -66,13 +62,11 @@ const namespaceOf = (id: string) => id.split("::")[0] as string;
 
 /** An agent named like a catalog id or alias would be unreachable by name on `/v1` (the model wins). */
 export async function checkNameFree(trigger: TriggerFn, name: string): Promise<void> {
-  const model = await trigger({ function_id: "catalog::resolve", payload: { model: name } }).catch(
-    (error: unknown) => {
-      if (isAppError(error) && error.status === 404) return null;
-      if (isFunctionNotFound(error)) return null;
-      throw error;
-    },
-  );
+  const model = await call(trigger, "catalog::resolve", { model: name }).catch((error: unknown) => {
+    if (isAppError(error) && error.status === 404) return null;
+    if (isFunctionNotFound(error)) return null;
+    throw error;
+  });
   if (model) {
     throw badRequest(
       `name: "${name}" is a catalog model id or alias, so model "${name}" on /v1 would mean the model; choose another name`,

@@ -1,5 +1,6 @@
 import type { ToolSet } from "ai";
-import type { ChatDeps } from "./chat.ts";
+import { call } from "../../engine/call.ts";
+import type { ChatDeps } from "./chat-deps.ts";
 import type { Agent } from "./schema.ts";
 import { agentToolIds, buildToolSet, type FunctionInfo } from "./tools.ts";
 
@@ -64,9 +65,9 @@ export function toolsFor(
 async function buildTools(deps: ChatDeps, registered: Set<string>, agent: Agent) {
   const ids = agentToolIds(agent, [...registered]);
   if (ids.length === 0) return undefined;
-  const infos = (await Promise.all(
-    ids.map((id) => deps.trigger({ function_id: "engine::functions::info", payload: { function_id: id } })),
-  )) as FunctionInfo[];
+  const infos = await Promise.all(
+    ids.map((id) => call(deps.trigger, "engine::functions::info", { function_id: id })),
+  );
   return buildToolSet(agent, infos, deps.trigger, (run) => {
     if (run.ok) return;
     void deps.trigger({

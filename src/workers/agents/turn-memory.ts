@@ -1,4 +1,5 @@
-import type { ChatDeps } from "./chat.ts";
+import { call } from "../../engine/call.ts";
+import type { ChatDeps } from "./chat-deps.ts";
 import type { Agent } from "./schema.ts";
 import type { StoredMessage } from "./store.ts";
 
@@ -7,11 +8,12 @@ const MEMORY_HITS = 5;
 /** Memories are an enrichment: with no memory worker, or when it fails, the turn goes on without them. */
 export async function recall(deps: ChatDeps, agentId: string, query: string): Promise<string[]> {
   try {
-    const found = (await deps.trigger({
-      function_id: "memory::recall",
-      payload: { agentId, query: query.slice(0, 2000), limit: MEMORY_HITS },
-    })) as { results?: Array<{ content?: string }> };
-    return (found.results ?? []).map((entry) => String(entry.content ?? "")).filter(Boolean);
+    const found = await call(deps.trigger, "memory::recall", {
+      agentId,
+      query: query.slice(0, 2000),
+      limit: MEMORY_HITS,
+    });
+    return found.results.map((entry) => entry.content).filter(Boolean);
   } catch {
     return [];
   }

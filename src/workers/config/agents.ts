@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { isAppError, notFound } from "../../shared/errors.ts";
@@ -23,20 +24,19 @@ export async function agentByName(
   realmId: string,
   name: string,
 ): Promise<string | undefined> {
-  const found = (await trigger({
-    function_id: "agent::resolve",
-    payload: { model: name },
-    auth: { kind: "realm", realmId, keyId: "config:resolve" },
-  }).catch((error: unknown) => {
+  const found = await call(
+    trigger,
+    "agent::resolve",
+    { model: name },
+    { auth: { kind: "realm", realmId, keyId: "config:resolve" } },
+  ).catch((error: unknown) => {
     if (isAppError(error) && error.status === 404) return null;
     throw error;
-  })) as { agentId: string } | null;
+  });
   if (!found) return undefined;
-  const agent = (await trigger({
-    function_id: "agent::get",
-    payload: { id: found.agentId },
-    auth: systemPrincipal,
-  }).catch(() => null)) as { name?: string; realmId?: string } | null;
+  const agent = await call(trigger, "agent::get", { id: found.agentId }, { auth: systemPrincipal }).catch(
+    () => null,
+  );
   return agent?.name === name && agent.realmId === realmId ? found.agentId : undefined;
 }
 

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { agentPrincipal } from "../../engine/acting-agent.ts";
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { agentChatSteps } from "../../shared/agent-steps.ts";
@@ -146,11 +147,12 @@ async function applyHand(
     if (config.steps) {
       jobId = await scheduleHandWorkflow(state, trigger, { name, realmId, agentId, agentIds, config });
     } else if (config.task) {
-      const created = (await trigger({
-        function_id: "tool::cron_create",
-        payload: { agentId, schedule: config.schedule, message: config.task, name },
-        auth: asAgent,
-      })) as { job: { id: string } };
+      const created = await call(
+        trigger,
+        "tool::cron_create",
+        { agentId, schedule: config.schedule, message: config.task, name },
+        { auth: asAgent },
+      );
       jobId = created.job.id;
     } else {
       await trigger({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { call } from "../../engine/call.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
@@ -86,16 +87,20 @@ const COUNCIL_POLL_ROUNDS = 5;
  * effect of its own); its outcome decides the call. An admin may still decide first.
  */
 async function proposeToCouncil(trigger: TriggerFn, approval: Approval): Promise<string | undefined> {
-  const found = (await trigger({
-    function_id: "hierarchy::find",
-    payload: { realmId: approval.realmId, capability: "council" },
-    auth: systemPrincipal,
-  }).catch(() => ({ matches: [] }))) as { matches: unknown[] };
+  const { realmId } = approval;
+  if (!realmId) return undefined;
+  const found = await call(
+    trigger,
+    "hierarchy::find",
+    { realmId, capability: "council" },
+    { auth: systemPrincipal },
+  ).catch(() => ({ matches: [] }));
   if (found.matches.length === 0) return undefined;
-  const proposal = (await trigger({
-    function_id: "council::submit",
-    payload: {
-      realmId: approval.realmId,
+  const proposal = await call(
+    trigger,
+    "council::submit",
+    {
+      realmId,
       kind: "custom",
       title: `Approve ${approval.functionId} for agent ${approval.agentId} (call ${approval.callId})`,
       requestedBy: approval.agentId,
@@ -108,18 +113,20 @@ async function proposeToCouncil(trigger: TriggerFn, approval: Approval): Promise
         },
       },
     },
-    auth: systemPrincipal,
-  })) as { id: string };
+    { auth: systemPrincipal },
+  );
   return proposal.id;
 }
 
 /** Settles the call as its proposal was decided (approved, or rejected, expired or cancelled). */
 async function followCouncil(state: StateClient, trigger: TriggerFn, approval: Approval): Promise<void> {
-  const { proposals } = (await trigger({
-    function_id: "council::proposals",
-    payload: { realmId: approval.realmId, kind: "custom", limit: 200 },
-    auth: systemPrincipal,
-  }).catch(() => ({ proposals: [] }))) as { proposals: Array<{ id: string; status: string }> };
+  if (!approval.realmId) return;
+  const { proposals } = await call(
+    trigger,
+    "council::proposals",
+    { realmId: approval.realmId, kind: "custom", limit: 200 },
+    { auth: systemPrincipal },
+  ).catch(() => ({ proposals: [] }));
   const status = proposals.find((proposal) => proposal.id === approval.proposalId)?.status;
   if (!status || status === "pending") return;
   const decision = status === "approved" ? "approved" : "denied";

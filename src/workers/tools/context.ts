@@ -1,4 +1,5 @@
 import { rm } from "node:fs/promises";
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { notFound } from "../../shared/errors.ts";
@@ -29,11 +30,9 @@ interface ToolAgent {
 
 /** The agent as the caller sees it: another realm's agent is refused by the agents worker itself. */
 export async function agentOf(trigger: TriggerFn, agentId: string): Promise<ToolAgent> {
-  const agent = (await trigger({ function_id: "agent::get", payload: { id: agentId } })) as
-    | (Omit<ToolAgent, "realmId"> & { realmId?: string; status?: string })
-    | null;
-  if (!agent?.realmId || agent.status === "deleting") throw notFound(`Agent ${agentId} not found`);
-  return { ...agent, realmId: agent.realmId };
+  const agent = await call(trigger, "agent::get", { id: agentId });
+  if (agent.status === "deleting") throw notFound(`Agent ${agentId} not found`);
+  return agent;
 }
 
 /** The agent's grant as the sandbox takes it: one proxy per agent, its allowlist or any public host. */

@@ -66,6 +66,7 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
         id: tool.id,
         description: tool.description,
         input: tool.input,
+        ...(tool.output ? { output: tool.output } : {}),
         ...(tool.actsFor === "agent" ? { metadata: ACTS_FOR_AGENT } : {}),
       },
       async (input, call) => {

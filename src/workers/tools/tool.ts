@@ -25,10 +25,12 @@ export interface ToolContext {
  * a call changes the outside world (a write, a command, a non-GET request): those wait for approval when
  * the agent marks the tool `approval: "required"`.
  */
-export interface Tool<Schema extends z.ZodType = z.ZodType> {
+export interface Tool<Schema extends z.ZodType = z.ZodType, Output extends z.ZodType = z.ZodType> {
   id: `tool::${string}`;
   description: string;
   input: Schema;
+  /** What a call answers, where other workers read it (the engine's typed calls are generated from it). */
+  output?: Output;
   risky?: boolean | ((input: z.output<Schema>) => boolean);
   /**
    * "agent": the tool acts for the calling agent (its workspace, its data). Its input's `agentId`
@@ -36,10 +38,12 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
    * principal and hidden from the model; other callers (an admin key, a workflow) name the agent.
    */
   actsFor?: "agent";
-  run(input: z.output<Schema>, ctx: ToolContext): Promise<unknown> | unknown;
+  run(input: z.output<Schema>, ctx: ToolContext): Promise<z.input<Output>> | z.input<Output>;
 }
 
 /** Keeps the input type of `run` tied to the schema (a plain object literal would widen it). */
-export function defineTool<Schema extends z.ZodType>(tool: Tool<Schema>): Tool {
+export function defineTool<Schema extends z.ZodType, Output extends z.ZodType = z.ZodUnknown>(
+  tool: Tool<Schema, Output>,
+): Tool {
   return tool as unknown as Tool;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { call } from "../../../engine/call.ts";
 import { casUpdate } from "../../../engine/state/cas.ts";
 import { stateClient } from "../../../engine/state/client.ts";
 import { badRequest, forbidden, isFunctionNotFound } from "../../../shared/errors.ts";
@@ -29,10 +30,7 @@ const self = (ctx: ToolContext, agentId: string) =>
   ctx.agent(agentId) as Promise<unknown> as Promise<AgentRecord>;
 
 async function chat(ctx: ToolContext, to: string, message: string, sessionId: string) {
-  return (await ctx.trigger({
-    function_id: "agent::chat",
-    payload: { agentId: to, message, sessionId },
-  })) as { content: string; sessionId: string };
+  return call(ctx.trigger, "agent::chat", { agentId: to, message, sessionId });
 }
 
 /** Per sender → target and minute, at most MAX_SENDS_PER_MINUTE: a loop between two agents stops. */
@@ -60,10 +58,7 @@ const agentList = defineTool({
   input: z.strictObject({ agentId: agentIdField }),
   async run({ agentId }, ctx) {
     const me = await self(ctx, agentId);
-    const { agents } = (await ctx.trigger({
-      function_id: "agent::list",
-      payload: { realmId: me.realmId, limit: 200 },
-    })) as { agents: AgentRecord[] };
+    const { agents } = await call(ctx.trigger, "agent::list", { realmId: me.realmId, limit: 200 });
     return {
       agents: agents.map(({ id, name, status, model }) => ({ id, name, status, model, you: id === agentId })),
     };

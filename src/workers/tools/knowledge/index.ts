@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { call } from "../../../engine/call.ts";
 import { searchClient } from "../../../engine/search/client.ts";
 import { stateClient } from "../../../engine/state/client.ts";
 import { nowIso } from "../../../shared/clock.ts";
@@ -31,10 +32,7 @@ const memoryStore = defineTool({
   input: z.strictObject({ agentId: agentIdField, content, key: key.optional() }),
   async run({ agentId, content, key }, ctx) {
     await ctx.agent(agentId);
-    const entry = (await ctx.trigger({
-      function_id: "memory::store",
-      payload: { agentId, content, role: "note" },
-    })) as { id: string };
+    const entry = await call(ctx.trigger, "memory::store", { agentId, content, role: "note" });
     if (key)
       await stateClient(ctx.trigger).set(notesScope(agentId), key, {
         key,
@@ -71,7 +69,7 @@ const memorySearch = defineTool({
   }),
   async run({ agentId, query, limit }, ctx) {
     await ctx.agent(agentId);
-    return ctx.trigger({ function_id: "memory::recall", payload: { agentId, query, limit } });
+    return call(ctx.trigger, "memory::recall", { agentId, query, limit });
   },
 });
 

@@ -1,5 +1,6 @@
 import { basename, extname } from "node:path";
 import { z } from "zod";
+import { call } from "../../../engine/call.ts";
 import { AppError, badRequest } from "../../../shared/errors.ts";
 import { guardedRequest } from "../../../shared/net/guarded-request.ts";
 import { agentIdField, pathField } from "../fields.ts";
@@ -53,10 +54,12 @@ async function media(ctx: ToolContext, agentId: string, source: { path?: string;
 }
 
 async function ask(ctx: ToolContext, agentId: string, system: string, content: unknown): Promise<string> {
-  const answer = (await ctx.trigger({
-    function_id: "agent::complete",
-    payload: { agentId, withTools: false, system, messages: [{ role: "user", content }] },
-  })) as { content: string };
+  const answer = await call(ctx.trigger, "agent::complete", {
+    agentId,
+    withTools: false,
+    system,
+    messages: [{ role: "user", content }],
+  });
   return answer.content;
 }
 

@@ -1,3 +1,4 @@
+import { call } from "../../../engine/call.ts";
 import type { TriggerFn } from "../../../engine/types.ts";
 import { apiKeyOf, baseUrlOf } from "../../../llm/providers.ts";
 import type { ProviderEntry } from "../../../llm/types.ts";
@@ -26,10 +27,7 @@ export async function speechProvider(
   for (const candidate of candidates) {
     let entry: ProviderEntry;
     try {
-      entry = (await trigger({
-        function_id: "catalog::provider",
-        payload: { id: candidate.id },
-      })) as ProviderEntry;
+      entry = await call(trigger, "catalog::provider", { id: candidate.id });
     } catch {
       continue;
     }

@@ -5,7 +5,7 @@ import { badRequest, notFound } from "../../../shared/errors.ts";
 import { newId } from "../../../shared/ids.ts";
 import { agentIdField } from "../fields.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
-import { type Job, jobsScope, nextRun, removeJob, saveJob } from "./store.ts";
+import { type Job, jobRecord, jobsScope, nextRun, removeJob, saveJob } from "./store.ts";
 import { todoTools } from "./todos.ts";
 
 const MAX_JOBS_PER_AGENT = 100;
@@ -59,6 +59,7 @@ const cronCreate = defineTool({
     message,
     name: z.string().max(200).optional(),
   }),
+  output: z.object({ job: jobRecord }),
   risky: true,
   async run({ agentId, schedule, message, name }, ctx) {
     return {

@@ -1,4 +1,5 @@
 import { Cron } from "croner";
+import { z } from "zod";
 import type { StateClient } from "../../../engine/state/client.ts";
 import type { BatchOp } from "../../../engine/state/types.ts";
 import { nowIso } from "../../../shared/clock.ts";
@@ -11,24 +12,25 @@ export const DUE_SCOPE = "tool_jobs_due";
 export const dueKey = (job: Pick<Job, "nextRunAt" | "realmId" | "id">) =>
   `${job.nextRunAt}\u0001${job.realmId}\u0001${job.id}`;
 
-export interface Job {
-  id: string;
-  kind: "cron" | "reminder";
-  name: string;
-  agentId: string;
-  realmId: string;
+export const jobRecord = z.object({
+  id: z.string(),
+  kind: z.enum(["cron", "reminder"]),
+  name: z.string(),
+  agentId: z.string(),
+  realmId: z.string(),
   /** cron: the expression (5 fields, or 6 with seconds), in UTC. */
-  schedule: string | null;
-  message: string;
+  schedule: z.string().nullable(),
+  message: z.string(),
   /** Set for a hand that names steps: the workflow run at each time (message is its input). */
-  workflowId?: string;
-  status: "scheduled" | "done";
-  nextRunAt: string | null;
-  lastRunAt: string | null;
-  lastError: string | null;
-  runs: number;
-  createdAt: string;
-}
+  workflowId: z.string().optional(),
+  status: z.enum(["scheduled", "done"]),
+  nextRunAt: z.string().nullable(),
+  lastRunAt: z.string().nullable(),
+  lastError: z.string().nullable(),
+  runs: z.number(),
+  createdAt: z.string(),
+});
+export type Job = z.infer<typeof jobRecord>;
 
 /** The next time the expression fires after `after`, or an error naming what is wrong with it. */
 export function nextRun(schedule: string, after = new Date()): string {

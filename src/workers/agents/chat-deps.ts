@@ -1,0 +1,11 @@
+import type { StateClient } from "../../engine/state/client.ts";
+import type { TriggerFn } from "../../engine/types.ts";
+
+/** What an agent's turn needs of the service (the turn's parts — tools, memory — take it too). */
+export interface ChatDeps {
+  trigger: TriggerFn;
+  state: StateClient;
+  env: NodeJS.ProcessEnv;
+  /** Model calls per turn, tool round trips included. */
+  maxSteps: number;
+}
