@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai";
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
@@ -8,20 +9,13 @@ import type { GenerateResult, ModelChoice, TurnEvent, TurnProgress, Usage } from
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
 import { checkBudget, recordTurnCost } from "./accounting.ts";
+import type { ChatDeps } from "./chat-deps.ts";
 import type { Agent } from "./schema.ts";
 import { appendTurn, openSession, recentMessages, type StoredMessage } from "./store.ts";
 import { keepExchange } from "./threads.ts";
 import { abortableTools, toolsFor } from "./tool-sets.ts";
 import { functionIdOf } from "./tools.ts";
 import { recall, remember } from "./turn-memory.ts";
-
-export interface ChatDeps {
-  trigger: TriggerFn;
-  state: StateClient;
-  env: NodeJS.ProcessEnv;
-  /** Model calls per turn, tool round trips included. */
-  maxSteps: number;
-}
 
 export interface ChatTurn {
   message: string;
@@ -198,9 +192,7 @@ async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]
 
 /** One listing per turn tells which optional functions (memory, ledger, tools) exist right now. */
 async function registeredFunctions(deps: ChatDeps): Promise<Set<string>> {
-  const { ids } = (await deps.trigger({ function_id: "engine::functions::ids", payload: {} })) as {
-    ids: string[];
-  };
+  const { ids } = await call(deps.trigger, "engine::functions::ids", {});
   // The engine answers the same array until a function comes or goes: so does this.
   if (ids !== lastIds.ids) lastIds = { ids, set: new Set(ids) };
   return lastIds.set;
