@@ -1,7 +1,5 @@
 import type { ModelMessage } from "ai";
 import { call } from "../../engine/call.ts";
-import type { StateClient } from "../../engine/state/client.ts";
-import type { TriggerFn } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
 import { generate } from "../../llm/generate.ts";
 import { assertRealmOpen } from "../../llm/guards.ts";
