@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import type { ContextMode } from "./schema.ts";
 
@@ -26,18 +27,23 @@ export async function buildContext(
 ): Promise<PulseContext> {
   const { realmId, agentId } = target;
   if (mode === "Thin") return { agentId, realmId, mode: "thin" };
+  const options = { timeout_ms: CONTEXT_READ_TIMEOUT_MS };
   const [missions, budgetNow, chain, directives] = await Promise.all([
-    read(trigger, "mission::list", { realmId, assigneeId: agentId, status: "active" }, "missions", []),
+    read(
+      call(trigger, "mission::list", { realmId, assigneeId: agentId, status: "active" }, options),
+      (answer) => answer.missions,
+    ),
     budget === undefined ? checkBudget(trigger, target) : budget,
-    read(trigger, "hierarchy::chain", { realmId, agentId }, "chain", []),
+    read(call(trigger, "hierarchy::chain", { realmId, agentId }, options), (answer) => answer.chain),
     // Directive statuses are capitalised (Active, Paused, ...); the lowercase filter of the earlier
     // implementation matched none of them.
-    read(trigger, "directive::list", { realmId, status: "Active" }, "directives", []),
+    read(
+      call(trigger, "directive::list", { realmId, status: "Active" }, options),
+      (answer) => answer.directives,
+    ),
   ]);
   const full = { agentId, realmId, mode: "full", missions, budget: budgetNow, chain, directives };
-  return withGraph
-    ? { ...full, graph: await missionGraph(trigger, agentId, missions as Array<Record<string, unknown>>) }
-    : full;
+  return withGraph ? { ...full, graph: await missionGraph(trigger, agentId, missions) } : full;
 }
 
 /** Most graph versions a context carries: enough to orient the agent, small enough for a prompt. */
@@ -50,7 +56,7 @@ const GRAPH_LIMIT = 50;
 async function missionGraph(
   trigger: TriggerFn,
   agentId: string,
-  missions: Array<Record<string, unknown>>,
+  missions: Array<{ id: string; title: string }>,
 ): Promise<unknown[]> {
   const names = [
     ...new Set(
@@ -62,16 +68,17 @@ async function missionGraph(
   ];
   const found = await Promise.all(
     names.map((entity) =>
-      trigger({
-        function_id: "kg::query_temporal",
-        payload: { agentId, entity, depth: 1 },
-        timeout_ms: CONTEXT_READ_TIMEOUT_MS,
-      }).catch(() => []),
+      call(
+        trigger,
+        "kg::query_temporal",
+        { agentId, entity, depth: 1 },
+        { timeout_ms: CONTEXT_READ_TIMEOUT_MS },
+      ).catch(() => []),
     ),
   );
   const seen = new Set<string>();
   const versions: unknown[] = [];
-  for (const version of found.flat() as Array<{ entity: string; version: number }>) {
+  for (const version of found.flat()) {
     const key = `${version.entity}@${version.version}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -80,23 +87,13 @@ async function missionGraph(
   return versions.slice(0, GRAPH_LIMIT);
 }
 
-/** One array field of a function's answer, or the fallback when the call fails or the field is absent. */
-async function read(
-  trigger: TriggerFn,
-  function_id: string,
-  payload: Record<string, unknown>,
-  field: string,
-  fallback: unknown[],
-): Promise<unknown> {
+/** One array of a function's answer, or [] when the call fails (or times out) or the answer has none. */
+async function read<T, V>(answer: Promise<T>, items: (answer: T) => V[]): Promise<V[]> {
   try {
-    const answer = (await trigger({ function_id, payload, timeout_ms: CONTEXT_READ_TIMEOUT_MS })) as Record<
-      string,
-      unknown
-    > | null;
-    const value = answer?.[field];
-    return Array.isArray(value) ? value : fallback;
+    const value = items(await answer);
+    return Array.isArray(value) ? value : [];
   } catch {
-    return fallback;
+    return [];
   }
 }
 
@@ -109,12 +106,13 @@ export async function checkBudget(
   target: { realmId: string; agentId: string },
 ): Promise<Record<string, unknown>> {
   try {
-    const answer = await trigger({
-      function_id: "ledger::check",
-      payload: { realmId: target.realmId, agentId: target.agentId },
-      timeout_ms: CONTEXT_READ_TIMEOUT_MS,
-    });
-    return answer && typeof answer === "object" ? (answer as Record<string, unknown>) : { allowed: true };
+    const answer = await call(
+      trigger,
+      "ledger::check",
+      { realmId: target.realmId, agentId: target.agentId },
+      { timeout_ms: CONTEXT_READ_TIMEOUT_MS },
+    );
+    return answer && typeof answer === "object" ? answer : { allowed: true };
   } catch {
     return { allowed: true };
   }

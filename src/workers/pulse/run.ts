@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import { DEFAULT_TIMEOUT_MS } from "../../engine/engine.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { report } from "../../engine/telemetry.ts";
@@ -152,16 +153,12 @@ async function chatOnce(
 ): Promise<{ content?: unknown } | null> {
   const timeoutMs = plan.timeoutSecs ? plan.timeoutSecs * 1000 : undefined;
   try {
-    return (await trigger({
-      function_id: "agent::chat",
-      payload: {
-        agentId: plan.agentId,
-        message: PULSE_MESSAGE,
-        context,
-        sessionId: `pulse:${plan.agentId}`,
-      },
-      ...(timeoutMs ? { timeout_ms: timeoutMs } : {}),
-    })) as { content?: unknown } | null;
+    return await call(
+      trigger,
+      "agent::chat",
+      { agentId: plan.agentId, message: PULSE_MESSAGE, context, sessionId: `pulse:${plan.agentId}` },
+      timeoutMs ? { timeout_ms: timeoutMs } : {},
+    );
   } catch (error) {
     // The engine's timeout of this very call (not one from inside the turn, such as the provider's or a
     // tool's), named in the pulse's own unit.

@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import { report } from "../../engine/telemetry.ts";
 import { systemPrincipal } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
@@ -122,11 +123,7 @@ async function readRealm(
  */
 async function agentDeleted(deps: TickDeps, config: PulseConfig): Promise<boolean> {
   try {
-    const agent = (await deps.trigger({
-      function_id: "agent::get",
-      payload: { id: config.agentId },
-      auth: systemPrincipal,
-    })) as { realmId?: unknown } | null;
+    const agent = await call(deps.trigger, "agent::get", { id: config.agentId }, { auth: systemPrincipal });
     return agent?.realmId !== config.realmId;
   } catch (error) {
     return isNotFound(error);
