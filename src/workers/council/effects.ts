@@ -1,8 +1,9 @@
+import { call } from "../../engine/call.ts";
 import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, isAppError } from "../../shared/errors.ts";
 import { requireAgentInRealm } from "../../shared/realm-refs.ts";
-import { type InputSchema, payloadProblem } from "../../shared/schema-check.ts";
+import { inputSchemaOf, payloadProblem } from "../../shared/schema-check.ts";
 import type { Effect, Proposal, SubmitInput } from "./schema.ts";
 
 interface EffectCall {
@@ -55,35 +56,38 @@ export async function checkPayload(trigger: TriggerFn, input: SubmitInput, realm
     await requireAgentInRealm(trigger, agentId, realmId);
     return;
   }
-  const call = effectCall({
+  const effect = effectCall({
     ...input,
     payload: input.payload ?? null,
     realmId,
     submittedBy: { kind: "system" },
   });
-  if (!call || input.kind === "realm_suspend") return;
-  const info = (await trigger({
-    function_id: "engine::functions::info",
-    payload: { function_id: call.functionId },
-  }).catch(() => null)) as { request_schema?: InputSchema } | null;
-  if (!info) throw badRequest(`${input.kind} proposals need ${call.functionId}, which is not running`);
+  if (!effect || input.kind === "realm_suspend") return;
+  const info = await call(trigger, "engine::functions::info", { function_id: effect.functionId }).catch(
+    () => null,
+  );
+  if (!info) throw badRequest(`${input.kind} proposals need ${effect.functionId}, which is not running`);
   if (!info.request_schema) return;
-  const problem = payloadProblem(call.functionId, call.payload, info.request_schema);
+  const problem = payloadProblem(effect.functionId, effect.payload, inputSchemaOf(info.request_schema));
   if (problem) throw badRequest(`payload: ${problem}`);
 }
 
 /** Applies the effect once (the caller is the one whose vote approved it) and says what happened. */
 export async function applyEffect(trigger: TriggerFn, proposal: Proposal): Promise<Effect> {
-  const call = effectCall(proposal);
-  if (!call) return { status: "none", at: nowIso() };
+  const effect = effectCall(proposal);
+  if (!effect) return { status: "none", at: nowIso() };
   try {
     if (proposal.kind === "terminate_agent") {
-      await requireAgentInRealm(trigger, String(call.payload.id), proposal.realmId);
+      await requireAgentInRealm(trigger, String(effect.payload.id), proposal.realmId);
     }
-    const result = await trigger({ function_id: call.functionId, payload: call.payload, auth: call.auth });
-    return { status: "applied", functionId: call.functionId, result: result ?? null, at: nowIso() };
+    const result = await trigger({
+      function_id: effect.functionId,
+      payload: effect.payload,
+      auth: effect.auth,
+    });
+    return { status: "applied", functionId: effect.functionId, result: result ?? null, at: nowIso() };
   } catch (error) {
     const message = isAppError(error) || error instanceof Error ? error.message : String(error);
-    return { status: "failed", functionId: call.functionId, error: message, at: nowIso() };
+    return { status: "failed", functionId: effect.functionId, error: message, at: nowIso() };
   }
 }

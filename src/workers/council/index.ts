@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
@@ -40,11 +41,12 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
 
   /** Members: the realm's org-chart nodes holding the capability `council`. */
   const councilMembers = async (realmId: string): Promise<string[]> => {
-    const found = (await trigger({
-      function_id: "hierarchy::find",
-      payload: { realmId, capability: "council" },
-      auth: systemPrincipal,
-    }).catch(() => ({ matches: [] }))) as { matches: Array<{ agentId: string }> };
+    const found = await call(
+      trigger,
+      "hierarchy::find",
+      { realmId, capability: "council" },
+      { auth: systemPrincipal },
+    ).catch(() => ({ matches: [] }));
     return found.matches.map((node) => node.agentId).sort();
   };
 

@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import { type InvocationContext, systemPrincipal } from "../../engine/types.ts";
@@ -39,7 +40,7 @@ export function registerSwarm(
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
   const audit = (type: string, detail: Record<string, unknown>) =>
-    void trigger({ function_id: "security::audit", payload: { type, detail }, action: { type: "void" } });
+    void call(trigger, "security::audit", { type, detail }, { action: { type: "void" } });
 
   /** The swarm, if the caller's realm may see it (another realm's is as missing as none), expired on time. */
   const load = async (swarmId: string, ctx: InvocationContext): Promise<Swarm> => {
@@ -158,16 +159,17 @@ export function registerSwarm(
         for (const agentId of swarm.agentIds) {
           const findings = messages.filter((message) => message.agentId === agentId);
           if (findings.length === 0) continue;
-          await trigger({
-            function_id: "memory::store",
-            payload: {
+          await call(
+            trigger,
+            "memory::store",
+            {
               agentId,
               sessionId: `swarm:${swarmId}`,
               role: "system",
               content: `${swarmId} ${JSON.stringify(findings.slice(0, 10))}`,
             },
-            auth: systemPrincipal,
-          }).then(
+            { auth: systemPrincipal },
+          ).then(
             () => archived++,
             () => undefined,
           );

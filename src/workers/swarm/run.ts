@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { Principal, TriggerFn } from "../../engine/types.ts";
 import type { Swarm, SwarmMessage } from "./schema.ts";
@@ -30,16 +31,15 @@ export async function runSwarm(deps: RunDeps, swarm: Swarm, rounds: number) {
     const prompt = promptOf(swarm, await messagesOf(deps.state, swarm.swarmId));
     const answers = await Promise.all(
       swarm.agentIds.map((agentId) =>
-        deps
-          .trigger({
-            function_id: "agent::chat",
-            payload: { agentId, message: prompt, sessionId: `swarm:${swarm.swarmId}` },
-            auth: deps.auth,
-          })
-          .then(
-            (reply) => ({ agentId, content: String((reply as { content?: unknown }).content ?? "") }),
-            (error: Error) => ({ agentId, error: error.message }),
-          ),
+        call(
+          deps.trigger,
+          "agent::chat",
+          { agentId, message: prompt, sessionId: `swarm:${swarm.swarmId}` },
+          { auth: deps.auth },
+        ).then(
+          (reply) => ({ agentId, content: String(reply.content ?? "") }),
+          (error: Error) => ({ agentId, error: error.message }),
+        ),
       ),
     );
     try {
