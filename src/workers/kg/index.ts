@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { call } from "../../engine/call.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
@@ -34,13 +35,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
 
   /** The agent's realm, read as the caller: another realm's agent is refused by the agents worker. */
   const agentRealm = async (agentId: string, ctx: InvocationContext): Promise<string> => {
-    const agent = (await trigger({
-      function_id: "agent::get",
-      payload: { id: agentId },
-      auth: ctx.auth,
-    })) as {
-      realmId?: string;
-    } | null;
+    const agent = await call(trigger, "agent::get", { id: agentId }, { auth: ctx.auth });
     if (!agent?.realmId) throw notFound(`Agent ${agentId} not found`);
     return agent.realmId;
   };
@@ -172,15 +167,16 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
 
 /** The graph as agent tools: each acts on the calling agent's own graph (the agent's id is filled in). */
 function registerTools(worker: WorkerClient): void {
-  const forward = (function_id: string) => (payload: unknown) => worker.trigger({ function_id, payload });
+  const trigger = worker.trigger.bind(worker);
   worker.registerFunction(
     {
       id: "tool::kg_add",
       description:
         "Record a fact in your knowledge graph: an entity (name, type, properties) and its relations to other entities. Adding an entity again makes a new version; the old one stays in its history.",
       input: addInput,
+      output: entityVersion,
     },
-    forward("kg::add_temporal"),
+    (input) => call(trigger, "kg::add_temporal", input),
   );
   worker.registerFunction(
     {
@@ -188,8 +184,9 @@ function registerTools(worker: WorkerClient): void {
       description:
         "Look up an entity in your knowledge graph with what it is related to within depth steps; give timeRange {from, to} in epoch ms for what held back then.",
       input: queryInput,
+      output: z.array(entityVersion),
     },
-    forward("kg::query_temporal"),
+    (input) => call(trigger, "kg::query_temporal", input),
   );
   worker.registerFunction(
     {
@@ -200,19 +197,21 @@ function registerTools(worker: WorkerClient): void {
         entity: entityName("entity"),
         depth: z.number().int().min(1).max(3).default(2),
       }),
+      output: z.object({ mermaid: z.string() }),
     },
     async ({ agentId, entity, depth }) => {
-      const traversal = (await worker.trigger({
-        function_id: "kg::traverse",
-        payload: { agentId, startEntity: entity, direction: "outgoing", maxDepth: depth, maxNodes: 50 },
-      })) as { paths: Record<string, string[]> };
+      const traversal = await call(trigger, "kg::traverse", {
+        agentId,
+        startEntity: entity,
+        direction: "outgoing",
+        maxDepth: depth,
+        maxNodes: 50,
+      });
       const entities = Object.keys(traversal.paths);
       const heads = await Promise.all(
-        entities.map((name) =>
-          worker.trigger({ function_id: "kg::query_temporal", payload: { agentId, entity: name, depth: 0 } }),
-        ),
+        entities.map((name) => call(trigger, "kg::query_temporal", { agentId, entity: name, depth: 0 })),
       );
-      return { mermaid: mermaidOf(heads.flat() as Parameters<typeof mermaidOf>[0], new Set(entities)) };
+      return { mermaid: mermaidOf(heads.flat(), new Set(entities)) };
     },
   );
 }

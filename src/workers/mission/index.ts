@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
@@ -100,13 +101,12 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
   );
 
   const requireDirective = async (directiveId: string, realmId: string) => {
-    const found = await trigger({
-      function_id: "directive::get",
-      payload: { realmId, id: directiveId },
-    }).catch((error: { status?: number }) => {
-      if (error?.status === 404) return null;
-      throw error;
-    });
+    const found = await call(trigger, "directive::get", { realmId, id: directiveId }).catch(
+      (error: { status?: number }) => {
+        if (error?.status === 404) return null;
+        throw error;
+      },
+    );
     if (!found) throw badRequest(`directive ${directiveId} not found in realm ${realmId}`);
   };
 
