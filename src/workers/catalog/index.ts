@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { notFound } from "../../shared/errors.ts";
@@ -7,13 +8,17 @@ import { aliasTable, bestUsableModel, listModels, loadCatalog, resolveModel } fr
 import { testProvider } from "./provider-test.ts";
 import {
   aliasesAnswer,
+  choiceAnswer,
   emptyInput,
   modelPage,
   modelsInput,
+  modelView,
+  providerConfigured,
   providerInput,
   providersAnswer,
   providerTestInput,
   providerTestResult,
+  providerView,
   resolveInput,
 } from "./schema.ts";
 
@@ -41,11 +46,12 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
     fetch: options.fetch ?? fetch,
     readSecret: async (key) => {
       try {
-        const secret = await worker.trigger<{ value?: unknown } | null>({
-          function_id: "vault::get",
-          payload: { key },
-          auth: systemPrincipal,
-        });
+        const secret = await call(
+          worker.trigger.bind(worker),
+          "vault::get",
+          { key },
+          { auth: systemPrincipal },
+        );
         return typeof secret?.value === "string" && secret.value !== "" ? secret.value : undefined;
       } catch {
         return undefined; // no vault, or it cannot be read: not configured
@@ -77,6 +83,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
       id: "catalog::resolve",
       description: "The full entry for a catalog id, an alias, or <local provider>/<model>",
       input: resolveInput,
+      output: modelView,
     },
     ({ model }) => resolveModel(catalog, model),
   );
@@ -109,6 +116,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
       id: "catalog::choice",
       description: "A model's entry and its provider's configuration: {model, provider}",
       input: resolveInput,
+      output: choiceAnswer,
     },
     ({ model }) => {
       const entry = resolveModel(catalog, model);
@@ -122,6 +130,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
       description:
         "One provider's configuration {id, name, baseUrl, envKey, local, driver} (no availability probe)",
       input: providerInput,
+      output: providerView,
     },
     ({ id }) => providerOf(id),
   );
@@ -132,6 +141,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
       description:
         "The default agent model: the catalog's default if its provider is usable, else the best usable one",
       input: emptyInput,
+      output: modelView,
     },
     () =>
       bestUsableModel(catalog, async (providerId) => {
@@ -149,6 +159,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
       description:
         "May agents use this provider: {configured, reason?} (hosted: a key is set; local: not probed)",
       input: providerInput,
+      output: providerConfigured,
     },
     ({ id }) => {
       const provider = catalog.providerMap.get(id);

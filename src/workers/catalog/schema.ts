@@ -90,8 +90,15 @@ export const providerInput = z.strictObject({ id: z.string().min(1).max(64) });
 
 export const providerTestInput = z.strictObject({ provider: z.string().min(1).max(64) });
 
-/** What the catalog routes answer. */
-const modelView = z.object(modelEntrySchema.shape);
+/** What the catalog's functions and routes answer. */
+export const modelView = z.object(modelEntrySchema.shape);
+export const providerView = z.object(providerEntrySchema.shape);
+/** What a model call needs, in one answer: the model's entry and its provider's configuration. */
+export const choiceAnswer = z.object({ model: modelView, provider: providerView });
+export const providerConfigured = z.object({
+  configured: z.boolean(),
+  reason: z.string().optional().describe("Why not: the key to set"),
+});
 export const modelPage = z.object({ models: z.array(modelView), nextCursor });
 export const aliasesAnswer = z.object({ aliases: z.record(z.string(), z.string()) });
 export const providerStatus = z.object({

@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { call } from "../../engine/call.ts";
 import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { isPrivileged, requireAdmin } from "../../shared/access.ts";
 import { systemResolver } from "../../shared/net/guarded-request.ts";
 import { readIntegrations } from "./files.ts";
 import { IntegrationRegistry } from "./registry.ts";
-import { integrationList } from "./schema.ts";
+import { integrationCheck, integrationList, integrationReport } from "./schema.ts";
 
 export interface IntegrationsOptions {
   /** Where `integrations/*.toml` live (AGENTOS_HOME). */
@@ -25,11 +26,12 @@ export function registerIntegrations(worker: WorkerClient, options: Integrations
   const registry = new IntegrationRegistry(worker, options.unregister, {
     policy: { allowPrivateNetwork: options.allowPrivateNetwork, resolve: systemResolver },
     async readSecret(name) {
-      const found = (await worker.trigger({
-        function_id: "vault::get",
-        payload: { key: name },
-        auth: systemPrincipal,
-      })) as { value?: string } | null;
+      const found = await call(
+        worker.trigger.bind(worker),
+        "vault::get",
+        { key: name },
+        { auth: systemPrincipal },
+      );
       if (!found?.value) throw new Error(`no vault entry ${name}`);
       return found.value;
     },
@@ -41,6 +43,7 @@ export function registerIntegrations(worker: WorkerClient, options: Integrations
       id: "integration::reload",
       description: "Read integrations/*.toml again and connect what changed (admin): the report",
       input: z.strictObject({}),
+      output: integrationReport,
     },
     async (_input, ctx) => {
       requireAdmin(ctx);
@@ -55,6 +58,7 @@ export function registerIntegrations(worker: WorkerClient, options: Integrations
       description:
         "Check the integrations/*.toml of a directory without connecting (admin): {integrations, problems}",
       input: z.strictObject({ directory: z.string().min(1).max(4096) }),
+      output: integrationCheck,
     },
     ({ directory }, ctx) => {
       requireAdmin(ctx);

@@ -85,3 +85,18 @@ export const integrationList = z.object({
       .describe("Admin keys also see file and realms; realm keys only the integrations open to them"),
   ),
 });
+
+const fileProblem = z.object({ file: z.string(), message: z.string() });
+/** What integration::reload changed (by integration name), and each file it could not apply. */
+export const integrationReport = z.object({
+  connected: z.array(z.string()),
+  unchanged: z.array(z.string()),
+  pending: z.array(z.string()),
+  removed: z.array(z.string()),
+  problems: z.array(fileProblem),
+});
+/** What integration::validate found: the integrations a directory declares, and each file's problem. */
+export const integrationCheck = z.object({
+  integrations: z.array(z.string()),
+  problems: z.array(fileProblem),
+});

@@ -1,9 +1,17 @@
+import { call } from "../../engine/call.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
 import { noContent } from "../../shared/outputs.ts";
-import { secretInfo, secretList, vaultKeyInput, vaultListInput, vaultSetInput } from "./schema.ts";
+import {
+  secretEntry,
+  secretInfo,
+  secretList,
+  vaultKeyInput,
+  vaultListInput,
+  vaultSetInput,
+} from "./schema.ts";
 import { deleteSecret, getSecret, listSecrets, setSecret } from "./vault.ts";
 
 export interface VaultDeps {
@@ -20,11 +28,12 @@ export function register(worker: WorkerClient, deps: VaultDeps): void {
 
   // Fire-and-forget: a failing audit must not fail the change it records (the engine logs the failure).
   const audit = (type: string, name: string, ctx: InvocationContext) =>
-    void worker.trigger({
-      function_id: "security::audit",
-      payload: { type, detail: { key: name, actor: actorOf(ctx) } },
-      action: { type: "void" },
-    });
+    void call(
+      worker.trigger.bind(worker),
+      "security::audit",
+      { type, detail: { key: name, actor: actorOf(ctx) } },
+      { action: { type: "void" } },
+    );
 
   worker.registerFunction(
     {
@@ -46,6 +55,7 @@ export function register(worker: WorkerClient, deps: VaultDeps): void {
       id: "vault::get",
       description: "Decrypt a secret: {key, value}, or null when missing (internal/admin only)",
       input: vaultKeyInput,
+      output: secretEntry,
     },
     ({ key }, ctx) => {
       requireAdmin(ctx);

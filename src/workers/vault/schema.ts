@@ -32,3 +32,6 @@ export const vaultListInput = z.strictObject({ prefix: storableText("prefix", 25
 /** A secret as the routes show it: its name and times, never its value. */
 export const secretInfo = z.object({ key: z.string(), createdAt: z.string(), updatedAt: z.string() });
 export const secretList = z.object({ keys: z.array(secretInfo), count: z.number() });
+
+/** A secret decrypted (vault::get, for internal callers and admins): null when there is none. */
+export const secretEntry = z.object({ key: z.string(), value: z.string() }).nullable();
