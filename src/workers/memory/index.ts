@@ -7,8 +7,13 @@ import { newId } from "../../shared/ids.ts";
 import {
   type MemoryEntry,
   memoryDeleteInput,
+  memoryEntries,
+  memoryEntry,
   memoryForgetAgentInput,
+  memoryForgotten,
   memoryListInput,
+  memoryPage,
+  memoryRecallAnswer,
   memoryRecallInput,
   memoryStoreInput,
   memoryStoreManyInput,
@@ -32,6 +37,7 @@ export function registerMemory(worker: WorkerClient): void {
       id: "memory::store",
       description: "Remember {agentId, content, sessionId?, role?}; returns the entry",
       input: memoryStoreInput,
+      output: memoryEntry,
       metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, ...fields }): Promise<MemoryEntry> => {
@@ -47,6 +53,7 @@ export function registerMemory(worker: WorkerClient): void {
       description:
         "Remember several entries of an agent at once {agentId, entries: [{content, sessionId?, role?}]}",
       input: memoryStoreManyInput,
+      output: memoryEntries,
       metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, entries }): Promise<{ entries: MemoryEntry[] }> => {
@@ -67,6 +74,7 @@ export function registerMemory(worker: WorkerClient): void {
       description:
         "An agent's memories best matching a free-text query: {results: [entry + score in [0, 1] + relevance]}",
       input: memoryRecallInput,
+      output: memoryRecallAnswer,
       metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, query, limit }) => {
@@ -93,6 +101,7 @@ export function registerMemory(worker: WorkerClient): void {
       id: "memory::list",
       description: "An agent's memories newest first, a page at a time: {memories, nextCursor}",
       input: memoryListInput,
+      output: memoryPage,
       metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, limit, cursor }) => {
@@ -123,6 +132,7 @@ export function registerMemory(worker: WorkerClient): void {
       id: "memory::forget_agent",
       description: "Delete every memory of an agent (the agent-delete cascade): {deleted}",
       input: memoryForgetAgentInput,
+      output: memoryForgotten,
       metadata: ACTS_FOR_AGENT,
     },
     ({ agentId }) => search.deleteScope(MEMORY_INDEX, agentId),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isStorableText, storableText } from "../../engine/state/schema.ts";
+import { nextCursor } from "../../shared/outputs.ts";
 
 export const MEMORY_ROLES = ["user", "assistant", "system", "tool", "note"] as const;
 export const MAX_CONTENT_BYTES = 32 * 1024;
@@ -10,14 +11,15 @@ export const MAX_RECALL_LIMIT = 200;
 export type MemoryRole = (typeof MEMORY_ROLES)[number];
 
 /** A stored memory; recall adds its `score`. */
-export interface MemoryEntry {
-  id: string;
-  agentId: string;
-  sessionId: string | null;
-  role: MemoryRole;
-  content: string;
-  createdAt: string;
-}
+export const memoryEntry = z.object({
+  id: z.string(),
+  agentId: z.string(),
+  sessionId: z.string().nullable(),
+  role: z.enum(MEMORY_ROLES),
+  content: z.string(),
+  createdAt: z.string(),
+});
+export type MemoryEntry = z.infer<typeof memoryEntry>;
 
 const agentId = storableText("agentId", 256).min(1, "agentId must not be empty");
 
@@ -63,3 +65,15 @@ export const memoryDeleteInput = z.strictObject({
   agentId,
   id: storableText("id", 256).min(1, "id must not be empty"),
 });
+
+export const memoryEntries = z.object({ entries: z.array(memoryEntry) });
+export const memoryRecallAnswer = z.object({
+  results: z.array(
+    memoryEntry.extend({
+      score: z.number().describe("How well the content matches the query, in [0, 1]"),
+      relevance: z.number().describe("The index's rank score (relevance with recency)"),
+    }),
+  ),
+});
+export const memoryPage = z.object({ memories: z.array(memoryEntry), nextCursor });
+export const memoryForgotten = z.object({ deleted: z.number() });

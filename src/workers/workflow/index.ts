@@ -21,6 +21,7 @@ import { createLeases, type Leases, renewLeases, tickSeconds } from "./lease.ts"
 import { resumeRuns } from "./resume.ts";
 import { cancelRun, type RunControl, retryRun, startWorkflowRun, visibleRun } from "./runs.ts";
 import {
+  filesLoaded,
   listInput,
   purgeInput,
   runIdInput,
@@ -281,6 +282,7 @@ export function registerWorkflow(
       description:
         "Read workflows/*.yaml of a directory into the default realm (admin): {loaded, unchanged, problems}",
       input: z.strictObject({ directory: z.string().min(1).max(4096) }),
+      output: filesLoaded,
     },
     async ({ directory }, ctx) => {
       requireAdmin(ctx);

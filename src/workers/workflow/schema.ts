@@ -246,4 +246,11 @@ export const runPage = z.object({
   offset: z.number(),
 });
 
+/** What workflow::load_files did with a directory's workflows/*.yaml, and each file it could not load. */
+export const filesLoaded = z.object({
+  loaded: z.array(z.string()),
+  unchanged: z.array(z.string()),
+  problems: z.array(z.object({ file: z.string(), message: z.string() })),
+});
+
 export type RunPrincipal = Exclude<Principal, { kind: "anonymous" }>;
