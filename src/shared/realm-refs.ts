@@ -1,3 +1,4 @@
+import { call } from "../engine/call.ts";
 import { RecentReads } from "../engine/state/watch.ts";
 import { systemPrincipal, type TriggerFn } from "../engine/types.ts";
 import { type AppError, conflict, isFunctionNotFound, notFound } from "./errors.ts";
@@ -39,11 +40,7 @@ export async function requireRealm(
 
 async function readRealm(trigger: TriggerFn, realmId: string): Promise<RealmRef | undefined> {
   try {
-    return (await trigger({
-      function_id: "realm::get",
-      payload: { id: realmId },
-      auth: systemPrincipal,
-    })) as RealmRef;
+    return await call(trigger, "realm::get", { id: realmId }, { auth: systemPrincipal });
   } catch (error) {
     if (isFunctionNotFound(error)) return undefined;
     throw error;
@@ -104,11 +101,7 @@ export async function requireAgentInRealm(
 ): Promise<void> {
   let agent: { realmId?: string; status?: string };
   try {
-    agent = (await trigger({
-      function_id: "agent::get",
-      payload: { id: agentId },
-      auth: systemPrincipal,
-    })) as { realmId?: string; status?: string };
+    agent = await call(trigger, "agent::get", { id: agentId }, { auth: systemPrincipal });
   } catch (error) {
     if (isFunctionNotFound(error)) return;
     if ((error as AppError | null)?.code === "not_found") throw agentNotFound(agentId, realmId);
@@ -154,11 +147,7 @@ async function knownAgent(
   agentId: string,
 ): Promise<{ realmId?: string; status?: string } | null> {
   try {
-    return (await trigger({
-      function_id: "agent::get",
-      payload: { id: agentId },
-      auth: systemPrincipal,
-    })) as { realmId?: string; status?: string };
+    return await call(trigger, "agent::get", { id: agentId }, { auth: systemPrincipal });
   } catch (error) {
     if (isFunctionNotFound(error) || (error as AppError | null)?.code === "not_found") return null;
     // An id agent::get refuses as input (too long, say) names no agent of ours.

@@ -1,4 +1,19 @@
+import { call, type FunctionId, type InputOf, type OutputOf } from "../../engine/call.ts";
+import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { isFunctionNotFound } from "../../shared/errors.ts";
+import { MAX_PAGE_LIMIT } from "../../shared/pagination.ts";
+
+/**
+ * Another worker's function called as the system: for cascades and lookups on a realm's behalf, after
+ * the caller's own access to that realm was checked.
+ */
+export function systemCall<Id extends FunctionId>(
+  trigger: TriggerFn,
+  id: Id,
+  input: InputOf<Id>,
+): Promise<OutputOf<Id>> {
+  return call(trigger, id, input, { auth: systemPrincipal });
+}
 
 /** The call's answer, or `fallback` when its worker is not running (a worker is optional). */
 export async function optional<T>(pending: Promise<T>, fallback: T): Promise<T> {
@@ -8,4 +23,22 @@ export async function optional<T>(pending: Promise<T>, fallback: T): Promise<T> 
     if (isFunctionNotFound(error)) return fallback;
     throw error;
   }
+}
+
+/**
+ * Every item of a paginated list, page by page (a realm export needs the whole list): `read` asks for
+ * one page, `items` takes the list out of its answer.
+ */
+export async function allPages<Answer extends { nextCursor: string | null }, Item>(
+  read: (page: { limit: number; cursor?: string }) => Promise<Answer>,
+  items: (answer: Answer) => Item[],
+): Promise<Item[]> {
+  const all: Item[] = [];
+  let cursor: string | undefined;
+  do {
+    const answer = await read({ limit: MAX_PAGE_LIMIT, ...(cursor ? { cursor } : {}) });
+    all.push(...items(answer));
+    cursor = answer.nextCursor ?? undefined;
+  } while (cursor);
+  return all;
 }

@@ -1,8 +1,9 @@
-import type { SystemCall } from "../../engine/system-call.ts";
+import { systemCaller } from "../../engine/system-call.ts";
+import type { TriggerFn } from "../../engine/types.ts";
 import { isFunctionNotFound } from "../../shared/errors.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { purgeFunctionIds } from "../../shared/purge.ts";
-import { optional } from "./calls.ts";
+import { optional, systemCall } from "./calls.ts";
 
 /** Secrets of a realm live in the vault as `realm:<realmId>:<name>`. */
 export const secretPrefix = (realmId: string) => `realm:${realmId}:`;
@@ -24,19 +25,21 @@ function purgeOrder(ids: string[]): string[] {
  * workers are running now, so a new realm-scoped worker is covered by registering one), then the realm's
  * secrets. Purges are idempotent: when one fails the error goes up, and a retry finishes the job.
  */
-export async function purgeRealmData(call: SystemCall, realmId: string): Promise<void> {
+export async function purgeRealmData(trigger: TriggerFn, realmId: string): Promise<void> {
+  // Whatever functions are registered now: their ids are found, not written here.
+  const call = systemCaller(trigger);
   const purges = purgeOrder(await purgeFunctionIds(call, PURGE_REALM_SUFFIX));
   for (const id of purges) await call(id, { realmId });
-  await deleteSecrets(call, realmId);
+  await deleteSecrets(trigger, realmId);
 }
 
-async function deleteSecrets(call: SystemCall, realmId: string): Promise<void> {
-  const { keys } = await optional(
-    call<{ keys: Array<{ key: string }> }>("vault::list", { prefix: secretPrefix(realmId) }),
-    { keys: [] },
-  );
+async function deleteSecrets(trigger: TriggerFn, realmId: string): Promise<void> {
+  const { keys } = await optional(systemCall(trigger, "vault::list", { prefix: secretPrefix(realmId) }), {
+    keys: [],
+    count: 0,
+  });
   for (const { key } of keys) {
-    await call("vault::delete", { key }).catch((error) => {
+    await systemCall(trigger, "vault::delete", { key }).catch((error) => {
       // Gone already (a concurrent delete): that is the state wanted.
       if (!isFunctionNotFound(error) && (error as { code?: string }).code !== "not_found") throw error;
     });
@@ -44,14 +47,12 @@ async function deleteSecrets(call: SystemCall, realmId: string): Promise<void> {
 }
 
 /** The realm's secrets by name (without the prefix), decrypted: only for an unscrubbed export. */
-export async function readSecrets(call: SystemCall, realmId: string): Promise<Record<string, string>> {
+export async function readSecrets(trigger: TriggerFn, realmId: string): Promise<Record<string, string>> {
   const prefix = secretPrefix(realmId);
-  const { keys } = await optional(call<{ keys: Array<{ key: string }> }>("vault::list", { prefix }), {
-    keys: [],
-  });
+  const { keys } = await optional(systemCall(trigger, "vault::list", { prefix }), { keys: [], count: 0 });
   const secrets: Record<string, string> = {};
   for (const { key } of keys) {
-    const secret = await call<{ value: string } | null>("vault::get", { key });
+    const secret = await systemCall(trigger, "vault::get", { key });
     if (secret) secrets[key.slice(prefix.length)] = secret.value;
   }
   return secrets;

@@ -1,7 +1,6 @@
 import type { z } from "zod";
-import type { SystemCall } from "../../engine/system-call.ts";
-import { readAllPages } from "../../shared/pagination.ts";
-import { optional } from "./calls.ts";
+import type { TriggerFn } from "../../engine/types.ts";
+import { allPages, optional, systemCall } from "./calls.ts";
 import { readSecrets } from "./cascade.ts";
 import { EXPORT_VERSION, type exportAnswer, type HierarchyRow, type Realm } from "./schema.ts";
 import { publicRealm } from "./store.ts";
@@ -21,25 +20,28 @@ export type ExportDoc = z.infer<typeof exportAnswer>;
  * that is not running contributes an empty list; any other failure fails the export rather than
  * producing a document that silently lacks data. Secrets are included only when not scrubbed.
  */
-export async function exportRealm(call: SystemCall, realm: Realm, scrubSecrets: boolean): Promise<ExportDoc> {
+export async function exportRealm(
+  trigger: TriggerFn,
+  realm: Realm,
+  scrubSecrets: boolean,
+): Promise<ExportDoc> {
   const realmId = realm.id;
-  const list = (functionId: string) => (payload: Record<string, unknown>) => call(functionId, payload);
   const [agents, directives, tree] = await Promise.all([
     optional(
-      readAllPages<Record<string, unknown>>(list("agent::list"), { realmId }, "agents").then((agents) => ({
-        agents,
-      })),
-      {
-        agents: [],
-      },
+      allPages(
+        (page) => systemCall(trigger, "agent::list", { realmId, ...page }),
+        (answer) => answer.agents,
+      ).then((agents) => ({ agents })),
+      { agents: [] },
     ),
     optional(
-      readAllPages<Record<string, unknown>>(list("directive::list"), { realmId }, "directives").then(
-        (directives) => ({ directives }),
-      ),
+      allPages(
+        (page) => systemCall(trigger, "directive::list", { realmId, ...page }),
+        (answer) => answer.directives,
+      ).then((directives) => ({ directives })),
       { directives: [] },
     ),
-    optional(call<{ roots: TreeNode[] }>("hierarchy::tree", { realmId }), { roots: [] }),
+    optional(systemCall(trigger, "hierarchy::tree", { realmId }), { roots: [] }),
   ]);
   const doc: ExportDoc = {
     version: EXPORT_VERSION,
@@ -48,7 +50,7 @@ export async function exportRealm(call: SystemCall, realm: Realm, scrubSecrets: 
     directives: directives.directives,
     hierarchy: flattenTree(tree.roots),
   };
-  if (!scrubSecrets) doc.secrets = await readSecrets(call, realmId);
+  if (!scrubSecrets) doc.secrets = await readSecrets(trigger, realmId);
   return doc;
 }
 

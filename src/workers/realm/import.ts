@@ -1,8 +1,9 @@
 import type { StateClient } from "../../engine/state/client.ts";
-import type { SystemCall } from "../../engine/system-call.ts";
+import type { TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, describeZodError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { systemCall } from "./calls.ts";
 import { purgeRealmData, secretPrefix } from "./cascade.ts";
 import { orderDirectives, orderHierarchy } from "./order.ts";
 import { EXPORT_VERSION, type ExportDocument, exportDocument, REALMS_SCOPE, type Realm } from "./schema.ts";
@@ -10,7 +11,7 @@ import { insertRealm, updateRealm } from "./store.ts";
 
 export interface ImportDeps {
   state: StateClient;
-  call: SystemCall;
+  trigger: TriggerFn;
   /** Throws a 400 when the catalog does not know the model. */
   checkModel: (model: string) => Promise<void>;
 }
@@ -40,10 +41,10 @@ export async function importRealm(
   const realmId = await createShell(deps.state, doc, owner);
   const progress = { item: "realm" };
   try {
-    const agentIds = await createAgents(deps.call, realmId, doc, progress);
-    await createDirectives(deps.call, realmId, directives, agentIds, progress);
-    await setHierarchy(deps.call, realmId, hierarchy, agentIds, progress);
-    await storeSecrets(deps.call, realmId, doc.secrets ?? {}, progress);
+    const agentIds = await createAgents(deps.trigger, realmId, doc, progress);
+    await createDirectives(deps.trigger, realmId, directives, agentIds, progress);
+    await setHierarchy(deps.trigger, realmId, hierarchy, agentIds, progress);
+    await storeSecrets(deps.trigger, realmId, doc.secrets ?? {}, progress);
     progress.item = "realm";
     await finishRealm(deps.state, realmId, doc);
   } catch (error) {
@@ -99,7 +100,7 @@ async function finishRealm(state: StateClient, realmId: string, doc: ExportDocum
 }
 
 async function createAgents(
-  call: SystemCall,
+  trigger: TriggerFn,
   realmId: string,
   doc: ExportDocument,
   progress: { item: string },
@@ -108,7 +109,12 @@ async function createAgents(
   for (const agent of doc.agents) {
     progress.item = `agent ${agent.id}${agent.name ? ` (${agent.name})` : ""}`;
     const config = Object.fromEntries(Object.entries(agent).filter(([field]) => !ASSIGNED.has(field)));
-    const created = await call<{ id: string }>("agent::create", { ...config, realmId });
+    // The agent's other fields go as the document has them: agent::create checks every one.
+    const created = await systemCall(trigger, "agent::create", {
+      ...config,
+      name: text("name", agent.name),
+      realmId,
+    });
     ids.set(agent.id, created.id);
   }
   return ids;
@@ -116,7 +122,7 @@ async function createAgents(
 
 /** Created parent-first with references mapped; statuses other than Active are applied once all exist. */
 async function createDirectives(
-  call: SystemCall,
+  trigger: TriggerFn,
   realmId: string,
   directives: ExportDocument["directives"],
   agentIds: Ids,
@@ -127,10 +133,16 @@ async function createDirectives(
     progress.item = `directive ${directive.id}`;
     const { title, level, description, priority, parentId, ownerAgentId } = directive;
     const owner = ownerAgentId ? agentIds.get(ownerAgentId) : undefined;
-    const created = await call<{ id: string }>("directive::create", {
+    const parent = parentId ? ids.get(parentId) : undefined;
+    const about = optionalText("description", description);
+    const urgency = optionalText("priority", priority);
+    const created = await systemCall(trigger, "directive::create", {
       realmId,
-      ...defined({ title, level, description, priority }),
-      ...(parentId ? { parentId: ids.get(parentId) } : {}),
+      title: text("title", title),
+      level: text("level", level),
+      ...(about !== undefined ? { description: about } : {}),
+      ...(urgency !== undefined ? { priority: urgency } : {}),
+      ...(parent ? { parentId: parent } : {}),
       // An owner that is not in the document was deleted since: the directive comes back unowned.
       ...(owner ? { ownerAgentId: owner } : {}),
     });
@@ -141,13 +153,15 @@ async function createDirectives(
   for (const directive of [...directives].reverse()) {
     if (!directive.status || directive.status.toLowerCase() === "active") continue;
     progress.item = `directive ${directive.id} (status ${directive.status})`;
-    await call("directive::update", { realmId, id: ids.get(directive.id), status: directive.status });
+    const id = ids.get(directive.id);
+    if (id === undefined) throw new Error(`directive ${directive.id} was not created`);
+    await systemCall(trigger, "directive::update", { realmId, id, status: directive.status });
   }
 }
 
 /** Managers before their reports; a node of an agent not in the document is left out (deleted since). */
 async function setHierarchy(
-  call: SystemCall,
+  trigger: TriggerFn,
   realmId: string,
   nodes: ExportDocument["hierarchy"],
   agentIds: Ids,
@@ -160,32 +174,34 @@ async function setHierarchy(
     progress.item = `hierarchy node ${node.agentId}`;
     // Parent-first order: a manager that has a node is placed by now; any other makes this a root.
     const reportsTo = node.reportsTo && placed.has(node.reportsTo) ? agentIds.get(node.reportsTo) : undefined;
-    await call("hierarchy::set", {
+    await systemCall(trigger, "hierarchy::set", {
       realmId,
       agentId,
       reportsTo: reportsTo ?? null,
-      ...defined({ title: node.title, capabilities: node.capabilities, rank: node.rank }),
+      ...(node.title != null ? { title: node.title } : {}),
+      ...(node.capabilities != null ? { capabilities: node.capabilities } : {}),
+      ...(node.rank != null ? { rank: node.rank } : {}),
     });
     placed.add(node.agentId);
   }
 }
 
 async function storeSecrets(
-  call: SystemCall,
+  trigger: TriggerFn,
   realmId: string,
   secrets: Record<string, string>,
   progress: { item: string },
 ): Promise<void> {
   for (const [name, value] of Object.entries(secrets)) {
     progress.item = `secret ${name}`;
-    await call("vault::set", { key: `${secretPrefix(realmId)}${name}`, value });
+    await systemCall(trigger, "vault::set", { key: `${secretPrefix(realmId)}${name}`, value });
   }
 }
 
 /** Removes the half-built realm; returns text to add to the error when even that fails. */
 async function undo(deps: ImportDeps, realmId: string): Promise<string> {
   try {
-    await purgeRealmData(deps.call, realmId);
+    await purgeRealmData(deps.trigger, realmId);
     await deps.state.delete(REALMS_SCOPE, realmId);
     return "";
   } catch (error) {
@@ -193,8 +209,16 @@ async function undo(deps: ImportDeps, realmId: string): Promise<string> {
   }
 }
 
-function defined(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(fields).filter(([, value]) => value !== undefined && value !== null),
-  );
+/**
+ * A field of the document the owning function takes as text: anything else it would refuse, and so is
+ * refused here, in its words.
+ */
+function text(field: string, value: unknown): string {
+  if (typeof value !== "string") throw new Error(`${field}: ${field} must be a string`);
+  return value;
+}
+
+/** As text, for a field the function may go without (absent or null: left out). */
+function optionalText(field: string, value: unknown): string | undefined {
+  return value === undefined || value === null ? undefined : text(field, value);
 }

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
-import { systemCaller } from "../../engine/system-call.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, isPrivileged, realmFilter, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, conflict, forbidden, isAppError, isFunctionNotFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { oldestFirst, pageFields, pageOf } from "../../shared/pagination.ts";
+import { systemCall } from "./calls.ts";
 import { purgeRealmData } from "./cascade.ts";
 import { exportRealm } from "./export.ts";
 import { importRealm } from "./import.ts";
@@ -46,14 +46,13 @@ const UPDATABLE = "name, description, status, defaultModel, maxAgents, metadata"
 export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
-  const call = systemCaller(trigger);
 
   const publish = (data: Record<string, unknown>) => publishEvent(trigger, "realm.lifecycle", data);
 
   /** A default model must be one the catalog knows now (an alias or a local model is kept as written). */
   const checkModel = async (model: string) => {
     try {
-      await call("catalog::resolve", { model });
+      await systemCall(trigger, "catalog::resolve", { model });
     } catch (error) {
       if (isFunctionNotFound(error)) return;
       if (isAppError(error) && error.code === "not_found") throw badRequest(`defaultModel: ${error.message}`);
@@ -151,7 +150,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       // cleared: when a purge fails the realm stays read-only, half purged, with its delete pending;
       // purges are idempotent, so a retried DELETE finishes the job.
       await updateRealm(state, id, (realm) => (realm.deleting ? undefined : { ...realm, deleting: true }));
-      await purgeRealmData(call, id);
+      await purgeRealmData(trigger, id);
       await state.delete(REALMS_SCOPE, id);
       publish({ type: "deleted", realmId: id });
       return { deleted: true };
@@ -170,7 +169,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       if (!scrubSecrets && !isPrivileged(ctx.auth)) {
         throw forbidden("Exporting secrets (scrubSecrets: false) requires an admin key");
       }
-      return exportRealm(call, await readRealm(state, id), scrubSecrets);
+      return exportRealm(trigger, await readRealm(state, id), scrubSecrets);
     },
   );
 
@@ -183,7 +182,7 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
     },
     async ({ data, newOwner }, ctx) => {
       requireAdmin(ctx);
-      const realmId = await importRealm({ state, call, checkModel }, data, newOwner);
+      const realmId = await importRealm({ state, trigger, checkModel }, data, newOwner);
       publish({ type: "created", realmId });
       return { imported: true, realmId };
     },
