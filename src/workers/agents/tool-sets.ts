@@ -2,7 +2,7 @@ import type { ToolSet } from "ai";
 import { call } from "../../engine/call.ts";
 import type { ChatDeps } from "./chat-deps.ts";
 import type { Agent } from "./schema.ts";
-import { agentToolIds, buildToolSet, type FunctionInfo } from "./tools.ts";
+import { agentToolIds, buildToolSet } from "./tools.ts";
 
 /**
  * Tools that give up with the turn: a call made after the abort does not start, and one in flight is

@@ -1,5 +1,6 @@
 import { jsonSchema, type ToolSet, tool } from "ai";
 import { actsForAgent, agentPrincipal } from "../../engine/acting-agent.ts";
+import type { OutputOf } from "../../engine/call.ts";
 import { report } from "../../engine/telemetry.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { matchesPattern } from "../../shared/function-pattern.ts";
@@ -49,12 +50,8 @@ export function functionIdOf(tools: ToolSet | undefined, name: string): string {
   return (tools && functionIds.get(tools)?.get(name)) ?? name;
 }
 
-export interface FunctionInfo {
-  function_id: string;
-  description?: string;
-  metadata?: Record<string, unknown>;
-  request_schema?: Record<string, unknown>;
-}
+/** What the engine tells of a function (engine::functions::info). */
+export type FunctionInfo = OutputOf<"engine::functions::info">;
 
 /** The agent's tools that exist now: its tool patterns expanded over registered functions, then capability-filtered. */
 export function agentToolIds(agent: Pick<Agent, "tools" | "capabilities">, registered: string[]): string[] {
