@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
-import { when } from "../lib/format.ts";
+import { parseJson, when } from "../lib/format.ts";
 import { href } from "../router.ts";
 import { Table } from "../table.tsx";
 import type { Answer, Item } from "../types.ts";
@@ -93,15 +93,13 @@ function Import(props: { onDone: () => void }) {
     setError(undefined);
     try {
       if (!(file instanceof File) || file.size === 0) throw new Error("Choose an exported realm file first");
-      const document = JSON.parse(await file.text());
+      const document = parseJson(await file.text(), "The file");
       const query = owner ? `?newOwner=${encodeURIComponent(owner)}` : "";
       const imported = await api<Answer<"realm::import">>(`/api/realms/import${query}`, { body: document });
       setDone(imported.realmId);
       props.onDone();
     } catch (caught) {
-      setError(
-        caught instanceof SyntaxError ? `The file is not JSON: ${caught.message}` : (caught as Error).message,
-      );
+      setError((caught as Error).message);
     }
   };
   return (

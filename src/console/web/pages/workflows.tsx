@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
-import { duration, when } from "../lib/format.ts";
+import { duration, parseJson, when } from "../lib/format.ts";
 import { href, navigate } from "../router.ts";
 import { Table } from "../table.tsx";
 import type { Answer, Workflow } from "../types.ts";
@@ -33,12 +33,7 @@ export function WorkflowsPage() {
             },
           ]}
           run={({ definition }) => {
-            let body: unknown;
-            try {
-              body = JSON.parse(definition ?? "");
-            } catch (caught) {
-              throw new Error(`The definition is not JSON: ${(caught as Error).message}`);
-            }
+            const body = parseJson(definition ?? "", "The definition");
             return api<Answer<"workflow::create">>("/api/workflows", { body }).then((created) =>
               navigate("workflows", created.id, created.realmId),
             );
@@ -145,18 +140,14 @@ function EditForm(props: { workflow: Workflow; onDone: () => void }) {
     const text = String(new FormData(event.currentTarget as HTMLFormElement).get("definition") ?? "");
     setError(undefined);
     try {
-      const changes = JSON.parse(text) as Record<string, unknown>;
+      const changes = parseJson(text, "The definition") as Record<string, unknown>;
       await api(`/api/workflows/${encodeURIComponent(workflow.id)}`, {
         method: "PATCH",
         body: { ...changes, realmId: workflow.realmId, expectedVersion: workflow.version },
       });
       props.onDone();
     } catch (caught) {
-      setError(
-        caught instanceof SyntaxError
-          ? `The definition is not JSON: ${caught.message}`
-          : (caught as Error).message,
-      );
+      setError((caught as Error).message);
     }
   };
   return (
@@ -180,17 +171,13 @@ function RunForm(props: { workflow: Workflow }) {
     const text = String(new FormData(event.currentTarget as HTMLFormElement).get("input") ?? "").trim();
     setError(undefined);
     try {
-      const input = text === "" ? undefined : JSON.parse(text);
+      const input = text === "" ? undefined : parseJson(text, "The input");
       const started = await api<Answer<"workflow::run">>("/api/workflows/run", {
         body: { workflowId: props.workflow.id, realmId: props.workflow.realmId, input, async: true },
       });
       navigate("runs", started.runId);
     } catch (caught) {
-      setError(
-        caught instanceof SyntaxError
-          ? `The input is not JSON: ${caught.message}`
-          : (caught as Error).message,
-      );
+      setError((caught as Error).message);
     }
   };
   return (
