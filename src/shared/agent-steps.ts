@@ -12,10 +12,12 @@ export const stepVariable = (name: string) => name.replace(/[^A-Za-z0-9_]/g, "_"
  * the run's input and the previous agent's answer. `agentOf` says how a step names its agent (`agent`
  * in a file, resolved by name on load; `agentId` where the id is known).
  */
-export function agentChatSteps<T extends AgentTask>(
+export function agentChatSteps<T extends AgentTask, Agent extends { agentId: string } | { agent: string }>(
   tasks: T[],
-  agentOf: (task: T) => Record<string, string>,
-): Array<Record<string, unknown>> {
+  agentOf: (task: T) => Agent,
+): Array<
+  { name: string; functionId: "agent::chat" } & Agent & { promptTemplate: string; outputVar: string }
+> {
   return tasks.map((task, index) => {
     const previous = tasks[index - 1];
     const context = previous
@@ -23,7 +25,7 @@ export function agentChatSteps<T extends AgentTask>(
       : "";
     return {
       name: task.name,
-      functionId: "agent::chat",
+      functionId: "agent::chat" as const,
       ...agentOf(task),
       promptTemplate: `${task.task}\n\nInput: {{input}}${context}`,
       outputVar: stepVariable(task.name),

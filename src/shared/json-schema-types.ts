@@ -16,8 +16,25 @@ export function comment(text: unknown, pad: string): string {
   return `${pad}/** ${text.replace(/\*\//g, "* /").replace(/\s*\n\s*/g, " ")} */\n`;
 }
 
+/** Whether a type has a `|` or `&` outside every bracket and string: `{ a: 1 } | { b: 2 }` has. */
+function combinesAtTop(type: string): boolean {
+  let depth = 0;
+  let quote = false;
+  for (let i = 0; i < type.length; i++) {
+    const char = type[i];
+    if (quote) {
+      if (char === "\\") i++;
+      else if (char === '"') quote = false;
+    } else if (char === '"') quote = true;
+    else if (char === "{" || char === "[" || char === "(" || char === "<") depth++;
+    else if (char === "}" || char === "]" || char === ")" || char === ">") depth--;
+    else if (depth === 0 && (char === "|" || char === "&")) return true;
+  }
+  return false;
+}
+
 /** A member of a union or an array's item that needs brackets to keep its meaning. */
-const grouped = (type: string) => (/[|&]/.test(type) && !/^[{[(]/.test(type) ? `(${type})` : type);
+const grouped = (type: string) => (combinesAtTop(type) ? `(${type})` : type);
 
 function union(types: string[]): string {
   const unique = [...new Set(types)];

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { agentPrincipal } from "../../engine/acting-agent.ts";
-import { call } from "../../engine/call.ts";
+import { call, type FunctionId, type InputOf } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { agentChatSteps } from "../../shared/agent-steps.ts";
@@ -16,8 +16,8 @@ export interface ReloadReport {
   problems: FileProblem[];
 }
 
-const asSystem = (trigger: TriggerFn, function_id: string, payload: unknown) =>
-  trigger({ function_id, payload, auth: systemPrincipal });
+const asSystem = <Id extends FunctionId>(trigger: TriggerFn, id: Id, input: InputOf<Id>) =>
+  call(trigger, id, input, { auth: systemPrincipal });
 
 function agentFields(config: AgentFile) {
   return {
@@ -194,13 +194,13 @@ async function scheduleHandWorkflow(
     if (!isAppError(error) || error.code !== "conflict") throw error;
     await asSystem(trigger, "workflow::update", { id: workflowId, ...definition });
   });
-  const { job } = (await asSystem(trigger, "tools::schedule_workflow", {
+  const { job } = await asSystem(trigger, "tools::schedule_workflow", {
     agentId: hand.agentId,
     workflowId,
     schedule: config.schedule,
     input: config.task ?? "",
     name,
-  })) as { job: { id: string } };
+  });
   return job.id;
 }
 
@@ -222,7 +222,7 @@ async function createOrAdopt(
   const existing = await agentByName(trigger, realmId, name);
   if (existing) return adopt(existing);
   try {
-    const { id } = (await asSystem(trigger, "agent::create", { name, realmId, ...fields })) as { id: string };
+    const { id } = await asSystem(trigger, "agent::create", { name, realmId, ...fields });
     return { id, adopted: false };
   } catch (error) {
     if (!isAppError(error) || error.code !== "conflict") throw error;

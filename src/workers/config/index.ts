@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
 import { z } from "zod";
+import { call } from "../../engine/call.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
@@ -41,20 +42,22 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
   };
   const reloadOnce = async () => {
     // Integrations first: agents declared next may name their tools.
-    const integrations = (await trigger({
-      function_id: "integration::reload",
-      payload: {},
-      auth: systemPrincipal,
-    }).catch((error: Error) => ({
+    const integrations: Partial<IntegrationsReport> & { problems: FileProblem[] } = await call(
+      trigger,
+      "integration::reload",
+      {},
+      { auth: systemPrincipal },
+    ).catch((error: Error) => ({
       problems: [{ file: join(options.home, "integrations"), message: error.message }],
-    }))) as Partial<IntegrationsReport> & { problems: FileProblem[] };
+    }));
     const report = await applyDeclared(state, trigger, readDeclared(options.home));
     // Workflows last: their steps may name the agents just declared.
-    const workflows = (await trigger({
-      function_id: "workflow::load_files",
-      payload: { directory: options.home },
-      auth: systemPrincipal,
-    })) as { loaded: string[]; unchanged: string[]; problems: FileProblem[] };
+    const workflows = await call(
+      trigger,
+      "workflow::load_files",
+      { directory: options.home },
+      { auth: systemPrincipal },
+    );
     const { problems, ...changes } = integrations;
     return {
       ...report,
@@ -90,11 +93,12 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
       const root = resolve(options.home, directory ?? ".");
       const declared = readDeclared(root);
       const workflows = checkWorkflowFiles(root);
-      const integrations = (await trigger({
-        function_id: "integration::validate",
-        payload: { directory: root },
-        auth: systemPrincipal,
-      })) as { integrations: string[]; problems: FileProblem[] };
+      const integrations = await call(
+        trigger,
+        "integration::validate",
+        { directory: root },
+        { auth: systemPrincipal },
+      );
       return {
         agents: declared.agents.map((agent) => agent.name),
         channels: declared.channels.map(

@@ -1,5 +1,5 @@
 import { rm } from "node:fs/promises";
-import { call } from "../../engine/call.ts";
+import { call, type OutputOf } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { notFound } from "../../shared/errors.ts";
@@ -20,13 +20,8 @@ export interface ToolsDeps {
   sandbox: Sandbox;
 }
 
-interface ToolAgent {
-  id: string;
-  realmId: string;
-  model: string;
-  name: string;
-  egress?: { allowDomains?: string[] } | null;
-}
+/** An agent as the agents worker answers it (agent::get). */
+export type ToolAgent = OutputOf<"agent::get">;
 
 /** The agent as the caller sees it: another realm's agent is refused by the agents worker itself. */
 export async function agentOf(trigger: TriggerFn, agentId: string): Promise<ToolAgent> {

@@ -20,7 +20,7 @@ import { ALL_TOOLS } from "./catalog.ts";
 import { agentOf, type ToolsDeps, toolContext } from "./context.ts";
 import { matchesPolicy } from "./policy.ts";
 import { purgeAgent, purgeRealm } from "./purge.ts";
-import { scheduleWorkflow } from "./schedule/store.ts";
+import { jobRecord, scheduleWorkflow } from "./schedule/store.ts";
 import { sweepDue } from "./schedule/sweep.ts";
 import type { Tool } from "./tool.ts";
 
@@ -156,10 +156,11 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
         input: z.string().max(8000).default(""),
         name: z.string().max(200).optional(),
       }),
+      output: z.object({ job: jobRecord }),
     },
     async (input, ctx) => {
       requireAdmin(ctx);
-      const agent = (await agentOf(trigger, input.agentId)) as { realmId: string };
+      const agent = await agentOf(trigger, input.agentId);
       return { job: await scheduleWorkflow(deps.state, agent.realmId, input) };
     },
   );
@@ -215,13 +216,11 @@ async function approvalGate(
   if (!agentId) return;
   const risky = typeof tool.risky === "function" ? tool.risky(input) : tool.risky === true;
   if (!risky) return;
-  const agent = (await agentOf(deps.trigger, agentId)) as {
-    toolPolicies?: Record<string, { approval?: string }>;
-  };
+  const agent = await agentOf(deps.trigger, agentId);
   if (!matchesPolicy(agent.toolPolicies, tool.id, "required")) return;
   await awaitApproval(deps.state, deps.trigger, {
     agentId,
-    realmId: (agent as { realmId: string }).realmId,
+    realmId: agent.realmId,
     functionId: tool.id,
     input,
     signal: call.signal,

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import type { NetworkPolicy } from "../../shared/net/guarded-request.ts";
 import type { Egress, Sandbox } from "../../shared/process/sandbox/index.ts";
+import type { ToolAgent } from "./context.ts";
 
 /** What every tool's `run` gets besides its input: the call, the service's parts, and the sandbox. */
 export interface ToolContext {
@@ -11,7 +12,7 @@ export interface ToolContext {
   dataDir: string;
   policy: NetworkPolicy;
   /** The agent, after checking the caller may act as it (another realm's agent is refused). */
-  agent(agentId: string): Promise<{ id: string; realmId: string; model: string; name: string }>;
+  agent(agentId: string): Promise<ToolAgent>;
   /** The agent's workspace directory (created on first use), after the same check. */
   workspace(agentId: string): Promise<string>;
   /** Where every program a tool starts runs. */
