@@ -1,3 +1,4 @@
+import { agentPrincipal } from "../../engine/acting-agent.ts";
 import type { Principal, TriggerFn } from "../../engine/types.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
@@ -203,7 +204,7 @@ async function runStep(call: StepCall, step: Step, extra: Record<string, unknown
 function stepPrincipal(run: Run, step: Step): Principal | undefined {
   const agentId = step.agentId ?? run.agentId;
   if (!agentId || !step.functionId.startsWith("tool::")) return run.principal;
-  return { kind: "realm", realmId: run.realmId ?? DEFAULT_REALM_ID, keyId: `agent:${agentId}` };
+  return agentPrincipal({ id: agentId, realmId: run.realmId ?? DEFAULT_REALM_ID });
 }
 
 /** A function that refuses its payload (400) is told apart from one that failed doing its work. */
