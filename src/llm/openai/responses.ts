@@ -54,6 +54,11 @@ export function chunkWriter(meta: CompletionMeta, model: string) {
     `data: ${JSON.stringify({ ...meta, object: "chat.completion.chunk", model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 }
 
+/** A chunk's delta handing over tool calls, numbered from `first` (later calls of a stream go on from there). */
+export function toolCallsDelta(calls: OpenAiToolCall[], first = 0): { tool_calls: unknown[] } {
+  return { tool_calls: calls.map((call, offset) => ({ index: first + offset, ...call })) };
+}
+
 /** The usage event that ends a stream whose client asked for it (`stream_options.include_usage`). */
 export function usageChunk(meta: CompletionMeta, model: string, usage: Usage): string {
   return `data: ${JSON.stringify({ ...meta, object: "chat.completion.chunk", model, choices: [], usage: toOpenAiUsage(usage) })}\n\n`;

@@ -7,6 +7,7 @@ import {
   DONE_EVENT,
   errorEvent,
   newCompletionMeta,
+  toolCallsDelta,
   usageChunk,
 } from "../../llm/openai/responses.ts";
 import { toOpenAiToolCalls } from "../../llm/openai/tools.ts";
@@ -101,8 +102,7 @@ async function* agentChunks(
       yield chunk({ role: "assistant", content: "" }, null);
     } else if (event.type === "text") yield chunk({ content: event.text }, null);
     else if (event.type === "tool_call") {
-      const [call] = toOpenAiToolCalls([event]);
-      yield chunk({ tool_calls: [{ index: calls++, ...call }] }, null);
+      yield chunk(toolCallsDelta(toOpenAiToolCalls([event]), calls++), null);
     }
   }
   yield DONE_EVENT;

@@ -14,6 +14,7 @@ import {
   errorEvent,
   newCompletionMeta,
   toChatCompletion,
+  toolCallsDelta,
   usageChunk,
 } from "../../llm/openai/responses.ts";
 import { fromOpenAiToolChoice, fromOpenAiTools } from "../../llm/openai/tools.ts";
@@ -217,7 +218,7 @@ async function* streamResult(
   yield chunk({ role: "assistant", content: "" }, null);
   if (result.content) yield chunk({ content: result.content }, null);
   const calls = clientToolCalls(result);
-  if (calls) yield chunk({ tool_calls: calls.map((call, index) => ({ index, ...call })) }, null);
+  if (calls) yield chunk(toolCallsDelta(calls), null);
   yield chunk({}, toOpenAiFinishReason(result.finishReason, calls !== undefined));
   if (includeUsage) yield usageChunk(meta, result.model, result.usage);
   yield DONE_EVENT;

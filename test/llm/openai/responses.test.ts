@@ -5,6 +5,7 @@ import {
   DONE_EVENT,
   newCompletionMeta,
   toChatCompletion,
+  toolCallsDelta,
   usageChunk,
 } from "../../../src/llm/openai/responses.ts";
 import { serverSentData } from "../../../src/llm/passthrough.ts";
@@ -122,5 +123,24 @@ describe("streamed chunks", () => {
       (event) => JSON.parse(event.slice(6)).id,
     );
     expect(ids).toEqual([fresh.id, fresh.id]);
+  });
+
+  it("hand over tool calls whole, numbered as OpenAI numbers a stream's calls", () => {
+    const documented = fixtures.chunks("chat-completion-tool-calls")[0]?.choices?.[0]?.delta?.tool_calls?.[0];
+    const calls = [
+      {
+        id: "call_DdmO9pD3xa9XTPNJ32zg2hcA",
+        type: "function" as const,
+        function: { name: "get_weather", arguments: '{"location":"Paris, France"}' },
+      },
+      { id: "call_2", type: "function" as const, function: { name: "get_time", arguments: "{}" } },
+    ];
+    const delta = toolCallsDelta(calls);
+    expect(shape(delta.tool_calls[0])).toEqual(shape(documented));
+    expect(delta.tool_calls).toMatchObject([
+      { index: 0, ...calls[0] },
+      { index: 1, id: "call_2" },
+    ]);
+    expect(toolCallsDelta([calls[1] as (typeof calls)[number]], 3).tool_calls).toMatchObject([{ index: 3 }]);
   });
 });
