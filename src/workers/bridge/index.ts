@@ -1,3 +1,4 @@
+import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
@@ -139,6 +140,7 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
       description:
         "Hand work to a runtime: {runtimeId, agentId?, context?, prompt?} → {runId, status} at once",
       input: invokeInput,
+      metadata: ACTS_FOR_AGENT,
       output: invokeStarted,
     },
     async ({ runtimeId, agentId, context, prompt }, ctx) => {

@@ -1,3 +1,4 @@
+import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
@@ -116,6 +117,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       id: "hierarchy::chain",
       description: "An agent's chain of command, itself first, root last: {chain} (empty outside the chart)",
       input: agentInput,
+      metadata: ACTS_FOR_AGENT,
       output: chainAnswer,
     },
     async ({ realmId, agentId }, ctx) => {

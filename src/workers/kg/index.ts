@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { call } from "../../engine/call.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { InvocationContext } from "../../engine/types.ts";
@@ -45,6 +46,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::add_temporal",
       description: "Add the next version of an entity to an agent's graph",
       input: addInput,
+      metadata: ACTS_FOR_AGENT,
       output: entityVersion,
     },
     async (input, ctx) => {
@@ -59,6 +61,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::query_temporal",
       description: "An entity and what it reaches within depth, now or over a time range: its versions",
       input: queryInput,
+      metadata: ACTS_FOR_AGENT,
       output: z.array(entityVersion),
     },
     async (input, ctx) => {
@@ -72,6 +75,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::traverse",
       description: "Breadth-first from an entity: {adjacency, paths, nodeCount}",
       input: traverseInput,
+      metadata: ACTS_FOR_AGENT,
       output: traversalAnswer,
     },
     async (input, ctx) => {
@@ -85,6 +89,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::timeline",
       description: "Every version of an entity, oldest first",
       input: timelineInput,
+      metadata: ACTS_FOR_AGENT,
       output: timelineAnswer,
     },
     async ({ agentId, entity }, ctx) => {
@@ -98,6 +103,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::diff",
       description: "An entity at timestamp1 against timestamp2: {added, removed, modified}",
       input: diffInput,
+      metadata: ACTS_FOR_AGENT,
       output: diffAnswer,
     },
     async ({ agentId, entity, timestamp1, timestamp2 }, ctx) => {
@@ -111,6 +117,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       id: "kg::stats",
       description: "{totalEntities, totalRelations, avgDegree, connectedComponents} of an agent's graph",
       input: statsInput,
+      metadata: ACTS_FOR_AGENT,
       output: statsAnswer,
     },
     async ({ agentId }, ctx) => {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import { RecentReads } from "../../engine/state/watch.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
@@ -92,6 +93,7 @@ export function registerLedger(
       description:
         "May the agent spend? Its own budget and the realm's both apply; the tighter one is reported",
       input: checkInput,
+      metadata: ACTS_FOR_AGENT,
       output: checkResult,
     },
     async ({ realmId, agentId }, ctx) => {

@@ -1,3 +1,4 @@
+import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { call } from "../../engine/call.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
@@ -149,6 +150,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       description:
         "An agent takes a mission (from backlog, queued or blocked): atomic, of concurrent checkouts one wins",
       input: checkoutInput,
+      metadata: ACTS_FOR_AGENT,
       output: missionRecord,
     },
     async ({ realmId, id, agentId }, ctx) => {
@@ -166,6 +168,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       id: "mission::release",
       description: "The assignee gives a mission back: queued, unassigned",
       input: checkoutInput,
+      metadata: ACTS_FOR_AGENT,
       output: missionRecord,
     },
     async ({ realmId, id, agentId }, ctx) => {
@@ -182,6 +185,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       id: "mission::transition",
       description: "Move a mission to another status (refused moves are a 409 naming both states)",
       input: transitionInput,
+      metadata: ACTS_FOR_AGENT,
       output: missionRecord,
     },
     async ({ realmId, id, status, agentId, reason, expectedVersion }, ctx) => {

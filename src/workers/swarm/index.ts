@@ -1,3 +1,4 @@
+import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { call } from "../../engine/call.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
@@ -94,6 +95,7 @@ export function registerSwarm(
       id: "swarm::broadcast",
       description: "A member's observation, proposal or vote (for, against, abstain; the latest counts)",
       input: broadcastInput,
+      metadata: ACTS_FOR_AGENT,
       output: broadcastAck,
     },
     async (input, ctx) => {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ACTS_FOR_AGENT } from "../../../src/engine/acting-agent.ts";
 import type { InvocationContext } from "../../../src/engine/types.ts";
 import { call, createAgent, createRealm } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
@@ -82,6 +84,36 @@ describe("agents in their realm", () => {
     });
     const principal = { kind: "realm", realmId: realm.id, keyId: `agent:${id}`, agentId: id };
     expect(seen).toEqual([principal, principal]);
+  });
+
+  it("act for themselves through a function that acts for its caller, whatever agentId the model writes", async () => {
+    const seen: unknown[] = [];
+    env.server.service.engine
+      .worker("test")
+      .registerFunction(
+        {
+          id: "test::own",
+          input: z.strictObject({ agentId: z.string(), note: z.string() }),
+          metadata: ACTS_FOR_AGENT,
+        },
+        (input) => {
+          seen.push(input);
+          return { ok: true };
+        },
+      );
+    const realm = await createRealm(env.server);
+    const other = await createAgent(env.server, realm.id, { name: "other" });
+    const id = await createAgent(env.server, realm.id, { name: "self", tools: ["test::own"] });
+    env.fake.reply(
+      { toolCalls: [{ name: "test__own", arguments: { agentId: other, note: "steered" } }] },
+      { content: "done" },
+    );
+    expect((await message(id)).status).toBe(200);
+    type Offered = { function: { name: string; parameters: { properties: Record<string, unknown> } } };
+    const offered = env.fake.requests.at(-2)?.tools as Offered[];
+    const tool = offered.find((entry) => entry.function.name === "test__own");
+    expect(Object.keys(tool?.function.parameters.properties ?? {})).toEqual(["note"]);
+    expect(seen).toEqual([{ agentId: id, note: "steered" }]);
   });
 
   it("say who is over which budget when the ledger gives no reason", async () => {
