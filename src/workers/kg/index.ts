@@ -181,6 +181,7 @@ function registerTools(worker: WorkerClient): void {
       description:
         "Record a fact in your knowledge graph: an entity (name, type, properties) and its relations to other entities. Adding an entity again makes a new version; the old one stays in its history.",
       input: addInput,
+      metadata: ACTS_FOR_AGENT,
       output: entityVersion,
     },
     (input) => call(trigger, "kg::add_temporal", input),
@@ -191,6 +192,7 @@ function registerTools(worker: WorkerClient): void {
       description:
         "Look up an entity in your knowledge graph with what it is related to within depth steps; give timeRange {from, to} in epoch ms for what held back then.",
       input: queryInput,
+      metadata: ACTS_FOR_AGENT,
       output: z.array(entityVersion),
     },
     (input) => call(trigger, "kg::query_temporal", input),
@@ -204,6 +206,7 @@ function registerTools(worker: WorkerClient): void {
         entity: entityName("entity"),
         depth: z.number().int().min(1).max(3).default(2),
       }),
+      metadata: ACTS_FOR_AGENT,
       output: z.object({ mermaid: z.string() }),
     },
     async ({ agentId, entity, depth }) => {
