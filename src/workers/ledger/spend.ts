@@ -28,7 +28,7 @@ export interface LedgerDeps {
  * and a redelivered eventId (every cluster node's subscriber receives each `cost.incurred`) finds the
  * whole outcome or nothing.
  *
- * Spends of one realm are counted in groups (issue #14): those that arrive while a group is being
+ * Spends of one realm are counted in groups (issue #14, group-commit.ts): those that arrive while a group is being
  * written wait and go together in the next, which reads the budgets once, charges them in arrival order
  * and writes one transaction. A lone spend is a group of one; a busy realm no longer writes its budget
  * record once per spend, one after the other. Retries only happen across nodes.
@@ -46,6 +46,8 @@ export function spendsSettled(deps: LedgerDeps, realmId: string): Promise<void> 
 export async function allSpendsSettled(deps: LedgerDeps): Promise<void> {
   await queues.get(deps)?.allSettled();
 }
+
+type Outcome = Settlement<SpendEvent>;
 
 interface QueuedSpend {
   input: SpendInput;
@@ -71,13 +73,9 @@ function spendQueue(deps: LedgerDeps): GroupCommitQueue<QueuedSpend, SpendEvent>
   return queue;
 }
 
-async function settleGroup(
-  deps: LedgerDeps,
-  realmId: string,
-  group: QueuedSpend[],
-): Promise<Array<Settlement<SpendEvent>>> {
+async function settleGroup(deps: LedgerDeps, realmId: string, group: QueuedSpend[]): Promise<Outcome[]> {
   await deps.realm?.before(realmId);
-  let outcomes: Array<Settlement<SpendEvent>> | undefined;
+  let outcomes: Outcome[] | undefined;
   try {
     for (let attempt = 0; attempt < MAX_ATTEMPTS && !outcomes; attempt++) {
       if (attempt > 0) await pause(Math.random() * Math.min(2 ** attempt, 50));
@@ -94,7 +92,6 @@ async function settleGroup(
   return outcomes;
 }
 
-type Outcome = Settlement<SpendEvent>;
 type Versioned<T> = { value: T; version: number } | null;
 
 /**
