@@ -1,8 +1,7 @@
-import { call } from "../../engine/call.ts";
-import { systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { notFound } from "../../shared/errors.ts";
 import { pageOf } from "../../shared/pagination.ts";
+import { vaultSecret } from "../../shared/vault-secret.ts";
 import { createAvailability } from "./availability.ts";
 import { aliasTable, bestUsableModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
 import { testProvider } from "./provider-test.ts";
@@ -44,19 +43,7 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
   const availability = createAvailability({
     env: options.env,
     fetch: options.fetch ?? fetch,
-    readSecret: async (key) => {
-      try {
-        const secret = await call(
-          worker.trigger.bind(worker),
-          "vault::get",
-          { key },
-          { auth: systemPrincipal },
-        );
-        return typeof secret?.value === "string" && secret.value !== "" ? secret.value : undefined;
-      } catch {
-        return undefined; // no vault, or it cannot be read: not configured
-      }
-    },
+    readSecret: (key) => vaultSecret(worker.trigger.bind(worker), key),
   });
 
   worker.registerFunction(

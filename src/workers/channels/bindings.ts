@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { type InvocationContext, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { assertRealmAccess, DEFAULT_REALM_ID, realmFilter } from "../../shared/access.ts";
@@ -8,11 +9,8 @@ import { BINDINGS_SCOPE, type Binding, bindingKey, storedBinding } from "./schem
 
 /** The agent as the caller sees it: another realm's agent is refused by the agents worker. */
 async function agentRealm(trigger: TriggerFn, agentId: string): Promise<string> {
-  const agent = (await trigger({ function_id: "agent::get", payload: { id: agentId } })) as {
-    realmId?: string;
-    status?: string;
-  };
-  if (!agent?.realmId || agent.status === "deleting") throw notFound(`Agent ${agentId} not found`);
+  const agent = await call(trigger, "agent::get", { id: agentId });
+  if (agent.status === "deleting") throw notFound(`Agent ${agentId} not found`);
   return agent.realmId;
 }
 
@@ -22,12 +20,8 @@ async function agentRealm(trigger: TriggerFn, agentId: string): Promise<string> 
  */
 async function realmOfAgent(trigger: TriggerFn, agentId: string): Promise<string | undefined> {
   try {
-    const agent = (await trigger({
-      function_id: "agent::get",
-      payload: { id: agentId },
-      auth: systemPrincipal,
-    })) as { realmId?: string; status?: string } | null;
-    return agent?.status === "deleting" ? undefined : agent?.realmId;
+    const agent = await call(trigger, "agent::get", { id: agentId }, { auth: systemPrincipal });
+    return agent.status === "deleting" ? undefined : agent.realmId;
   } catch (error) {
     if (isAppError(error) && error.code === "not_found") return undefined;
     throw error;

@@ -6,10 +6,12 @@ import {
   genericVaultName,
   verifyGenericSignature,
 } from "../../channels/generic.ts";
+import { call } from "../../engine/call.ts";
 import type { Principal } from "../../engine/types.ts";
 import { isAppError } from "../../shared/errors.ts";
 import { guardedRequest, type NetworkPolicy } from "../../shared/net/guarded-request.ts";
-import { bindingOf, type ChannelDeps, secret } from "./pipeline.ts";
+import { vaultSecret } from "../../shared/vault-secret.ts";
+import { bindingOf, type ChannelDeps } from "./pipeline.ts";
 
 export const PLACEHOLDER = "[Unrecognized webhook payload]";
 
@@ -27,7 +29,7 @@ export async function inbound(
   const channelId =
     envelope.path_params.channelId || (typeof query.channel === "string" && query.channel) || "default";
   if (caller.kind === "anonymous") {
-    const key = await secret(deps.trigger, genericVaultName(channelId));
+    const key = await vaultSecret(deps.trigger, genericVaultName(channelId));
     const problem = key
       ? verifyGenericSignature(envelope, key)
       : "Send an API key, or X-Signature-256 when the channel has a secret in the vault";
@@ -42,15 +44,18 @@ export async function inbound(
   const { agentId, realmId } = await bindingOf(deps, "webhook", channelId);
   let content: string;
   try {
-    const answer = (await deps.trigger({
-      function_id: "agent::chat",
-      payload: { agentId, message: text ?? PLACEHOLDER, sessionId: `webhook:${channelId}` },
-      auth:
-        caller.kind === "anonymous"
-          ? { kind: "realm", realmId, keyId: `channel:webhook:${channelId}` }
-          : caller,
-    })) as { content?: string };
-    content = answer.content ?? "";
+    const answer = await call(
+      deps.trigger,
+      "agent::chat",
+      { agentId, message: text ?? PLACEHOLDER, sessionId: `webhook:${channelId}` },
+      {
+        auth:
+          caller.kind === "anonymous"
+            ? { kind: "realm", realmId, keyId: `channel:webhook:${channelId}` }
+            : caller,
+      },
+    );
+    content = answer.content;
   } catch (error) {
     if (isAppError(error)) return { status_code: error.status, body: { error: error.message } };
     throw error;

@@ -1,12 +1,14 @@
 import { type Envelope, ok, type Reply, refused } from "../../channels/envelope.ts";
 import { genericVaultName } from "../../channels/generic.ts";
 import { splitReply } from "../../channels/split-reply.ts";
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { report } from "../../engine/telemetry.ts";
-import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { newId } from "../../shared/ids.ts";
+import { vaultSecret } from "../../shared/vault-secret.ts";
 import { bindingAt } from "./bindings.ts";
 import { enqueue } from "./queue.ts";
 import type { Binding, ChannelJob } from "./schema.ts";
@@ -23,18 +25,6 @@ export interface ChannelDeps {
   env: NodeJS.ProcessEnv;
   /** Starts work on queued jobs now instead of at the next sweep. */
   kick(): void;
-}
-
-/** A vault secret, or undefined when it is not set (or the vault cannot be read). */
-export async function secret(trigger: TriggerFn, key: string): Promise<string | undefined> {
-  try {
-    const found = (await trigger({ function_id: "vault::get", payload: { key }, auth: systemPrincipal })) as {
-      value?: string;
-    } | null;
-    return found?.value || undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -59,7 +49,8 @@ export async function missingVaultEntries(
     : [[genericVaultName(channelId), "only callers with an API key can post to this webhook"]];
   const warnings: string[] = [];
   for (const [name, consequence] of needed)
-    if (name && !(await secret(trigger, name))) warnings.push(`${name} is not in the vault: ${consequence}`);
+    if (name && !(await vaultSecret(trigger, name)))
+      warnings.push(`${name} is not in the vault: ${consequence}`);
   return warnings;
 }
 
@@ -83,12 +74,12 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   if (envelope.method === "GET") {
     if (!adapter.verifyGet) return { status_code: 405, body: { error: `${platform} webhooks are POST` } };
     const names = adapter.vault;
-    const token = names.verifyToken && (await secret(deps.trigger, names.verifyToken));
+    const token = names.verifyToken && (await vaultSecret(deps.trigger, names.verifyToken));
     if (!token) return refused(`${platform} is not configured: store ${names.verifyToken} in the vault`);
     return adapter.verifyGet(envelope, token);
   }
   const key = adapter.vault.secret;
-  const proof = await secret(deps.trigger, key);
+  const proof = await vaultSecret(deps.trigger, key);
   if (!proof) return refused(`${platform} is not configured: store ${key} in the vault`);
   const problem = adapter.verify(envelope, proof, Date.now(), deps.env);
   if (problem) return refused(problem);
@@ -140,17 +131,24 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   return reply ?? ok();
 }
 
+/** Who a channel's turn runs as: the bound agent's realm, named for the platform in audit records. */
+const channelPrincipal = (job: ChannelJob): Principal => ({
+  kind: "realm",
+  realmId: job.realmId,
+  keyId: `channel:${job.platform}`,
+});
+
 /** A platform that wants the answer in the response gets it, unless the turn is slow: then it is queued. */
 async function respondAtOnce(deps: ChannelDeps, adapter: Adapter, job: ChannelJob): Promise<Reply> {
   const respond = adapter.respond as (text: string) => Reply;
   try {
-    const answer = (await deps.trigger({
-      function_id: "agent::chat",
-      payload: { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
-      auth: { kind: "realm", realmId: job.realmId, keyId: `channel:${job.platform}` },
-      timeout_ms: adapter.syncTimeoutMs ?? 9000,
-    })) as { content?: string };
-    return respond(answer.content ?? "");
+    const answer = await call(
+      deps.trigger,
+      "agent::chat",
+      { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
+      { auth: channelPrincipal(job), timeout_ms: adapter.syncTimeoutMs ?? 9000 },
+    );
+    return respond(answer.content);
   } catch (error) {
     if ((error as { code?: string }).code !== "timeout")
       return respond(`Sorry, that failed: ${(error as Error).message}`);
@@ -191,16 +189,17 @@ export async function work(
   const adapter = adapters.get(job.platform);
   if (!adapter) throw new Error(`No adapter for ${job.platform}`);
   if (job.phase === "turn") {
-    const answer = (await deps.trigger({
-      function_id: "agent::chat",
-      payload: { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
-      auth: { kind: "realm", realmId: job.realmId, keyId: `channel:${job.platform}` },
-    })) as { content?: string };
-    const reply = answer.content?.trim();
+    const answer = await call(
+      deps.trigger,
+      "agent::chat",
+      { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
+      { auth: channelPrincipal(job) },
+    );
+    const reply = answer.content.trim();
     return reply ? { ...job, phase: "deliver", reply, delivered: 0, lastError: undefined } : null;
   }
   const tokenName = adapter.vault.token;
-  const token = tokenName ? await secret(deps.trigger, tokenName) : undefined;
+  const token = tokenName ? await vaultSecret(deps.trigger, tokenName) : undefined;
   if (tokenName && !token) {
     const reason = `store ${tokenName} in the vault to reply on ${adapter.platform}`;
     deliveryFailed(deps.trigger, job, reason);
