@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import type { AgentOS } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
+import { call, type FunctionId, type InputOf } from "../engine/call.ts";
+import type { TriggerFn } from "../engine/types.ts";
 import { readDeclared } from "../workers/config/files.ts";
 import { readIntegrations } from "../workers/integrations/files.ts";
 import { checkWorkflowFiles } from "../workers/workflow/check-file.ts";
@@ -36,6 +38,12 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
+/** The service's functions, called with its own rights (the CLI runs where the data is). */
+const triggerOf =
+  (service: AgentOS): TriggerFn =>
+  (request) =>
+    service.engine.trigger(request);
+
 function print(value: unknown): void {
   process.stdout.write(`${typeof value === "string" ? value : JSON.stringify(value, null, 2)}\n`);
 }
@@ -44,12 +52,7 @@ export async function configSetKey(provider: string, key: string): Promise<void>
   const id = provider.toLowerCase();
   await withService(async (service) => {
     // A misspelt provider would store a key nothing ever reads: the catalog must know it.
-    const { providers } = (await service.engine.trigger({
-      function_id: "catalog::providers",
-      payload: {},
-    })) as {
-      providers: Array<{ id: string }>;
-    };
+    const { providers } = await call(triggerOf(service), "catalog::providers", {});
     const ids = providers.map((entry) => entry.id);
     if (!ids.includes(id)) {
       const near = ids.filter((known) => editDistance(known, id) <= 2);
@@ -57,17 +60,14 @@ export async function configSetKey(provider: string, key: string): Promise<void>
         `Unknown provider "${provider}"${near.length ? ` (did you mean ${near.join(" or ")}?)` : ""}; the providers are: ${ids.join(", ")}`,
       );
     }
-    await service.engine.trigger({
-      function_id: "vault::set",
-      payload: { key: `provider:${id}:api_key`, value: key },
-    });
+    await call(triggerOf(service), "vault::set", { key: `provider:${id}:api_key`, value: key });
   });
   print(`Stored the ${provider} API key in the vault (encrypted).`);
 }
 
 /** Loads the files again; a file it skipped is named on stderr with why, and the exit code is 1. */
 export async function configReload(): Promise<void> {
-  const report = await callService<{ problems?: Problem[] }>(
+  const report = await callService(
     { method: "POST", path: "/api/config/reload", body: {} },
     "config::reload",
     {},
@@ -109,23 +109,20 @@ export function configValidate(directory = "."): void {
 }
 
 export async function configSetSecret(name: string, value: string): Promise<void> {
-  await withService((service) =>
-    service.engine.trigger({ function_id: "vault::set", payload: { key: name, value } }),
-  );
+  await withService((service) => call(triggerOf(service), "vault::set", { key: name, value }));
   print(`Stored ${name} in the vault (encrypted).`);
 }
 
-/** A function of the service, called with the service's own rights (the CLI runs where the data is). */
-const call = (function_id: string, payload: Record<string, unknown>) =>
-  withService((service) => service.engine.trigger({ function_id, payload }));
+/** One function of the service, called in a service started for it. */
+const callOnce = <Id extends FunctionId>(id: Id, input: InputOf<Id>) =>
+  withService((service) => call(triggerOf(service), id, input));
 
 export async function channelsBind(platform: string, channelId: string, agent: string): Promise<void> {
   print(
     await withService(async (service) => {
-      const trigger = (function_id: string, payload: Record<string, unknown>) =>
-        service.engine.trigger({ function_id, payload });
+      const trigger = triggerOf(service);
       const agentId = await agentIdOrName(trigger, agent);
-      return trigger("channel::bind", { platform, channelId, agentId });
+      return call(trigger, "channel::bind", { platform, channelId, agentId });
     }),
   );
 }
@@ -134,19 +131,13 @@ export async function channelsBind(platform: string, channelId: string, agent: s
  * The id of the agent `ref` names: an id as it is, else the one agent of that name (the CLI sees every
  * realm, so a name several realms share is refused with their ids rather than one picked).
  */
-async function agentIdOrName(
-  trigger: (functionId: string, payload: Record<string, unknown>) => Promise<unknown>,
-  ref: string,
-): Promise<string> {
-  const byId = (await trigger("agent::get", { id: ref }).catch(() => null)) as { id: string } | null;
+async function agentIdOrName(trigger: TriggerFn, ref: string): Promise<string> {
+  const byId = await call(trigger, "agent::get", { id: ref }).catch(() => null);
   if (byId) return byId.id;
   const named: Array<{ id: string; realmId: string }> = [];
   let cursor: string | undefined;
   do {
-    const page = (await trigger("agent::list", { limit: 200, ...(cursor ? { cursor } : {}) })) as {
-      agents: Array<{ id: string; name: string; realmId: string }>;
-      nextCursor: string | null;
-    };
+    const page = await call(trigger, "agent::list", { limit: 200, ...(cursor ? { cursor } : {}) });
     named.push(...page.agents.filter((candidate) => candidate.name === ref));
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
@@ -161,11 +152,11 @@ export async function channelsList(options: {
   platform?: string;
   json?: boolean;
 }): Promise<void> {
-  const answer = (await call("channel::bindings", {
+  const answer = await callOnce("channel::bindings", {
     realmId: options.realm,
     platform: options.platform,
     limit: 200,
-  })) as { bindings: Array<{ platform: string; channelId: string; agentId: string; realmId: string }> };
+  });
   output(options.json, answer, () =>
     table(
       ["platform", "channel", "agent", "realm"],
@@ -175,34 +166,18 @@ export async function channelsList(options: {
 }
 
 export async function channelsUnbind(platform: string, channelId: string): Promise<void> {
-  await call("channel::unbind", { platform, channelId });
+  await callOnce("channel::unbind", { platform, channelId });
   print(`Unbound ${platform}:${channelId}.`);
 }
 
 export async function keysCreate(options: { realm?: string; name?: string }): Promise<void> {
-  const created = (await withService((service) =>
-    service.engine.trigger({
-      function_id: "auth::keys::create",
-      payload: { realmId: options.realm, name: options.name },
-    }),
-  )) as { key: string; id: string };
+  const created = await callOnce("auth::keys::create", { realmId: options.realm, name: options.name });
   print(created);
   process.stderr.write("The key is shown only now; store it safely.\n");
 }
 
 export async function keysList(options: { json?: boolean }): Promise<void> {
-  const answer = (await withService((service) =>
-    service.engine.trigger({ function_id: "auth::keys::list", payload: {} }),
-  )) as {
-    keys: Array<{
-      id: string;
-      name: string;
-      role: string;
-      realmId?: string;
-      hint: string;
-      createdAt: string;
-    }>;
-  };
+  const answer = await callOnce("auth::keys::list", {});
   output(options.json, answer, () =>
     table(
       ["id", "name", "role", "realm", "hint", "created"],
@@ -212,9 +187,7 @@ export async function keysList(options: { json?: boolean }): Promise<void> {
 }
 
 export async function keysRevoke(id: string): Promise<void> {
-  await withService((service) =>
-    service.engine.trigger({ function_id: "auth::keys::revoke", payload: { id } }),
-  );
+  await callOnce("auth::keys::revoke", { id });
   print(`Revoked ${id}.`);
 }
 

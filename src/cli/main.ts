@@ -27,7 +27,7 @@ import {
   workflowsRun,
   workflowsRuns,
 } from "./daily.ts";
-import { migrateFramework, migrateReport, migrateScan } from "./migrate.ts";
+import { MIGRATION_FRAMEWORKS, migrateFramework, migrateReport, migrateScan } from "./migrate.ts";
 
 const JSON_HELP = "print JSON instead of a table";
 
@@ -81,7 +81,7 @@ migrate
   .description("Every migration's report added up")
   .option("--format <format>", "json or markdown", "json")
   .action(migrateReport);
-for (const framework of ["openclaw", "langchain", "langgraph", "crewai", "autogen", "openfang"]) {
+for (const framework of MIGRATION_FRAMEWORKS) {
   migrate
     .command(`${framework} <path>`)
     .description(`Migrate a ${framework} project or configuration file`)

@@ -1,24 +1,16 @@
 import { resolve } from "node:path";
 import { callService } from "./service-call.ts";
 
-interface Report {
-  id: string;
-  dryRun: boolean;
-  configPath: string;
-  version?: string;
-  items: Array<{ type: string; name: string; path: string; status: string }>;
-  skipped: Array<{ type: string; name: string; reason: string }>;
-  flags: Array<{ type: string; name: string; message: string }>;
-  secrets: Array<{ vaultName: string; status: string }>;
-  errors: Array<{ message: string }>;
-  summary: {
-    migrated: number;
-    unchanged: number;
-    skipped: number;
-    errors: number;
-    byType: Record<string, { migrated: number; skipped: number }>;
-  };
-}
+/** The frameworks `agentos migrate <framework>` migrates: each has its function migrate::<framework>. */
+export const MIGRATION_FRAMEWORKS = [
+  "openclaw",
+  "langchain",
+  "langgraph",
+  "crewai",
+  "autogen",
+  "openfang",
+] as const;
+export type MigrationFramework = (typeof MIGRATION_FRAMEWORKS)[number];
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 const pad = (text: string, width: number) => text.padEnd(width);
@@ -40,15 +32,11 @@ function table(rows: string[][]): void {
 export async function migrateScan(directory: string | undefined, options: { json?: boolean }): Promise<void> {
   const baseDir = directory ? resolve(directory) : undefined;
   const query = baseDir ? `?baseDir=${encodeURIComponent(baseDir)}` : "";
-  const result = await callService<{
-    frameworks: Array<{
-      framework: string;
-      detected: boolean;
-      configPath: string | null;
-      version: string | null;
-    }>;
-    summary: { found: number; scanned: number };
-  }>({ method: "GET", path: `/api/migrate/scan${query}` }, "migrate::scan", baseDir ? { baseDir } : {});
+  const result = await callService(
+    { method: "GET", path: `/api/migrate/scan${query}` },
+    "migrate::scan",
+    baseDir ? { baseDir } : {},
+  );
   if (options.json) {
     out(JSON.stringify(result, null, 2));
     return;
@@ -68,14 +56,14 @@ export async function migrateScan(directory: string | undefined, options: { json
 
 /** Runs one migration and prints a line per item, then the summary by type. */
 export async function migrateFramework(
-  framework: string,
+  framework: MigrationFramework,
   path: string,
   options: { dryRun?: boolean },
 ): Promise<void> {
   const body = { configPath: resolve(path), dryRun: Boolean(options.dryRun) };
-  const report = await callService<Report>(
+  const report = await callService(
     { method: "POST", path: `/api/migrate/${framework}`, body },
-    `migrate::${framework}`,
+    `migrate::${framework}` as const,
     body,
   );
   out(
@@ -118,10 +106,14 @@ export async function migrateFramework(
 
 export async function migrateReport(options: { format?: string }): Promise<void> {
   const format = options.format === "markdown" ? "markdown" : "json";
-  const result = await callService<{ markdown?: string }>(
+  const result = await callService(
     { method: "GET", path: `/api/migrate/report?format=${format}` },
     "migrate::report",
     { format },
   );
-  out(format === "markdown" ? (result.markdown ?? "").trimEnd() : JSON.stringify(result, null, 2));
+  out(
+    format === "markdown"
+      ? ("markdown" in result ? result.markdown : "").trimEnd()
+      : JSON.stringify(result, null, 2),
+  );
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/env.ts";
+import { call, type FunctionId, type InputOf, type OutputOf } from "../engine/call.ts";
+import { isJsonObject } from "../shared/json-object.ts";
 
 const DEFAULT_PORT = 3111;
 
@@ -51,11 +53,11 @@ export function defaultKey(): string | undefined {
  * A function of the service: through the running service's HTTP API when one answers (so what it
  * loads is live at once), else in this process against the same storage (without background work).
  */
-export async function callService<T>(
+export async function callService<Id extends FunctionId>(
   request: { method: "GET" | "POST"; path: string; body?: unknown },
-  functionId: string,
-  payload: Record<string, unknown>,
-): Promise<T> {
+  functionId: Id,
+  payload: InputOf<Id>,
+): Promise<OutputOf<Id>> {
   const key = defaultKey();
   let response: Response | undefined;
   try {
@@ -73,15 +75,20 @@ export async function callService<T>(
     if (code !== "ECONNREFUSED") throw unreachable(error);
   }
   if (response) {
-    const body = (await response.json().catch(() => ({}))) as T & { error?: string };
-    if (!response.ok) throw new Error(body.error ?? `HTTP ${response.status}`);
-    return body;
+    const body: unknown = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      throw new Error(
+        isJsonObject(body) && typeof body.error === "string" ? body.error : `HTTP ${response.status}`,
+      );
+    }
+    // The function's route answers its output as JSON.
+    return body as OutputOf<Id>;
   }
   // Loaded only here: the whole service takes seconds to import, and most commands only speak HTTP.
   const { createAgentOS } = await import("../app.ts");
   const service = await createAgentOS(loadConfig(), { bootstrapAdminKey: false, background: false });
   try {
-    return (await service.engine.trigger({ function_id: functionId, payload })) as T;
+    return await call((request) => service.engine.trigger(request), functionId, payload);
   } finally {
     await service.close();
   }

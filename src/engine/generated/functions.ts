@@ -1656,7 +1656,7 @@ export interface Functions {
       entity: string;
       fromVersion: number | null;
       toVersion: number | null;
-      added: {
+      added: ({
         property: string;
         value: unknown;
       } | {
@@ -1664,8 +1664,8 @@ export interface Functions {
           target: string;
           type: string;
         };
-      }[];
-      removed: {
+      })[];
+      removed: ({
         property: string;
         value: unknown;
       } | {
@@ -1673,7 +1673,7 @@ export interface Functions {
           target: string;
           type: string;
         };
-      }[];
+      })[];
       modified: {
         property: string;
         before: unknown;
@@ -3140,7 +3140,7 @@ export interface Functions {
   /** Several set/update/delete ops in one transaction: all applied in order, or none (a conflict fails all) */
   "state::batch": {
     input: {
-      ops: {
+      ops: ({
         type: "set";
         scope: string;
         key: string;
@@ -3150,7 +3150,7 @@ export interface Functions {
         type: "update";
         scope: string;
         key: string;
-        ops: {
+        ops: ({
           type: "set";
           path: string | string[];
           value: unknown;
@@ -3173,14 +3173,14 @@ export interface Functions {
         } | {
           type: "remove";
           path: string | string[];
-        }[];
+        })[];
         expectedVersion?: number;
       } | {
         type: "delete";
         scope: string;
         key: string;
         expectedVersion?: number;
-      }[];
+      })[];
     };
     output: unknown;
   };
@@ -3232,7 +3232,7 @@ export interface Functions {
     input: {
       scope: string;
       key: string;
-      ops: {
+      ops: ({
         type: "set";
         path: string | string[];
         value: unknown;
@@ -3255,7 +3255,7 @@ export interface Functions {
       } | {
         type: "remove";
         path: string | string[];
-      }[];
+      })[];
       expectedVersion?: number;
     };
     output: unknown;
@@ -4437,7 +4437,24 @@ export interface Functions {
       input?: string;
       name?: string;
     };
-    output: unknown;
+    output: {
+      job: {
+        id: string;
+        kind: "cron" | "reminder";
+        name: string;
+        agentId: string;
+        realmId: string;
+        schedule: string | null;
+        message: string;
+        workflowId?: string;
+        status: "scheduled" | "done";
+        nextRunAt: string | null;
+        lastRunAt: string | null;
+        lastError: string | null;
+        runs: number;
+        createdAt: string;
+      };
+    };
   };
   /** Fire the scheduled jobs that are due (cron, internal) */
   "tools::sweep": {

@@ -1,3 +1,4 @@
+import { call } from "../call.ts";
 import type { TriggerFn } from "../types.ts";
 import type { BatchOp } from "./types.ts";
 import type { UpdateOp, UpdateOpError } from "./update-ops.ts";
@@ -27,36 +28,35 @@ export interface WriteOutcome<T> {
  * reads `state.get(scope, key)` and still goes through engine.trigger (local or remote alike).
  */
 export function stateClient(trigger: TriggerFn) {
-  const call = <T>(function_id: string, payload: Record<string, unknown>) =>
-    trigger({ function_id, payload }) as Promise<T>;
+  /** The state functions document no answer: a value is what was stored, typed by the code that stored it. */
+  const stored = <T>(answer: Promise<unknown>) => answer as Promise<T>;
+  const page = <T>(request: { scope: string; prefix?: string; limit?: number; cursor?: string }) =>
+    stored<{ items: ListedRecord<T>[]; nextCursor: string | null }>(call(trigger, "state::list", request));
 
   return {
-    get: <T>(scope: string, key: string) => call<T | null>("state::get", { scope, key }),
+    get: <T>(scope: string, key: string) => stored<T | null>(call(trigger, "state::get", { scope, key })),
     getVersioned: <T>(scope: string, key: string) =>
-      call<VersionedValue<T> | null>("state::get", { scope, key, withVersion: true }),
+      stored<VersionedValue<T> | null>(call(trigger, "state::get", { scope, key, withVersion: true })),
     set: <T>(scope: string, key: string, value: T, expectedVersion?: number) =>
-      call<WriteOutcome<T>>("state::set", { scope, key, value, expectedVersion }),
+      stored<WriteOutcome<T>>(call(trigger, "state::set", { scope, key, value, expectedVersion })),
     delete: <T>(scope: string, key: string, expectedVersion?: number) =>
-      call<T | null>("state::delete", { scope, key, expectedVersion }),
+      stored<T | null>(call(trigger, "state::delete", { scope, key, expectedVersion })),
     /** Several writes in one transaction: all or none. */
     batch: (ops: BatchOp[]) =>
-      call<{ results: Array<WriteOutcome<unknown>> }>("state::batch", { ops }).then(({ results }) => results),
+      stored<{ results: Array<WriteOutcome<unknown>> }>(call(trigger, "state::batch", { ops })).then(
+        ({ results }) => results,
+      ),
     update: <T>(scope: string, key: string, ops: UpdateOp[], expectedVersion?: number) =>
-      call<WriteOutcome<T>>("state::update", { scope, key, ops, expectedVersion }),
+      stored<WriteOutcome<T>>(call(trigger, "state::update", { scope, key, ops, expectedVersion })),
     list: <T>(scope: string, options: { prefix?: string; limit?: number; cursor?: string } = {}) =>
-      call<{ items: ListedRecord<T>[]; nextCursor: string | null }>("state::list", { scope, ...options }),
+      page<T>({ scope, ...options }),
     /** Every record of a scope (optionally under a prefix), page by page. */
     async *scan<T>(scope: string, prefix?: string): AsyncGenerator<ListedRecord<T>> {
       let cursor: string | undefined;
       do {
-        const page = await call<{ items: ListedRecord<T>[]; nextCursor: string | null }>("state::list", {
-          scope,
-          prefix,
-          limit: 1000,
-          cursor,
-        });
-        yield* page.items;
-        cursor = page.nextCursor ?? undefined;
+        const { items, nextCursor } = await page<T>({ scope, prefix, limit: 1000, cursor });
+        yield* items;
+        cursor = nextCursor ?? undefined;
       } while (cursor);
     },
   };
