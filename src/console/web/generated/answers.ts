@@ -744,7 +744,7 @@ export interface Answers {
     entity: string;
     fromVersion: number | null;
     toVersion: number | null;
-    added: {
+    added: ({
       property: string;
       value: unknown;
     } | {
@@ -752,8 +752,8 @@ export interface Answers {
         target: string;
         type: string;
       };
-    }[];
-    removed: {
+    })[];
+    removed: ({
       property: string;
       value: unknown;
     } | {
@@ -761,7 +761,7 @@ export interface Answers {
         target: string;
         type: string;
       };
-    }[];
+    })[];
     modified: {
       property: string;
       before: unknown;
