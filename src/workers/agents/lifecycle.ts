@@ -1,6 +1,6 @@
 import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
-import { systemCaller } from "../../engine/system-call.ts";
+import { systemCallFound } from "../../engine/system-call.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
@@ -145,9 +145,8 @@ async function markDeleting(state: StateClient, agentId: string): Promise<void> 
  * `*::purge_agent`; a realm delete does not need this, since each worker purges the whole realm.
  */
 async function purgeAgentElsewhere(trigger: TriggerFn, agent: Pick<Agent, "id" | "realmId">): Promise<void> {
-  const call = systemCaller(trigger);
-  for (const id of await purgeFunctionIds(call, PURGE_AGENT_SUFFIX)) {
-    await call(id, { realmId: agent.realmId, agentId: agent.id });
+  for (const id of await purgeFunctionIds(trigger, PURGE_AGENT_SUFFIX)) {
+    await systemCallFound(trigger, id, { realmId: agent.realmId, agentId: agent.id });
   }
 }
 

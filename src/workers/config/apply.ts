@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { agentPrincipal } from "../../engine/acting-agent.ts";
-import { call, type FunctionId, type InputOf } from "../../engine/call.ts";
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
+import { systemCall } from "../../engine/system-call.ts";
 import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { agentChatSteps } from "../../shared/agent-steps.ts";
 import { isAppError } from "../../shared/errors.ts";
@@ -15,9 +16,6 @@ export interface ReloadReport {
   hands: { scheduled: string[]; unchanged: string[] };
   problems: FileProblem[];
 }
-
-const asSystem = <Id extends FunctionId>(trigger: TriggerFn, id: Id, input: InputOf<Id>) =>
-  call(trigger, id, input, { auth: systemPrincipal });
 
 function agentFields(config: AgentFile) {
   return {
@@ -57,7 +55,7 @@ export async function applyDeclared(
     try {
       const known = await state.get<DeclaredAgent>(DECLARED_SCOPE, key);
       const alive = known
-        ? await asSystem(trigger, "agent::get", { id: known.agentId }).then(
+        ? await systemCall(trigger, "agent::get", { id: known.agentId }).then(
             () => true,
             () => false,
           )
@@ -68,7 +66,7 @@ export async function applyDeclared(
           report.agents.unchanged.push(name);
           continue;
         }
-        await asSystem(trigger, "agent::update", { id: known.agentId, ...fields });
+        await systemCall(trigger, "agent::update", { id: known.agentId, ...fields });
         await state.set(DECLARED_SCOPE, key, { agentId: known.agentId, hash, file });
         report.agents.updated.push(name);
         continue;
@@ -92,7 +90,7 @@ export async function applyDeclared(
       ).catch((error: Error) => {
         throw new Error(`agent: ${error.message}`);
       });
-      await asSystem(trigger, "channel::bind", {
+      await systemCall(trigger, "channel::bind", {
         platform: config.platform,
         channelId: config.channel_id,
         agentId,
@@ -190,11 +188,11 @@ async function scheduleHandWorkflow(
     name: `Hand ${name}`,
     steps: agentChatSteps(steps, (step) => ({ agentId: step.agentId })),
   };
-  await asSystem(trigger, "workflow::create", { id: workflowId, ...definition }).catch(async (error) => {
+  await systemCall(trigger, "workflow::create", { id: workflowId, ...definition }).catch(async (error) => {
     if (!isAppError(error) || error.code !== "conflict") throw error;
-    await asSystem(trigger, "workflow::update", { id: workflowId, ...definition });
+    await systemCall(trigger, "workflow::update", { id: workflowId, ...definition });
   });
-  const { job } = await asSystem(trigger, "tools::schedule_workflow", {
+  const { job } = await systemCall(trigger, "tools::schedule_workflow", {
     agentId: hand.agentId,
     workflowId,
     schedule: config.schedule,
@@ -216,13 +214,13 @@ async function createOrAdopt(
   fields: ReturnType<typeof agentFields>,
 ): Promise<{ id: string; adopted: boolean }> {
   const adopt = async (id: string) => {
-    await asSystem(trigger, "agent::update", { id, ...fields });
+    await systemCall(trigger, "agent::update", { id, ...fields });
     return { id, adopted: true };
   };
   const existing = await agentByName(trigger, realmId, name);
   if (existing) return adopt(existing);
   try {
-    const { id } = await asSystem(trigger, "agent::create", { name, realmId, ...fields });
+    const { id } = await systemCall(trigger, "agent::create", { name, realmId, ...fields });
     return { id, adopted: false };
   } catch (error) {
     if (!isAppError(error) || error.code !== "conflict") throw error;

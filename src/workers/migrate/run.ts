@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { systemCall } from "../../engine/system-call.ts";
+import type { TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import { READERS } from "./frameworks/index.ts";
@@ -14,9 +15,6 @@ import { classify, type WriteTargets, writeFiles } from "./write.ts";
 export interface RunDeps extends WriteTargets {
   trigger: TriggerFn;
 }
-
-const asSystem = <T>(trigger: TriggerFn, function_id: string, payload: unknown) =>
-  trigger({ function_id, payload, auth: systemPrincipal }) as Promise<T>;
 
 /**
  * One migration: read the project, plan our files, and (unless a dry run) store its secrets in the
@@ -37,14 +35,8 @@ export async function migrate(
     if (error instanceof MigrationInputError) throw new AppError("unprocessable", error.message);
     throw error;
   }
-  const models = await asSystem<{ models: Array<{ id: string }> }>(deps.trigger, "catalog::models", {
-    limit: 500,
-  });
-  const functions = await asSystem<{ functions: Array<{ function_id: string }> }>(
-    deps.trigger,
-    "engine::functions::list",
-    {},
-  );
+  const models = await systemCall(deps.trigger, "catalog::models", { limit: 500 });
+  const functions = await systemCall(deps.trigger, "engine::functions::list", {});
   const plan = planMigration(project, {
     models: new Set(models.models.map((model) => model.id)),
     functions: new Set(functions.functions.map((fn) => fn.function_id)),
@@ -61,9 +53,7 @@ export async function migrate(
     })),
   ];
   const existing = new Set(
-    (await asSystem<{ keys: Array<{ key: string }> }>(deps.trigger, "vault::list", {})).keys.map(
-      (secret) => secret.key,
-    ),
+    (await systemCall(deps.trigger, "vault::list", {})).keys.map((secret) => secret.key),
   );
   const secrets = plan.secrets.map((secret) => ({
     ...secret,
@@ -87,7 +77,7 @@ export async function migrate(
       }));
   } else {
     for (const secret of secrets.filter((entry) => entry.status === "stored"))
-      await asSystem(deps.trigger, "vault::set", { key: secret.vaultName, value: secret.value });
+      await systemCall(deps.trigger, "vault::set", { key: secret.vaultName, value: secret.value });
     const written = writeFiles(
       deps,
       classified.filter((entry) => entry.action === "write"),
@@ -103,7 +93,7 @@ export async function migrate(
         source: file.source,
       }));
     items = [...written, ...same];
-    loaded = await asSystem(deps.trigger, "config::reload", {});
+    loaded = await systemCall(deps.trigger, "config::reload", {});
   }
   const body = {
     id,

@@ -1,19 +1,5 @@
-import { call, type FunctionId, type InputOf, type OutputOf } from "../../engine/call.ts";
-import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { isFunctionNotFound } from "../../shared/errors.ts";
 import { MAX_PAGE_LIMIT } from "../../shared/pagination.ts";
-
-/**
- * Another worker's function called as the system: for cascades and lookups on a realm's behalf, after
- * the caller's own access to that realm was checked.
- */
-export function systemCall<Id extends FunctionId>(
-  trigger: TriggerFn,
-  id: Id,
-  input: InputOf<Id>,
-): Promise<OutputOf<Id>> {
-  return call(trigger, id, input, { auth: systemPrincipal });
-}
 
 /** The call's answer, or `fallback` when its worker is not running (a worker is optional). */
 export async function optional<T>(pending: Promise<T>, fallback: T): Promise<T> {

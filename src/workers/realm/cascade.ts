@@ -1,9 +1,9 @@
-import { systemCaller } from "../../engine/system-call.ts";
+import { systemCall, systemCallFound } from "../../engine/system-call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { isFunctionNotFound } from "../../shared/errors.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { purgeFunctionIds } from "../../shared/purge.ts";
-import { optional, systemCall } from "./calls.ts";
+import { optional } from "./calls.ts";
 
 /** Secrets of a realm live in the vault as `realm:<realmId>:<name>`. */
 export const secretPrefix = (realmId: string) => `realm:${realmId}:`;
@@ -27,9 +27,8 @@ function purgeOrder(ids: string[]): string[] {
  */
 export async function purgeRealmData(trigger: TriggerFn, realmId: string): Promise<void> {
   // Whatever functions are registered now: their ids are found, not written here.
-  const call = systemCaller(trigger);
-  const purges = purgeOrder(await purgeFunctionIds(call, PURGE_REALM_SUFFIX));
-  for (const id of purges) await call(id, { realmId });
+  const purges = purgeOrder(await purgeFunctionIds(trigger, PURGE_REALM_SUFFIX));
+  for (const id of purges) await systemCallFound(trigger, id, { realmId });
   await deleteSecrets(trigger, realmId);
 }
 

@@ -1,6 +1,7 @@
 import type { z } from "zod";
+import { systemCall } from "../../engine/system-call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
-import { allPages, optional, systemCall } from "./calls.ts";
+import { allPages, optional } from "./calls.ts";
 import { readSecrets } from "./cascade.ts";
 import { EXPORT_VERSION, type exportAnswer, type HierarchyRow, type Realm } from "./schema.ts";
 import { publicRealm } from "./store.ts";

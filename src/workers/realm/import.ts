@@ -1,9 +1,9 @@
 import type { StateClient } from "../../engine/state/client.ts";
+import { systemCall } from "../../engine/system-call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, describeZodError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { systemCall } from "./calls.ts";
 import { purgeRealmData, secretPrefix } from "./cascade.ts";
 import { orderDirectives, orderHierarchy } from "./order.ts";
 import { EXPORT_VERSION, type ExportDocument, exportDocument, REALMS_SCOPE, type Realm } from "./schema.ts";

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
+import { systemCall } from "../../engine/system-call.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, isPrivileged, realmFilter, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, conflict, forbidden, isAppError, isFunctionNotFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { oldestFirst, pageFields, pageOf } from "../../shared/pagination.ts";
-import { systemCall } from "./calls.ts";
 import { purgeRealmData } from "./cascade.ts";
 import { exportRealm } from "./export.ts";
 import { importRealm } from "./import.ts";
