@@ -1,3 +1,4 @@
+import { call, type OutputOf } from "../engine/call.ts";
 import type { TriggerFn } from "../engine/types.ts";
 import { AppError, conflict } from "../shared/errors.ts";
 import { requireRealm } from "../shared/realm-refs.ts";
@@ -15,22 +16,14 @@ export async function assertRealmOpen(trigger: TriggerFn, realmId: string): Prom
   if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
 }
 
-type Verdict = {
-  allowed?: boolean;
-  reason?: string;
-  spentCents?: number;
-  limitCents?: number;
-  scope?: "agent" | "realm";
-};
-
 /**
  * `ledger::check` for the account must not refuse (402 with the check's reason). Fail-safe (spec): only
  * an explicit "not allowed" stops the call; no ledger, or a failing one, allows. Asked as the caller.
  */
 export async function assertWithinBudget(trigger: TriggerFn, account: CostAccount): Promise<void> {
-  let verdict: Verdict | undefined;
+  let verdict: OutputOf<"ledger::check"> | undefined;
   try {
-    verdict = (await trigger({ function_id: "ledger::check", payload: { ...account } })) as Verdict;
+    verdict = await call(trigger, "ledger::check", { ...account });
   } catch {
     return;
   }

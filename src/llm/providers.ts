@@ -3,8 +3,9 @@ import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
-import { systemPrincipal, type TriggerFn } from "../engine/types.ts";
+import type { TriggerFn } from "../engine/types.ts";
 import { AppError } from "../shared/errors.ts";
+import { vaultSecret } from "../shared/vault-secret.ts";
 import { keepAliveFetch } from "./http-client.ts";
 import type { ModelEntry, ProviderEntry } from "./types.ts";
 
@@ -31,17 +32,8 @@ export async function apiKeyOf(
   const keyVariable = provider.local ? undefined : provider.envKey;
   const fromEnv = env[keyVariable ?? ""]?.trim() || env[`${envPrefix(provider.id)}_API_KEY`]?.trim();
   if (fromEnv) return fromEnv;
-  try {
-    const secret = (await trigger({
-      function_id: "vault::get",
-      payload: { key: `provider:${provider.id}:api_key` },
-      auth: systemPrincipal,
-    })) as { value?: string } | null;
-    if (secret?.value) return secret.value;
-  } catch {
-    // No vault, or it cannot be read: the key counts as not configured.
-  }
-  return undefined;
+  // No vault, or it cannot be read: the key counts as not configured.
+  return vaultSecret(trigger, `provider:${provider.id}:api_key`);
 }
 
 export function missingKey(provider: ProviderEntry): AppError {

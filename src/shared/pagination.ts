@@ -69,23 +69,19 @@ export function oldestFirst(isoTime: string, id: string): string {
 }
 
 /**
- * Every item of a paginated list function, page by page (for callers inside the service that need the
- * whole list, such as a realm export). `field` names the list in the function's answer.
+ * Every item of a paginated list, page by page (a realm export, the model list): `read` asks for
+ * one page, `items` takes the list out of its answer.
  */
-export async function readAllPages<T>(
-  call: (payload: Record<string, unknown>) => Promise<unknown>,
-  payload: Record<string, unknown>,
-  field: string,
-): Promise<T[]> {
-  const items: T[] = [];
+export async function allPages<Answer extends { nextCursor: string | null }, Item>(
+  read: (page: { limit: number; cursor?: string }) => Promise<Answer>,
+  items: (answer: Answer) => Item[],
+): Promise<Item[]> {
+  const all: Item[] = [];
   let cursor: string | undefined;
   do {
-    const page = (await call({ ...payload, limit: MAX_PAGE_LIMIT, ...(cursor ? { cursor } : {}) })) as Record<
-      string,
-      unknown
-    >;
-    items.push(...((page[field] as T[] | undefined) ?? []));
-    cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
+    const answer = await read({ limit: MAX_PAGE_LIMIT, ...(cursor ? { cursor } : {}) });
+    all.push(...items(answer));
+    cursor = answer.nextCursor ?? undefined;
   } while (cursor);
-  return items;
+  return all;
 }

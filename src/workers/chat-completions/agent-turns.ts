@@ -1,3 +1,4 @@
+import { call } from "../../engine/call.ts";
 import { toOpenAiError } from "../../llm/openai/errors.ts";
 import { toOpenAiFinishReason } from "../../llm/openai/finish-reason.ts";
 import { fromOpenAiMessages } from "../../llm/openai/messages.ts";
@@ -13,7 +14,7 @@ import {
 import { toOpenAiToolCalls } from "../../llm/openai/tools.ts";
 import type { GenerateResult, TurnProgress } from "../../llm/types.ts";
 import { openProgress, type ProgressItem } from "../../shared/progress-stream.ts";
-import type { CompletionDeps } from "./completions.ts";
+import type { CompletionDeps } from "./deps.ts";
 import { type Reply, SSE_HEADERS } from "./reply.ts";
 import { type ChatCompletionRequest, maxTokensOf } from "./schema.ts";
 
@@ -40,10 +41,10 @@ export function runAgent(
   progress?: { onProgress: (event: unknown) => void; signal: AbortSignal },
 ) {
   const { system, messages } = fromOpenAiMessages(request.messages);
-  return deps.trigger({
-    ...progress,
-    function_id: "agent::complete",
-    payload: {
+  return call(
+    deps.trigger,
+    "agent::complete",
+    {
       agentId: target.agentId,
       messages,
       ...(system ? { system } : {}),
@@ -52,7 +53,8 @@ export function runAgent(
       // Kept as a session unless the client says `store: false` (OpenAI's own switch for keeping chats).
       keep: request.store !== false,
     },
-  }) as Promise<GenerateResult>;
+    progress,
+  );
 }
 
 export /**

@@ -1,4 +1,4 @@
-import type { TriggerFn } from "../../engine/types.ts";
+import { call } from "../../engine/call.ts";
 import { resolveChoice } from "../../llm/choice.ts";
 import type { CostAccount } from "../../llm/cost-event.ts";
 import { generate, generateStream } from "../../llm/generate.ts";
@@ -23,13 +23,9 @@ import type { GenerateResult, ModelChoice, Usage } from "../../llm/types.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
 import { type AgentTarget, completeWithAgent, streamAgent } from "./agent-turns.ts";
 import { checkAccount, recordCompletionCost } from "./cost.ts";
+import type { CompletionDeps } from "./deps.ts";
 import { openAiError, type Reply, SSE_HEADERS } from "./reply.ts";
 import { type ChatCompletionRequest, chatCompletionRequest, maxTokensOf } from "./schema.ts";
-
-export interface CompletionDeps {
-  trigger: TriggerFn;
-  env: NodeJS.ProcessEnv;
-}
 
 type Target = { kind: "model"; choice: ModelChoice } | AgentTarget;
 
@@ -120,12 +116,10 @@ async function resolveTarget(deps: CompletionDeps, model: string): Promise<Targe
     if (!isAppError(error) || error.status !== 404) throw error;
   }
   // One keyed lookup by id, then by name (an index), never a scan of every agent.
-  const agent = (await deps
-    .trigger({ function_id: "agent::resolve", payload: { model } })
-    .catch((error: unknown) => {
-      if (isAppError(error) && error.status === 404) return null;
-      throw error;
-    })) as { agentId: string } | null;
+  const agent = await call(deps.trigger, "agent::resolve", { model }).catch((error: unknown) => {
+    if (isAppError(error) && error.status === 404) return null;
+    throw error;
+  });
   if (!agent) {
     throw new AppError(
       "not_found",

@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { call } from "../../engine/call.ts";
 import type { CostAccount } from "../../llm/cost-event.ts";
 import { speaksOpenAi } from "../../llm/openai/client.ts";
 import { forwardCompletion } from "../../llm/passthrough.ts";
 import type { ModelEntry, ProviderEntry, Usage } from "../../llm/types.ts";
 import { AppError, describeZodError, isAppError } from "../../shared/errors.ts";
-import type { CompletionDeps } from "./completions.ts";
 import { checkAccount, recordCompletionCost } from "./cost.ts";
+import type { CompletionDeps } from "./deps.ts";
 import { openAiError, type Reply } from "./reply.ts";
 
 /**
@@ -83,9 +84,8 @@ async function embeddingModel(
   }
   const providerId = known?.provider ?? model.slice(0, slash);
   const id = known ? model : model.slice(slash + 1);
-  const provider = (await deps
-    .trigger({ function_id: "catalog::provider", payload: { id: providerId } })
-    .catch((error: unknown) => {
+  const provider = await call(deps.trigger, "catalog::provider", { id: providerId }).catch(
+    (error: unknown) => {
       if (isAppError(error) && error.status === 404) {
         throw new AppError(
           "not_found",
@@ -93,7 +93,8 @@ async function embeddingModel(
         );
       }
       throw error;
-    })) as ProviderEntry;
+    },
+  );
   const entry: ModelEntry = {
     id,
     provider: provider.id,

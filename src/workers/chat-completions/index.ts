@@ -1,8 +1,10 @@
 import { z } from "zod";
+import { call } from "../../engine/call.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
-import { readAllPages } from "../../shared/pagination.ts";
-import { type CompletionDeps, chatCompletion } from "./completions.ts";
+import { allPages } from "../../shared/pagination.ts";
+import { chatCompletion } from "./completions.ts";
 import { accountOf } from "./cost.ts";
+import type { CompletionDeps } from "./deps.ts";
 import { createEmbeddings, embeddingsRequest, embeddingsResponse } from "./embeddings.ts";
 import { chatCompletionRequest, chatCompletionResponse, modelListResponse, modelResponse } from "./schema.ts";
 
@@ -40,14 +42,14 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
       output: modelListResponse,
     },
     async () => {
-      const list = (function_id: string) => (payload: Record<string, unknown>) =>
-        deps.trigger({ function_id, payload });
-      const models = await readAllPages<{ id: string; provider: string }>(
-        list("catalog::models"),
-        {},
-        "models",
+      const models = await allPages(
+        (page) => call(deps.trigger, "catalog::models", page),
+        (answer) => answer.models,
       );
-      const agents = await readAllPages<{ id: string; createdAt: string }>(list("agent::list"), {}, "agents");
+      const agents = await allPages(
+        (page) => call(deps.trigger, "agent::list", page),
+        (answer) => answer.agents,
+      );
       return {
         object: "list" as const,
         data: [...models.map(catalogModel), ...agents.map(agentModel)],
@@ -69,20 +71,9 @@ export function registerChatCompletions(worker: WorkerClient, options: { env: No
     },
     async ({ model }) => {
       if (model.startsWith("agent:")) {
-        const agent = (await deps.trigger({
-          function_id: "agent::get",
-          payload: { id: model.slice(6) },
-        })) as {
-          id: string;
-          createdAt: string;
-        };
-        return agentModel(agent);
+        return agentModel(await call(deps.trigger, "agent::get", { id: model.slice(6) }));
       }
-      const entry = (await deps.trigger({ function_id: "catalog::resolve", payload: { model } })) as {
-        id: string;
-        provider: string;
-      };
-      return catalogModel(entry);
+      return catalogModel(await call(deps.trigger, "catalog::resolve", { model }));
     },
   );
 

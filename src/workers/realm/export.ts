@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import { systemCall } from "../../engine/system-call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
-import { allPages, optional } from "./calls.ts";
+import { allPages } from "../../shared/pagination.ts";
+import { optional } from "./calls.ts";
 import { readSecrets } from "./cascade.ts";
 import { EXPORT_VERSION, type exportAnswer, type HierarchyRow, type Realm } from "./schema.ts";
 import { publicRealm } from "./store.ts";

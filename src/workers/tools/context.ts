@@ -1,12 +1,12 @@
 import { rm } from "node:fs/promises";
-import { call, type OutputOf } from "../../engine/call.ts";
+import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { notFound } from "../../shared/errors.ts";
 import type { NetworkPolicy } from "../../shared/net/guarded-request.ts";
 import type { Egress, Sandbox } from "../../shared/process/sandbox/index.ts";
 import { ensureDir, snapshotsDir, workspaceDir } from "./sandbox.ts";
-import type { ToolContext } from "./tool.ts";
+import type { ToolAgent, ToolContext } from "./tool.ts";
 
 /** Which agents of a realm have tool data (a workspace, todos, jobs…), so a realm delete finds them all. */
 export const toolAgentsScope = (realmId: string) => `tool_agents:${realmId}`;
@@ -19,9 +19,6 @@ export interface ToolsDeps {
   policy: NetworkPolicy;
   sandbox: Sandbox;
 }
-
-/** An agent as the agents worker answers it (agent::get). */
-export type ToolAgent = OutputOf<"agent::get">;
 
 /** The agent as the caller sees it: another realm's agent is refused by the agents worker itself. */
 export async function agentOf(trigger: TriggerFn, agentId: string): Promise<ToolAgent> {

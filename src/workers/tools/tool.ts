@@ -1,8 +1,11 @@
 import type { z } from "zod";
+import type { OutputOf } from "../../engine/call.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import type { NetworkPolicy } from "../../shared/net/guarded-request.ts";
 import type { Egress, Sandbox } from "../../shared/process/sandbox/index.ts";
-import type { ToolAgent } from "./context.ts";
+
+/** An agent as the agents worker answers it (agent::get). */
+export type ToolAgent = OutputOf<"agent::get">;
 
 /** What every tool's `run` gets besides its input: the call, the service's parts, and the sandbox. */
 export interface ToolContext {

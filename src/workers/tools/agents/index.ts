@@ -15,19 +15,7 @@ export const MAX_SENDS_PER_MINUTE = 10;
 export const spawnsScope = "tool_spawns";
 const sendsScope = "tool_agent_sends";
 
-interface AgentRecord {
-  id: string;
-  name: string;
-  realmId: string;
-  model: string;
-  status: string;
-  tools: string[];
-  capabilities?: string[];
-  metadata?: Record<string, unknown>;
-}
-
-const self = (ctx: ToolContext, agentId: string) =>
-  ctx.agent(agentId) as Promise<unknown> as Promise<AgentRecord>;
+const self = (ctx: ToolContext, agentId: string) => ctx.agent(agentId);
 
 async function chat(ctx: ToolContext, to: string, message: string, sessionId: string) {
   return call(ctx.trigger, "agent::chat", { agentId: to, message, sessionId });
@@ -87,19 +75,16 @@ const agentSpawn = defineTool({
         throw forbidden(`You have created ${MAX_SPAWNS} sub-agents, the most one agent may`);
       return { count: (value?.count ?? 0) + 1 };
     });
-    const created = ctx.trigger({
-      function_id: "agent::create",
-      payload: {
-        name,
-        realmId: parent.realmId,
-        model: model ?? parent.model,
-        ...(systemPrompt ? { systemPrompt } : {}),
-        ...(toolProfile ? { toolProfile } : {}),
-        // The child may call nothing its parent could not.
-        capabilities: parent.capabilities ?? [...parent.tools, "memory::*"],
-        metadata: { spawnedBy: agentId, spawnDepth: depth },
-      },
-    }) as Promise<{ id: string }>;
+    const created = call(ctx.trigger, "agent::create", {
+      name,
+      realmId: parent.realmId,
+      model: model ?? parent.model,
+      ...(systemPrompt ? { systemPrompt } : {}),
+      ...(toolProfile ? { toolProfile } : {}),
+      // The child may call nothing its parent could not.
+      capabilities: parent.capabilities ?? [...parent.tools, "memory::*"],
+      metadata: { spawnedBy: agentId, spawnDepth: depth },
+    });
     const { id } = await created.catch(async (error) => {
       // Not created: the spawn does not count against the quota.
       await casUpdate<{ count: number }>(stateClient(ctx.trigger), spawnsScope, agentId, ({ value }) => ({

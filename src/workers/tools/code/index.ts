@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { call } from "../../../engine/call.ts";
 import { badRequest } from "../../../shared/errors.ts";
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, runCommand, runProgram } from "../command.ts";
 import { agentIdField, pathField, timeoutField } from "../fields.ts";
@@ -18,6 +19,7 @@ const digest = async (root: string, file: string) =>
 
 const codeAnalyze = defineTool({
   id: "tool::code_analyze",
+  actsFor: "agent",
   description:
     "Measure source code (a file, or every source file under a directory): lines, code, comments, blank, functions and cyclomatic complexity per file, with totals.",
   input: z.strictObject({ agentId: agentIdField, path: pathField("File or directory").default(".") }),
@@ -41,6 +43,7 @@ const codeAnalyze = defineTool({
 
 const codeFormat = defineTool({
   id: "tool::code_format",
+  actsFor: "agent",
   description:
     "Format a source file in place with the formatter installed for its kind (biome or prettier for JS/TS/JSON/CSS/Markdown, ruff or black for Python, rustfmt, gofmt, shfmt): {path, formatter, changed}.",
   input: z.strictObject({ agentId: agentIdField, path: pathField() }),
@@ -70,6 +73,7 @@ const codeFormat = defineTool({
 
 const codeLint = defineTool({
   id: "tool::code_lint",
+  actsFor: "agent",
   description:
     "Lint a source file with the linter installed for its kind (biome or eslint, ruff or pylint, go vet, shellcheck): {path, linter, clean, problems (parsed JSON when the linter gives it), output}.",
   input: z.strictObject({ agentId: agentIdField, path: pathField() }),
@@ -100,6 +104,7 @@ const codeLint = defineTool({
 
 const codeTest = defineTool({
   id: "tool::code_test",
+  actsFor: "agent",
   description: `Run your project's tests in your workspace: command is one of ${TEST_RUNNERS.join(", ")} with args (e.g. npm ["test"], pytest ["-q"]). {passed, exitCode, stdout, stderr, timedOut, durationMs}.`,
   input: z.strictObject({
     agentId: agentIdField,
@@ -123,6 +128,7 @@ const codeTest = defineTool({
 
 const codeExplain = defineTool({
   id: "tool::code_explain",
+  actsFor: "agent",
   description:
     "Explain code with your own model (billed to you): a file of your workspace (path, optional line range) or code text, with an optional question. {explanation}.",
   input: z
@@ -144,17 +150,14 @@ const codeExplain = defineTool({
     }
     if (source.length > 200_000)
       throw badRequest("the code is longer than 200000 characters: give a line range");
-    const answer = (await ctx.trigger({
-      function_id: "agent::complete",
-      payload: {
-        agentId,
-        withTools: false,
-        system: "You explain code precisely and briefly. Name bugs you see.",
-        messages: [
-          { role: "user", content: `${question}\n\n\`\`\`${path ? ` ${path}` : ""}\n${source}\n\`\`\`` },
-        ],
-      },
-    })) as { content: string };
+    const answer = await call(ctx.trigger, "agent::complete", {
+      agentId,
+      withTools: false,
+      system: "You explain code precisely and briefly. Name bugs you see.",
+      messages: [
+        { role: "user", content: `${question}\n\n\`\`\`${path ? ` ${path}` : ""}\n${source}\n\`\`\`` },
+      ],
+    });
     return { explanation: answer.content };
   },
 });

@@ -58,6 +58,7 @@ async function located(root: string, found: Location[] | Location | null) {
 
 const lspDiagnostics = defineTool({
   id: "tool::lsp_diagnostics",
+  actsFor: "agent",
   description:
     "Compiler errors and warnings for a file from its language server (TypeScript/JavaScript, Python, Go, Rust): {diagnostics: [{line, column, severity, code, message}]}.",
   input: z.strictObject({ agentId: agentIdField, path: pathField() }),
@@ -86,6 +87,7 @@ const lspDiagnostics = defineTool({
 
 const lspSymbols = defineTool({
   id: "tool::lsp_symbols",
+  actsFor: "agent",
   description:
     "The symbols a file declares (functions, classes, variables, …) with where they are: {symbols: [{name, kind, line, column, container}]}.",
   input: z.strictObject({ agentId: agentIdField, path: pathField() }),
@@ -109,6 +111,7 @@ function locationTool(
 ) {
   return defineTool({
     id,
+    actsFor: "agent",
     description,
     input: z.strictObject(positionInput),
     run: (input, ctx) =>
@@ -140,6 +143,7 @@ const lspGotoDefinition = locationTool(
 
 const lspRename = defineTool({
   id: "tool::lsp_rename",
+  actsFor: "agent",
   description:
     "Rename a symbol everywhere in your workspace, as the language server resolves it (give line/column or the symbol's name): {files: [{path, edits}]}.",
   input: z.strictObject({ ...positionInput, newName: z.string().min(1).max(500) }),
