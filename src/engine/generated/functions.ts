@@ -4522,6 +4522,22 @@ export interface Functions {
       retries?: number;
     };
   };
+  /** Check workflows/*.yaml of a directory without loading them (admin; config::validate): {workflows, problems} */
+  "workflow::check_files": {
+    input: {
+      directory: string;
+    };
+    output: {
+      workflows: {
+        id: string;
+        file: string;
+      }[];
+      problems: {
+        file: string;
+        message: string;
+      }[];
+    };
+  };
   /** Store a new workflow definition in a realm (an existing id is a 409); returns {id, version} */
   "workflow::create": {
     input: {

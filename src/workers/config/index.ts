@@ -1,12 +1,10 @@
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { call } from "../../engine/call.ts";
 import { stateClient } from "../../engine/state/client.ts";
-import { systemPrincipal } from "../../engine/types.ts";
+import { systemCall } from "../../engine/system-call.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
 import type { FileProblem } from "../../shared/toml-file.ts";
-import { checkWorkflowFiles } from "../workflow/check-file.ts";
 import { resolveAgentId } from "./agents.ts";
 import { applyDeclared } from "./apply.ts";
 import { readDeclared } from "./files.ts";
@@ -42,22 +40,16 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
   };
   const reloadOnce = async () => {
     // Integrations first: agents declared next may name their tools.
-    const integrations: Partial<IntegrationsReport> & { problems: FileProblem[] } = await call(
+    const integrations: Partial<IntegrationsReport> & { problems: FileProblem[] } = await systemCall(
       trigger,
       "integration::reload",
       {},
-      { auth: systemPrincipal },
     ).catch((error: Error) => ({
       problems: [{ file: join(options.home, "integrations"), message: error.message }],
     }));
     const report = await applyDeclared(state, trigger, readDeclared(options.home));
     // Workflows last: their steps may name the agents just declared.
-    const workflows = await call(
-      trigger,
-      "workflow::load_files",
-      { directory: options.home },
-      { auth: systemPrincipal },
-    );
+    const workflows = await systemCall(trigger, "workflow::load_files", { directory: options.home });
     const { problems, ...changes } = integrations;
     return {
       ...report,
@@ -92,13 +84,8 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
       requireAdmin(ctx);
       const root = resolve(options.home, directory ?? ".");
       const declared = readDeclared(root);
-      const workflows = checkWorkflowFiles(root);
-      const integrations = await call(
-        trigger,
-        "integration::validate",
-        { directory: root },
-        { auth: systemPrincipal },
-      );
+      const workflows = await systemCall(trigger, "workflow::check_files", { directory: root });
+      const integrations = await systemCall(trigger, "integration::validate", { directory: root });
       return {
         agents: declared.agents.map((agent) => agent.name),
         channels: declared.channels.map(

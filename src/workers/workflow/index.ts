@@ -7,6 +7,7 @@ import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access
 import { isJsonObject } from "../../shared/json-object.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { authorize } from "./authorize.ts";
+import { checkWorkflowFiles } from "./check-file.ts";
 import {
   createWorkflow,
   deleteWorkflow,
@@ -21,6 +22,7 @@ import { createLeases, type Leases, renewLeases, tickSeconds } from "./lease.ts"
 import { resumeRuns } from "./resume.ts";
 import { cancelRun, type RunControl, retryRun, startWorkflowRun, visibleRun } from "./runs.ts";
 import {
+  filesChecked,
   filesLoaded,
   listInput,
   purgeInput,
@@ -290,6 +292,19 @@ export function registerWorkflow(
       const warn = (file: string, message: string) => problems.push({ file, message });
       const files = loadWorkflowFiles(directory, (message) => problems.push({ file: directory, message }));
       return { ...(await loadFileWorkflows(defs, DEFAULT_REALM_ID, files, warn)), problems };
+    },
+  );
+  worker.registerFunction(
+    {
+      id: "workflow::check_files",
+      description:
+        "Check workflows/*.yaml of a directory without loading them (admin; config::validate): {workflows, problems}",
+      input: z.strictObject({ directory: z.string().min(1).max(4096) }),
+      output: filesChecked,
+    },
+    ({ directory }, ctx) => {
+      requireAdmin(ctx);
+      return checkWorkflowFiles(directory);
     },
   );
   worker.registerRoute("workflow::get", "GET", "/api/workflows/:id");

@@ -253,4 +253,9 @@ export const filesLoaded = z.object({
   problems: z.array(z.object({ file: z.string(), message: z.string() })),
 });
 
+export const filesChecked = z.object({
+  workflows: z.array(z.object({ id: z.string(), file: z.string() })),
+  problems: z.array(z.object({ file: z.string(), message: z.string() })),
+});
+
 export type RunPrincipal = Exclude<Principal, { kind: "anonymous" }>;
