@@ -972,7 +972,9 @@ export interface Functions {
       name: string;
       realmId: string;
     };
-    output: unknown;
+    output: {
+      agentId: string;
+    };
   };
   /** Load integrations/*.toml, agents/* /agent.toml, hands/* /HAND.toml, config/channels/*.toml and workflows/*.yaml again (admin): what changed, and each file's problem */
   "config::reload": {

@@ -104,6 +104,7 @@ export function registerConfig(worker: WorkerClient, options: ConfigOptions): { 
       description:
         "The id of a realm's agent by name (declared in agents/, else made over the API): {agentId}, or 404",
       input: z.strictObject({ name: z.string().min(1).max(200), realmId: z.string().min(1).max(256) }),
+      output: z.object({ agentId: z.string() }),
     },
     async ({ name, realmId }, ctx) => {
       requireAdmin(ctx);

@@ -192,13 +192,12 @@ async function withAgentIds(trigger: TriggerFn, realmId: string, definition: unk
     }
     const { agent, ...rest } = step as { agent: unknown };
     if (typeof agent !== "string") throw new Error(`steps.${index}.agent: must be an agent's name`);
-    // config::agent_id documents no answer (the config worker's): its shape is asserted here.
-    const found = (await call(
+    const found = await call(
       trigger,
       "config::agent_id",
       { name: agent, realmId },
       { auth: { kind: "system" } },
-    ).catch(() => null)) as { agentId?: string } | null;
+    ).catch(() => null);
     if (!found?.agentId)
       throw new Error(
         `steps.${index}.agent: no agent ${agent} is declared in agents/ (realm ${realmId}) or made over the API in that realm`,
