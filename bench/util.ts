@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AgentOS, createAgentOS } from "../src/app.ts";
@@ -139,3 +139,22 @@ export async function newRealm(engine: Engine, name: string): Promise<string> {
   })) as { id: string };
   return realm.id;
 }
+
+/**
+ * CPU time (user + system, in milliseconds) a process has used so far, from `/proc/<pid>/stat`: how a
+ * benchmark charges each gateway (each its own process) for the work of a timed window, whoever else
+ * is busy on the machine. Clock ticks are 10 ms: windows of seconds keep the error small.
+ */
+export function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command (which may hold spaces), from the 3rd on: utime and stime are the 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)). */
+const CLOCK_TICKS = 100;
+
+/** Microseconds of a process's CPU per request over a load window (`cpuMs` its processCpuMs delta). */
+export const cpuPerRequestUs = (cpuMs: number, requests: number) =>
+  requests > 0 ? (cpuMs * 1000) / requests : Number.NaN;
