@@ -3,6 +3,7 @@ import type { StateClient } from "../../engine/state/client.ts";
 import type { BatchOp } from "../../engine/state/types.ts";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
+import type { GraphStats } from "./aggregates.ts";
 import type { AddInput, EntityHead, EntityVersion, Relation } from "./schema.ts";
 import {
   headsScope,
@@ -20,15 +21,18 @@ const MAX_ATTEMPTS = 32;
  * Adds the next version of an entity (the first add is version 1; DESIGN §5): the previous version
  * closes (`validUntil` = the new `validFrom`, which is always later), relations to entities that do not
  * exist yet create them as stubs (`type: "unknown"`, version 0, no versions until they are added), and
- * the incoming index learns each new source. One transaction, conditional on the head read, so
- * concurrent adds of one entity each get their own version and none is lost.
+ * the incoming index learns each new source, and the graph's totals count what changed (aggregates.ts).
+ * One transaction, conditional on the head read, so concurrent adds of one entity each get their own
+ * version and none is lost or counted twice.
  */
 export async function addVersion(
   state: StateClient,
+  graphs: GraphStats,
   realmId: string,
   input: AddInput,
 ): Promise<EntityVersion> {
   const relations = distinct(input.relations);
+  await graphs.prepare(input.agentId);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const found = await state.getVersioned<EntityHead>(headsScope(input.agentId), input.entity);
     const head = found?.value ?? null;
@@ -71,13 +75,30 @@ export async function addVersion(
         ops: [{ type: "set", path: "validUntil", value: validFrom }],
       });
     }
-    ops.push(
-      ...(await linkOps(state, input.agentId, input.entity, relations, head?.relations ?? [], validFrom)),
+    const links = await linkOps(
+      state,
+      input.agentId,
+      input.entity,
+      relations,
+      head?.relations ?? [],
+      validFrom,
     );
+    const stubs = links.filter((op) => op.scope === headsScope(input.agentId)).length;
+    ops.push(
+      ...links,
+      graphs.countOp(input.agentId, (head ? 0 : 1) + stubs, relations.length - (head?.relations.length ?? 0)),
+    );
+    const done = graphs.begin(input.agentId);
     try {
       await state.batch(ops);
+      done({
+        entity: input.entity,
+        version: version.version,
+        targets: relations.map((relation) => relation.target),
+      });
       return version;
     } catch (error) {
+      done();
       // Another add of this entity, or a stub created meanwhile: read again and redo.
       if (!isConflict(error)) throw error;
     }

@@ -1,7 +1,7 @@
 import type { StateClient } from "../../engine/state/client.ts";
 import { IncomingReader, withInverses } from "./inverse.ts";
-import type { EntityHead, EntityVersion, Relation } from "./schema.ts";
-import { headsScope, sameRelation, versionsOf } from "./store.ts";
+import type { EntityVersion, Relation } from "./schema.ts";
+import { sameRelation, versionsOf } from "./store.ts";
 
 /**
  * kg::timeline: every version of the entity, oldest first (an unknown entity: none), each with the
@@ -71,49 +71,5 @@ export async function diff(
     added,
     removed,
     modified,
-  };
-}
-
-/**
- * kg::stats over the current graph: entities (stubs included), relations (as stored: inverses are not
- * counted twice), the average number of relations an entity takes part in, and connected components
- * (relations as undirected edges), from one pass over the entity heads with a union-find.
- */
-export async function stats(state: StateClient, agentId: string) {
-  const parent = new Map<string, string>();
-  const find = (node: string): string => {
-    let root = node;
-    while (parent.get(root) !== root) root = parent.get(root) as string;
-    let current = node;
-    while (current !== root) {
-      const next = parent.get(current) as string;
-      parent.set(current, root);
-      current = next;
-    }
-    return root;
-  };
-  let relations = 0;
-  const edges: Array<[string, string]> = [];
-  for await (const { value } of state.scan<EntityHead>(headsScope(agentId))) {
-    parent.set(value.entity, value.entity);
-    relations += value.relations.length;
-    for (const relation of value.relations) edges.push([value.entity, relation.target]);
-  }
-  let components = parent.size;
-  for (const [a, b] of edges) {
-    if (!parent.has(b)) continue;
-    const ra = find(a);
-    const rb = find(b);
-    if (ra !== rb) {
-      parent.set(ra, rb);
-      components--;
-    }
-  }
-  const entities = parent.size;
-  return {
-    totalEntities: entities,
-    totalRelations: relations,
-    avgDegree: entities === 0 ? 0 : Math.round(((2 * relations) / entities) * 1000) / 1000,
-    connectedComponents: components,
   };
 }

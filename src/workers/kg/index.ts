@@ -8,7 +8,8 @@ import { requireAdmin } from "../../shared/access.ts";
 import { notFound } from "../../shared/errors.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
 import { addVersion } from "./add.ts";
-import { diff, stats, timeline } from "./history.ts";
+import { GraphStats } from "./aggregates.ts";
+import { diff, timeline } from "./history.ts";
 import { queryTemporal, traverse } from "./query.ts";
 import {
   addInput,
@@ -33,6 +34,7 @@ import { mermaidOf } from "./visualize.ts";
 export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
+  const graphs = new GraphStats(state);
 
   /** The agent's realm, read as the caller: another realm's agent is refused by the agents worker. */
   const agentRealm = async (agentId: string, ctx: InvocationContext): Promise<string> => {
@@ -52,7 +54,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
     async (input, ctx) => {
       const realmId = await agentRealm(input.agentId, ctx);
       await requireRealm(trigger, realmId, { write: true });
-      return addVersion(state, realmId, input);
+      return addVersion(state, graphs, realmId, input);
     },
   );
 
@@ -122,7 +124,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
     },
     async ({ agentId }, ctx) => {
       await agentRealm(agentId, ctx);
-      return stats(state, agentId);
+      return graphs.stats(agentId);
     },
   );
 
@@ -135,7 +137,9 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
     async ({ realmId, agentId }, ctx) => {
       requireAdmin(ctx);
       await state.delete(realmGraphsScope(realmId), agentId);
-      return { agentId, entities: await purgeGraph(state, agentId) };
+      const entities = await purgeGraph(state, agentId);
+      graphs.forget(agentId);
+      return { agentId, entities };
     },
   );
 
@@ -151,6 +155,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
       for await (const { key } of state.scan(realmGraphsScope(realmId))) agents.push(key);
       for (const agentId of agents) {
         await purgeGraph(state, agentId);
+        graphs.forget(agentId);
         await state.delete(realmGraphsScope(realmId), agentId);
       }
       return { purged: agents.length };

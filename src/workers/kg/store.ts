@@ -11,6 +11,8 @@ import type { EntityHead, EntityVersion, Relation, TimeRange } from "./schema.ts
 export const headsScope = (agentId: string) => `kg_heads:${agentId}`;
 export const versionsScope = (agentId: string) => `kg_versions:${agentId}`;
 export const incomingScope = (agentId: string) => `kg_in:${agentId}`;
+/** The graph's running totals (aggregates.ts). */
+export const statsScope = (agentId: string) => `kg_stats:${agentId}`;
 /** The agents of a realm that have a graph: what a realm delete purges. */
 export const realmGraphsScope = (realmId: string) => `kg_agents:${realmId}`;
 
@@ -49,10 +51,15 @@ export async function sourcesOf(state: StateClient, agentId: string, target: str
   return sources;
 }
 
-/** Deletes an agent's whole graph; returns how many entities it had. */
+/** Deletes an agent's whole graph, its totals last; returns how many entities it had. */
 export async function purgeGraph(state: StateClient, agentId: string): Promise<number> {
   let entities = 0;
-  for (const scope of [headsScope(agentId), versionsScope(agentId), incomingScope(agentId)]) {
+  for (const scope of [
+    headsScope(agentId),
+    versionsScope(agentId),
+    incomingScope(agentId),
+    statsScope(agentId),
+  ]) {
     const keys: string[] = [];
     for await (const { key } of state.scan(scope)) keys.push(key);
     for (const key of keys) await state.delete(scope, key);
