@@ -9,7 +9,8 @@ const SAMPLES = 2_000;
 /**
  * `npm run bench kg` (issue #15): an add with 3 relations (p50, p99) on a graph of 1 000 and of
  * 100 000 entities (target: p50 < 1 ms, the two within 2×); traverse to depth 3 from one entity whose
- * neighbourhood is the same in both graphs (target: ratio near 1); stats at 100 000 entities.
+ * neighbourhood is the same in both graphs (target: ratio near 1); a time-range query from that entity
+ * and kg::stats at both sizes (issue #34: each within 2× of its time at 1 000 entities).
  */
 export async function benchKg(): Promise<void> {
   await withService(async ({ engine }) => {
@@ -98,12 +99,51 @@ export async function benchKg(): Promise<void> {
       `  ratio ${traverseRatio.toFixed(2)} (target near 1: ${traverseRatio >= 0.7 ? "met" : "MISSED"})`,
     );
 
-    const started = performance.now();
-    const stats = await engine.trigger({ function_id: "kg::stats", payload: { agentId: big } });
-    console.log(
-      `\n## KG: stats at ${BIG.toLocaleString("en")} entities: ${(performance.now() - started).toFixed(0)} ms ${JSON.stringify(stats)}`,
+    const timeRange = { from: 0, to: Date.now() + 60_000 };
+    const rangeQuery = (agentId: string) => () =>
+      engine.trigger({
+        function_id: "kg::query_temporal",
+        payload: { agentId, entity: "hub", depth: 2, timeRange },
+      });
+    const rangeTimes = { small: [] as number[], big: [] as number[] };
+    for (let round = 0; round < 5; round++) {
+      rangeTimes.small.push(msPerCall(await runConcurrent(rangeQuery(small), 1, 400)));
+      rangeTimes.big.push(msPerCall(await runConcurrent(rangeQuery(big), 1, 400)));
+    }
+    const returned = ((await rangeQuery(big)()) as unknown[]).length;
+    sideBySide(
+      `kg::query_temporal from one entity, depth 2, over a time range (${returned} versions returned), same neighbourhood`,
+      median(rangeTimes.small),
+      median(rangeTimes.big),
     );
+
+    const statsOf = (agentId: string) => () =>
+      engine.trigger({ function_id: "kg::stats", payload: { agentId } });
+    const statsTimes = { small: [] as number[], big: [] as number[] };
+    for (let round = 0; round < 5; round++) {
+      statsTimes.small.push(await timed(statsOf(small)));
+      statsTimes.big.push(await timed(statsOf(big)));
+    }
+    sideBySide("kg::stats (median of 5 calls each)", median(statsTimes.small), median(statsTimes.big));
+    console.log(`  at ${BIG.toLocaleString("en")}: ${JSON.stringify(await statsOf(big)())}`);
   });
+}
+
+const msPerCall = (round: { opsPerSec: number }) => 1000 / round.opsPerSec;
+
+async function timed(op: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await op();
+  return performance.now() - started;
+}
+
+/** One operation's median time at both sizes, their ratio and the target (≤ 2×). */
+function sideBySide(title: string, small: number, big: number): void {
+  const ratio = big / small;
+  console.log(`\n## KG: ${title}`);
+  console.log(`  at ${SMALL.toLocaleString("en")} entities    ${small.toFixed(2)} ms`);
+  console.log(`  at ${BIG.toLocaleString("en")} entities  ${big.toFixed(2)} ms`);
+  console.log(`  ratio ${ratio.toFixed(2)} (target ≤ 2×: ${ratio <= 2 ? "met" : "MISSED"})`);
 }
 
 /** `count` entities, each related to up to 2 earlier ones, `LANES` adds in flight. */

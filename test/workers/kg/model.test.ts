@@ -3,39 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../../../src/engine/engine.ts";
 import { setClock } from "../../../src/shared/clock.ts";
 import type { EntityVersion, Relation } from "../../../src/workers/kg/schema.ts";
-import { findTestPostgres } from "../../engine/state/contract.ts";
-import { type Cluster, startCluster } from "../../helpers/cluster.ts";
-import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import { kgBackends } from "./backends.ts";
 
-const postgres = await findTestPostgres();
-if (postgres.url === null) console.warn(`KG model test: skipping PostgreSQL: ${postgres.reason}`);
-
-/** The service's engine on each backend: SQLite (a test server) and PostgreSQL (a one-node cluster). */
-const backends: Array<{
-  name: string;
-  start: () => Promise<{ engine: Engine; close: () => Promise<void> }>;
-}> = [
-  {
-    name: "SQLite",
-    start: async () => {
-      const server: TestServer = await startTestServer();
-      return { engine: server.service.engine, close: () => server.close() };
-    },
-  },
-  ...(postgres.url === null
-    ? []
-    : [
-        {
-          name: "PostgreSQL",
-          start: async () => {
-            const cluster: Cluster = await startCluster(postgres.url as string, 1, {
-              AGENTOS_RATE_LIMITS: "off",
-            });
-            return { engine: (cluster.nodes[0] as { engine: Engine }).engine, close: () => cluster.close() };
-          },
-        },
-      ]),
-];
+const backends = await kgBackends("KG model test");
 
 const NAMES = ["a", "b", "c", "d", "e", "f"];
 const TYPES = ["knows", "owns"];
