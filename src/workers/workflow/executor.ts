@@ -60,14 +60,17 @@ export async function executeRun(
         const results = await Promise.all(batch.map((member) => runStep(call, member, {})));
         run.vars.__fanout = results.map((result) => result.output);
         for (const [index, member] of batch.entries()) setOutputVar(run, member, results[index]?.output);
-        await complete(deps, run, results, batch.length);
+        await complete(deps, run, results, batch.length, steps.length);
         continue;
       }
-      await complete(deps, run, [await runByMode(call, step)], 1);
+      await complete(deps, run, [await runByMode(call, step)], 1, steps.length);
     }
-    run.status = "completed";
-    run.finishedAt = nowIso();
-    await deps.checkpoint(run);
+    if (run.status === "running") {
+      // A workflow without steps: nothing was checkpointed since the start.
+      run.status = "completed";
+      run.finishedAt = nowIso();
+      await deps.checkpoint(run);
+    }
     deps.publish("completed", run);
     return run;
   } catch (error) {
@@ -113,11 +116,36 @@ function fanoutBatch(steps: Step[], from: number): Step[] {
   return batch;
 }
 
-async function complete(deps: ExecutorDeps, run: Run, results: StepResult[], advance: number): Promise<void> {
+/**
+ * Records finished steps. The last ones complete the run in the same checkpoint (one write instead of
+ * two for a short run); a crash before it resumes at those steps, as a crash before any step checkpoint.
+ */
+async function complete(
+  deps: ExecutorDeps,
+  run: Run,
+  results: StepResult[],
+  advance: number,
+  length: number,
+): Promise<void> {
   run.results.push(...results);
   run.position += advance;
-  await deps.checkpoint(run);
-  for (const result of results) deps.publish("step_completed", run, result);
+  const last = run.position >= length;
+  if (last) {
+    run.status = "completed";
+    run.finishedAt = nowIso();
+  }
+  try {
+    await deps.checkpoint(run);
+  } catch (error) {
+    if (last) {
+      run.status = "running";
+      delete run.finishedAt;
+    }
+    throw error;
+  }
+  // Step events tell of a run still running, as when each step had a checkpoint of its own.
+  const during = last ? { ...run, status: "running" as const } : run;
+  for (const result of results) deps.publish("step_completed", during, result);
 }
 
 async function runByMode(call: StepCall, step: Step): Promise<StepResult> {

@@ -37,6 +37,8 @@ export type StoredRun = Omit<Run, "results"> & { resultCount: number };
 
 /** How many of a live run's results are already stored (runs are checkpointed by the process running them). */
 const storedResults = new WeakMap<Run, number>();
+/** The version of a live run's record this process last wrote (cluster checkpoints write on it unread). */
+const storedVersions = new WeakMap<Run, number>();
 
 /** Index keys sort newest first: the start time counted down from a far-future constant, then the id. */
 function indexKey(run: Run): string {
@@ -81,27 +83,67 @@ export async function listWorkflows(state: StateClient, realmId: string): Promis
   return workflows;
 }
 
-/** A new run: its record, its place in the workflow's newest-first index, the count, and the active set. */
+/**
+ * A new run: its record, its place in the workflow's newest-first index, the count, and the active set,
+ * in one transaction (one call, one commit: a short run's fixed cost).
+ */
 export async function startRun(state: StateClient, run: Run): Promise<void> {
-  await state.set(RUNS_SCOPE, run.runId, stored(run), 0);
-  await state.set(ACTIVE_SCOPE, run.runId, { workflowId: run.workflowId });
   const realmId = runRealm(run);
-  await state.set(indexScope(realmId, run.workflowId), indexKey(run), { runId: run.runId });
-  await state.update(COUNTS_SCOPE, qualified(realmId, run.workflowId), [
-    { type: "increment", path: "count", by: 1 },
+  const [record] = await state.batch([
+    { type: "set", scope: RUNS_SCOPE, key: run.runId, value: stored(run), expectedVersion: 0 },
+    // A new run's keys are new: create-only writes need no read of what was there.
+    {
+      type: "set",
+      scope: ACTIVE_SCOPE,
+      key: run.runId,
+      value: { workflowId: run.workflowId },
+      expectedVersion: 0,
+    },
+    {
+      type: "set",
+      scope: indexScope(realmId, run.workflowId),
+      key: indexKey(run),
+      value: { runId: run.runId },
+      expectedVersion: 0,
+    },
+    {
+      type: "update",
+      scope: COUNTS_SCOPE,
+      key: qualified(realmId, run.workflowId),
+      ops: [{ type: "increment", path: "count", by: 1 }],
+    },
   ]);
+  if (record) storedVersions.set(run, record.version);
 }
 
-/** The checkpoint: the whole record after each step; a finished run leaves the active set. */
+/**
+ * The checkpoint: the step results not stored yet and the record, in one transaction; a finished run
+ * leaves the active set in the same one.
+ */
 export async function saveRun(state: StateClient, run: Run): Promise<void> {
   // Each checkpoint also says the run's node is alive (cluster mode resumes only quiet runs).
   run.heartbeatAt = nowIso();
-  for (let index = storedResults.get(run) ?? 0; index < run.results.length; index++) {
-    await state.set(stepsScope(run.runId), stepKey(index), run.results[index]);
-  }
+  const ops = checkpointOps(run);
+  await state.batch(ops);
   storedResults.set(run, run.results.length);
-  await state.set(RUNS_SCOPE, run.runId, stored(run));
-  if (run.status !== "running") await state.delete(ACTIVE_SCOPE, run.runId);
+}
+
+/** The writes of a checkpoint: new step results, the record (`expectedVersion` if given), the active set. */
+function checkpointOps(run: Run, expectedVersion?: number): BatchOp[] {
+  const from = storedResults.get(run) ?? 0;
+  const ops: BatchOp[] = [];
+  for (let index = from; index < run.results.length; index++) {
+    ops.push({ type: "set", scope: stepsScope(run.runId), key: stepKey(index), value: run.results[index] });
+  }
+  ops.push({
+    type: "set",
+    scope: RUNS_SCOPE,
+    key: run.runId,
+    value: stored(run),
+    ...(expectedVersion === undefined ? {} : { expectedVersion }),
+  });
+  if (run.status !== "running") ops.push({ type: "delete", scope: ACTIVE_SCOPE, key: run.runId });
+  return ops;
 }
 
 /**
@@ -111,35 +153,34 @@ export async function saveRun(state: StateClient, run: Run): Promise<void> {
  */
 export async function saveOwnedRun(state: StateClient, run: Run, leaseMs: number): Promise<void> {
   const owner = run.owner;
+  // The version this node last wrote: a write conditional on it needs no read first. Anyone writing in
+  // between (a lease renewal, a cancel, a take-over) makes it a conflict, and the record is read again.
+  let known = storedVersions.get(run);
   for (let attempt = 0; attempt < 16; attempt++) {
-    const current = await state.getVersioned<StoredRun>(RUNS_SCOPE, run.runId);
-    if (!current || current.value.owner !== owner) throw leaseLost(run.runId);
-    // Cancelled on another node: this node stops here (the next checkpoint records it as cancelled).
-    if (current.value.cancelRequested && run.status === "running") throw new RunCancelled();
+    if (known === undefined) {
+      const current = await state.getVersioned<StoredRun>(RUNS_SCOPE, run.runId);
+      if (!current || current.value.owner !== owner) throw leaseLost(run.runId);
+      // Cancelled on another node: this node stops here (the next checkpoint records it as cancelled).
+      // A run about to complete stops too, as it did when its last step had a checkpoint of its own.
+      if (current.value.cancelRequested && (run.status === "running" || run.status === "completed")) {
+        throw new RunCancelled();
+      }
+      known = current.version;
+    }
     run.heartbeatAt = nowIso();
     run.leaseUntil = new Date(Date.now() + leaseMs).toISOString();
-    const from = storedResults.get(run) ?? 0;
-    const ops: BatchOp[] = run.results.slice(from).map((result, offset) => ({
-      type: "set",
-      scope: stepsScope(run.runId),
-      key: stepKey(from + offset),
-      value: result,
-    }));
-    ops.push({
-      type: "set",
-      scope: RUNS_SCOPE,
-      key: run.runId,
-      value: stored(run),
-      expectedVersion: current.version,
-    });
-    if (run.status !== "running") ops.push({ type: "delete", scope: ACTIVE_SCOPE, key: run.runId });
+    const ops = checkpointOps(run, known);
     try {
-      await state.batch(ops);
+      const results = await state.batch(ops);
       storedResults.set(run, run.results.length);
+      const record = results[ops.findIndex((op) => op.scope === RUNS_SCOPE)];
+      if (record) storedVersions.set(run, record.version);
       return;
     } catch (error) {
-      // A lease renewal wrote in between: read again (and give up if the run changed hands).
+      // Written in between: read again (and give up if the run changed hands).
       if (!isConflict(error)) throw error;
+      known = undefined;
+      storedVersions.delete(run);
     }
   }
   throw leaseLost(run.runId);
