@@ -7,6 +7,7 @@ import { SqliteStateStore } from "../src/engine/state/sqlite.ts";
 import { LocalBus } from "../src/engine/trigger-types/subscribe.ts";
 import { setClock } from "../src/shared/clock.ts";
 import { MEMORY_INDEX, registerMemory } from "../src/workers/memory/index.ts";
+import { benchMemoryScale } from "./memory-scale.ts";
 import { percentile, tempDir } from "./util.ts";
 
 const BIG = 100_000;
@@ -182,4 +183,5 @@ export async function benchMemory(): Promise<void> {
     await store.close();
     dir.remove();
   }
+  await benchMemoryScale();
 }

@@ -62,6 +62,23 @@ function sqlFor(docs: string, scopes: string, gin: string) {
       )
       INSERT INTO ${scopes} AS s (idx, scope, docs) SELECT $1, $2, 1 FROM written WHERE inserted
       ON CONFLICT (idx, scope) DO UPDATE SET docs = s.docs + 1`,
+    /**
+     * Several documents of one scope in one statement: $3 the scope token, $4–$8 the documents' ids,
+     * data, creation times (ISO and ms) and texts (distinct ids). The scope's count grows by the inserted.
+     */
+    putMany: `WITH written AS (
+        INSERT INTO ${docs} (idx, scope, id, data, created_at, created_ms, tsv)
+        SELECT $1, $2, u.id, u.data, u.created_at, u.created_ms,
+          to_tsvector('english', u.text) || array_to_tsvector(ARRAY[$3::text])
+        FROM unnest($4::text[], $5::text[], $6::text[], $7::float8[], $8::text[])
+          AS u(id, data, created_at, created_ms, text)
+        ON CONFLICT (idx, scope, id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
+          created_ms = excluded.created_ms, tsv = excluded.tsv
+        RETURNING (xmax = 0) AS inserted
+      )
+      INSERT INTO ${scopes} AS s (idx, scope, docs)
+      SELECT $1, $2, count(*) FROM written WHERE inserted HAVING count(*) > 0
+      ON CONFLICT (idx, scope) DO UPDATE SET docs = s.docs + excluded.docs`,
     /** $3 the terms (each quoted for to_tsquery), $4 the window: how many of the newest entries hold each. */
     window: `WITH recent AS MATERIALIZED (
         SELECT tsv FROM ${docs} WHERE idx = $1 AND scope = $2 ORDER BY created_ms DESC LIMIT $4
@@ -164,7 +181,39 @@ export class PostgresTextIndex implements TextIndex {
   }
 
   async putMany(index: string, scope: string, docs: Array<{ id: string; doc: TextDoc }>): Promise<void> {
-    for (const { id, doc } of docs) await this.put(index, scope, id, doc);
+    // One statement for the lot (a round trip and a GIN update per document made bulk fills crawl).
+    // Ids are meant to be distinct; should one repeat, the last document wins, as with puts in order.
+    const byId = new Map<string, TextDoc>();
+    for (const { id, doc } of docs) {
+      byId.delete(id);
+      byId.set(id, doc);
+    }
+    if (byId.size === 0) return;
+    const columns = {
+      ids: [] as string[],
+      data: [] as string[],
+      at: [] as string[],
+      ms: [] as number[],
+      texts: [] as string[],
+    };
+    for (const [id, doc] of byId) {
+      const { data, createdMs } = documentFields(doc);
+      columns.ids.push(id);
+      columns.data.push(data);
+      columns.at.push(doc.createdAt);
+      columns.ms.push(createdMs);
+      columns.texts.push(doc.text);
+    }
+    await this.query("putMany", [
+      index,
+      scope,
+      scopeToken(index, scope),
+      columns.ids,
+      columns.data,
+      columns.at,
+      columns.ms,
+      columns.texts,
+    ]);
   }
 
   async delete(index: string, scope: string, id: string): Promise<boolean> {

@@ -41,8 +41,8 @@ export interface TextIndex {
   readonly kind: "sqlite" | "postgres";
   put(index: string, scope: string, id: string, doc: TextDoc): MaybePromise<void>;
   /**
-   * Several documents of one scope, each as `put` would (distinct ids): SQLite writes them in one
-   * transaction, PostgreSQL one after the other.
+   * Several documents of one scope, each as `put` would (distinct ids), atomically: SQLite writes
+   * them in one transaction, PostgreSQL in one statement.
    */
   putMany(index: string, scope: string, docs: Array<{ id: string; doc: TextDoc }>): MaybePromise<void>;
   /** True when the document existed. */

@@ -207,6 +207,32 @@ export function textIndexContract(
       expect(listed.items.map((item) => item.id)).toEqual(["b", "a"]);
     });
 
+    it("puts a batch whose id repeats as puts in order would: the last one stays", async () => {
+      const createdAt = ago(HOUR);
+      await index.putMany(INDEX, scope, [
+        { id: "a", doc: { text: "first about herons", data: 1, createdAt } },
+        { id: "b", doc: { text: "a note about egrets", data: 2, createdAt } },
+        { id: "a", doc: { text: "second about storks", data: 3, createdAt } },
+      ]);
+      expect(await search("herons")).toEqual([]);
+      expect(await search("storks")).toMatchObject([{ id: "a", data: 3 }]);
+      expect(await index.count(INDEX, scope)).toBe(2);
+    });
+
+    it("writes none of a batch that holds an invalid document", async () => {
+      const createdAt = ago(HOUR);
+      await expect(
+        Promise.resolve().then(() =>
+          index.putMany(INDEX, scope, [
+            { id: "a", doc: { text: "a valid note about ibises", data: 1, createdAt } },
+            { id: "b", doc: { text: "no date", data: 2, createdAt: "not a date" } },
+          ]),
+        ),
+      ).rejects.toThrow(/createdAt/);
+      expect(await search("ibises")).toEqual([]);
+      expect(await index.count(INDEX, scope)).toBe(0);
+    });
+
     it("deletes a document, and a whole scope without touching others", async () => {
       const other = `${scope}-other`;
       for (const id of ["a", "b", "c"]) await put(id, `invoice ${id} overdue`);
