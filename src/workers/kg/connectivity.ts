@@ -5,7 +5,7 @@
  * component's label, and an edge joining two labels becomes a forest edge (the smaller component takes
  * the larger's label: a node is relabelled O(log n) times over all merges). Deleting an edge that is
  * not in the forest changes nothing. Deleting a forest edge cuts its tree in two: both halves are walked
- * along forest edges in step, so the walk stops after twice the smaller half; an edge from that half to
+ * along forest edges in step, so the walk stops after twice the smaller half's adjacency entries; an edge from that half to
  * the rest replaces the cut one, and without one the half is a component of its own.
  */
 export class Connectivity {
@@ -110,22 +110,34 @@ export class Connectivity {
     return seen;
   }
 
-  /** The smaller of the two forest trees holding a and b (just cut apart), walking both in step. */
+  /**
+   * The smaller of the two forest trees holding a and b (just cut apart), walking both in step one
+   * adjacency entry at a time, so a node with many neighbours on the larger side costs no more than the
+   * smaller side's own entries.
+   */
   private smallerHalf(a: string, b: string): Set<string> {
     const walks = [a, b].map((start) => ({
       seen: new Set([start]),
       queue: [start],
       next: 0,
+      entries: null as Iterator<[string, number]> | null,
     }));
     for (;;) {
       for (const walk of walks) {
-        if (walk.next === walk.queue.length) return walk.seen;
-        const node = walk.queue[walk.next++] as string;
-        for (const [other, code] of this.adjacency.get(node) as Map<string, number>) {
-          if ((code & 1) === 1 && !walk.seen.has(other)) {
-            walk.seen.add(other);
-            walk.queue.push(other);
-          }
+        if (!walk.entries) {
+          if (walk.next === walk.queue.length) return walk.seen;
+          const node = walk.queue[walk.next++] as string;
+          walk.entries = (this.adjacency.get(node) as Map<string, number>).entries();
+        }
+        const entry = walk.entries.next();
+        if (entry.done) {
+          walk.entries = null;
+          continue;
+        }
+        const [other, code] = entry.value;
+        if ((code & 1) === 1 && !walk.seen.has(other)) {
+          walk.seen.add(other);
+          walk.queue.push(other);
         }
       }
     }
