@@ -37,6 +37,12 @@ export type StoredRun = Omit<Run, "results"> & { resultCount: number };
 
 /** How many of a live run's results are already stored (runs are checkpointed by the process running them). */
 const storedResults = new WeakMap<Run, number>();
+/**
+ * Runs started by this process: no step result of theirs can be stored beyond their count (each
+ * checkpoint writes results and record together), so new results are create-only writes, which need
+ * no read first. A run loaded from storage may have older, uncounted results: it overwrites them.
+ */
+const startedHere = new WeakSet<Run>();
 /** The version of a live run's record this process last wrote (cluster checkpoints write on it unread). */
 const storedVersions = new WeakMap<Run, number>();
 
@@ -114,6 +120,7 @@ export async function startRun(state: StateClient, run: Run): Promise<void> {
     },
   ]);
   if (record) storedVersions.set(run, record.version);
+  startedHere.add(run);
 }
 
 /**
@@ -132,8 +139,10 @@ export async function saveRun(state: StateClient, run: Run): Promise<void> {
 function checkpointOps(run: Run, expectedVersion?: number): BatchOp[] {
   const from = storedResults.get(run) ?? 0;
   const ops: BatchOp[] = [];
+  const created = startedHere.has(run) ? { expectedVersion: 0 } : {};
   for (let index = from; index < run.results.length; index++) {
-    ops.push({ type: "set", scope: stepsScope(run.runId), key: stepKey(index), value: run.results[index] });
+    const value = run.results[index];
+    ops.push({ type: "set", scope: stepsScope(run.runId), key: stepKey(index), value, ...created });
   }
   ops.push({
     type: "set",
