@@ -704,6 +704,28 @@ export interface Functions {
       local: boolean;
     };
   };
+  /** Catalog embedding models, optionally of one provider: {models, nextCursor} (the route: a bare array) */
+  "catalog::embedding_models": {
+    input: {
+      provider?: string;
+      limit?: number;
+      cursor?: string;
+    };
+    output: {
+      models: {
+        id: string;
+        provider: string;
+        name: string;
+        dimensions: number;
+        maxInput: number;
+        maxBatch: number;
+        inputPrice: number;
+        local: boolean;
+      }[];
+      /** Pass as `cursor` for the next page; null on the last */
+      nextCursor: string | null;
+    };
+  };
   /** Catalog models, optionally of one tier and/or provider: {models, nextCursor} (the route: a bare array) */
   "catalog::models": {
     input: {
@@ -788,6 +810,34 @@ export interface Functions {
       supportsTools: boolean;
       supportsVision: boolean;
       local: boolean;
+    };
+  };
+  /** An embedding model's entry and its provider's configuration: {model, provider}; the service default (AGENTOS_EMBEDDING_MODEL, else the catalog's) without a model */
+  "catalog::resolve_embedding": {
+    input: {
+      /** An embedding model's id, alias or <provider>/<model>; the service default when left out */
+      model?: string;
+    };
+    output: {
+      model: {
+        id: string;
+        provider: string;
+        name: string;
+        /** Unknown for an unlisted <provider>/<model>: the first answer tells */
+        dimensions?: number;
+        maxInput: number;
+        maxBatch: number;
+        inputPrice: number;
+        local: boolean;
+      };
+      provider: {
+        id: string;
+        name: string;
+        baseUrl: string;
+        envKey: string;
+        local: boolean;
+        driver: "anthropic" | "openai" | "google" | "openai_compat";
+      };
     };
   };
   /** A one-token request through a provider: {provider, ok, latencyMs, model, error?} */

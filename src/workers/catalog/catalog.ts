@@ -1,12 +1,16 @@
 import { readFileSync } from "node:fs";
 import type { z } from "zod";
+import { offersEmbeddings } from "../../llm/embeddings/endpoint.ts";
 import { envPrefix } from "../../llm/providers.ts";
-import { type AppError, notFound } from "../../shared/errors.ts";
+import { AppError, notFound } from "../../shared/errors.ts";
 import {
   type CatalogData,
   type CatalogOverride,
   catalogDataSchema,
   catalogOverrideSchema,
+  type EmbeddingModelEntry,
+  type EmbeddingModelView,
+  embeddingModelSchema,
   type ModelEntry,
   modelEntrySchema,
   type ProviderEntry,
@@ -20,6 +24,9 @@ export interface Catalog extends CatalogData {
   byLowerId: Map<string, ModelEntry>;
   aliasMap: Map<string, ModelEntry>;
   providerMap: Map<string, ProviderEntry>;
+  embeddingById: Map<string, EmbeddingModelEntry>;
+  embeddingByLowerId: Map<string, EmbeddingModelEntry>;
+  embeddingAliasMap: Map<string, EmbeddingModelEntry>;
 }
 
 export interface LoadCatalogOptions {
@@ -73,6 +80,13 @@ export function readOverrideFile(file: string): CatalogOverride {
 export function mergeCatalog(base: CatalogData, override: CatalogOverride, source: string): CatalogData {
   const problems: string[] = [];
   const models = mergeById(base.models, override.models ?? [], modelEntrySchema, "models", problems);
+  const embeddingModels = mergeById(
+    base.embeddingModels,
+    override.embeddingModels ?? [],
+    embeddingModelSchema,
+    "embeddingModels",
+    problems,
+  );
   const providers = mergeById(
     base.providers,
     override.providers ?? [],
@@ -85,7 +99,12 @@ export function mergeCatalog(base: CatalogData, override: CatalogOverride, sourc
     models,
     providers,
     aliases: { ...base.aliases, ...override.aliases },
-    defaults: { smart: override.defaults?.smart ?? base.defaults.smart },
+    embeddingModels,
+    embeddingAliases: { ...base.embeddingAliases, ...override.embeddingAliases },
+    defaults: {
+      smart: override.defaults?.smart ?? base.defaults.smart,
+      embedding: override.defaults?.embedding ?? base.defaults.embedding,
+    },
   };
 }
 
@@ -105,7 +124,8 @@ function mergeById<T extends { id: string }>(
     const parsed = schema.safeParse(existing ? { ...existing, ...patch } : patch);
     if (parsed.success) merged.set(patch.id, parsed.data);
     else {
-      const hint = existing ? "" : ` (a new ${field === "models" ? "model" : "provider"} needs every field)`;
+      const kind = { models: "model", embeddingModels: "embedding model" }[field] ?? "provider";
+      const hint = existing ? "" : ` (a new ${kind} needs every field)`;
       problems.push(`${describe(parsed.error, `${field}.${index}`)}${hint}`);
     }
   });
@@ -153,8 +173,52 @@ export function indexCatalog(data: CatalogData, source: string): Catalog {
   if (!byId.has(data.defaults.smart)) {
     problems.push(`defaults.smart: "${data.defaults.smart}" is not a catalog id`);
   }
+  const embeddings = indexEmbeddings(data, providerMap, byLowerId, problems);
   if (problems.length > 0) throw new Error(`Invalid catalog file ${source}: ${problems.join("; ")}`);
-  return { ...data, byId, byLowerId, aliasMap, providerMap };
+  return { ...data, byId, byLowerId, aliasMap, providerMap, ...embeddings };
+}
+
+/**
+ * The embedding models' tables, checked like the chat models': a known provider that offers OpenAI's
+ * `/embeddings`, the provider's `local` flag, no id a chat model has too (a name means one kind of model),
+ * aliases and `defaults.embedding` naming embedding ids.
+ */
+function indexEmbeddings(
+  data: CatalogData,
+  providerMap: Map<string, ProviderEntry>,
+  chatByLowerId: Map<string, ModelEntry>,
+  problems: string[],
+) {
+  const embeddingById = new Map<string, EmbeddingModelEntry>();
+  const embeddingByLowerId = new Map<string, EmbeddingModelEntry>();
+  for (const model of data.embeddingModels) {
+    const at = `embeddingModels.${model.id}`;
+    if (embeddingById.has(model.id)) problems.push(`embeddingModels: id "${model.id}" is listed twice`);
+    embeddingById.set(model.id, model);
+    const lower = model.id.toLowerCase();
+    if (!embeddingByLowerId.has(lower)) embeddingByLowerId.set(lower, model);
+    if (chatByLowerId.has(lower)) problems.push(`${at}.id: is also a chat model's id in models`);
+    const provider = providerMap.get(model.provider);
+    if (!provider) problems.push(`${at}.provider: unknown provider "${model.provider}"`);
+    else if (!offersEmbeddings(provider)) {
+      problems.push(`${at}.provider: "${provider.id}" (driver ${provider.driver}) offers no embeddings`);
+    } else if (provider.local !== model.local) {
+      problems.push(`${at}.local: must be ${provider.local}, as provider "${provider.id}" is`);
+    }
+  }
+  const embeddingAliasMap = new Map<string, EmbeddingModelEntry>();
+  for (const [alias, target] of Object.entries(data.embeddingAliases)) {
+    const model = embeddingById.get(target);
+    const shadowed = embeddingByLowerId.get(alias.toLowerCase());
+    if (!model) problems.push(`embeddingAliases.${alias}: "${target}" is not an embedding model's id`);
+    else if (shadowed && shadowed !== model) {
+      problems.push(`embeddingAliases.${alias}: is the id of another embedding model ("${shadowed.id}")`);
+    } else embeddingAliasMap.set(alias.toLowerCase(), model);
+  }
+  if (!embeddingById.has(data.defaults.embedding)) {
+    problems.push(`defaults.embedding: "${data.defaults.embedding}" is not an embedding model's id`);
+  }
+  return { embeddingById, embeddingByLowerId, embeddingAliasMap };
 }
 
 /**
@@ -168,10 +232,14 @@ export function resolveModel(catalog: Catalog, nameOrAlias: string): ModelEntry 
   if (known) return { ...known };
   const slash = input.indexOf("/");
   const provider = slash > 0 ? catalog.providerMap.get(lower.slice(0, slash)) : undefined;
+  const embedding = catalog.embeddingByLowerId.get(lower) ?? catalog.embeddingAliasMap.get(lower);
+  if (embedding) throw notAChatModel(input, embedding);
   if (provider) {
     const model = input.slice(slash + 1);
     const listed = catalog.byId.get(model) ?? catalog.byLowerId.get(model.toLowerCase());
     if (listed?.provider === provider.id) return { ...listed };
+    const listedEmbedding = catalog.embeddingByLowerId.get(model.toLowerCase());
+    if (listedEmbedding?.provider === provider.id) throw notAChatModel(input, listedEmbedding);
     if (provider.local && /^[^\s\p{Cc}]{1,256}$/u.test(model)) return unlistedLocalModel(provider, model);
     if (!provider.local) {
       throw unknownModel(input, `; "<provider>/<model>" names unlisted models of local providers only`);
@@ -192,6 +260,102 @@ function unlistedLocalModel(provider: ProviderEntry, model: string): ModelEntry 
     supportsVision: false,
     local: true,
   };
+}
+
+function notAChatModel(input: string, model: EmbeddingModelEntry): AppError {
+  return notFound(
+    `"${shown(input)}" is the embedding model ${model.id}, not a chat model; GET /api/models lists chat models`,
+  );
+}
+
+function shown(input: string): string {
+  return input.length > 200 ? `${input.slice(0, 200)}…` : input;
+}
+
+/**
+ * An embedding model: its id, an alias (case-insensitive), its id in any case, or `<provider>/<model>`:
+ * a listed embedding model of that provider, or any other model of a provider that offers OpenAI's
+ * `/embeddings` (free unless listed; its dimensions are learned from its first answer). A chat model is
+ * never one: naming one is a 404 that lists the embedding models.
+ */
+export function resolveEmbeddingModel(catalog: Catalog, nameOrAlias: string): EmbeddingModelView {
+  const input = nameOrAlias.trim();
+  const lower = input.toLowerCase();
+  const known =
+    catalog.embeddingById.get(input) ??
+    catalog.embeddingAliasMap.get(lower) ??
+    catalog.embeddingByLowerId.get(lower);
+  if (known) return { ...known };
+  const slash = input.indexOf("/");
+  const provider = slash > 0 ? catalog.providerMap.get(lower.slice(0, slash)) : undefined;
+  if (!provider) {
+    const chat = catalog.byLowerId.get(lower) ?? catalog.aliasMap.get(lower);
+    throw notAnEmbeddingModel(
+      catalog,
+      input,
+      chat ? ` is the chat model ${chat.id}, not an embedding model` : undefined,
+    );
+  }
+  const model = input.slice(slash + 1);
+  const listed = catalog.embeddingByLowerId.get(model.toLowerCase());
+  if (listed?.provider === provider.id) return { ...listed };
+  const chat = catalog.byLowerId.get(model.toLowerCase());
+  if (chat?.provider === provider.id) {
+    throw notAnEmbeddingModel(catalog, input, ` is the chat model ${chat.id}, not an embedding model`);
+  }
+  if (!offersEmbeddings(provider)) {
+    throw new AppError(
+      "validation",
+      `Provider ${provider.id} does not offer OpenAI's /embeddings endpoint: use one of ${embeddingIds(catalog)}`,
+    );
+  }
+  if (!/^[^\s\p{Cc}]{1,256}$/u.test(model)) throw notAnEmbeddingModel(catalog, input);
+  return unlistedEmbeddingModel(provider, model);
+}
+
+/** A model named `<provider>/<name>` that the catalog does not list: what is assumed of it. */
+export function unlistedEmbeddingModel(provider: ProviderEntry, model: string): EmbeddingModelView {
+  return {
+    id: model,
+    provider: provider.id,
+    name: `${model} (${provider.name})`,
+    maxInput: UNLISTED_EMBEDDING_MODEL.maxInput,
+    // Gemini's OpenAI-compatible endpoint takes 100 inputs a request; a local server embeds them one
+    // after another, so a smaller batch keeps each request well inside the timeout.
+    maxBatch: provider.driver === "google" ? 100 : provider.local ? 128 : UNLISTED_EMBEDDING_MODEL.maxBatch,
+    inputPrice: 0,
+    local: provider.local,
+  };
+}
+
+/** What is assumed of an unlisted embedding model (OpenAI's limits; its dimensions are not known). */
+export const UNLISTED_EMBEDDING_MODEL = { maxInput: 8192, maxBatch: 2048 } as const;
+
+function embeddingIds(catalog: Catalog): string {
+  return catalog.embeddingModels.map((model) => model.id).join(", ");
+}
+
+function notAnEmbeddingModel(catalog: Catalog, input: string, why = " is not an embedding model"): AppError {
+  return new AppError(
+    "not_found",
+    `"${shown(input)}"${why}: use one of ${embeddingIds(catalog)}, an alias (GET /api/models/embeddings), or <provider>/<model> of a provider that offers embeddings`,
+    { reason: "model_not_found" },
+  );
+}
+
+/** The service's embedding model: AGENTOS_EMBEDDING_MODEL when set, else the catalog's `defaults.embedding`. */
+export function defaultEmbeddingModel(catalog: Catalog, env: NodeJS.ProcessEnv): EmbeddingModelView {
+  const configured = env.AGENTOS_EMBEDDING_MODEL?.trim();
+  return resolveEmbeddingModel(catalog, configured || catalog.defaults.embedding);
+}
+
+export function listEmbeddingModels(catalog: Catalog, filter: { provider?: string }): EmbeddingModelEntry[] {
+  if (filter.provider !== undefined && !catalog.providerMap.has(filter.provider)) {
+    throw notFound(`Unknown provider "${filter.provider}"; GET /api/providers lists them`);
+  }
+  return catalog.embeddingModels
+    .filter((model) => filter.provider === undefined || model.provider === filter.provider)
+    .map((model) => ({ ...model }));
 }
 
 function unknownModel(input: string, hint = ""): AppError {

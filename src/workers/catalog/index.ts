@@ -3,11 +3,23 @@ import { notFound } from "../../shared/errors.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { vaultSecret } from "../../shared/vault-secret.ts";
 import { createAvailability } from "./availability.ts";
-import { aliasTable, bestUsableModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
+import {
+  aliasTable,
+  bestUsableModel,
+  defaultEmbeddingModel,
+  listEmbeddingModels,
+  listModels,
+  loadCatalog,
+  resolveEmbeddingModel,
+  resolveModel,
+} from "./catalog.ts";
 import { testProvider } from "./provider-test.ts";
 import {
   aliasesAnswer,
   choiceAnswer,
+  embeddingChoiceAnswer,
+  embeddingModelPage,
+  embeddingModelsInput,
   emptyInput,
   modelPage,
   modelsInput,
@@ -18,6 +30,7 @@ import {
   providerTestInput,
   providerTestResult,
   providerView,
+  resolveEmbeddingInput,
   resolveInput,
 } from "./schema.ts";
 
@@ -40,6 +53,12 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
     if (!provider) throw notFound(`Unknown provider "${id}": GET /api/providers lists them`);
     return provider;
   };
+  // AGENTOS_EMBEDDING_MODEL must name an embedding model: a wrong one stops the start, like a bad catalog.
+  try {
+    defaultEmbeddingModel(catalog, options.env);
+  } catch (error) {
+    throw new Error(`Invalid AGENTOS_EMBEDDING_MODEL: ${(error as Error).message}`);
+  }
   const availability = createAvailability({
     env: options.env,
     fetch: options.fetch ?? fetch,
@@ -113,6 +132,41 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
 
   worker.registerFunction(
     {
+      id: "catalog::resolve_embedding",
+      description:
+        "An embedding model's entry and its provider's configuration: {model, provider}; the service default (AGENTOS_EMBEDDING_MODEL, else the catalog's) without a model",
+      input: resolveEmbeddingInput,
+      output: embeddingChoiceAnswer,
+    },
+    ({ model }) => {
+      const entry =
+        model === undefined
+          ? defaultEmbeddingModel(catalog, options.env)
+          : resolveEmbeddingModel(catalog, model);
+      return { model: entry, provider: providerOf(entry.provider) };
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "catalog::embedding_models",
+      description:
+        "Catalog embedding models, optionally of one provider: {models, nextCursor} (the route: a bare array)",
+      input: embeddingModelsInput,
+      output: embeddingModelPage,
+    },
+    ({ limit, cursor, ...filter }) => {
+      const models = listEmbeddingModels(catalog, filter).map((model, index) => ({
+        model,
+        at: String(index).padStart(6, "0"),
+      }));
+      const page = pageOf(models, (entry) => entry.at, { limit, cursor });
+      return { models: page.items.map((entry) => entry.model), nextCursor: page.nextCursor };
+    },
+  );
+
+  worker.registerFunction(
+    {
       id: "catalog::provider",
       description:
         "One provider's configuration {id, name, baseUrl, envKey, local, driver} (no availability probe)",
@@ -173,5 +227,8 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
 
   worker.registerRoute("catalog::models", "GET", "/api/models", { array_list: "models" });
   worker.registerRoute("catalog::aliases", "GET", "/api/models/aliases");
+  worker.registerRoute("catalog::embedding_models", "GET", "/api/models/embeddings", {
+    array_list: "models",
+  });
   worker.registerRoute("catalog::providers", "GET", "/api/providers");
 }

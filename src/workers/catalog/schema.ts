@@ -35,6 +35,26 @@ export const modelEntrySchema = z.strictObject({
 });
 export type ModelEntry = z.infer<typeof modelEntrySchema>;
 
+/**
+ * One embedding model; exactly these fields. A list of its own, so a chat model is never resolved where
+ * an embedding model is wanted, nor the other way round. The price is USD per million input tokens (an
+ * embedding has no output tokens).
+ */
+export const embeddingModelSchema = z.strictObject({
+  id: name("id", 256),
+  provider: name("provider", 64),
+  name: label,
+  /** The length of the vectors it answers by default. */
+  dimensions: tokens,
+  /** Tokens one input may have. */
+  maxInput: tokens,
+  /** Inputs one request may carry (OpenAI 2048, Gemini 100). */
+  maxBatch: tokens,
+  inputPrice: price,
+  local: z.boolean(),
+});
+export type EmbeddingModelEntry = z.infer<typeof embeddingModelSchema>;
+
 export const providerEntrySchema = z.strictObject({
   id: z
     .string()
@@ -55,8 +75,13 @@ const aliasesSchema = z.record(aliasName, name("alias target", 256));
 export const catalogDataSchema = z.strictObject({
   models: z.array(modelEntrySchema),
   aliases: aliasesSchema,
+  embeddingModels: z.array(embeddingModelSchema),
+  embeddingAliases: aliasesSchema,
   providers: z.array(providerEntrySchema),
-  defaults: z.strictObject({ smart: name("defaults.smart", 256) }),
+  defaults: z.strictObject({
+    smart: name("defaults.smart", 256),
+    embedding: name("defaults.embedding", 256),
+  }),
 });
 export type CatalogData = z.infer<typeof catalogDataSchema>;
 
@@ -67,8 +92,15 @@ export type CatalogData = z.infer<typeof catalogDataSchema>;
 export const catalogOverrideSchema = z.strictObject({
   models: z.array(modelEntrySchema.partial().required({ id: true })).optional(),
   aliases: aliasesSchema.optional(),
+  embeddingModels: z.array(embeddingModelSchema.partial().required({ id: true })).optional(),
+  embeddingAliases: aliasesSchema.optional(),
   providers: z.array(providerEntrySchema.partial().required({ id: true })).optional(),
-  defaults: z.strictObject({ smart: name("defaults.smart", 256).optional() }).optional(),
+  defaults: z
+    .strictObject({
+      smart: name("defaults.smart", 256).optional(),
+      embedding: name("defaults.embedding", 256).optional(),
+    })
+    .optional(),
 });
 export type CatalogOverride = z.infer<typeof catalogOverrideSchema>;
 
@@ -84,6 +116,17 @@ export const resolveInput = z.strictObject({
   model: z.string().min(1, "model must not be empty").max(512, "model must be at most 512 characters"),
 });
 
+export const resolveEmbeddingInput = z.strictObject({
+  model: resolveInput.shape.model
+    .optional()
+    .describe("An embedding model's id, alias or <provider>/<model>; the service default when left out"),
+});
+
+export const embeddingModelsInput = z.strictObject({
+  provider: z.string().min(1).max(64).optional(),
+  ...pageFields,
+});
+
 export const emptyInput = z.strictObject({});
 
 export const providerInput = z.strictObject({ id: z.string().min(1).max(64) });
@@ -95,6 +138,19 @@ export const modelView = z.object(modelEntrySchema.shape);
 export const providerView = z.object(providerEntrySchema.shape);
 /** What a model call needs, in one answer: the model's entry and its provider's configuration. */
 export const choiceAnswer = z.object({ model: modelView, provider: providerView });
+export const embeddingModelView = z.object({
+  ...embeddingModelSchema.shape,
+  dimensions: embeddingModelSchema.shape.dimensions
+    .optional()
+    .describe("Unknown for an unlisted <provider>/<model>: the first answer tells"),
+});
+export type EmbeddingModelView = z.infer<typeof embeddingModelView>;
+/** What an embedding call needs: the embedding model's entry and its provider's configuration. */
+export const embeddingChoiceAnswer = z.object({ model: embeddingModelView, provider: providerView });
+export const embeddingModelPage = z.object({
+  models: z.array(z.object(embeddingModelSchema.shape)),
+  nextCursor,
+});
 export const providerConfigured = z.object({
   configured: z.boolean(),
   reason: z.string().optional().describe("Why not: the key to set"),

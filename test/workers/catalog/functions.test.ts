@@ -120,7 +120,7 @@ describe("catalog functions", () => {
     });
   });
 
-  it("registers GET routes for models, aliases and providers, and the provider test route", () => {
+  it("registers GET routes for models, aliases, embedding models and providers, and the provider test route", () => {
     const engine = catalogEngine();
     const routes = engine.triggers
       .list()
@@ -130,6 +130,10 @@ describe("catalog functions", () => {
       ["catalog::test_provider", { api_path: "/api/providers/:provider/test", http_method: "POST" }],
       ["catalog::models", { api_path: "/api/models", http_method: "GET", array_list: "models" }],
       ["catalog::aliases", { api_path: "/api/models/aliases", http_method: "GET" }],
+      [
+        "catalog::embedding_models",
+        { api_path: "/api/models/embeddings", http_method: "GET", array_list: "models" },
+      ],
       ["catalog::providers", { api_path: "/api/providers", http_method: "GET" }],
     ]);
   });

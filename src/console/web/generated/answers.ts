@@ -356,6 +356,17 @@ export interface Answers {
   "catalog::aliases": {
     aliases: Record<string, string>;
   };
+  /** Catalog embedding models, optionally of one provider: {models, nextCursor} (the route: a bare array) */
+  "catalog::embedding_models": {
+    id: string;
+    provider: string;
+    name: string;
+    dimensions: number;
+    maxInput: number;
+    maxBatch: number;
+    inputPrice: number;
+    local: boolean;
+  }[];
   /** Catalog models, optionally of one tier and/or provider: {models, nextCursor} (the route: a bare array) */
   "catalog::models": {
     id: string;
