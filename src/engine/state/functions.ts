@@ -54,7 +54,8 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
     },
     ({ scope, key, expectedVersion }) =>
       andThen(store.delete(scope, key, expectedVersion), (old) => {
-        wroteScope(scope);
+        // A delete of nothing (an absence guard) changes nothing a reader kept.
+        if (old) wroteScope(scope);
         return old?.value ?? null;
       }),
   );
@@ -93,7 +94,9 @@ export function registerStateFunctions(engine: Engine, store: StateStore): void 
     },
     ({ ops }) =>
       andThen(store.batch(ops), (results) => {
-        for (const op of ops) wroteScope(op.scope);
+        ops.forEach((op, index) => {
+          if (op.type !== "delete" || results[index]?.old) wroteScope(op.scope);
+        });
         return {
           results: results.map(({ old, record, errors }) => ({
             old_value: old?.value ?? null,

@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { Engine } from "../../../src/engine/engine.ts";
+import { registerStateFunctions } from "../../../src/engine/state/functions.ts";
+import { SqliteStateStore } from "../../../src/engine/state/sqlite.ts";
 import { RecentReads, wroteScope } from "../../../src/engine/state/watch.ts";
 
 afterEach(() => {
@@ -48,5 +51,31 @@ describe("RecentReads", () => {
       recent.read(reader, "watch-e", "k", async () => Promise.reject(new Error("down"))),
     ).rejects.toThrow("down");
     expect(await recent.read(reader, "watch-e", "k", async () => 7)).toBe(7);
+  });
+});
+
+describe("the state functions' writes, as RecentReads sees them", () => {
+  it("count a delete only when it deleted something, so an absence guard keeps a kept record", async () => {
+    const engine = new Engine();
+    registerStateFunctions(engine, new SqliteStateStore(":memory:"));
+    const recent = new RecentReads<object, number>(60_000);
+    const reader = {};
+    let loads = 0;
+    const load = async () => ++loads;
+    await recent.read(reader, "watch-guard", "budget", load);
+    const guard = { type: "delete", scope: "watch-guard", key: "budget", expectedVersion: 0 } as const;
+    await engine.trigger({ function_id: "state::batch", payload: { ops: [guard] } });
+    await engine.trigger({ function_id: "state::delete", payload: { scope: "watch-guard", key: "none" } });
+    expect(await recent.read(reader, "watch-guard", "budget", load)).toBe(1);
+    await engine.trigger({
+      function_id: "state::set",
+      payload: { scope: "watch-guard", key: "budget", value: 1 },
+    });
+    expect(await recent.read(reader, "watch-guard", "budget", load)).toBe(2);
+    await engine.trigger({
+      function_id: "state::batch",
+      payload: { ops: [{ type: "delete", scope: "watch-guard", key: "budget" }] },
+    });
+    expect(await recent.read(reader, "watch-guard", "budget", load)).toBe(3);
   });
 });
