@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
+import { encodeBase64Vector } from "../../src/llm/openai/embeddings.ts";
 import type { ModelChoice } from "../../src/llm/types.ts";
+import { fakeTokenCount, HASHED_DIMENSIONS, hashedEmbedding } from "./hashed-embedder.ts";
 import { startTestServer, type TestServer } from "./server.ts";
 
 /** What the fake model answers next: text, tool calls, an HTTP error, or nothing for a while. */
@@ -11,6 +13,12 @@ export type FakeReply =
   | { status: number; retryAfter?: string; delayMs?: number }
   | { hang: true };
 
+/** What the fake answers the next embeddings request before (or instead of) its vectors. */
+export type FakeEmbeddingReply =
+  | { status: number; retryAfter?: string }
+  | { delayMs: number }
+  | { hang: true };
+
 export interface FakeOpenAI {
   /** e.g. http://127.0.0.1:1234/v1 */
   baseUrl: string;
@@ -18,7 +26,19 @@ export interface FakeOpenAI {
   requests: Array<Record<string, unknown>>;
   /** Queues replies; when the queue is empty the model answers "ok". */
   reply(...replies: FakeReply[]): void;
+  /** Queues failures or delays for the next embeddings requests; when empty, vectors come at once. */
+  embeddingReply(...replies: FakeEmbeddingReply[]): void;
   close(): Promise<void>;
+}
+
+export interface FakeOpenAIOptions {
+  /**
+   * How `/v1/embeddings` makes vectors. "legacy" (the default): `[length, first character code, 0.5]`.
+   * "words": the hashed bag of words of `hashed-embedder.ts` (`dimensions` long, asked `dimensions` win),
+   * deterministic and close for texts sharing words (paraphrase tests).
+   */
+  embeddings?: "legacy" | "words";
+  dimensions?: number;
 }
 
 const USAGE = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
@@ -47,11 +67,17 @@ export function fakeCostEvent(fields: { realmId: unknown; agentId: unknown; sess
 }
 
 /** An OpenAI-compatible chat completions server on loopback, scripted by the test. */
-export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const queue: FakeReply[] = [];
   const requests: Array<Record<string, unknown>> = [];
+  const embeddingQueue: FakeEmbeddingReply[] = [];
+  const embedding: EmbeddingSetup = {
+    mode: options.embeddings ?? "legacy",
+    dimensions: options.dimensions ?? HASHED_DIMENSIONS,
+    queue: embeddingQueue,
+  };
   const server = createServer((req, res) => {
-    handle(req, res, queue, requests).catch(() => res.destroy());
+    handle(req, res, queue, requests, embedding).catch(() => res.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
@@ -59,6 +85,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     reply: (...replies) => queue.push(...replies),
+    embeddingReply: (...replies) => embeddingQueue.push(...replies),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -67,11 +94,18 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   };
 }
 
+interface EmbeddingSetup {
+  mode: "legacy" | "words";
+  dimensions: number;
+  queue: FakeEmbeddingReply[];
+}
+
 async function handle(
   req: IncomingMessage,
   res: ServerResponse,
   queue: FakeReply[],
   requests: Array<Record<string, unknown>>,
+  embedding: EmbeddingSetup,
 ): Promise<void> {
   if (req.method === "GET" && req.url?.startsWith("/v1/models")) {
     send(res, 200, { object: "list", data: [{ id: "fake-model", object: "model" }] });
@@ -90,25 +124,12 @@ async function handle(
     }
     return;
   }
-  if (req.method === "POST" && req.url?.startsWith("/v1/embeddings")) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; input: unknown };
-    requests.push({ embeddings: body });
-    const inputs = Array.isArray(body.input) ? body.input : [body.input];
-    // Deterministic vectors: each input's length and its first character code.
-    const data = inputs.map((text, index) => ({
-      object: "embedding",
-      index,
-      embedding: [String(text).length, String(text).charCodeAt(0) || 0, 0.5],
-    }));
-    const tokens = inputs.reduce<number>((sum, text) => sum + String(text).split(/\s+/).length, 0);
-    send(res, 200, {
-      object: "list",
-      data,
-      model: body.model,
-      usage: { prompt_tokens: tokens, total_tokens: tokens },
-    });
+  // Gemini's OpenAI-compatible endpoint too, for a provider whose base URL is the fake's host.
+  if (
+    req.method === "POST" &&
+    (req.url?.startsWith("/v1/embeddings") || req.url?.startsWith("/v1beta/openai/embeddings"))
+  ) {
+    await answerEmbeddings(req, res, requests, embedding);
     return;
   }
   if (req.method !== "POST" || !req.url?.startsWith("/v1/chat/completions")) {
@@ -130,6 +151,56 @@ async function handle(
   const model = String(body.model ?? "fake-model");
   if (body.stream === true) streamReply(res, model, next);
   else send(res, 200, completion(model, next));
+}
+
+/**
+ * `/v1/embeddings`: a vector per input in OpenAI's answer (base64 when asked), the tokens counted as
+ * whitespace words. Each request is recorded with the key it carried.
+ */
+async function answerEmbeddings(
+  req: IncomingMessage,
+  res: ServerResponse,
+  requests: Array<Record<string, unknown>>,
+  setup: EmbeddingSetup,
+): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+    model: string;
+    input: unknown;
+    encoding_format?: string;
+    dimensions?: number;
+  };
+  requests.push({ embeddings: body, authorization: req.headers.authorization, path: req.url });
+  const next = setup.queue.shift();
+  if (next && "hang" in next) return;
+  if (next && "delayMs" in next) await new Promise((resolve) => setTimeout(resolve, next.delayMs));
+  if (next && "status" in next) {
+    const headers: Record<string, string> = next.retryAfter ? { "retry-after": next.retryAfter } : {};
+    send(res, next.status, { error: { message: `fake error ${next.status}`, type: "fake" } }, headers);
+    return;
+  }
+  const inputs = (Array.isArray(body.input) ? body.input : [body.input]).map(String);
+  const data = inputs.map((text, index) => {
+    // Legacy: each input's length and its first character code.
+    const vector =
+      setup.mode === "words"
+        ? hashedEmbedding(text, body.dimensions ?? setup.dimensions)
+        : [text.length, text.charCodeAt(0) || 0, 0.5];
+    const embedding =
+      body.encoding_format === "base64" ? encodeBase64Vector(vector) : Array.from(vector, Number);
+    return { object: "embedding", index, embedding };
+  });
+  const tokens =
+    setup.mode === "words"
+      ? inputs.reduce((sum, text) => sum + fakeTokenCount(text), 0)
+      : inputs.reduce<number>((sum, text) => sum + text.split(/\s+/).length, 0);
+  send(res, 200, {
+    object: "list",
+    data,
+    model: body.model,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  });
 }
 
 function toolCallsOf(reply: FakeReply) {
