@@ -4,6 +4,10 @@ import { rankScore, rankScoreSql, type ScoredRow } from "./score.ts";
 /** FTS5's BM25 constants: a term adds at most idf × (k1 + 1) to a document's relevance. */
 const BM25_K1 = 1.2;
 const IDF_FLOOR = 1e-6;
+/** Bounds are widened by this much against rounding, so that pruning never drops a match that ties. */
+const BOUND_SLACK = 1e-9;
+/** How many rarest-first stages rank the older matches before all of them are ranked. */
+const MAX_STAGES = 3;
 /**
  * Extra rows brought back, ranked by slot time, for the caller to re-score by exact creation time:
  * slots sit a few ms late when documents of a scope share a creation millisecond.
@@ -74,6 +78,16 @@ export class SqliteRanker {
                ORDER BY ${rankScoreSql("relevance", "(?4 + (rowid - ?2))", "?5", "?6")} DESC LIMIT ?7) AS m
          JOIN search_docs AS d ON d.rowid = m.rowid`,
       ),
+      // As best, among the matches that also hold one of ?8's phrases: relevance is still bm25() over
+      // every phrase of ?1, but only those matches are scored.
+      bestHolding: db.prepare(
+        `SELECT d.id, d.data, d.created_at, d.created_ms, m.relevance, m.rowid - ?2 AS slot
+         FROM (SELECT rowid, -bm25(search_fts) AS relevance FROM search_fts
+               WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3
+                 AND +rowid IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?8 AND rowid BETWEEN ?2 AND ?3)
+               ORDER BY ${rankScoreSql("relevance", "(?4 + (rowid - ?2))", "?5", "?6")} DESC LIMIT ?7) AS m
+         JOIN search_docs AS d ON d.rowid = m.rowid`,
+      ),
     };
   }
 
@@ -88,11 +102,12 @@ export class SqliteRanker {
     if (matches < this.rankAllBelow) return this.best(request, request.last);
     const postings = request.phrases.map((phrase) => this.count(this.statements.postings, phrase));
     const docs = this.count(this.statements.docs);
-    // FTS5's idf per phrase, from the same counts bm25() makes.
-    const maxRelevance = postings.reduce((sum, n) => {
+    // FTS5's idf per phrase, from the same counts bm25() makes; a phrase adds at most idf × (k1 + 1).
+    const most = postings.map((n) => {
       const idf = Math.log((docs - n + 0.5) / (n + 0.5));
-      return sum + (idf > 0 ? idf : IDF_FLOOR) * (BM25_K1 + 1);
-    }, 0);
+      return (idf > 0 ? idf : IDF_FLOOR) * (BM25_K1 + 1);
+    });
+    const maxRelevance = most.reduce((sum, value) => sum + value, 0);
 
     const keep = request.limit + RESCORE_MARGIN;
     const top: Candidate[] = [];
@@ -111,7 +126,71 @@ export class SqliteRanker {
     const scanned = top.map((candidate) => this.document(request, candidate));
     // Not settled within the budget: rank the older rest in the database and merge.
     if (read < this.scanBudget) return scanned;
-    return scanned.concat(this.best(request, request.first + BigInt(lastSlot) - 1n));
+    const last = request.first + BigInt(lastSlot) - 1n;
+    const needed = this.neededPhrases(request, scanned, most, lastSlot);
+    if (needed.size === 0) return scanned;
+    const holding = (phrases: number[]) => phrases.map((at) => request.phrases[at]).join(" OR ");
+    if (needed.size < request.phrases.length)
+      return scanned.concat(this.bestHolding(request, last, holding([...needed])));
+    // Every phrase may still matter: rank first the older matches holding the rarest phrase, then the
+    // two rarest, … (fewer, and the most relevant). With their best the bar is usually soon high enough
+    // that a match holding only commoner phrases cannot reach it, and those, by far the most, need no
+    // scoring. Past MAX_STAGES, every older match is ranked.
+    const rarestFirst = most.map((_, at) => at).sort((a, b) => most[b] - most[a]);
+    const pool = [...scanned];
+    const seen = new Set(scanned.map((row) => row.slot));
+    for (let stage = 1; stage < request.phrases.length && stage <= MAX_STAGES; stage++) {
+      const considered = rarestFirst.slice(0, stage);
+      for (const row of this.bestHolding(request, last, holding(considered))) {
+        if (!seen.has(row.slot)) pool.push(row);
+        seen.add(row.slot);
+      }
+      const still = this.neededPhrases(request, pool, most, lastSlot);
+      if ([...still].every((at) => considered.includes(at))) return pool;
+    }
+    return scanned.concat(this.best(request, last));
+  }
+
+  /**
+   * The phrases (their positions) an older match must hold to beat the `limit`-th best score of `rows`
+   * (MaxScore): a match holding only phrases of a set scores at most rankScore(Σ their most, the last
+   * slot read), so the least relevant phrases, as many as stay below that score together, cannot lift
+   * an older match into the result alone. Empty when no older match can make it at all.
+   */
+  private neededPhrases(
+    request: RankRequest,
+    rows: ScoredRow[],
+    most: number[],
+    lastSlot: number,
+  ): Set<number> {
+    const all = new Set(most.map((_, at) => at));
+    if (rows.length < request.limit) return all;
+    const scores = rows
+      .map((row) => rankScore(row.relevance, row.created_ms, request.nowMs, request.halfLifeMs))
+      .sort((a, b) => b - a);
+    const threshold = scores[request.limit - 1];
+    const bound = (relevance: number) =>
+      rankScore(relevance, request.slotEpochMs + lastSlot, request.nowMs, request.halfLifeMs) *
+      (1 + BOUND_SLACK);
+    const order = most.map((value, at) => ({ value, at })).sort((a, b) => a.value - b.value);
+    let sum = 0;
+    let skipped = 0;
+    while (skipped < order.length && bound(sum + order[skipped].value) < threshold)
+      sum += order[skipped++].value;
+    return new Set(order.slice(skipped).map(({ at }) => at));
+  }
+
+  private bestHolding(request: RankRequest, last: bigint, holding: string): ScoredRow[] {
+    return this.statements.bestHolding.all(
+      request.match,
+      request.first,
+      last,
+      request.slotEpochMs,
+      request.nowMs,
+      request.halfLifeMs,
+      request.limit + RESCORE_MARGIN,
+      holding,
+    ) as unknown as ScoredRow[];
   }
 
   private best(request: RankRequest, last: bigint): ScoredRow[] {
