@@ -1,0 +1,177 @@
+import { badRequest } from "../../shared/errors.ts";
+import type { VectorHit, VectorInput } from "./types.ts";
+
+/**
+ * The scoring core, pure and storage-free. A stored vector is its unit vector (cosine = dot product)
+ * in two forms: a sign code (one bit a dimension, padded to 32-bit words, kept in memory for the whole
+ * scope) and int8 values with one float32 scale (kept in the database, read only for a shortlist).
+ * A query: Hamming distance of sign codes over the whole scope → HAMMING_FACTOR × rescore
+ * candidates → the query's float values against their sign bits (asymmetric, about twice the recall of
+ * Hamming on hard data, see README) → `rescore` candidates → cosine from their int8 vectors.
+ */
+
+/** Largest dimension accepted (every common embedding model is below it). */
+export const MAX_DIMENSIONS = 8192;
+export const RESCORE_PER_HIT = 20;
+export const MIN_RESCORE = 200;
+/** How many Hamming candidates the asymmetric pass ranks, per entry finally rescored. */
+export const HAMMING_FACTOR = 8;
+
+export const codeWords = (dims: number) => Math.ceil(dims / 32);
+/** Bytes of a stored int8 vector: the values, then the scale as float32 little-endian. */
+export const int8Bytes = (dims: number) => dims + 4;
+
+/** The unit vector of an input, refusing what has no direction: wrong length, non-finite values, zero. */
+export function unitVector(input: VectorInput, dims?: number): Float32Array {
+  const n = input.length;
+  if (n === 0 || n > MAX_DIMENSIONS)
+    throw badRequest(`vector: length must be 1 to ${MAX_DIMENSIONS}, not ${n}`);
+  if (dims !== undefined && n !== dims) {
+    throw badRequest(`vector: ${n} dimensions, but the model's vectors have ${dims}`);
+  }
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const x = input[i];
+    if (!Number.isFinite(x)) throw badRequest(`vector: value ${i} is not a finite number`);
+    sum += x * x;
+  }
+  if (!(sum > 0) || !Number.isFinite(sum)) throw badRequest("vector: has no direction (zero or too large)");
+  const scale = 1 / Math.sqrt(sum);
+  const unit = new Float32Array(n);
+  for (let i = 0; i < n; i++) unit[i] = input[i] * scale;
+  return unit;
+}
+
+/** Sign bits of a unit vector: bit i (of word i >> 5, little-endian bytes) set when value i > 0. */
+export function signCode(unit: Float32Array): Uint8Array {
+  const words = new Uint32Array(codeWords(unit.length));
+  for (let i = 0; i < unit.length; i++) if (unit[i] > 0) words[i >> 5] |= 1 << (i & 31);
+  return new Uint8Array(words.buffer);
+}
+
+/** int8 values (round(x / scale), scale = max |x| / 127) then the scale. */
+export function int8Vector(unit: Float32Array): Uint8Array {
+  const n = unit.length;
+  let max = 0;
+  for (let i = 0; i < n; i++) max = Math.max(max, Math.abs(unit[i]));
+  const scale = max / 127;
+  const out = new Uint8Array(int8Bytes(n));
+  const values = new Int8Array(out.buffer, 0, n);
+  for (let i = 0; i < n; i++) values[i] = Math.round(unit[i] / scale);
+  new DataView(out.buffer).setFloat32(n, scale, true);
+  return out;
+}
+
+/** Cosine of a unit query with a stored int8 vector, clamped to [-1, 1]. */
+export function int8Cosine(unit: Float32Array, stored: Uint8Array): number {
+  const n = unit.length;
+  if (stored.length !== int8Bytes(n))
+    throw new Error(`stored vector has ${stored.length - 4} dimensions, not ${n}`);
+  const values = new Int8Array(stored.buffer, stored.byteOffset, n);
+  let dot = 0;
+  for (let i = 0; i < n; i++) dot += unit[i] * values[i];
+  const scale = new DataView(stored.buffer, stored.byteOffset + n, 4).getFloat32(0, true);
+  return Math.max(-1, Math.min(1, dot * scale));
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
+/**
+ * The `take` slots (of `count`, `words` words each in `codes`) nearest to `query` in Hamming distance.
+ * Distances are small integers, so a histogram finds the cut-off in one more pass instead of a sort;
+ * slots at the cut-off distance are taken first come.
+ */
+export function hammingShortlist(
+  codes: Uint32Array,
+  count: number,
+  words: number,
+  query: Uint32Array,
+  take: number,
+): Int32Array {
+  if (take >= count) return Int32Array.from({ length: count }, (_, i) => i);
+  const distances = new Uint16Array(count);
+  const histogram = new Uint32Array(words * 32 + 1);
+  for (let slot = 0, at = 0; slot < count; slot++, at += words) {
+    let d = 0;
+    for (let w = 0; w < words; w++) d += popcount(codes[at + w] ^ query[w]);
+    distances[slot] = d;
+    histogram[d]++;
+  }
+  let cut = 0;
+  let below = 0;
+  while (below + histogram[cut] < take) below += histogram[cut++];
+  let ties = take - below;
+  const out = new Int32Array(take);
+  let n = 0;
+  for (let slot = 0; slot < count && n < take; slot++) {
+    const d = distances[slot];
+    if (d < cut || (d === cut && ties-- > 0)) out[n++] = slot;
+  }
+  return out;
+}
+
+/**
+ * Ranks `slots` by Σ ±unit[i] over their sign bits (the query stays float: asymmetric distance) and
+ * keeps the best `take`. One table of 256 partial sums per code byte turns 8 dimensions into one lookup.
+ */
+export function asymmetricShortlist(
+  codes: Uint32Array,
+  words: number,
+  unit: Float32Array,
+  slots: Int32Array,
+  take: number,
+): Int32Array {
+  if (take >= slots.length) return slots;
+  const bytes = words * 4;
+  const table = new Float32Array(bytes * 256);
+  for (let j = 0; j < bytes; j++) {
+    const base = j * 256;
+    // Bits clear count -x, set +x: start from all clear, and each byte value adds 2x for its lowest bit.
+    let none = 0;
+    for (let k = 0; k < 8; k++) none -= unit[j * 8 + k] ?? 0;
+    table[base] = none;
+    for (let b = 1; b < 256; b++) {
+      const low = 31 - Math.clz32(b & -b);
+      table[base + b] = table[base + (b & (b - 1))] + 2 * (unit[j * 8 + low] ?? 0);
+    }
+  }
+  const view = new Uint8Array(codes.buffer, codes.byteOffset, codes.length * 4);
+  const scores = new Float32Array(slots.length);
+  for (let s = 0; s < slots.length; s++) {
+    const at = slots[s] * bytes;
+    let sum = 0;
+    for (let j = 0; j < bytes; j++) sum += table[j * 256 + view[at + j]];
+    scores[s] = sum;
+  }
+  const order = Int32Array.from({ length: slots.length }, (_, i) => i).sort((a, b) => scores[b] - scores[a]);
+  return Int32Array.from(order.subarray(0, take), (i) => slots[i]);
+}
+
+/** How many candidates each pass keeps for a query. */
+export function passSizes(limit: number, rescore?: number): { hamming: number; rescore: number } {
+  const exact = Math.max(limit, rescore ?? Math.max(limit * RESCORE_PER_HIT, MIN_RESCORE));
+  return { hamming: exact * HAMMING_FACTOR, rescore: exact };
+}
+
+/** The slots a query rescores from their int8 vectors: Hamming, then asymmetric shortlist. */
+export function shortlist(
+  codes: Uint32Array,
+  count: number,
+  words: number,
+  unit: Float32Array,
+  sizes: { hamming: number; rescore: number },
+): Int32Array {
+  const query = new Uint32Array(signCode(unit).buffer);
+  const first = hammingShortlist(codes, count, words, query, sizes.hamming);
+  return asymmetricShortlist(codes, words, unit, first, sizes.rescore);
+}
+
+/** The best `limit` of scored hits: highest score first, ties by id. */
+export function best(hits: VectorHit[], limit: number): VectorHit[] {
+  return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
+}

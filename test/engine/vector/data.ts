@@ -1,0 +1,67 @@
+/** Seeded test vectors and the exact (float) nearest neighbours they are checked against. */
+
+export function random(seed: number): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+export function gaussian(rand: () => number): number {
+  return Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand());
+}
+
+/** `n` vectors of `dims` dimensions, each value standard normal: directions uniform on the sphere. */
+export function uniformVectors(n: number, dims: number, seed: number): Float32Array[] {
+  const rand = random(seed);
+  return Array.from({ length: n }, () => Float32Array.from({ length: dims }, () => gaussian(rand)));
+}
+
+/**
+ * Vectors around `clusters` random centres (cosine to their centre about 0.75), as embeddings of
+ * related texts sit near each other: the shape real data has, unlike uniform directions.
+ */
+export function clusteredVectors(n: number, dims: number, clusters: number, seed: number): Float32Array[] {
+  const rand = random(seed);
+  const centres = uniformVectors(clusters, dims, seed + 1).map(unit);
+  const noise = 0.9 / Math.sqrt(dims);
+  return Array.from({ length: n }, () => {
+    const centre = centres[Math.floor(rand() * clusters)];
+    return Float32Array.from(centre, (x) => x + noise * gaussian(rand));
+  });
+}
+
+export function unit(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (const x of vector) sum += x * x;
+  const norm = Math.sqrt(sum);
+  return Float32Array.from(vector, (x) => x / norm);
+}
+
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+/** The ids of the `k` vectors most similar to `query` by float cosine (brute force). */
+export function exactTop(vectors: Float32Array[], ids: string[], query: Float32Array, k: number): string[] {
+  return vectors
+    .map((vector, i) => ({ id: ids[i], score: cosine(vector, query) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, k)
+    .map((hit) => hit.id);
+}
+
+/** Share of `exact` found in `found`. */
+export function recall(found: string[], exact: string[]): number {
+  const got = new Set(found);
+  return exact.filter((id) => got.has(id)).length / exact.length;
+}

@@ -1,0 +1,69 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { openVectorIndex } from "../../../src/engine/vector/open.ts";
+import { PostgresVectorIndex } from "../../../src/engine/vector/postgres.ts";
+import { dropSchema, findTestPostgres, uniqueSchema } from "../state/contract.ts";
+import { vectorIndexContract } from "./contract.ts";
+import { uniformVectors } from "./data.ts";
+
+const found = await findTestPostgres();
+if (found.url === null) console.warn(`Skipping PostgreSQL vector index tests: ${found.reason}`);
+const url = found.url ?? "";
+const schema = uniqueSchema();
+
+describe.skipIf(found.url === null)("PostgresVectorIndex", () => {
+  afterAll(() => dropSchema(url, schema));
+
+  vectorIndexContract(
+    "postgres",
+    () => PostgresVectorIndex.open({ connectionString: url, schema, max: 4 }),
+    15,
+  );
+
+  it("openVectorIndex picks PostgreSQL when a database URL is set", async () => {
+    const index = await openVectorIndex({ databaseUrl: url, dataDir: "/nonexistent", schema });
+    try {
+      expect(index.kind).toBe("postgres");
+      await index.put("m", "open", "a", Float32Array.of(1, 2), "m2");
+      expect(await index.count("m", "open", "m2")).toBe(1);
+    } finally {
+      await index.close();
+    }
+  });
+
+  it("loads a cold scope once for concurrent queries, and answers them all", async () => {
+    const writer = await PostgresVectorIndex.open({ connectionString: url, schema, max: 2 });
+    const reader = await PostgresVectorIndex.open({ connectionString: url, schema, max: 4 });
+    try {
+      const vectors = uniformVectors(300, 24, 5);
+      await writer.putMany(
+        "m",
+        "cold",
+        "m24",
+        vectors.map((vector, i) => ({ id: `e${i}`, vector })),
+      );
+      const answers = await Promise.all(
+        vectors.slice(0, 8).map((vector) => reader.query("m", "cold", vector, { limit: 1, model: "m24" })),
+      );
+      expect(answers.map(([hit]) => hit.id)).toEqual(vectors.slice(0, 8).map((_, i) => `e${i}`));
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+
+  it("refuses a model's second dimension even when two nodes register it at once", async () => {
+    const nodes = await Promise.all(
+      [0, 1].map(() => PostgresVectorIndex.open({ connectionString: url, schema, max: 2 })),
+    );
+    try {
+      const results = await Promise.allSettled([
+        nodes[0].put("m", "race", "a", Float32Array.of(1, 2, 3), "raced"),
+        nodes[1].put("m", "race", "b", Float32Array.of(1, 2, 3, 4), "raced"),
+      ]);
+      expect(results.filter((result) => result.status === "fulfilled")).toHaveLength(1);
+      expect(await nodes[0].count("m", "race")).toBe(1);
+    } finally {
+      await Promise.all(nodes.map((node) => node.close()));
+    }
+  });
+});
