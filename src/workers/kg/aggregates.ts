@@ -93,6 +93,13 @@ async function mirrorOf(state: StateClient, agentId: string): Promise<Mirror> {
   return mirror;
 }
 
+/**
+ * Entities whose links this process mirrors, over all graphs: past it the graphs asked least recently
+ * are forgotten (a forgotten graph's next stats rebuilds its mirror from the heads). Bounds the memory of
+ * a service holding many large graphs.
+ */
+export const MIRRORED_ENTITIES = 1_000_000;
+
 export class GraphStats {
   private readonly state: StateClient;
   private readonly mirrors = new Map<string, Mirror>();
@@ -102,8 +109,11 @@ export class GraphStats {
   /** Adds of this process between their transaction and their mirror update, per graph. */
   private readonly inFlight = new Map<string, { count: number; settled: Array<() => void> }>();
 
-  constructor(state: StateClient) {
+  private readonly maxMirrored: number;
+
+  constructor(state: StateClient, maxMirrored = MIRRORED_ENTITIES) {
     this.state = state;
+    this.maxMirrored = maxMirrored;
   }
 
   /** Before an add: the graph's totals exist (a graph written before them is counted once, here). */
@@ -156,7 +166,7 @@ export class GraphStats {
         continue;
       }
       this.counted.add(agentId);
-      const mirror = this.mirrors.get(agentId);
+      const mirror = this.touch(agentId);
       if (mirror?.epoch === totals.epoch && mirror.applied === totals.adds) {
         if (mirror.graph.nodes === totals.entities && mirror.relations === totals.relations)
           return answer(totals.entities, totals.relations, mirror.graph.components);
@@ -184,7 +194,30 @@ export class GraphStats {
     if (!after || after.epoch !== before.epoch || after.adds !== before.adds) return;
     mirror.epoch = before.epoch as string;
     mirror.applied = before.adds;
+    this.keep(agentId, mirror);
+  }
+
+  /** The graph's mirror, now the most recently asked. */
+  private touch(agentId: string): Mirror | undefined {
+    const mirror = this.mirrors.get(agentId);
+    if (mirror) {
+      this.mirrors.delete(agentId);
+      this.mirrors.set(agentId, mirror);
+    }
+    return mirror;
+  }
+
+  /** Keeps a mirror, forgetting the least recently asked ones past MIRRORED_ENTITIES (never this one). */
+  private keep(agentId: string, mirror: Mirror): void {
+    this.mirrors.delete(agentId);
     this.mirrors.set(agentId, mirror);
+    let total = 0;
+    for (const kept of this.mirrors.values()) total += kept.graph.nodes;
+    for (const [id, kept] of this.mirrors) {
+      if (total <= this.maxMirrored || id === agentId) break;
+      this.mirrors.delete(id);
+      total -= kept.graph.nodes;
+    }
   }
 
   /** Totals for a graph that has none (written before them, or purged and added to since): counted once. */
@@ -218,7 +251,7 @@ export class GraphStats {
       throw error;
     }
     mirror.epoch = totals.epoch as string;
-    this.mirrors.set(agentId, mirror);
+    this.keep(agentId, mirror);
     this.counted.add(agentId);
   }
 }

@@ -122,6 +122,22 @@ describe.each(backends)("kg::stats from running totals ($name)", ({ start }) => 
     expect(await restarted(agentId)).toEqual(expected);
   }, 60_000);
 
+  it("stays exact when a process may mirror fewer entities than its graphs hold (least recently asked forgotten)", async () => {
+    const small = new GraphStats(
+      stateClient((r) => engine.trigger(r)),
+      5,
+    );
+    const graphs = [await newAgent(), await newAgent(), await newAgent()];
+    for (const [index, agentId] of graphs.entries()) {
+      for (const name of NAMES.slice(0, 3 + index))
+        await add(agentId, name, [{ target: "hub", type: "knows" }]);
+    }
+    for (let round = 0; round < 2; round++) {
+      for (const agentId of graphs)
+        expect(await small.stats(agentId)).toEqual(await recount(engine, agentId));
+    }
+  }, 60_000);
+
   it("counts a graph written before the totals once, then keeps counting", async () => {
     const agentId = await newAgent();
     await add(agentId, "a", [{ target: "b", type: "knows" }]);
