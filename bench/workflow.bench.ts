@@ -9,8 +9,10 @@ const STEPS = 200;
 const WIDTH = 50;
 
 /**
- * A 200-step sequential workflow of no-op functions (every step checkpointed to SQLite) vs 200 direct
- * engine.trigger calls of the same function; and a 50-wide fanout batch.
+ * Over HTTP against the service as its own process: the fixed cost of a run and the cost of a step
+ * (built-in and through an iii-sdk worker), then the Mastra baseline in process (workflow-peers.ts).
+ * In process: a 200-step sequential workflow of no-op functions (every step checkpointed to SQLite) vs
+ * 200 direct engine.trigger calls of the same function; and a 50-wide fanout batch.
  */
 export async function benchWorkflow(): Promise<void> {
   const http = await benchWorkflowHttp();
