@@ -26,6 +26,7 @@ const suites: Record<string, () => Promise<void>> = {
   kg: benchKg,
   tools: benchTools,
   console: benchConsole,
+  vector: async () => (await import("./vector.bench.ts")).benchVector(),
 };
 const selected = process.argv.slice(2);
 
