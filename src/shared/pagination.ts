@@ -23,11 +23,13 @@ export interface Page<T> {
 }
 
 /** The cursor names the position after which the next page starts, not an offset: inserts shift nothing. */
-function encodeCursor(position: string): string {
+/** The cursor of a page whose last item sits at `position` (an ordered list's place, as pageOf writes). */
+export function encodeCursor(position: string): string {
   return Buffer.from(JSON.stringify({ after: position })).toString("base64url");
 }
 
-function decodeCursor(cursor: string): string {
+/** The position a cursor of encodeCursor names; 400 for anything else. */
+export function decodeCursor(cursor: string): string {
   try {
     const decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { after?: unknown };
     if (typeof decoded.after === "string") return decoded.after;

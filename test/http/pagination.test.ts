@@ -70,6 +70,31 @@ describe("paginated lists", () => {
     expect(seen).toHaveLength(7);
   });
 
+  it("pages agents oldest first, for an admin across realms too, skipping one deleted between pages", async () => {
+    const all: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await call(server, "GET", `/api/agents?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      all.push(...page.body.agents.map((agent: { id: string }) => agent.id));
+      cursor = page.body.nextCursor ?? undefined;
+    } while (cursor);
+    const inRealm = (await call(server, "GET", `/api/agents?realmId=${realmId}&limit=500`)).body.agents.map(
+      (agent: { id: string; createdAt: string }) => agent.id,
+    );
+    expect(all.filter((id) => inRealm.includes(id))).toEqual(inRealm);
+    const first = await call(server, "GET", `/api/agents?realmId=${realmId}&limit=2`);
+    const [, second] = first.body.agents as Array<{ id: string }>;
+    const next = inRealm[2] as string;
+    expect((await call(server, "DELETE", `/api/agents/${next}`)).status).toBe(204);
+    const rest = await call(
+      server,
+      "GET",
+      `/api/agents?realmId=${realmId}&limit=500&cursor=${first.body.nextCursor}`,
+    );
+    expect(rest.body.agents.map((agent: { id: string }) => agent.id)).toEqual(inRealm.slice(3));
+    expect(second?.id).toBe(inRealm[1]);
+  });
+
   it("answers a bare array with an RFC 8288 Link header to the next page", async () => {
     const response = await server.request(`/api/workflows?realmId=${realmId}&limit=2`);
     expect(await response.json()).toEqual([

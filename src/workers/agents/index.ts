@@ -8,16 +8,16 @@ import { assertRealmAccess, realmFilter, requireAdmin } from "../../shared/acces
 import { notFound } from "../../shared/errors.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { noContent } from "../../shared/outputs.ts";
-import { newestFirst, oldestFirst, pageOf } from "../../shared/pagination.ts";
+import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { inSpan } from "../../shared/tracing.ts";
 import { agentCompletion, chatTurn } from "./chat.ts";
 import type { ChatDeps } from "./chat-deps.ts";
 import {
+  agentsPage,
   createAgent,
   deleteAgent,
   type LifecycleDeps,
   purgeRealmAgents,
-  realmAgents,
   updateAgent,
 } from "./lifecycle.ts";
 import { registerAgentMemory } from "./memory-routes.ts";
@@ -48,7 +48,7 @@ import {
   sessionWithMessages,
   updateAgentInput,
 } from "./schema.ts";
-import { AGENTS_SCOPE, getSession, listAgents, listSessions, sessionMessages } from "./store.ts";
+import { AGENTS_SCOPE, getSession, listSessions, sessionMessages } from "./store.ts";
 import { agentToolIds, mayCall } from "./tools.ts";
 
 export interface AgentsOptions {
@@ -93,10 +93,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
     },
     async ({ realmId, limit, cursor }, ctx) => {
       if (realmId !== undefined) assertRealmAccess(ctx, realmId);
-      const realm = realmId ?? realmFilter(ctx);
-      const agents = realm ? await realmAgents(lifecycle, realm) : await listAgents(state);
-      const page = pageOf(agents, (agent) => oldestFirst(agent.createdAt, agent.id), { limit, cursor });
-      return { agents: page.items, nextCursor: page.nextCursor };
+      return agentsPage(lifecycle, realmId ?? realmFilter(ctx), { limit, cursor });
     },
   );
 

@@ -7,15 +7,18 @@ import { nowIso } from "../../shared/clock.ts";
 import { type AppError, isFunctionNotFound, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { PURGE_AGENT_SUFFIX } from "../../shared/internal-functions.ts";
+import { decodeCursor, encodeCursor } from "../../shared/pagination.ts";
 import { purgeFunctionIds } from "../../shared/purge.ts";
 import { AGENT_DELETING, type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
 import { claimName, indexName, releaseName, unindexName } from "./name-index.ts";
 import {
   abandonSlot,
+  agentIdsPage,
   dropRealmCount,
   indexAgent,
   realmAgentIds,
   reserveSlot,
+  unindexAge,
   unindexAgent,
 } from "./realm-index.ts";
 import { checkNameFree, checkTools, usableModel } from "./references.ts";
@@ -165,6 +168,7 @@ export async function removeAgent(deps: LifecycleDeps, agent: Pick<Agent, "id" |
   if (stored) {
     await unindexName(deps.state, stored);
     await releaseName(deps.state, stored);
+    await unindexAge(deps.state, stored);
   }
   await deleteAgentData(deps.state, agent.id);
   await unindexAgent(deps.state, agent.realmId, agent.id);
@@ -179,16 +183,25 @@ export async function purgeRealmAgents(deps: LifecycleDeps, realmId: string): Pr
   return { purged: ids.length };
 }
 
-/** The realm's agents through its index, oldest first (an entry whose agent is gone is skipped). */
-export async function realmAgents(deps: LifecycleDeps, realmId: string): Promise<Agent[]> {
+/**
+ * A page of agents oldest first, all or a realm's, read through the order-of-creation index: a page
+ * costs its own agents, not every agent's. The cursor is the last agent's place (an older cursor,
+ * written by pageOf with a NUL between time and id, reads the same).
+ */
+export async function agentsPage(
+  deps: LifecycleDeps,
+  realmId: string | undefined,
+  request: { limit: number; cursor?: string },
+): Promise<{ agents: Agent[]; nextCursor: string | null }> {
   await deps.backfilled();
-  const ids = await realmAgentIds(deps.state, realmId);
-  const agents = await Promise.all(ids.map((id) => deps.state.get<Agent>(AGENTS_SCOPE, id)));
-  return sortAgents(agents.filter((agent): agent is Agent => agent?.realmId === realmId));
-}
-
-export function sortAgents(agents: Agent[]): Agent[] {
-  return agents.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  const after =
+    request.cursor === undefined ? undefined : decodeCursor(request.cursor).replace("\u0000", ":");
+  const { ids, lastPlace } = await agentIdsPage(deps.state, realmId, { limit: request.limit, after });
+  const found = await Promise.all(ids.map((id) => deps.state.get<Agent>(AGENTS_SCOPE, id)));
+  const agents = found.filter(
+    (agent): agent is Agent => agent !== null && (realmId === undefined || agent.realmId === realmId),
+  );
+  return { agents, nextCursor: lastPlace === null ? null : encodeCursor(lastPlace) };
 }
 
 /**

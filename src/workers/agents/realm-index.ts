@@ -1,5 +1,6 @@
 import { casUpdate, isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
+import { encodeCursor } from "../../engine/state/keys.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
 import { indexName } from "./name-index.ts";
@@ -12,10 +13,17 @@ import { AGENTS_SCOPE } from "./store.ts";
  * which makes the realm's maxAgents hold under concurrency, on one node or many).
  */
 const indexScope = (realmId: string) => `agent_realm_index:${realmId}`;
+/**
+ * Agents oldest first, all and per realm, keyed by their place in that order: a page of agents is one
+ * ranged read of its entries and a read of each of its agents, however many agents there are.
+ */
+const AGE_SCOPE = "agents_by_age";
+const realmAgeScope = (realmId: string) => `agents_by_age:${realmId}`;
 const COUNTS_SCOPE = "agent_realm_counts";
 const META_SCOPE = "agents_meta";
-// v2 also indexes names (agents by name for /v1): a store backfilled as v1 runs it again, idempotently.
-const BACKFILL_MARKER = "realm_index_v2";
+// v2 also indexes names (agents by name for /v1), v3 the order of creation: a store backfilled as an
+// earlier version runs it again, idempotently.
+const BACKFILL_MARKER = "realm_index_v3";
 
 interface IndexEntry {
   agentId: string;
@@ -42,11 +50,46 @@ export async function releaseSlot(state: StateClient, realmId: string): Promise<
   );
 }
 
+/** An agent's place oldest first, as a key: its creation time (fixed width), then its id. */
+export const ageKey = (agent: Pick<Agent, "id" | "createdAt">) =>
+  `${String(Date.parse(agent.createdAt)).padStart(13, "0")}:${agent.id}`;
+
 export async function indexAgent(state: StateClient, agent: Pick<Agent, "id" | "realmId" | "createdAt">) {
-  await state.set<IndexEntry>(indexScope(agent.realmId), agent.id, {
-    agentId: agent.id,
-    createdAt: agent.createdAt,
+  const entry: IndexEntry = { agentId: agent.id, createdAt: agent.createdAt };
+  await state.batch([
+    { type: "set", scope: indexScope(agent.realmId), key: agent.id, value: entry },
+    { type: "set", scope: AGE_SCOPE, key: ageKey(agent), value: entry },
+    { type: "set", scope: realmAgeScope(agent.realmId), key: ageKey(agent), value: entry },
+  ]);
+}
+
+/** The agent's places in the order of creation (when its record, which holds the time, is still known). */
+export async function unindexAge(state: StateClient, agent: Pick<Agent, "id" | "realmId" | "createdAt">) {
+  await state.batch([
+    { type: "delete", scope: AGE_SCOPE, key: ageKey(agent) },
+    { type: "delete", scope: realmAgeScope(agent.realmId), key: ageKey(agent) },
+  ]);
+}
+
+/**
+ * One page of agents oldest first, all of them or a realm's, from `after` (an agent's place, exclusive):
+ * the ids in order and the place of the last one when more follow. An entry may name an agent being
+ * created or already gone: the caller reads the agents and skips the missing.
+ */
+export async function agentIdsPage(
+  state: StateClient,
+  realmId: string | undefined,
+  page: { limit: number; after?: string },
+): Promise<{ ids: string[]; lastPlace: string | null }> {
+  const listed = await state.list<IndexEntry>(realmId === undefined ? AGE_SCOPE : realmAgeScope(realmId), {
+    limit: page.limit,
+    ...(page.after === undefined ? {} : { cursor: encodeCursor(page.after) }),
   });
+  const last = listed.items[listed.items.length - 1];
+  return {
+    ids: listed.items.map((item) => item.value.agentId),
+    lastPlace: listed.nextCursor && last ? last.key : null,
+  };
 }
 
 /**

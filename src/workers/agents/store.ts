@@ -6,7 +6,7 @@ import type { BatchOp } from "../../engine/state/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import type { Agent, sessionRecord, storedMessage } from "./schema.ts";
+import type { sessionRecord, storedMessage } from "./schema.ts";
 
 export const AGENTS_SCOPE = "agents";
 const sessionsScope = (agentId: string) => `agent_sessions:${agentId}`;
@@ -16,12 +16,6 @@ export type Session = z.infer<typeof sessionRecord>;
 export type StoredMessage = z.infer<typeof storedMessage>;
 
 /** Every agent of every realm (admin listings; a realm's own agents are read through its index). */
-export async function listAgents(state: StateClient): Promise<Agent[]> {
-  const agents: Agent[] = [];
-  for await (const record of state.scan<Agent>(AGENTS_SCOPE)) agents.push(record.value);
-  return agents;
-}
-
 export async function listSessions(state: StateClient, agentId: string): Promise<Session[]> {
   const sessions: Session[] = [];
   for await (const record of state.scan<Session>(sessionsScope(agentId))) sessions.push(record.value);

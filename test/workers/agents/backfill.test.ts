@@ -27,13 +27,15 @@ it("indexes and counts agents stored before the realm index existed, once, at th
       },
     },
   });
-  await trigger({ function_id: "state::delete", payload: { scope: "agents_meta", key: "realm_index_v2" } });
+  await trigger({ function_id: "state::delete", payload: { scope: "agents_meta", key: "realm_index_v3" } });
   await first.service.close();
 
   const second = await startTestServer({ dataDir: first.dataDir });
   try {
     const listed = await call(second, "GET", `/api/agents?realmId=${realm.id}`);
     expect(listed.body.agents.map((a: { id: string }) => a.id)).toEqual(["agent-legacy"]);
+    const all = await call(second, "GET", "/api/agents?limit=500");
+    expect(all.body.agents.map((a: { id: string }) => a.id)).toContain("agent-legacy");
     // And by name, through the name index /v1 model lookups use.
     const resolved = await second.service.engine.trigger({
       function_id: "agent::resolve",
