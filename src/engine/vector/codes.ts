@@ -1,3 +1,4 @@
+import { CodeMemory } from "./popcount.ts";
 import { codeWords } from "./scan.ts";
 
 /** Where the database stands for a scope: writes and deletes so far (both only grow). */
@@ -25,7 +26,8 @@ export class CodeSet {
   at: ScopeVersion;
   readonly words: number;
   count = 0;
-  codes: Uint32Array;
+  private capacity = 64;
+  private readonly memory: CodeMemory;
   ids: string[] = [];
   refs: number[] = [];
   private readonly slots = new Map<string, number>();
@@ -35,7 +37,17 @@ export class CodeSet {
     this.dims = dims;
     this.at = at;
     this.words = codeWords(dims);
-    this.codes = new Uint32Array(this.words * 64);
+    this.memory = new CodeMemory(this.words, this.capacity);
+  }
+
+  /** The packed codes (a view that a growth replaces: do not keep it across writes). */
+  get codes(): Uint32Array {
+    return this.memory.codes;
+  }
+
+  /** Hamming distances of every slot to a query code (WebAssembly, see popcount.ts). */
+  distances(query: Uint32Array): Uint16Array {
+    return this.memory.distances(this.count, query);
   }
 
   has(id: string): boolean {
@@ -47,10 +59,9 @@ export class CodeSet {
     let slot = this.slots.get(row.id);
     if (slot === undefined) {
       slot = this.count++;
-      if (this.count * this.words > this.codes.length) {
-        const grown = new Uint32Array(this.codes.length * 2);
-        grown.set(this.codes);
-        this.codes = grown;
+      if (this.count > this.capacity) {
+        this.capacity *= 2;
+        this.memory.reserve(this.capacity);
       }
       this.slots.set(row.id, slot);
       this.ids[slot] = row.id;
@@ -78,9 +89,9 @@ export class CodeSet {
     this.refs.length = last;
   }
 
-  /** Rough memory held: the codes plus about 100 bytes per id (string, map entry, ref). */
+  /** Rough memory held: the WebAssembly memory (codes and scratch) plus about 100 bytes per id (string, map entry, ref). */
   bytes(): number {
-    return this.codes.byteLength + this.count * 100;
+    return this.memory.bytes + this.count * 100;
   }
 }
 

@@ -187,7 +187,7 @@ export class PostgresVectorIndex implements VectorIndex {
     const current = found && (await this.current(index, scope, options.model, found));
     if (!current || current.set.count === 0) return [];
     const { set, num } = current;
-    const slots = shortlist(set.codes, set.count, set.words, unit, passSizes(options.limit, options.rescore));
+    const slots = shortlist(set, unit, passSizes(options.limit, options.rescore));
     const ids = Array.from(slots, (slot) => set.ids[slot]);
     const rows = await this.run<{ id: string; vec: Buffer }>("vecs", [num, found.num, ids]);
     // A row deleted since the codes were read is simply not found: it is not a hit.

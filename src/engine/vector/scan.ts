@@ -17,7 +17,8 @@ export const MIN_RESCORE = 200;
 /** How many Hamming candidates the asymmetric pass ranks, per entry finally rescored. */
 export const HAMMING_FACTOR = 8;
 
-export const codeWords = (dims: number) => Math.ceil(dims / 32);
+/** 32-bit words of a sign code: always even, as the WebAssembly scan reads 64 bits at a time. */
+export const codeWords = (dims: number) => Math.ceil(dims / 64) * 2;
 /** Bytes of a stored int8 vector: the values, then the scale as float32 little-endian. */
 export const int8Bytes = (dims: number) => dims + 4;
 
@@ -74,9 +75,6 @@ export function int8Cosine(unit: Float32Array, stored: Uint8Array): number {
   return Math.max(-1, Math.min(1, dot * scale));
 }
 
-/** Distances of the last scan, reused: a fresh 200 KB array per query at 100 000 entries fed the GC. */
-let scratch = new Uint16Array(0);
-
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
@@ -84,28 +82,31 @@ function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-/**
- * The `take` slots (of `count`, `words` words each in `codes`) nearest to `query` in Hamming distance.
- * Distances are small integers, so a histogram finds the cut-off in one more pass instead of a sort;
- * slots at the cut-off distance are taken first come.
- */
-export function hammingShortlist(
+/** Hamming distance of each of `count` codes to `query`, in JavaScript (CodeMemory scans faster). */
+export function hammingDistances(
   codes: Uint32Array,
   count: number,
   words: number,
   query: Uint32Array,
-  take: number,
-): Int32Array {
-  if (take >= count) return Int32Array.from({ length: count }, (_, i) => i);
-  if (scratch.length < count) scratch = new Uint16Array(Math.max(count, scratch.length * 2));
-  const distances = scratch;
-  const histogram = new Uint32Array(words * 32 + 1);
+): Uint16Array {
+  const distances = new Uint16Array(count);
   for (let slot = 0, at = 0; slot < count; slot++, at += words) {
     let d = 0;
     for (let w = 0; w < words; w++) d += popcount(codes[at + w] ^ query[w]);
     distances[slot] = d;
-    histogram[d]++;
   }
+  return distances;
+}
+
+/**
+ * The `take` slots nearest by Hamming `distances` (at most `bits`). Distances are small integers, so a
+ * histogram finds the cut-off in one pass instead of a sort; slots at the cut-off are taken first come.
+ */
+export function hammingShortlist(distances: Uint16Array, bits: number, take: number): Int32Array {
+  const count = distances.length;
+  if (take >= count) return Int32Array.from({ length: count }, (_, i) => i);
+  const histogram = new Uint32Array(bits + 1);
+  for (let slot = 0; slot < count; slot++) histogram[distances[slot]]++;
   let cut = 0;
   let below = 0;
   while (below + histogram[cut] < take) below += histogram[cut++];
@@ -162,16 +163,25 @@ export function passSizes(limit: number, rescore?: number): { hamming: number; r
   return { hamming: exact * HAMMING_FACTOR, rescore: exact };
 }
 
+/** What a query scans: `count` packed codes and their distances to a query code. */
+export interface CodeSource {
+  count: number;
+  words: number;
+  codes: Uint32Array;
+  distances(query: Uint32Array): Uint16Array;
+}
+
 /** The slots a query rescores from their int8 vectors: Hamming, then asymmetric shortlist. */
 export function shortlist(
-  codes: Uint32Array,
-  count: number,
-  words: number,
+  source: CodeSource,
   unit: Float32Array,
   sizes: { hamming: number; rescore: number },
 ): Int32Array {
-  const query = new Uint32Array(signCode(unit).buffer);
-  const first = hammingShortlist(codes, count, words, query, sizes.hamming);
+  const { count, words, codes } = source;
+  const first =
+    sizes.hamming >= count
+      ? Int32Array.from({ length: count }, (_, i) => i)
+      : hammingShortlist(source.distances(new Uint32Array(signCode(unit).buffer)), words * 32, sizes.hamming);
   return asymmetricShortlist(codes, words, unit, first, sizes.rescore);
 }
 

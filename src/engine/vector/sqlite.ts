@@ -193,13 +193,7 @@ export class SqliteVectorIndex implements VectorIndex {
       const set = this.current(index, scope, options.model);
       const unit = unitVector(vector, this.model(index, options.model)?.dims);
       if (!set || set.count === 0) return [];
-      const slots = shortlist(
-        set.codes,
-        set.count,
-        set.words,
-        unit,
-        passSizes(options.limit, options.rescore),
-      );
+      const slots = shortlist(set, unit, passSizes(options.limit, options.rescore));
       const hits: VectorHit[] = [];
       for (const slot of slots) {
         const row = this.statements.vec.get(set.refs[slot]) as { vec: Uint8Array };

@@ -1,9 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CodeSet, followWrite, refreshPlan } from "../../../src/engine/vector/codes.ts";
+import { CodeMemory } from "../../../src/engine/vector/popcount.ts";
 import {
   asymmetricShortlist,
   codeWords,
+  hammingDistances,
   hammingShortlist,
   int8Cosine,
   int8Vector,
@@ -55,7 +57,7 @@ describe("vector scan core", () => {
             }
             return d;
           };
-          const got = [...hammingShortlist(codes, n, words, query, take)];
+          const got = [...hammingShortlist(hammingDistances(codes, n, words, query), words * 32, take)];
           expect(got).toHaveLength(Math.min(n, take));
           expect(new Set(got).size).toBe(got.length);
           const all = Array.from({ length: n }, (_, slot) => distance(slot)).sort((a, b) => a - b);
@@ -77,6 +79,25 @@ describe("vector scan core", () => {
     const got = [...asymmetricShortlist(codes, words, query, slots, 5)];
     const expected = [...slots].sort((a, b) => exact(b) - exact(a)).slice(0, 5);
     expect(got.map(exact)).toEqual(expected.map(exact));
+  });
+
+  it("WebAssembly Hamming distances equal JavaScript's", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.integer({ min: 0, max: 3000 }),
+        fc.integer({ min: 1, max: 1600 }),
+        (seed, n, dims) => {
+          const vectors = uniformVectors(n + 1, dims, seed);
+          const { codes, words } = packed(vectors.slice(1), dims);
+          const memory = new CodeMemory(words, Math.max(1, n));
+          memory.codes.set(codes);
+          const query = new Uint32Array(signCode(unitVector(vectors[0])).buffer);
+          expect([...memory.distances(n, query)]).toEqual([...hammingDistances(codes, n, words, query)]);
+        },
+      ),
+      { numRuns: 30 },
+    );
   });
 
   it("sizes passes from the limit, never below it", () => {
