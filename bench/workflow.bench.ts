@@ -3,7 +3,7 @@ import { Agent, request } from "node:http";
 import { type IIIClient, registerWorker } from "iii-sdk";
 import { makeDataDir, removeDir, type ServeProcess, startServe } from "../test/helpers/process.ts";
 import { compare, median, report, withService } from "./util.ts";
-import { benchWorkflowPeers } from "./workflow-peers.ts";
+import { mastraRuns, PEER_TARGET, type PeerRuns } from "./workflow-peers.ts";
 
 const STEPS = 200;
 const WIDTH = 50;
@@ -15,8 +15,7 @@ const WIDTH = 50;
  * 200 direct engine.trigger calls of the same function; and a 50-wide fanout batch.
  */
 export async function benchWorkflow(): Promise<void> {
-  const http = await benchWorkflowHttp();
-  await benchWorkflowPeers(http.oneStepWallUs);
+  await benchWorkflowHttp();
   await withService(async ({ engine }) => {
     engine.worker("bench").registerFunction({ id: "bench::noop" }, async () => "ok");
     const steps = Array.from({ length: STEPS }, (_, i) => ({ name: `s${i}`, functionId: "bench::noop" }));
@@ -176,10 +175,6 @@ function solve(one: CaseResult, long: CaseResult) {
 
 const us = (value: number) => `${value.toFixed(0).padStart(6)} µs`;
 
-interface HttpWorkflowResult {
-  oneStepWallUs: number;
-}
-
 /**
  * The service as its own process (`agentos serve`, SQLite): POST /api/workflows/run of a 1-step and a
  * 50-step sequential workflow of no-op steps, synchronous (the answer is the finished run), at one
@@ -188,10 +183,11 @@ interface HttpWorkflowResult {
  * GET /api/health (one no-op function through the same front door). Built-in steps call api::health;
  * iii steps call a no-op of an iii-sdk worker in this process.
  */
-async function benchWorkflowHttp(): Promise<HttpWorkflowResult> {
+async function benchWorkflowHttp(): Promise<void> {
   const dataDir = makeDataDir();
   let service: ServeProcess | undefined;
   let worker: IIIClient | undefined;
+  let peer: PeerRuns | null = null;
   const debug = console.debug;
   console.debug = () => {};
   try {
@@ -228,19 +224,31 @@ async function benchWorkflowHttp(): Promise<HttpWorkflowResult> {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
-    const [health, one, long, oneIii, longIii] = (await measure(pid, [
+    console.log(
+      `\n## Workflow over HTTP: POST /api/workflows/run, 1 vs ${LONG} no-op steps (service process, SQLite, 1 connection, median of ${ROUNDS} × ${ROUND_MS} ms), and Mastra in process`,
+    );
+    peer = await mastraRuns(LONG);
+    // Mastra's runs alternate with ours in the same rounds, so load on the machine hits both alike.
+    const peerCases: Case[] = peer
+      ? [
+          { name: "Mastra run of 1 step, in process", op: peer.one },
+          { name: `Mastra run of ${LONG} steps, in process`, op: peer.long },
+        ]
+      : [];
+    const [health, one, long, oneIii, longIii, mastraOne, mastraLong] = (await measure(pid, [
       { name: "GET /api/health (the HTTP request alone)", op: () => send(port, "GET", "/api/health") },
       { name: "run of 1 built-in step", op: run("one") },
       { name: `run of ${LONG} built-in steps`, op: run("long") },
       { name: "run of 1 iii-sdk worker step", op: run("one-iii") },
       { name: `run of ${LONG} iii-sdk worker steps`, op: run("long-iii") },
-    ])) as [CaseResult, CaseResult, CaseResult, CaseResult, CaseResult];
-    console.log(
-      `\n## Workflow over HTTP: POST /api/workflows/run, 1 vs ${LONG} no-op steps (service process, SQLite, 1 connection, median of ${ROUNDS} × ${ROUND_MS} ms)`,
-    );
+      ...peerCases,
+    ])) as [CaseResult, CaseResult, CaseResult, CaseResult, CaseResult, CaseResult?, CaseResult?];
     console.log(`  ${"".padEnd(44)} ${"wall".padStart(9)} ${"service CPU".padStart(12)}`);
     for (const item of [health, one, long, oneIii, longIii]) {
       console.log(`  ${item.name.padEnd(44)} ${us(item.wallUs)} ${us(item.cpuUs)}`);
+    }
+    for (const item of [mastraOne, mastraLong]) {
+      if (item) console.log(`  ${item.name.padEnd(44)} ${us(item.wallUs)}`);
     }
     const builtIn = solve(one, long);
     const iii = solve(oneIii, longIii);
@@ -258,8 +266,20 @@ async function benchWorkflowHttp(): Promise<HttpWorkflowResult> {
     console.log(
       `  per iii-sdk worker step: ${iii.stepWall.toFixed(1)} µs wall, ${iii.stepCpu.toFixed(1)} µs service CPU: ${ratio.toFixed(2)}× a built-in step (target ≤ ${III_STEP_TARGET}: ${ratio <= III_STEP_TARGET ? "met" : "MISSED"})`,
     );
-    return { oneStepWallUs: one.wallUs };
+    if (mastraOne && mastraLong) {
+      const step = (mastraLong.wallUs - mastraOne.wallUs) / (LONG - 1);
+      console.log(
+        `  Mastra: fixed cost ${(mastraOne.wallUs - step).toFixed(0)} µs, per step ${step.toFixed(1)} µs`,
+      );
+      const peerRatio = mastraOne.wallUs / one.wallUs;
+      console.log(
+        `  our 1-step run over HTTP ${one.wallUs.toFixed(0)} µs vs Mastra's 1-step run in process ${mastraOne.wallUs.toFixed(0)} µs: ratio ${peerRatio.toFixed(2)} (target ≥ ${PEER_TARGET}: ${peerRatio >= PEER_TARGET ? "met" : "MISSED"})`,
+      );
+    } else {
+      console.log("  no Mastra baseline here (see above): our own fixed and per-step costs stand alone");
+    }
   } finally {
+    peer?.close();
     await worker?.shutdown().catch(() => undefined);
     await service?.stop("SIGTERM").catch(() => undefined);
     agent.destroy();
