@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { rankScore, rankScoreSql, type ScoredRow } from "./score.ts";
+import { RECENCY_WEIGHT, rankScore, rankScoreSql, type ScoredRow } from "./score.ts";
 
 /** FTS5's BM25 constants: a term adds at most idf × (k1 + 1) to a document's relevance. */
 const BM25_K1 = 1.2;
@@ -74,7 +74,7 @@ export class SqliteRanker {
       best: db.prepare(
         `SELECT d.id, d.data, d.created_at, d.created_ms, m.relevance, m.rowid - ?2 AS slot
          FROM (SELECT rowid, -bm25(search_fts) AS relevance FROM search_fts
-               WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3
+               WHERE search_fts MATCH ?1 AND rowid BETWEEN ?8 AND ?3
                ORDER BY ${rankScoreSql("relevance", "(?4 + (rowid - ?2))", "?5", "?6")} DESC LIMIT ?7) AS m
          JOIN search_docs AS d ON d.rowid = m.rowid`,
       ),
@@ -83,8 +83,8 @@ export class SqliteRanker {
       bestHolding: db.prepare(
         `SELECT d.id, d.data, d.created_at, d.created_ms, m.relevance, m.rowid - ?2 AS slot
          FROM (SELECT rowid, -bm25(search_fts) AS relevance FROM search_fts
-               WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3
-                 AND +rowid IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?8 AND rowid BETWEEN ?2 AND ?3)
+               WHERE search_fts MATCH ?1 AND rowid BETWEEN ?9 AND ?3
+                 AND +rowid IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?8 AND rowid BETWEEN ?9 AND ?3)
                ORDER BY ${rankScoreSql("relevance", "(?4 + (rowid - ?2))", "?5", "?6")} DESC LIMIT ?7) AS m
          JOIN search_docs AS d ON d.rowid = m.rowid`,
       ),
@@ -99,7 +99,7 @@ export class SqliteRanker {
       request.last,
       this.rankAllBelow,
     );
-    if (matches < this.rankAllBelow) return this.best(request, request.last);
+    if (matches < this.rankAllBelow) return this.best(request, request.first, request.last);
     const postings = request.phrases.map((phrase) => this.count(this.statements.postings, phrase));
     const docs = this.count(this.statements.docs);
     // FTS5's idf per phrase, from the same counts bm25() makes; a phrase adds at most idf × (k1 + 1).
@@ -129,9 +129,14 @@ export class SqliteRanker {
     const last = request.first + BigInt(lastSlot) - 1n;
     const needed = this.neededPhrases(request, scanned, most, lastSlot);
     if (needed.size === 0) return scanned;
+    // Recency cut-off: a match created before `oldest` scores below the limit-th best even at the most
+    // relevant possible, so only the older matches from there on are ranked.
+    const oldest = this.oldestSlot(request, scanned, maxRelevance);
+    if (oldest > lastSlot - 1) return scanned;
+    const from = request.first + BigInt(oldest);
     const holding = (phrases: number[]) => phrases.map((at) => request.phrases[at]).join(" OR ");
     if (needed.size < request.phrases.length)
-      return scanned.concat(this.bestHolding(request, last, holding([...needed])));
+      return scanned.concat(this.bestHolding(request, from, last, holding([...needed])));
     // Every phrase may still matter: rank first the older matches holding the rarest phrase, then the
     // two rarest, … (fewer, and the most relevant). With their best the bar is usually soon high enough
     // that a match holding only commoner phrases cannot reach it, and those, by far the most, need no
@@ -141,14 +146,32 @@ export class SqliteRanker {
     const seen = new Set(scanned.map((row) => row.slot));
     for (let stage = 1; stage < request.phrases.length && stage <= MAX_STAGES; stage++) {
       const considered = rarestFirst.slice(0, stage);
-      for (const row of this.bestHolding(request, last, holding(considered))) {
+      for (const row of this.bestHolding(request, from, last, holding(considered))) {
         if (!seen.has(row.slot)) pool.push(row);
         seen.add(row.slot);
       }
       const still = this.neededPhrases(request, pool, most, lastSlot);
       if ([...still].every((at) => considered.includes(at))) return pool;
     }
-    return scanned.concat(this.best(request, last));
+    return scanned.concat(this.best(request, from, last));
+  }
+
+  /**
+   * The first slot a match can be at and still beat the `limit`-th best score of `rows`: at slot time t
+   * (never earlier than its creation time) a match scores at most rankScore(maxRelevance, t), which
+   * falls with age. Slot 0 when every age may still win.
+   */
+  private oldestSlot(request: RankRequest, rows: ScoredRow[], maxRelevance: number): number {
+    if (rows.length < request.limit) return 0;
+    const threshold = limitthBest(request, rows) / (1 + BOUND_SLACK);
+    const relevance = maxRelevance / (1 + maxRelevance);
+    // rankScore = relevance × (1 + w × 2^(−age / halfLife)) < threshold once 2^(−age / halfLife) < share.
+    const share = (threshold / relevance - 1) / RECENCY_WEIGHT;
+    if (!(share > 0)) return 0;
+    if (share >= 1) return Number.POSITIVE_INFINITY;
+    const age = -Math.log2(share) * request.halfLifeMs;
+    const slot = Math.floor(request.nowMs - age - request.slotEpochMs) - 1;
+    return Number.isFinite(slot) && slot > 0 ? slot : 0;
   }
 
   /**
@@ -165,10 +188,7 @@ export class SqliteRanker {
   ): Set<number> {
     const all = new Set(most.map((_, at) => at));
     if (rows.length < request.limit) return all;
-    const scores = rows
-      .map((row) => rankScore(row.relevance, row.created_ms, request.nowMs, request.halfLifeMs))
-      .sort((a, b) => b - a);
-    const threshold = scores[request.limit - 1];
+    const threshold = limitthBest(request, rows);
     const bound = (relevance: number) =>
       rankScore(relevance, request.slotEpochMs + lastSlot, request.nowMs, request.halfLifeMs) *
       (1 + BOUND_SLACK);
@@ -180,7 +200,7 @@ export class SqliteRanker {
     return new Set(order.slice(skipped).map(({ at }) => at));
   }
 
-  private bestHolding(request: RankRequest, last: bigint, holding: string): ScoredRow[] {
+  private bestHolding(request: RankRequest, from: bigint, last: bigint, holding: string): ScoredRow[] {
     return this.statements.bestHolding.all(
       request.match,
       request.first,
@@ -190,10 +210,12 @@ export class SqliteRanker {
       request.halfLifeMs,
       request.limit + RESCORE_MARGIN,
       holding,
+      from,
     ) as unknown as ScoredRow[];
   }
 
-  private best(request: RankRequest, last: bigint): ScoredRow[] {
+  /** The best matches of [from, last] by score; slots count from the scope's first rowid. */
+  private best(request: RankRequest, from: bigint, last: bigint): ScoredRow[] {
     return this.statements.best.all(
       request.match,
       request.first,
@@ -202,6 +224,7 @@ export class SqliteRanker {
       request.nowMs,
       request.halfLifeMs,
       request.limit + RESCORE_MARGIN,
+      from,
     ) as unknown as ScoredRow[];
   }
 
@@ -216,6 +239,14 @@ export class SqliteRanker {
   private count(statement: StatementSync, ...values: Array<string | bigint | number>): number {
     return Number((statement.get(...values) as { n: number | bigint }).n);
   }
+}
+
+/** The `limit`-th best exact score of `rows` (which hold at least `limit`). */
+function limitthBest(request: RankRequest, rows: ScoredRow[]): number {
+  const scores = rows
+    .map((row) => rankScore(row.relevance, row.created_ms, request.nowMs, request.halfLifeMs))
+    .sort((a, b) => b - a);
+  return scores[request.limit - 1];
 }
 
 /** Keeps `top` the best `count` candidates by bound, best first (count is small: a sorted insert). */
