@@ -6,6 +6,10 @@ const BM25_K1 = 1.2;
 const IDF_FLOOR = 1e-6;
 /** Bounds are widened by this much against rounding, so that pruning never drops a match that ties. */
 const BOUND_SLACK = 1e-9;
+/** Phrases whose posting counts are kept (all are dropped when more are counted). */
+const MAX_COUNTED_PHRASES = 4096;
+/** Kept posting counts are recounted once the table has grown by this fraction (1/64) of its size then. */
+const RECOUNT_GROWTH = 64;
 /** How many rarest-first stages rank the older matches before all of them are ranked. */
 const MAX_STAGES = 3;
 /**
@@ -53,6 +57,9 @@ export class SqliteRanker {
   private readonly statements: Record<string, StatementSync>;
   private readonly rankAllBelow: number;
   private readonly scanBudget: number;
+  /** Posting counts per phrase (see postings), valid while search_meta's `deletes` is postingsDeletes. */
+  private readonly counted = new Map<string, { n: number; docs: number }>();
+  private postingsDeletes = -1;
 
   constructor(db: DatabaseSync, options: RankerOptions = {}) {
     this.rankAllBelow = options.rankAllBelow ?? 2048;
@@ -64,6 +71,7 @@ export class SqliteRanker {
          WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 LIMIT ?4)`,
       ),
       docs: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'docs'"),
+      deletes: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'deletes'"),
       postings: db.prepare("SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?"),
       newestFirst: db.prepare(
         `SELECT rowid - ?2 AS slot, -bm25(search_fts) AS relevance FROM search_fts
@@ -100,9 +108,9 @@ export class SqliteRanker {
       this.rankAllBelow,
     );
     if (matches < this.rankAllBelow) return this.best(request, request.first, request.last);
-    const postings = request.phrases.map((phrase) => this.count(this.statements.postings, phrase));
     const docs = this.count(this.statements.docs);
-    // FTS5's idf per phrase, from the same counts bm25() makes; a phrase adds at most idf × (k1 + 1).
+    const postings = this.postings(request.phrases, docs);
+    // FTS5's idf per phrase (at least: from counts at most those bm25() makes); a phrase adds at most idf × (k1 + 1).
     const most = postings.map((n) => {
       const idf = Math.log((docs - n + 0.5) / (n + 0.5));
       return (idf > 0 ? idf : IDF_FLOOR) * (BM25_K1 + 1);
@@ -154,6 +162,28 @@ export class SqliteRanker {
       if ([...still].every((at) => considered.includes(at))) return pool;
     }
     return scanned.concat(this.best(request, from, last));
+  }
+
+  /**
+   * How many documents of the table hold each phrase, at most: counted once (a full read of the
+   * phrase's postings, as long as bm25()'s own count) and kept while nothing is deleted, since
+   * inserts only raise the true count and a lower count only raises the idf bound. Recounted once the
+   * table has grown by 1/RECOUNT_GROWTH (the bound would loosen) and dropped at any deletion (the
+   * `deletes` counter of search_meta, kept by every connection that writes the index).
+   */
+  private postings(phrases: string[], docs: number): number[] {
+    const deletes = this.count(this.statements.deletes);
+    if (deletes !== this.postingsDeletes || this.counted.size >= MAX_COUNTED_PHRASES) {
+      this.counted.clear();
+      this.postingsDeletes = deletes;
+    }
+    return phrases.map((phrase) => {
+      const known = this.counted.get(phrase);
+      if (known && (docs - known.docs) * RECOUNT_GROWTH <= known.docs) return known.n;
+      const n = this.count(this.statements.postings, phrase);
+      this.counted.set(phrase, { n, docs });
+      return n;
+    });
   }
 
   /**

@@ -45,7 +45,8 @@ const PROBE = 65_536n;
 /**
  * `search_fts` is a contentless FTS5 table (the word index only, never the text; Porter-stemmed,
  * case and diacritics folded); `search_docs` holds each document's id, data and creation time under
- * the same rowid; `search_meta` counts the documents (bm25's N, for the ranker's bound). A search is
+ * the same rowid; `search_meta` counts the documents (bm25's N, for the ranker's bound) and the
+ * deletions (which invalidate the ranker's cached posting counts). A search is
  * `MATCH terms AND rowid BETWEEN` the scope's range, which FTS5 applies inside its posting lists:
  * an index seek, not a scan.
  */
@@ -68,6 +69,7 @@ const SCHEMA = `
   );
   CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
   INSERT OR IGNORE INTO search_meta (key, value) VALUES ('docs', (SELECT count(*) FROM search_docs));
+  INSERT OR IGNORE INTO search_meta (key, value) VALUES ('deletes', 0);
   CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
     text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
   );
@@ -118,6 +120,8 @@ export class SqliteTextIndex implements TextIndex {
       deleteScopeDocs: prepare("DELETE FROM search_docs WHERE rowid BETWEEN ? AND ?"),
       deleteScopeText: prepare("DELETE FROM search_fts WHERE rowid BETWEEN ? AND ?"),
       countDocs: prepare("UPDATE search_meta SET value = value + ? WHERE key = 'docs'"),
+      // Any document gone (deleted or replaced): the ranker's cached posting counts may be too high.
+      countDeletes: prepare("UPDATE search_meta SET value = value + 1 WHERE key = 'deletes'"),
       count: prepare("SELECT count(*) AS n FROM search_docs WHERE rowid BETWEEN ? AND ?"),
       // A rowid's slot is its creation time within the scope: newest first is rowid order.
       page: prepare(
@@ -181,6 +185,7 @@ export class SqliteTextIndex implements TextIndex {
       this.statements.deleteScopeText.run(base, base + SLOTS - 1n);
       const deleted = Number(this.statements.deleteScopeDocs.run(base, base + SLOTS - 1n).changes);
       this.statements.countDocs.run(-deleted);
+      this.statements.countDeletes.run();
       this.statements.dropScope.run(base >> SLOT_BITS);
       this.windows.delete(base);
       this.writes.delete(base);
@@ -327,6 +332,7 @@ export class SqliteTextIndex implements TextIndex {
     this.statements.deleteText.run(rowid);
     this.statements.deleteDoc.run(rowid);
     this.statements.countDocs.run(-1);
+    this.statements.countDeletes.run();
   }
 }
 
