@@ -70,7 +70,10 @@ export class SqliteRanker {
         `SELECT count(*) AS n FROM (SELECT 1 FROM search_fts
          WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 LIMIT ?4)`,
       ),
-      docs: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'docs'"),
+      // bm25()'s N is FTS5's row count (the averages record), which a contentless_delete table never
+      // lowers on delete: its first varint, and search_meta's count of every row ever inserted.
+      averages: db.prepare("SELECT block FROM search_fts_data WHERE id = 1"),
+      rows: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'rows'"),
       deletes: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'deletes'"),
       postings: db.prepare("SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?"),
       newestFirst: db.prepare(
@@ -108,7 +111,7 @@ export class SqliteRanker {
       this.rankAllBelow,
     );
     if (matches < this.rankAllBelow) return this.best(request, request.first, request.last);
-    const docs = this.count(this.statements.docs);
+    const docs = this.rowCount();
     const postings = this.postings(request.phrases, docs);
     // FTS5's idf per phrase (at least: from counts at most those bm25() makes); a phrase adds at most idf × (k1 + 1).
     const most = postings.map((n) => {
@@ -162,6 +165,16 @@ export class SqliteRanker {
       if ([...still].every((at) => considered.includes(at))) return pool;
     }
     return scanned.concat(this.best(request, from, last));
+  }
+
+  /**
+   * At least FTS5's row count N, which bm25() takes for its idf (which grows with N): the averages
+   * record may lag inserts of a transaction still open, search_meta's `rows` never does.
+   */
+  private rowCount(): number {
+    const row = this.statements.averages.get() as { block: Uint8Array } | undefined;
+    const rows = this.statements.rows.get() as { n: number | bigint } | undefined;
+    return Math.max(row ? leadingVarint(row.block) : 0, Number(rows?.n ?? 0));
   }
 
   /**
@@ -269,6 +282,17 @@ export class SqliteRanker {
   private count(statement: StatementSync, ...values: Array<string | bigint | number>): number {
     return Number((statement.get(...values) as { n: number | bigint }).n);
   }
+}
+
+/** The first SQLite varint of a record (big-endian, 7 bits a byte, the 9th byte whole). */
+export function leadingVarint(bytes: Uint8Array): number {
+  let value = 0;
+  for (let at = 0; at < bytes.length && at < 9; at++) {
+    if (at === 8) return value * 256 + bytes[at];
+    value = value * 128 + (bytes[at] & 0x7f);
+    if (bytes[at] < 0x80) return value;
+  }
+  return value;
 }
 
 /** The `limit`-th best exact score of `rows` (which hold at least `limit`). */

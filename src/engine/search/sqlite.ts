@@ -6,7 +6,7 @@ import { openSqliteConnection, type SqliteConnection } from "../state/sqlite-con
 import { COMMON_TERM_WINDOW, informativeTerms, MIN_ENTRIES } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, toHits } from "./score.ts";
-import { type RankerOptions, SqliteRanker } from "./sqlite-rank.ts";
+import { leadingVarint, type RankerOptions, SqliteRanker } from "./sqlite-rank.ts";
 import type { TextDoc, TextHit, TextIndex, TextPage, TextSearchOptions } from "./types.ts";
 import { documentFields } from "./values.ts";
 
@@ -45,8 +45,9 @@ const PROBE = 65_536n;
 /**
  * `search_fts` is a contentless FTS5 table (the word index only, never the text; Porter-stemmed,
  * case and diacritics folded); `search_docs` holds each document's id, data and creation time under
- * the same rowid; `search_meta` counts the documents (bm25's N, for the ranker's bound) and the
- * deletions (which invalidate the ranker's cached posting counts). A search is
+ * the same rowid; `search_meta` counts the documents, the rows ever inserted into search_fts (at
+ * least bm25's N, for the ranker's bound) and the deletions (which invalidate the ranker's cached
+ * posting counts). A search is
  * `MATCH terms AND rowid BETWEEN` the scope's range, which FTS5 applies inside its posting lists:
  * an index seek, not a scan.
  */
@@ -120,6 +121,8 @@ export class SqliteTextIndex implements TextIndex {
       deleteScopeDocs: prepare("DELETE FROM search_docs WHERE rowid BETWEEN ? AND ?"),
       deleteScopeText: prepare("DELETE FROM search_fts WHERE rowid BETWEEN ? AND ?"),
       countDocs: prepare("UPDATE search_meta SET value = value + ? WHERE key = 'docs'"),
+      // Rows ever inserted into search_fts: at least FTS5's own count (bm25's N, see SqliteRanker).
+      countRows: prepare("UPDATE search_meta SET value = value + ? WHERE key = 'rows'"),
       // Any document gone (deleted or replaced): the ranker's cached posting counts may be too high.
       countDeletes: prepare("UPDATE search_meta SET value = value + 1 WHERE key = 'deletes'"),
       count: prepare("SELECT count(*) AS n FROM search_docs WHERE rowid BETWEEN ? AND ?"),
@@ -139,6 +142,13 @@ export class SqliteTextIndex implements TextIndex {
          WHERE search_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?)`,
       ),
     };
+    // Files from before the `rows` counter start it at FTS5's own count.
+    const averages = this.db.prepare("SELECT block FROM search_fts_data WHERE id = 1").get() as
+      | { block: Uint8Array }
+      | undefined;
+    this.db
+      .prepare("INSERT OR IGNORE INTO search_meta (key, value) VALUES ('rows', ?)")
+      .run(averages ? leadingVarint(averages.block) : 0);
     this.ranker = new SqliteRanker(this.db, ranking);
   }
 
@@ -164,6 +174,7 @@ export class SqliteTextIndex implements TextIndex {
         this.wrote(base);
       }
       this.statements.countDocs.run(docs.length);
+      this.statements.countRows.run(docs.length);
     });
   }
 

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openTextIndex } from "../../../src/engine/search/open.ts";
 import { SqliteTextIndex } from "../../../src/engine/search/sqlite.ts";
 import { SqliteStateStore } from "../../../src/engine/state/sqlite.ts";
+import { setClock } from "../../../src/shared/clock.ts";
 import { textIndexContract } from "./contract.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "agentos-search-"));
@@ -112,6 +113,81 @@ describe("SqliteTextIndex", () => {
       }
     } finally {
       for (const index of variants) await index.close();
+    }
+  });
+
+  it("ranks random Zipf corpora exactly as ranking every match does (pruning, cut-off, cached counts)", async () => {
+    // Property: on random corpora whose commonest words are in a large part of the entries (as in an
+    // agent's memory), every pruned ranking gives the same hits, in the same order, as ranking every
+    // match; also after deletes and replacements (the cached posting counts must not outlive them).
+    const vocabulary = Array.from({ length: 60 }, (_, i) => `w${i.toString(36)}x`);
+    for (const seed of [1, 2, 3, 4, 5]) {
+      let state = seed * 7919;
+      const next = () => {
+        state = (Math.imul(state, 1103515245) + 12345) & 0x7fffffff;
+        return state / 0x80000000;
+      };
+      // Zipf: the word of rank r with probability ∝ 1 / r.
+      const weights = vocabulary.map((_, r) => 1 / (r + 1));
+      const total = weights.reduce((sum, w) => sum + w, 0);
+      const word = () => {
+        let target = next() * total;
+        for (const [r, w] of weights.entries()) {
+          target -= w;
+          if (target <= 0) return vocabulary[r];
+        }
+        return vocabulary[vocabulary.length - 1];
+      };
+      const text = () => Array.from({ length: 2 + Math.floor(next() * 12) }, word).join(" ");
+      const file = join(dir, `zipf-${seed}.db`);
+      const exact = new SqliteTextIndex(file, { rankAllBelow: Number.MAX_SAFE_INTEGER });
+      const pruned = [
+        new SqliteTextIndex(file, { rankAllBelow: 0, scanBudget: 1 + Math.floor(next() * 40) }),
+        new SqliteTextIndex(file, { rankAllBelow: 0, scanBudget: 200 }),
+        new SqliteTextIndex(file),
+      ];
+      const now = Date.parse("2025-06-01T00:00:00.000Z");
+      const span = (1 + Math.floor(next() * 5)) * 30 * 24 * 3_600_000;
+      const createdAt = () => new Date(now - Math.floor(next() * span)).toISOString();
+      setClock({ now: () => now });
+      try {
+        const size = 400 + Math.floor(next() * 800);
+        for (let i = 0; i < size; i += 100) {
+          const docs = Array.from({ length: Math.min(100, size - i) }, (_, j) => ({
+            id: `d${i + j}`,
+            doc: { text: text(), data: i + j, createdAt: createdAt() },
+          }));
+          await exact.putMany("m", "s", docs);
+          if (i % 300 === 0) await exact.putMany("m", "other", docs);
+        }
+        const check = async () => {
+          for (let q = 0; q < 12; q++) {
+            const query = Array.from({ length: 1 + Math.floor(next() * 4) }, word).join(" ");
+            const limit = [1, 3, 10, 25][q % 4];
+            const recencyHalfLifeMs = [undefined, 3_600_000, 7 * 24 * 3_600_000, 1e12][Math.floor(q / 3)];
+            const expected = await exact.search("m", "s", query, { limit, recencyHalfLifeMs });
+            for (const index of pruned) {
+              const actual = await index.search("m", "s", query, { limit, recencyHalfLifeMs });
+              expect(
+                actual.map((hit) => hit.id),
+                `seed ${seed}, "${query}", limit ${limit}`,
+              ).toEqual(expected.map((hit) => hit.id));
+            }
+          }
+        };
+        await check();
+        // Deletes and replacements through one index, searches through the others (same file).
+        for (let i = 0; i < size; i += 3) await exact.delete("m", "s", `d${i}`);
+        for (let i = 1; i < size; i += 7)
+          await pruned[0].put("m", "s", `d${i}`, { text: text(), data: i, createdAt: createdAt() });
+        await check();
+        await pruned[1].deleteScope("m", "other");
+        await check();
+      } finally {
+        setClock(null);
+        await exact.close();
+        for (const index of pruned) await index.close();
+      }
     }
   });
 
