@@ -121,8 +121,9 @@ export class SqliteTextIndex implements TextIndex {
       deleteScopeDocs: prepare("DELETE FROM search_docs WHERE rowid BETWEEN ? AND ?"),
       deleteScopeText: prepare("DELETE FROM search_fts WHERE rowid BETWEEN ? AND ?"),
       countDocs: prepare("UPDATE search_meta SET value = value + ? WHERE key = 'docs'"),
-      // Rows ever inserted into search_fts: at least FTS5's own count (bm25's N, see SqliteRanker).
-      countRows: prepare("UPDATE search_meta SET value = value + ? WHERE key = 'rows'"),
+      // Inserts count documents and rows ever inserted into search_fts (at least FTS5's own count,
+      // bm25's N: see SqliteRanker) in one statement.
+      countInserts: prepare("UPDATE search_meta SET value = value + ? WHERE key IN ('docs', 'rows')"),
       // Any document gone (deleted or replaced): the ranker's cached posting counts may be too high.
       countDeletes: prepare("UPDATE search_meta SET value = value + 1 WHERE key = 'deletes'"),
       count: prepare("SELECT count(*) AS n FROM search_docs WHERE rowid BETWEEN ? AND ?"),
@@ -173,8 +174,7 @@ export class SqliteTextIndex implements TextIndex {
         this.statements.insertText.run(rowid, doc.text);
         this.wrote(base);
       }
-      this.statements.countDocs.run(docs.length);
-      this.statements.countRows.run(docs.length);
+      this.statements.countInserts.run(docs.length);
     });
   }
 
