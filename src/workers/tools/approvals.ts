@@ -3,7 +3,7 @@ import { call } from "../../engine/call.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
-import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError, conflict, isAppError, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";

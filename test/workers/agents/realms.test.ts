@@ -88,19 +88,17 @@ describe("agents in their realm", () => {
 
   it("act for themselves through a function that acts for its caller, whatever agentId the model writes", async () => {
     const seen: unknown[] = [];
-    env.server.service.engine
-      .worker("test")
-      .registerFunction(
-        {
-          id: "test::own",
-          input: z.strictObject({ agentId: z.string(), note: z.string() }),
-          metadata: ACTS_FOR_AGENT,
-        },
-        (input) => {
-          seen.push(input);
-          return { ok: true };
-        },
-      );
+    env.server.service.engine.worker("test").registerFunction(
+      {
+        id: "test::own",
+        input: z.strictObject({ agentId: z.string(), note: z.string() }),
+        metadata: ACTS_FOR_AGENT,
+      },
+      (input) => {
+        seen.push(input);
+        return { ok: true };
+      },
+    );
     const realm = await createRealm(env.server);
     const other = await createAgent(env.server, realm.id, { name: "other" });
     const id = await createAgent(env.server, realm.id, { name: "self", tools: ["test::own"] });
