@@ -2,14 +2,13 @@ import { readFileSync } from "node:fs";
 import type { z } from "zod";
 import { offersEmbeddings } from "../../llm/embeddings/endpoint.ts";
 import { envPrefix } from "../../llm/providers.ts";
-import { AppError, notFound } from "../../shared/errors.ts";
+import { type AppError, notFound } from "../../shared/errors.ts";
 import {
   type CatalogData,
   type CatalogOverride,
   catalogDataSchema,
   catalogOverrideSchema,
   type EmbeddingModelEntry,
-  type EmbeddingModelView,
   embeddingModelSchema,
   type ModelEntry,
   modelEntrySchema,
@@ -161,15 +160,11 @@ export function indexCatalog(data: CatalogData, source: string): Catalog {
       problems.push(`models.${model.id}.local: must be ${provider.local}, as provider "${provider.id}" is`);
     }
   }
-  const aliasMap = new Map<string, ModelEntry>();
-  for (const [alias, target] of Object.entries(data.aliases)) {
-    const model = byId.get(target);
-    const shadowed = byLowerId.get(alias.toLowerCase());
-    if (!model) problems.push(`aliases.${alias}: "${target}" is not a catalog id`);
-    else if (shadowed && shadowed !== model) {
-      problems.push(`aliases.${alias}: is the id of another model ("${shadowed.id}"), which always wins`);
-    } else aliasMap.set(alias.toLowerCase(), model);
-  }
+  const aliasMap = checkedAliases(data.aliases, byId, byLowerId, problems, {
+    at: "aliases",
+    missing: "is not a catalog id",
+    shadowing: (id) => `is the id of another model ("${id}"), which always wins`,
+  });
   if (!byId.has(data.defaults.smart)) {
     problems.push(`defaults.smart: "${data.defaults.smart}" is not a catalog id`);
   }
@@ -206,19 +201,44 @@ function indexEmbeddings(
       problems.push(`${at}.local: must be ${provider.local}, as provider "${provider.id}" is`);
     }
   }
-  const embeddingAliasMap = new Map<string, EmbeddingModelEntry>();
-  for (const [alias, target] of Object.entries(data.embeddingAliases)) {
-    const model = embeddingById.get(target);
-    const shadowed = embeddingByLowerId.get(alias.toLowerCase());
-    if (!model) problems.push(`embeddingAliases.${alias}: "${target}" is not an embedding model's id`);
-    else if (shadowed && shadowed !== model) {
-      problems.push(`embeddingAliases.${alias}: is the id of another embedding model ("${shadowed.id}")`);
-    } else embeddingAliasMap.set(alias.toLowerCase(), model);
-  }
+  const embeddingAliasMap = checkedAliases(
+    data.embeddingAliases,
+    embeddingById,
+    embeddingByLowerId,
+    problems,
+    {
+      at: "embeddingAliases",
+      missing: "is not an embedding model's id",
+      shadowing: (id) => `is the id of another embedding model ("${id}")`,
+    },
+  );
   if (!embeddingById.has(data.defaults.embedding)) {
     problems.push(`defaults.embedding: "${data.defaults.embedding}" is not an embedding model's id`);
   }
   return { embeddingById, embeddingByLowerId, embeddingAliasMap };
+}
+
+/**
+ * Aliases by lower-case name, each checked: it names an id of its kind, and is no other entry's id in
+ * another case (an id always wins over an alias).
+ */
+function checkedAliases<Entry extends { id: string }>(
+  aliases: Record<string, string>,
+  byId: Map<string, Entry>,
+  byLowerId: Map<string, Entry>,
+  problems: string[],
+  words: { at: string; missing: string; shadowing: (id: string) => string },
+): Map<string, Entry> {
+  const table = new Map<string, Entry>();
+  for (const [alias, target] of Object.entries(aliases)) {
+    const entry = byId.get(target);
+    const shadowed = byLowerId.get(alias.toLowerCase());
+    if (!entry) problems.push(`${words.at}.${alias}: "${target}" ${words.missing}`);
+    else if (shadowed && shadowed !== entry)
+      problems.push(`${words.at}.${alias}: ${words.shadowing(shadowed.id)}`);
+    else table.set(alias.toLowerCase(), entry);
+  }
+  return table;
 }
 
 /**
@@ -268,99 +288,15 @@ function notAChatModel(input: string, model: EmbeddingModelEntry): AppError {
   );
 }
 
-function shown(input: string): string {
+/** A name as an error message quotes it: at most 200 characters. */
+export function shown(input: string): string {
   return input.length > 200 ? `${input.slice(0, 200)}…` : input;
 }
 
-/**
- * An embedding model: its id, an alias (case-insensitive), its id in any case, or `<provider>/<model>`:
- * a listed embedding model of that provider, or any other model of a provider that offers OpenAI's
- * `/embeddings` (free unless listed; its dimensions are learned from its first answer). A chat model is
- * never one: naming one is a 404 that lists the embedding models.
- */
-export function resolveEmbeddingModel(catalog: Catalog, nameOrAlias: string): EmbeddingModelView {
-  const input = nameOrAlias.trim();
-  const lower = input.toLowerCase();
-  const known =
-    catalog.embeddingById.get(input) ??
-    catalog.embeddingAliasMap.get(lower) ??
-    catalog.embeddingByLowerId.get(lower);
-  if (known) return { ...known };
-  const slash = input.indexOf("/");
-  const provider = slash > 0 ? catalog.providerMap.get(lower.slice(0, slash)) : undefined;
-  if (!provider) {
-    const chat = catalog.byLowerId.get(lower) ?? catalog.aliasMap.get(lower);
-    throw notAnEmbeddingModel(
-      catalog,
-      input,
-      chat ? ` is the chat model ${chat.id}, not an embedding model` : undefined,
-    );
-  }
-  const model = input.slice(slash + 1);
-  const listed = catalog.embeddingByLowerId.get(model.toLowerCase());
-  if (listed?.provider === provider.id) return { ...listed };
-  const chat = catalog.byLowerId.get(model.toLowerCase());
-  if (chat?.provider === provider.id) {
-    throw notAnEmbeddingModel(catalog, input, ` is the chat model ${chat.id}, not an embedding model`);
-  }
-  if (!offersEmbeddings(provider)) {
-    throw new AppError(
-      "validation",
-      `Provider ${provider.id} does not offer OpenAI's /embeddings endpoint: use one of ${embeddingIds(catalog)}`,
-    );
-  }
-  if (!/^[^\s\p{Cc}]{1,256}$/u.test(model)) throw notAnEmbeddingModel(catalog, input);
-  return unlistedEmbeddingModel(provider, model);
-}
-
-/** A model named `<provider>/<name>` that the catalog does not list: what is assumed of it. */
-export function unlistedEmbeddingModel(provider: ProviderEntry, model: string): EmbeddingModelView {
-  return {
-    id: model,
-    provider: provider.id,
-    name: `${model} (${provider.name})`,
-    maxInput: UNLISTED_EMBEDDING_MODEL.maxInput,
-    // Gemini's OpenAI-compatible endpoint takes 100 inputs a request; a local server embeds them one
-    // after another, so a smaller batch keeps each request well inside the timeout.
-    maxBatch: provider.driver === "google" ? 100 : provider.local ? 128 : UNLISTED_EMBEDDING_MODEL.maxBatch,
-    inputPrice: 0,
-    local: provider.local,
-  };
-}
-
-/** What is assumed of an unlisted embedding model (OpenAI's limits; its dimensions are not known). */
-export const UNLISTED_EMBEDDING_MODEL = { maxInput: 8192, maxBatch: 2048 } as const;
-
-function embeddingIds(catalog: Catalog): string {
-  return catalog.embeddingModels.map((model) => model.id).join(", ");
-}
-
-function notAnEmbeddingModel(catalog: Catalog, input: string, why = " is not an embedding model"): AppError {
-  return new AppError(
-    "not_found",
-    `"${shown(input)}"${why}: use one of ${embeddingIds(catalog)}, an alias (GET /api/models/embeddings), or <provider>/<model> of a provider that offers embeddings`,
-    { reason: "model_not_found" },
-  );
-}
-
-/** The service's embedding model: AGENTOS_EMBEDDING_MODEL when set, else the catalog's `defaults.embedding`. */
-export function defaultEmbeddingModel(catalog: Catalog, env: NodeJS.ProcessEnv): EmbeddingModelView {
-  const configured = env.AGENTOS_EMBEDDING_MODEL?.trim();
-  return resolveEmbeddingModel(catalog, configured || catalog.defaults.embedding);
-}
-
-export function listEmbeddingModels(catalog: Catalog, filter: { provider?: string }): EmbeddingModelEntry[] {
-  if (filter.provider !== undefined && !catalog.providerMap.has(filter.provider)) {
-    throw notFound(`Unknown provider "${filter.provider}"; GET /api/providers lists them`);
-  }
-  return catalog.embeddingModels
-    .filter((model) => filter.provider === undefined || model.provider === filter.provider)
-    .map((model) => ({ ...model }));
-}
-
 function unknownModel(input: string, hint = ""): AppError {
-  const shown = input.length > 200 ? `${input.slice(0, 200)}…` : input;
-  return notFound(`Unknown model "${shown}": not a catalog id or alias; GET /api/models lists them${hint}`);
+  return notFound(
+    `Unknown model "${shown(input)}": not a catalog id or alias; GET /api/models lists them${hint}`,
+  );
 }
 
 export function listModels(catalog: Catalog, filter: { tier?: Tier; provider?: string }): ModelEntry[] {

@@ -3,16 +3,8 @@ import { notFound } from "../../shared/errors.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { vaultSecret } from "../../shared/vault-secret.ts";
 import { createAvailability } from "./availability.ts";
-import {
-  aliasTable,
-  bestUsableModel,
-  defaultEmbeddingModel,
-  listEmbeddingModels,
-  listModels,
-  loadCatalog,
-  resolveEmbeddingModel,
-  resolveModel,
-} from "./catalog.ts";
+import { aliasTable, bestUsableModel, listModels, loadCatalog, resolveModel } from "./catalog.ts";
+import { defaultEmbeddingModel, listEmbeddingModels, resolveEmbeddingModel } from "./embedding-models.ts";
 import { testProvider } from "./provider-test.ts";
 import {
   aliasesAnswer,

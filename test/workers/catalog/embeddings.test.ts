@@ -4,13 +4,12 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Engine } from "../../../src/engine/engine.ts";
+import { loadCatalog, resolveModel } from "../../../src/workers/catalog/catalog.ts";
 import {
   defaultEmbeddingModel,
   listEmbeddingModels,
-  loadCatalog,
   resolveEmbeddingModel,
-  resolveModel,
-} from "../../../src/workers/catalog/catalog.ts";
+} from "../../../src/workers/catalog/embedding-models.ts";
 import { registerCatalog } from "../../../src/workers/catalog/index.ts";
 import { createTestEngine } from "../../helpers/engine.ts";
 

@@ -15,8 +15,6 @@ export const MAX_SENDS_PER_MINUTE = 10;
 export const spawnsScope = "tool_spawns";
 const sendsScope = "tool_agent_sends";
 
-const self = (ctx: ToolContext, agentId: string) => ctx.agent(agentId);
-
 async function chat(ctx: ToolContext, to: string, message: string, sessionId: string) {
   return call(ctx.trigger, "agent::chat", { agentId: to, message, sessionId });
 }
@@ -45,7 +43,7 @@ const agentList = defineTool({
   description: "The agents of your realm: {agents: [{id, name, status, model}]}.",
   input: z.strictObject({ agentId: agentIdField }),
   async run({ agentId }, ctx) {
-    const me = await self(ctx, agentId);
+    const me = await ctx.agent(agentId);
     const { agents } = await call(ctx.trigger, "agent::list", { realmId: me.realmId, limit: 200 });
     return {
       agents: agents.map(({ id, name, status, model }) => ({ id, name, status, model, you: id === agentId })),
@@ -67,7 +65,7 @@ const agentSpawn = defineTool({
   }),
   risky: true,
   async run({ agentId, name, systemPrompt, model, toolProfile, message }, ctx) {
-    const parent = await self(ctx, agentId);
+    const parent = await ctx.agent(agentId);
     const depth = Number(parent.metadata?.spawnDepth ?? 0) + 1;
     if (depth > MAX_SPAWN_DEPTH) throw forbidden(`Sub-agents nest at most ${MAX_SPAWN_DEPTH} deep`);
     await casUpdate<{ count: number }>(stateClient(ctx.trigger), spawnsScope, agentId, ({ value }) => {
@@ -109,7 +107,7 @@ const agentSend = defineTool({
   risky: true,
   async run({ agentId, to, message }, ctx) {
     if (to === agentId) throw badRequest("You cannot send a message to yourself");
-    await self(ctx, agentId);
+    await ctx.agent(agentId);
     await ctx.agent(to);
     await countSend(ctx, agentId, to);
     const reply = await chat(ctx, to, `Message from agent ${agentId}:\n${message}`, `agent:${agentId}`);
@@ -131,7 +129,7 @@ const agentDelegate = defineTool({
   risky: true,
   async run({ agentId, to, task, context }, ctx) {
     if (to === agentId) throw badRequest("You cannot delegate to yourself");
-    await self(ctx, agentId);
+    await ctx.agent(agentId);
     await ctx.agent(to);
     await countSend(ctx, agentId, to);
     const message = `Task delegated by agent ${agentId}:\n${task}${context ? `\n\nContext:\n${context}` : ""}`;
@@ -152,7 +150,7 @@ const channelSend = defineTool({
   }),
   risky: true,
   async run({ agentId, channel, message }, ctx) {
-    await self(ctx, agentId);
+    await ctx.agent(agentId);
     try {
       return await ctx.trigger({
         function_id: "channel::send",
