@@ -80,7 +80,10 @@ describe("tool calls", () => {
       fc.property(fc.jsonValue(), fc.string(), (input, name) => {
         const [call] = toOpenAiToolCalls([{ toolCallId: "call_1", toolName: name, input }]);
         expect(call).toMatchObject({ id: "call_1", type: "function", function: { name } });
-        expect(parseToolArguments(call?.function.arguments)).toEqual({ input: input ?? {} });
+        // JSON has no -0: what parses back is the input's JSON form.
+        expect(parseToolArguments(call?.function.arguments)).toEqual({
+          input: JSON.parse(JSON.stringify(input ?? {})),
+        });
       }),
     );
   });
