@@ -14,6 +14,9 @@ import { openStateStore } from "./engine/state/open.ts";
 import type { StateStore } from "./engine/state/types.ts";
 import { logTelemetry } from "./engine/telemetry.ts";
 import { LocalBus, type PubSubBus } from "./engine/trigger-types/subscribe.ts";
+import { registerVectorFunctions } from "./engine/vector/functions.ts";
+import { openVectorIndex } from "./engine/vector/open.ts";
+import type { VectorIndex } from "./engine/vector/types.ts";
 import { bootstrapAdminKey } from "./http/auth/bootstrap.ts";
 import { KeyCache, watchRevocations } from "./http/auth/cache.ts";
 import { revocationEpoch } from "./http/auth/keys.ts";
@@ -50,31 +53,36 @@ export interface AgentOS {
 interface Backends {
   store: StateStore;
   textIndex: TextIndex;
+  vectorIndex: VectorIndex;
   bus: PubSubBus;
   rateLimitStore: RateLimitStore & { close?(): Promise<void> };
 }
 
 /**
- * Embedded mode: SQLite, in-process pub/sub and rate limits. Cluster mode (a database URL): all three
- * in PostgreSQL, so every node shares state, events and each client's budget. Whatever opened before
- * a failure is closed again.
+ * Embedded mode: SQLite (state, text and vector indexes in one file), in-process pub/sub and rate
+ * limits. Cluster mode (a database URL): all of them in PostgreSQL, so every node shares state,
+ * indexes, events and each client's budget. Whatever opened before a failure is closed again.
  */
 async function openBackends(config: Config, logger: Logger): Promise<Backends> {
   const store = await openStateStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let textIndex: TextIndex | undefined;
+  let vectorIndex: VectorIndex | undefined;
   let bus: PubSubBus | undefined;
   try {
     textIndex = await openTextIndex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    vectorIndex = await openVectorIndex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const indexes = { textIndex, vectorIndex };
     if (!config.databaseUrl) {
-      return { store, textIndex, bus: new LocalBus(), rateLimitStore: new MemoryRateLimitStore() };
+      return { store, ...indexes, bus: new LocalBus(), rateLimitStore: new MemoryRateLimitStore() };
     }
     bus = await PgBus.open({ connectionString: config.databaseUrl, logger });
     const rateLimitStore = config.rateLimits
       ? await PostgresRateLimitStore.open({ connectionString: config.databaseUrl })
       : new MemoryRateLimitStore();
-    return { store, textIndex, bus, rateLimitStore };
+    return { store, ...indexes, bus, rateLimitStore };
   } catch (error) {
     await bus?.close();
+    await vectorIndex?.close();
     await textIndex?.close();
     await store.close();
     throw error;
@@ -97,10 +105,11 @@ export interface AgentOSOptions {
 export async function createAgentOS(config: Config, options: AgentOSOptions = {}): Promise<AgentOS> {
   const logger = options.logger ?? silentLogger();
   const backends = await openBackends(config, logger);
-  const { store, textIndex, bus, rateLimitStore } = backends;
+  const { store, textIndex, vectorIndex, bus, rateLimitStore } = backends;
   const closeBackends = async () => {
     await bus.close();
     await rateLimitStore.close?.();
+    await vectorIndex.close();
     await textIndex.close();
     await store.close();
   };
@@ -110,6 +119,7 @@ export async function createAgentOS(config: Config, options: AgentOSOptions = {}
     const tracing = startTracing(config.env);
     registerStateFunctions(engine, store);
     registerSearchFunctions(engine, textIndex);
+    registerVectorFunctions(engine, vectorIndex);
     const router = new HttpRouter();
     engine.registerTriggerType(router);
     const metrics = new HttpMetrics();

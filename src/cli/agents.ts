@@ -13,7 +13,7 @@ interface AgentRow {
 type Json = { json?: boolean };
 
 /** Every agent the key sees (of one realm with `realm`), through all pages. */
-async function allAgents(realm?: string): Promise<AgentRow[]> {
+export async function allAgents(realm?: string): Promise<AgentRow[]> {
   const query = realm ? `?realmId=${encodeURIComponent(realm)}` : "";
   const agents: AgentRow[] = [];
   let page = await api<{ agents: AgentRow[]; nextCursor: string | null }>("GET", `/api/agents${query}`);

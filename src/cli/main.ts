@@ -27,6 +27,7 @@ import {
   workflowsRun,
   workflowsRuns,
 } from "./daily.ts";
+import { memoryBackfill } from "./memory.ts";
 import { MIGRATION_FRAMEWORKS, migrateFramework, migrateReport, migrateScan } from "./migrate.ts";
 
 const JSON_HELP = "print JSON instead of a table";
@@ -163,6 +164,15 @@ agents
   .option("--session <sessionId>", "continue this session")
   .option("--json", "print each streamed event as a JSON line")
   .action(agentsChat);
+
+const memory = program.command("memory").description("Agents' memory in the running service");
+memory
+  .command("backfill [agent]")
+  .description(
+    "Embed the memories that have no vector yet, of one agent (id or name) or of every agent with an embedding model, with a progress bar until none is pending",
+  )
+  .option("--json", "print the final statuses as JSON")
+  .action(memoryBackfill);
 
 const workflows = program.command("workflows").description("Workflows of the running service");
 workflows.command("list").description("List workflows").option("--json", JSON_HELP).action(workflowsList);

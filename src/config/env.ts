@@ -45,6 +45,12 @@ const envSchema = z.object({
   AGENTOS_RATE_LIMITS: z.string().optional(),
   AGENTOS_RATE_LIMIT_ADMIN: z.enum(["0", "1", "false", "true"]).default("0"),
   AGENTOS_CATALOG_FILE: z.string().min(1).optional(),
+  /**
+   * The embedding model of agents without their own `embeddingModel` (unset: none, text recall only).
+   * Checked here for its form; the catalog worker resolves it from `env` at start (a name that is no
+   * embedding model stops the start there) and the memory worker reads it through effectiveEmbeddingModel.
+   */
+  AGENTOS_EMBEDDING_MODEL: z.string().trim().min(1).max(512, "must be at most 512 characters").optional(),
   AGENTOS_RECEIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
   AGENTOS_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   AGENTOS_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1_000_000).default(2048),

@@ -54,6 +54,15 @@ export const telemetryEvent = z.discriminatedUnion("type", [
     reason: z.string().max(1000),
   }),
   z.object({
+    /** One flush of the memory embedding queue (counts only: no agent ids, see /metrics). */
+    type: z.literal("memory_embedding"),
+    embedded: z.number().int().min(0),
+    failed: z.number().int().min(0),
+    refused: z.number().int().min(0),
+    /** Entries this process knows are waiting for a vector, after the flush. */
+    pending: z.number().int().min(0),
+  }),
+  z.object({
     type: z.literal("workflow"),
     event: name,
     workflowId: name,

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { TelemetryEvent } from "../engine/telemetry.ts";
 
 /** Prometheus metrics of one server instance (its own registry, so test servers never collide). */
@@ -73,6 +73,22 @@ export class HttpMetrics {
     labelNames: ["status"],
     registers: [this.registry],
   });
+  private readonly memoryEmbedded = new Counter({
+    name: "agentos_memory_embeddings_total",
+    help: "Memory entries embedded (vectors stored) by this process's embedding queue",
+    registers: [this.registry],
+  });
+  private readonly memoryEmbeddingFailures = new Counter({
+    name: "agentos_memory_embedding_failures_total",
+    help: "Failed memory embedding batches by reason (error: retried with backoff; refused: budget or realm)",
+    labelNames: ["reason"],
+    registers: [this.registry],
+  });
+  private readonly memoryEmbeddingPending = new Gauge({
+    name: "agentos_memory_embeddings_pending",
+    help: "Memory entries this process's embedding queue knows are waiting for a vector",
+    registers: [this.registry],
+  });
 
   /** The service's work as counters and histograms (see engine/telemetry.ts). */
   observe(event: TelemetryEvent): void {
@@ -93,6 +109,12 @@ export class HttpMetrics {
         break;
       case "channel_delivery":
         this.channelDeliveryFailures.labels(event.platform).inc();
+        break;
+      case "memory_embedding":
+        if (event.embedded > 0) this.memoryEmbedded.inc(event.embedded);
+        if (event.failed > 0) this.memoryEmbeddingFailures.labels("error").inc(event.failed);
+        if (event.refused > 0) this.memoryEmbeddingFailures.labels("refused").inc(event.refused);
+        this.memoryEmbeddingPending.set(event.pending);
         break;
       case "workflow":
         if (event.step) this.workflowSteps.labels(event.step.status).inc();

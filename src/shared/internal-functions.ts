@@ -8,6 +8,8 @@
 const INTERNAL_PREFIXES = [
   "state::",
   "search::",
+  // The vector index takes any index and scope, as search:: does: its callers check who may see what.
+  "vector::",
   "auth::",
   "vault::",
   "security::",

@@ -57,7 +57,13 @@ export async function registerWorkers(
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
-  registerMemory(engine.worker("memory", "Agent memory: full-text recall with recency"));
+  registerMemory(engine.worker("memory", "Agent memory: recall by words and meaning, with recency"), {
+    env: config.env,
+    logger: engine.logger,
+    background,
+    onShutdown: (hook) => engine.onShutdown(hook),
+    queue: { cluster: Boolean(config.databaseUrl) },
+  });
   registerKg(engine.worker("kg", "Knowledge graph: each agent's temporal graph, versioned and indexed"));
   registerSwarm(engine.worker("swarm", "Swarms: a realm's agents on one goal, deciding by vote"), {
     background,

@@ -21,6 +21,7 @@ describe("configuration from the environment", () => {
     expect(() => loadConfig({ AGENTOS_PORT: "70000" })).toThrow(/AGENTOS_PORT/);
     expect(() => loadConfig({ AGENTOS_API_KEY: "short" })).toThrow(/AGENTOS_API_KEY/);
     expect(() => loadConfig({ AGENTOS_RATE_LIMITS: "reads=5" })).toThrow(/AGENTOS_RATE_LIMITS/);
+    expect(() => loadConfig({ AGENTOS_EMBEDDING_MODEL: "m".repeat(513) })).toThrow(/AGENTOS_EMBEDDING_MODEL/);
   });
 
   it("reads rate limits per class, or off", () => {

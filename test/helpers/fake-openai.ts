@@ -28,6 +28,8 @@ export interface FakeOpenAI {
   reply(...replies: FakeReply[]): void;
   /** Queues failures or delays for the next embeddings requests; when empty, vectors come at once. */
   embeddingReply(...replies: FakeEmbeddingReply[]): void;
+  /** While down, every embeddings request is answered 503 (the provider's outage), until set false. */
+  embeddingsDown(down: boolean): void;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     mode: options.embeddings ?? "legacy",
     dimensions: options.dimensions ?? HASHED_DIMENSIONS,
     queue: embeddingQueue,
+    down: false,
   };
   const server = createServer((req, res) => {
     handle(req, res, queue, requests, embedding).catch(() => res.destroy());
@@ -86,6 +89,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     requests,
     reply: (...replies) => queue.push(...replies),
     embeddingReply: (...replies) => embeddingQueue.push(...replies),
+    embeddingsDown: (down) => {
+      embedding.down = down;
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -98,6 +104,7 @@ interface EmbeddingSetup {
   mode: "legacy" | "words";
   dimensions: number;
   queue: FakeEmbeddingReply[];
+  down: boolean;
 }
 
 async function handle(
@@ -172,6 +179,10 @@ async function answerEmbeddings(
     dimensions?: number;
   };
   requests.push({ embeddings: body, authorization: req.headers.authorization, path: req.url });
+  if (setup.down) {
+    send(res, 503, { error: { message: "fake outage: embeddings are down", type: "fake" } });
+    return;
+  }
   const next = setup.queue.shift();
   if (next && "hang" in next) return;
   if (next && "delayMs" in next) await new Promise((resolve) => setTimeout(resolve, next.delayMs));

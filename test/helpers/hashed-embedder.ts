@@ -4,7 +4,8 @@
  * stemmed ("meetings" and "meeting" are one word), adds ±1 at a position its hash picks; the vector is
  * then scaled to length 1. Texts sharing content words point the same way (a paraphrase that keeps the
  * words scores high; one that changes them does not, as with a real model's weaker cases), and the same
- * text always gives the same vector.
+ * text always gives the same vector. A small lexicon (LEXICON) adds a concept to a few words, so the
+ * paraphrase tests have pairs that share meaning and no word.
  */
 
 export const HASHED_DIMENSIONS = 256;
@@ -18,11 +19,31 @@ const STOP_WORDS = new Set(
     .split(/\s+/),
 );
 
-/** The words that count: lower case, letters and digits, no stop words, plural and tense endings cut. */
+/**
+ * The test lexicon: a word (stemmed) also counts as the concepts listed, so a few paraphrases that share
+ * no word still share meaning, as they would for a real model ("my car is red" and "what colour is my
+ * automobile?": car and colour on both sides). Small and explicit on purpose: tests name their pairs.
+ */
+const LEXICON: Record<string, readonly string[]> = {
+  automobile: ["car"],
+  auto: ["car"],
+  vehicle: ["car"],
+  color: ["colour"],
+  red: ["colour"],
+  blue: ["colour"],
+  green: ["colour"],
+  yellow: ["colour"],
+  physician: ["doctor"],
+  puppy: ["dog"],
+  canine: ["dog"],
+};
+
+/** The words that count: lower case, letters and digits, no stop words, plural and tense endings cut, lexicon concepts added. */
 export function contentWords(text: string): string[] {
   const all = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   const content = all.filter((word) => !STOP_WORDS.has(word));
-  return (content.length > 0 ? content : all).map(stem);
+  const words = (content.length > 0 ? content : all).map(stem);
+  return words.flatMap((word) => [word, ...(LEXICON[word] ?? [])]);
 }
 
 function stem(word: string): string {

@@ -50,12 +50,15 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Starts the real service (SQLite in a temp dir) on a free port. */
+/**
+ * Starts the real service (SQLite in a temp dir) on a free port. `dataDir`: an existing data directory
+ * instead (a restart on the same data), which close() then leaves in place.
+ */
 export async function startTestServer(
   overrides: Partial<Config> = {},
-  options: { iiiLimits?: Partial<IiiLimits>; logger?: Logger } = {},
+  options: { iiiLimits?: Partial<IiiLimits>; logger?: Logger; dataDir?: string } = {},
 ): Promise<TestServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), "agentos-test-"));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "agentos-test-"));
   const config: Config = {
     ...loadConfig({
       ...UNUSED_PROVIDER_KEYS,
@@ -93,7 +96,7 @@ export async function startTestServer(
     },
     async close() {
       await service.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

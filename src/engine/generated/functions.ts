@@ -88,6 +88,8 @@ export interface Functions {
       temperature?: number;
       maxTokens?: number;
       fallbackModels?: string[];
+      /** The embedding model its memory is recalled by meaning with: a catalog id, an alias or <provider>/<model> (GET /api/models/embeddings); null: none (AGENTOS_EMBEDDING_MODEL applies when set) */
+      embeddingModel?: string | null;
       realmId?: string;
       metadata?: Record<string, unknown>;
       toolPolicies?: Record<string, {
@@ -125,6 +127,8 @@ export interface Functions {
       temperature?: number;
       maxTokens?: number;
       fallbackModels?: string[];
+      /** The agent's own embedding model; absent or null: AGENTOS_EMBEDDING_MODEL when set, else none */
+      embeddingModel?: string | null;
       toolPolicies?: Record<string, {
           approval: "required" | "none";
         }>;
@@ -161,6 +165,8 @@ export interface Functions {
         temperature?: number;
         maxTokens?: number;
         fallbackModels?: string[];
+        /** The agent's own embedding model; absent or null: AGENTOS_EMBEDDING_MODEL when set, else none */
+        embeddingModel?: string | null;
         toolPolicies?: Record<string, {
             approval: "required" | "none";
           }>;
@@ -178,12 +184,14 @@ export interface Functions {
       nextCursor: string | null;
     };
   };
-  /** Search an agent's memory: {results} */
+  /** Search an agent's memory by words and meaning (mode: hybrid, text or vector): {results}, each saying how it matched */
   "agent::memory": {
     input: {
       id: string;
       query: string;
       limit?: number;
+      /** hybrid: words and meaning fused (the default when the agent has an embedding model); text: words only (the default without one); vector: meaning only (needs an embedding model) */
+      mode?: "hybrid" | "text" | "vector";
     };
     output: {
       results: {
@@ -193,11 +201,32 @@ export interface Functions {
         role: "user" | "assistant" | "system" | "tool" | "note";
         content: string;
         createdAt: string;
-        /** How well the memory matches the query, in [0, 1] (1: exactly) */
+        /** How well the memory matches the query, in [0, 1]: the larger of the words' similarity and the vectors' cosine (clipped at 0) */
         score: number;
-        /** The text index's own rank score */
+        /** What the results are ordered by: text mode the text index's rank score; hybrid and vector the fused rank with recency, in (0, 1] */
         relevance: number;
+        /** Which searches found it */
+        matchedBy: ("text" | "vector")[];
       }[];
+    };
+  };
+  /** Embed whatever of an agent's memory has no vector for its embedding model yet (in the background): the status */
+  "agent::memory_backfill": {
+    input: {
+      id: string;
+    };
+    output: {
+      agentId: string;
+      /** The vectors' model, <provider>/<model>; null: the agent has no embedding model */
+      model: string | null;
+      /** Memories the agent has */
+      entries: number;
+      /** Of them, those with a vector of the model */
+      embedded: number;
+      /** Of them, those still waiting for one */
+      pending: number;
+      /** Why the last attempt on this node failed (it is retried with backoff), or null */
+      lastError: string | null;
     };
   };
   /** Forget every memory of an agent: {deleted} */
@@ -216,6 +245,25 @@ export interface Functions {
       memoryId: string;
     };
     output: void;
+  };
+  /** How far an agent's memory is embedded with its embedding model: {model, entries, embedded, pending, lastError} */
+  "agent::memory_embeddings": {
+    input: {
+      id: string;
+    };
+    output: {
+      agentId: string;
+      /** The vectors' model, <provider>/<model>; null: the agent has no embedding model */
+      model: string | null;
+      /** Memories the agent has */
+      entries: number;
+      /** Of them, those with a vector of the model */
+      embedded: number;
+      /** Of them, those still waiting for one */
+      pending: number;
+      /** Why the last attempt on this node failed (it is retried with backoff), or null */
+      lastError: string | null;
+    };
   };
   /** An agent's memories newest first: {memories, nextCursor} */
   "agent::memory_list": {
@@ -344,6 +392,8 @@ export interface Functions {
       temperature?: number;
       maxTokens?: number;
       fallbackModels?: string[];
+      /** The embedding model its memory is recalled by meaning with: a catalog id, an alias or <provider>/<model> (GET /api/models/embeddings); null: none (AGENTOS_EMBEDDING_MODEL applies when set) */
+      embeddingModel?: string | null;
       metadata?: Record<string, unknown>;
       toolPolicies?: Record<string, {
           approval: "required" | "none";
@@ -366,6 +416,8 @@ export interface Functions {
       temperature?: number;
       maxTokens?: number;
       fallbackModels?: string[];
+      /** The agent's own embedding model; absent or null: AGENTOS_EMBEDDING_MODEL when set, else none */
+      embeddingModel?: string | null;
       toolPolicies?: Record<string, {
           approval: "required" | "none";
         }>;
@@ -1515,6 +1567,12 @@ export interface Functions {
       outcome: "failed";
       reason: string;
     } | {
+      type: "memory_embedding";
+      embedded: number;
+      failed: number;
+      refused: number;
+      pending: number;
+    } | {
       type: "workflow";
       event: string;
       workflowId: string;
@@ -1965,7 +2023,26 @@ export interface Functions {
     input: Record<string, unknown>;
     output: unknown;
   };
-  /** Forget one memory of an agent: 404 when it has no such memory */
+  /** Embed whatever of an agent's memory has no vector for its model yet, in the background: the status as for memory::embedding_status */
+  "memory::backfill": {
+    input: {
+      agentId: string;
+    };
+    output: {
+      agentId: string;
+      /** The vectors' model, <provider>/<model>; null: the agent has no embedding model */
+      model: string | null;
+      /** Memories the agent has */
+      entries: number;
+      /** Of them, those with a vector of the model */
+      embedded: number;
+      /** Of them, those still waiting for one */
+      pending: number;
+      /** Why this node's last attempt failed (retried with backoff), or null */
+      lastError: string | null;
+    };
+  };
+  /** Forget one memory of an agent (and its vectors): 404 when it has no such memory */
   "memory::delete": {
     input: {
       agentId: string;
@@ -1973,7 +2050,26 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Delete every memory of an agent (the agent-delete cascade): {deleted} */
+  /** How far an agent's memory is embedded with its model: {agentId, model, entries, embedded, pending, lastError} */
+  "memory::embedding_status": {
+    input: {
+      agentId: string;
+    };
+    output: {
+      agentId: string;
+      /** The vectors' model, <provider>/<model>; null: the agent has no embedding model */
+      model: string | null;
+      /** Memories the agent has */
+      entries: number;
+      /** Of them, those with a vector of the model */
+      embedded: number;
+      /** Of them, those still waiting for one */
+      pending: number;
+      /** Why this node's last attempt failed (retried with backoff), or null */
+      lastError: string | null;
+    };
+  };
+  /** Delete every memory of an agent, vectors included (the agent-delete cascade): {deleted} */
   "memory::forget_agent": {
     input: {
       agentId: string;
@@ -2002,12 +2098,24 @@ export interface Functions {
       nextCursor: string | null;
     };
   };
-  /** An agent's memories best matching a free-text query: {results: [entry + score in [0, 1] + relevance]} */
+  /** The agent.lifecycle subscription: an agent's changed embedding model re-embeds its memory (internal) */
+  "memory::on_agent_lifecycle": {
+    input: {
+      type: string;
+      agentId: string;
+      changed?: string[];
+      [key: string]: unknown;
+    };
+    output: unknown;
+  };
+  /** An agent's memories best matching a free-text query {agentId, query, limit?, mode?: hybrid|text|vector}: {results: [entry + score in [0, 1] + relevance + matchedBy]} */
   "memory::recall": {
     input: {
       agentId: string;
       query: string;
       limit?: number;
+      /** hybrid: words and meaning fused (the default when the agent has an embedding model); text: words only (the default without one); vector: meaning only (needs an embedding model) */
+      mode?: "hybrid" | "text" | "vector";
     };
     output: {
       results: {
@@ -2017,12 +2125,19 @@ export interface Functions {
         role: "user" | "assistant" | "system" | "tool" | "note";
         content: string;
         createdAt: string;
-        /** How well the content matches the query, in [0, 1] */
+        /** How well the content matches the query, in [0, 1]: the larger of the words' similarity and the vectors' cosine (clipped at 0) */
         score: number;
-        /** The index's rank score (relevance with recency) */
+        /** The rank score the results are ordered by: text mode the index's (relevance with recency); hybrid and vector the fused rank with recency, in (0, 1] */
         relevance: number;
+        /** Which searches found it */
+        matchedBy: ("text" | "vector")[];
       }[];
     };
+  };
+  /** Take up the agents whose memory embeddings are pending and idle here (cron, internal): {woken} */
+  "memory::resume_embeddings": {
+    input: Record<string, unknown>;
+    output: unknown;
   };
   /** Remember {agentId, content, sessionId?, role?}; returns the entry */
   "memory::store": {
@@ -3068,6 +3183,14 @@ export interface Functions {
       deleting?: true;
     };
   };
+  /** How many documents a scope holds: {count} */
+  "search::count": {
+    input: {
+      index: string;
+      scope: string;
+    };
+    output: unknown;
+  };
   /** Remove a document: {deleted: true} when it existed */
   "search::delete": {
     input: {
@@ -3082,6 +3205,15 @@ export interface Functions {
     input: {
       index: string;
       scope: string;
+    };
+    output: unknown;
+  };
+  /** Those of ids that are documents of the scope: {items: [{id, data, createdAt}]}, in no order */
+  "search::get": {
+    input: {
+      index: string;
+      scope: string;
+      ids: string[];
     };
     output: unknown;
   };
@@ -4358,7 +4490,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Remove a document from a collection of yours: {deleted}. */
+  /** Remove a document (and its vector) from a collection of yours: {deleted}. */
   "tool::vector_delete": {
     input: {
       /** The agent whose workspace (or data) the tool acts on */
@@ -4368,7 +4500,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Search a collection of yours (namespace) by words, best first: {results: [{id, text, metadata, score}]}. */
+  /** Search a collection of yours (namespace), best first: by meaning (cosine similarity of embeddings, over the documents stored since you have an embedding model) when you have one, else by words (BM25 with recency; also when the embedding provider fails). {results: [{id, text, metadata, score}], rankedBy: vector|text}. */
   "tool::vector_search": {
     input: {
       /** The agent whose workspace (or data) the tool acts on */
@@ -4379,7 +4511,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Add a document to a searchable collection of yours (namespace): ranked later by tool::vector_search with the full-text index (BM25 with recency). Same id replaces. {id, namespace}. */
+  /** Add a document to a searchable collection of yours (namespace). With an embedding model (yours, or the service's) it is embedded and found by meaning; without one, by words (full-text BM25 with recency). Same id replaces. {id, namespace, rankedBy: vector|text}. */
   "tool::vector_store": {
     input: {
       /** The agent whose workspace (or data) the tool acts on */
@@ -4554,6 +4686,83 @@ export interface Functions {
       key: string;
       createdAt: string;
       updatedAt: string;
+    };
+  };
+  /** How many vectors a scope holds, of one model or of all: {count} */
+  "vector::count": {
+    input: {
+      index: string;
+      scope: string;
+      model?: string;
+    };
+    output: {
+      count: number;
+    };
+  };
+  /** Remove an id's vectors of every model: {deleted: true} when there was one */
+  "vector::delete": {
+    input: {
+      index: string;
+      scope: string;
+      id: string;
+    };
+    output: {
+      deleted: boolean;
+    };
+  };
+  /** Remove every vector of a scope (all models): {deleted: count} */
+  "vector::delete_scope": {
+    input: {
+      index: string;
+      scope: string;
+    };
+    output: {
+      deleted: number;
+    };
+  };
+  /** Those of ids that have no vector for the model in the scope, in their order: {ids} */
+  "vector::missing": {
+    input: {
+      index: string;
+      scope: string;
+      model: string;
+      ids: string[];
+    };
+    output: {
+      ids: string[];
+    };
+  };
+  /** Store vectors of one scope and model atomically {index, scope, model, entries: [{id, vector}]}; an id's vector for the model is replaced */
+  "vector::put_many": {
+    input: {
+      index: string;
+      scope: string;
+      model: string;
+      entries: {
+        id: string;
+        vector: number[];
+      }[];
+    };
+    output: {
+      stored: number;
+    };
+  };
+  /** The scope's ids nearest a vector among one model's vectors, best first: {results: [{id, score (cosine)}]} */
+  "vector::query": {
+    input: {
+      index: string;
+      scope: string;
+      model: string;
+      vector: number[];
+      limit?: number;
+      rescore?: number;
+    };
+    output: {
+      results: {
+        id: string;
+        /** Cosine similarity with the query in [-1, 1] */
+        score: number;
+      }[];
     };
   };
   /** Cancel a running run: its running step is aborted and the run ends cancelled */

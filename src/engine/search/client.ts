@@ -31,6 +31,14 @@ export function searchClient(trigger: TriggerFn) {
         "search::list",
         { index, scope, ...page },
       ),
+    count: (index: string, scope: string) =>
+      call<{ count: number }>("search::count", { index, scope }).then(({ count }) => count),
+    get: <T>(index: string, scope: string, ids: readonly string[]) =>
+      call<{ items: Array<{ id: string; data: T; createdAt: string }> }>("search::get", {
+        index,
+        scope,
+        ids: [...ids],
+      }).then(({ items }) => items),
     query: <T>(
       index: string,
       scope: string,

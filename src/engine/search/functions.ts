@@ -2,8 +2,10 @@ import { nowIso } from "../../shared/clock.ts";
 import { andThen } from "../../shared/maybe-promise.ts";
 import type { Engine } from "../engine.ts";
 import {
+  searchCountInput,
   searchDeleteInput,
   searchDeleteScopeInput,
+  searchGetInput,
   searchListInput,
   searchPutInput,
   searchPutManyInput,
@@ -11,7 +13,10 @@ import {
 } from "./schema.ts";
 import type { TextDoc, TextIndex } from "./types.ts";
 
-/** Registers search::put|delete|delete_scope|list|query over one text index; workers reach it only through them. */
+/**
+ * Registers search::put|put_many|delete|delete_scope|list|query|count|get over one text index; workers
+ * reach it only through them.
+ */
 export function registerSearchFunctions(engine: Engine, index: TextIndex): void {
   const worker = engine.worker("search", `Full-text index (${index.kind})`);
 
@@ -70,6 +75,25 @@ export function registerSearchFunctions(engine: Engine, index: TextIndex): void 
     },
     ({ index: name, scope, limit, cursor }) =>
       index.list(name, scope, { limit, ...(cursor ? { cursor } : {}) }),
+  );
+
+  worker.registerFunction(
+    {
+      id: "search::count",
+      description: "How many documents a scope holds: {count}",
+      input: searchCountInput,
+    },
+    ({ index: name, scope }) => andThen(index.count(name, scope), (count) => ({ count })),
+  );
+
+  worker.registerFunction(
+    {
+      id: "search::get",
+      description:
+        "Those of ids that are documents of the scope: {items: [{id, data, createdAt}]}, in no order",
+      input: searchGetInput,
+    },
+    ({ index: name, scope, ids }) => andThen(index.get(name, scope, ids), (items) => ({ items })),
   );
 
   worker.registerFunction(

@@ -89,6 +89,8 @@ function sqlFor(docs: string, scopes: string, gin: string) {
     delete: deleteSql(docs, scopes, "AND id = $3"),
     deleteScope: deleteSql(docs, scopes, ""),
     count: `SELECT docs AS n FROM ${scopes} WHERE idx = $1 AND scope = $2`,
+    /** The documents of $3 (ids) that exist, through the primary key. */
+    get: `SELECT id, data, created_at FROM ${docs} WHERE idx = $1 AND scope = $2 AND id = ANY($3::text[])`,
     /** Newest first through the (idx, scope, created_ms) index; $3/$4 the last page's end, $5 limit. */
     page: `SELECT id, data, created_at, created_ms FROM ${docs}
       WHERE idx = $1 AND scope = $2 AND ($3::float8 IS NULL OR (created_ms, id) < ($3::float8, $4::text))
@@ -226,6 +228,17 @@ export class PostgresTextIndex implements TextIndex {
 
   async count(index: string, scope: string): Promise<number> {
     return this.number("count", [index, scope]);
+  }
+
+  /** The documents among `ids` that exist, in no particular order. */
+  async get(index: string, scope: string, ids: readonly string[]): Promise<TextPage["items"]> {
+    if (ids.length === 0) return [];
+    const rows = await this.query<{ id: string; data: string; created_at: string }>("get", [
+      index,
+      scope,
+      [...ids],
+    ]);
+    return rows.map((row) => ({ id: row.id, data: JSON.parse(row.data), createdAt: row.created_at }));
   }
 
   async list(index: string, scope: string, page: { limit: number; cursor?: string }): Promise<TextPage> {

@@ -53,3 +53,13 @@ export const searchQueryInput = z.strictObject({
   limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(DEFAULT_SEARCH_LIMIT),
   recencyHalfLifeMs: z.number().positive().max(Number.MAX_SAFE_INTEGER).optional(),
 });
+
+export const searchCountInput = z.strictObject({ index: indexSchema, scope: scopeSchema });
+
+export const MAX_GET_IDS = 1000;
+
+export const searchGetInput = z.strictObject({
+  index: indexSchema,
+  scope: scopeSchema,
+  ids: z.array(idSchema).max(MAX_GET_IDS, `ids must hold at most ${MAX_GET_IDS} ids`),
+});

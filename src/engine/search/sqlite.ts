@@ -127,6 +127,11 @@ export class SqliteTextIndex implements TextIndex {
       // Any document gone (deleted or replaced): the ranker's cached posting counts may be too high.
       countDeletes: prepare("UPDATE search_meta SET value = value + 1 WHERE key = 'deletes'"),
       count: prepare("SELECT count(*) AS n FROM search_docs WHERE rowid BETWEEN ? AND ?"),
+      // A few ids at a time, each through the (idx, scope, id) index.
+      get: prepare(
+        `SELECT id, data, created_at FROM search_docs
+         WHERE idx = ? AND scope = ? AND id IN (SELECT value FROM json_each(?))`,
+      ),
       // A rowid's slot is its creation time within the scope: newest first is rowid order.
       page: prepare(
         `SELECT rowid, id, data, created_at FROM search_docs WHERE rowid BETWEEN ? AND ?
@@ -209,6 +214,18 @@ export class SqliteTextIndex implements TextIndex {
       const base = this.scopeBase(index, scope);
       if (base === null) return 0;
       return Number((this.statements.count.get(base, base + SLOTS - 1n) as { n: bigint }).n);
+    });
+  }
+
+  get(index: string, scope: string, ids: readonly string[]): MaybePromise<TextPage["items"]> {
+    return settle(() => {
+      if (ids.length === 0) return [];
+      const rows = this.statements.get.all(index, scope, JSON.stringify(ids)) as Array<{
+        id: string;
+        data: string;
+        created_at: string;
+      }>;
+      return rows.map((row) => ({ id: row.id, data: JSON.parse(row.data), createdAt: row.created_at }));
     });
   }
 

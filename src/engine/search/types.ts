@@ -51,6 +51,8 @@ export interface TextIndex {
   deleteScope(index: string, scope: string): MaybePromise<number>;
   search(index: string, scope: string, query: string, options: TextSearchOptions): MaybePromise<TextHit[]>;
   count(index: string, scope: string): MaybePromise<number>;
+  /** Those of `ids` that are documents of the scope, in no particular order (ids not there are left out). */
+  get(index: string, scope: string, ids: readonly string[]): MaybePromise<TextPage["items"]>;
   /** The scope's documents newest first, a page at a time (`cursor`: the last page's nextCursor). */
   list(index: string, scope: string, page: { limit: number; cursor?: string }): MaybePromise<TextPage>;
   close(): Promise<void>;

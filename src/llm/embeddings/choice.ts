@@ -9,3 +9,15 @@ import type { EmbeddingChoice } from "./types.ts";
 export async function resolveEmbeddingChoice(trigger: TriggerFn, model?: string): Promise<EmbeddingChoice> {
   return call(trigger, "catalog::resolve_embedding", model ? { model } : {});
 }
+
+/**
+ * The embedding model an agent's memory uses: its own `embeddingModel`, else AGENTOS_EMBEDDING_MODEL
+ * when set, else none (null: no embedding call is made, recall is by text alone). Only the variable
+ * counts as the service's default: the catalog's `defaults.embedding` never turns embeddings on.
+ */
+export function effectiveEmbeddingModel(
+  agent: { embeddingModel?: string | null },
+  env: NodeJS.ProcessEnv,
+): string | null {
+  return agent.embeddingModel?.trim() || env.AGENTOS_EMBEDDING_MODEL?.trim() || null;
+}

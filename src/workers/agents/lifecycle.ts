@@ -1,8 +1,10 @@
+import { publishEvent } from "../../engine/events.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { systemCallFound } from "../../engine/system-call.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
+import { AGENT_LIFECYCLE_TOPIC, type AgentLifecycleEvent } from "../../shared/agent-events.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { type AppError, isFunctionNotFound, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
@@ -21,7 +23,7 @@ import {
   unindexAge,
   unindexAgent,
 } from "./realm-index.ts";
-import { checkNameFree, checkTools, usableModel } from "./references.ts";
+import { checkNameFree, checkTools, usableEmbeddingModel, usableModel } from "./references.ts";
 import {
   type Agent,
   type CreateAgentInput,
@@ -88,8 +90,17 @@ export async function createAgent(
     await removeAgent(deps, agent);
     throw error;
   }
+  publish(deps.trigger, {
+    type: "created",
+    agentId: agent.id,
+    realmId,
+    embeddingModel: agent.embeddingModel ?? null,
+  });
   return { id: agent.id };
 }
+
+const publish = (trigger: TriggerFn, event: AgentLifecycleEvent) =>
+  publishEvent(trigger, AGENT_LIFECYCLE_TOPIC, event);
 
 async function configure(
   trigger: TriggerFn,
@@ -99,9 +110,12 @@ async function configure(
 ): Promise<Agent> {
   const model = await usableModel(trigger, input.model ?? realmModel);
   for (const fallback of input.fallbackModels ?? []) await usableModel(trigger, fallback);
+  const { embeddingModel, ...fields } = input;
+  const embedding = embeddingModel == null ? undefined : await usableEmbeddingModel(trigger, embeddingModel);
   const now = nowIso();
   return {
-    ...input,
+    ...fields,
+    ...(embedding === undefined ? {} : { embeddingModel: embedding }),
     id: newId("agent"),
     model: model.id,
     tools: input.tools ?? profilePatterns[input.toolProfile],
@@ -130,6 +144,7 @@ export async function deleteAgent(deps: LifecycleDeps, agent: Agent): Promise<vo
   await markDeleting(deps.state, agent.id);
   await purgeAgentElsewhere(deps.trigger, agent);
   await removeAgent(deps, agent);
+  publish(deps.trigger, { type: "deleted", agentId: agent.id, realmId: agent.realmId });
 }
 
 /** An agent record as stored: `deleting` is a status only agent::delete gives (see deleteAgent). */
@@ -206,7 +221,8 @@ export async function agentsPage(
 
 /**
  * agent::update: the given fields replace the agent's (a new model is resolved through the catalog; a new
- * tool profile without tools brings the profile's tools), with compare-and-swap on the agent's record.
+ * tool profile without tools brings the profile's tools; `embeddingModel: null` removes it), with
+ * compare-and-swap on the agent's record. What changed is published on `agent.lifecycle`.
  */
 export async function updateAgent(
   deps: LifecycleDeps,
@@ -217,13 +233,43 @@ export async function updateAgent(
   const { id, ...changes } = input;
   if (changes.model !== undefined) changes.model = (await usableModel(deps.trigger, changes.model)).id;
   for (const fallback of changes.fallbackModels ?? []) await usableModel(deps.trigger, fallback);
+  if (changes.embeddingModel != null)
+    changes.embeddingModel = await usableEmbeddingModel(deps.trigger, changes.embeddingModel);
   await checkTools(deps.trigger, changes.tools);
   if (changes.toolProfile !== undefined && changes.tools === undefined)
     changes.tools = profilePatterns[changes.toolProfile];
   const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+  let before: Agent | undefined;
   const { value } = await casUpdate<Agent>(deps.state, AGENTS_SCOPE, id, ({ value: current }) => {
     if (!current || (current.status as string) === AGENT_DELETING) throw notFound(`Agent ${id} not found`);
-    return { ...current, ...defined, updatedAt: nowIso() } as Agent;
+    before = current;
+    const next = { ...current, ...defined, updatedAt: nowIso() } as Agent;
+    // No embedding model of its own is stored as none at all, as an agent created without one.
+    if (next.embeddingModel === null) delete next.embeddingModel;
+    return next;
   });
-  return value as Agent;
+  const after = value as Agent;
+  publishUpdate(deps.trigger, before as Agent, after);
+  return after;
+}
+
+function publishUpdate(trigger: TriggerFn, before: Agent, after: Agent): void {
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  keys.delete("updatedAt");
+  const changed = [...keys].filter(
+    (key) =>
+      JSON.stringify(before[key as keyof Agent] ?? null) !==
+      JSON.stringify(after[key as keyof Agent] ?? null),
+  );
+  if (changed.length === 0) return;
+  const embeddingModel = changed.includes("embeddingModel")
+    ? { from: before.embeddingModel ?? null, to: after.embeddingModel ?? null }
+    : undefined;
+  publish(trigger, {
+    type: "updated",
+    agentId: after.id,
+    realmId: after.realmId,
+    changed,
+    ...(embeddingModel ? { embeddingModel } : {}),
+  });
 }

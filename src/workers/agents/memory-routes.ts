@@ -1,20 +1,25 @@
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { noContent, relayed } from "../../shared/outputs.ts";
+import {
+  memoryEmbeddingStatus,
+  memoryEmbeddingsRouteInput,
+  memoryRecallHits,
+  memoryRecallRouteInput,
+} from "./memory-schema.ts";
 import type { Agent } from "./schema.ts";
 import {
   agentIdInput,
   memoryCleared,
   memoryDeleteRouteInput,
-  memoryHits,
   memoryListRouteInput,
   memoryPage,
-  memoryRouteInput,
 } from "./schema.ts";
 
 /**
- * An agent's memory over HTTP: search, list, forget one or all. The memory worker holds it; these check
- * first that the caller may see the agent (`load`: another realm's reads as missing).
+ * An agent's memory over HTTP: search, list, forget one or all, and how far it is embedded (with a
+ * backfill). The memory worker holds it; these check first that the caller may see the agent (`load`:
+ * another realm's reads as missing).
  */
 export function registerAgentMemory(
   worker: WorkerClient,
@@ -25,15 +30,53 @@ export function registerAgentMemory(
   worker.registerFunction(
     {
       id: "agent::memory",
-      description: "Search an agent's memory: {results}",
-      input: memoryRouteInput,
-      output: memoryHits,
+      description:
+        "Search an agent's memory by words and meaning (mode: hybrid, text or vector): {results}, each saying how it matched",
+      input: memoryRecallRouteInput,
+      output: memoryRecallHits,
     },
-    async ({ id, query, limit }, ctx) => {
+    async ({ id, query, limit, mode }, ctx) => {
       await load(id, ctx);
       return relayed(
-        memoryHits,
-        trigger({ function_id: "memory::recall", payload: { agentId: id, query, limit } }),
+        memoryRecallHits,
+        trigger({
+          function_id: "memory::recall",
+          payload: { agentId: id, query, limit, ...(mode ? { mode } : {}) },
+        }),
+      );
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::memory_embeddings",
+      description:
+        "How far an agent's memory is embedded with its embedding model: {model, entries, embedded, pending, lastError}",
+      input: memoryEmbeddingsRouteInput,
+      output: memoryEmbeddingStatus,
+    },
+    async ({ id }, ctx) => {
+      await load(id, ctx);
+      return relayed(
+        memoryEmbeddingStatus,
+        trigger({ function_id: "memory::embedding_status", payload: { agentId: id } }),
+      );
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "agent::memory_backfill",
+      description:
+        "Embed whatever of an agent's memory has no vector for its embedding model yet (in the background): the status",
+      input: memoryEmbeddingsRouteInput,
+      output: memoryEmbeddingStatus,
+    },
+    async ({ id }, ctx) => {
+      await load(id, ctx);
+      return relayed(
+        memoryEmbeddingStatus,
+        trigger({ function_id: "memory::backfill", payload: { agentId: id } }),
       );
     },
   );
@@ -89,5 +132,9 @@ export function registerAgentMemory(
   worker.registerRoute("agent::memory", "POST", "/api/agents/:id/memory");
   worker.registerRoute("agent::memory_list", "GET", "/api/agents/:id/memory");
   worker.registerRoute("agent::memory_clear", "DELETE", "/api/agents/:id/memory");
+  worker.registerRoute("agent::memory_embeddings", "GET", "/api/agents/:id/memory/embeddings");
+  worker.registerRoute("agent::memory_backfill", "POST", "/api/agents/:id/memory/embeddings", {
+    status: 202,
+  });
   worker.registerRoute("agent::memory_delete", "DELETE", "/api/agents/:id/memory/:memoryId");
 }

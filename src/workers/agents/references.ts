@@ -16,6 +16,16 @@ export async function usableModel(trigger: TriggerFn, model: string | undefined)
     model === undefined
       ? await call(trigger, "catalog::default_model", {})
       : await call(trigger, "catalog::resolve", { model });
+  await requireConfigured(trigger, entry);
+  return entry;
+}
+
+/** The provider of a model the agent names must be usable: a key for a hosted one (422 naming it). */
+async function requireConfigured(
+  trigger: TriggerFn,
+  entry: { id: string; provider: string },
+  field?: string,
+): Promise<void> {
   const verdict = await call(trigger, "catalog::provider_configured", { id: entry.provider }).catch(
     (error: unknown): OutputOf<"catalog::provider_configured"> => {
       // A catalog without the check (an older remote one) leaves it to the first message.
@@ -24,15 +34,38 @@ export async function usableModel(trigger: TriggerFn, model: string | undefined)
     },
   );
   if (!verdict.configured) {
-    throw new AppError(
-      "unprocessable",
-      `Model ${entry.id} cannot be used yet. ${verdict.reason ?? ""}`.trim(),
-      {
-        reason: "provider_not_configured",
-      },
-    );
+    const message = `Model ${entry.id} cannot be used yet. ${verdict.reason ?? ""}`.trim();
+    throw new AppError("unprocessable", field ? `${field}: ${message}` : message, {
+      reason: "provider_not_configured",
+    });
   }
-  return entry;
+}
+
+/**
+ * An agent's `embeddingModel`: an embedding model of the catalog (id, alias, or `<provider>/<model>` of a
+ * provider that offers embeddings) whose provider is usable. A name the catalog refuses (unknown, a chat
+ * model, a provider without embeddings) is a 400 that names the field and repeats the catalog's reason.
+ * Answers the name to store: the catalog id when it names the same model, else `<provider>/<model>`
+ * (an unlisted model keeps its provider), so an alias and its id are one value.
+ */
+export async function usableEmbeddingModel(trigger: TriggerFn, model: string): Promise<string> {
+  const { model: entry } = await call(trigger, "catalog::resolve_embedding", { model }).catch(
+    (error: unknown) => {
+      if (isAppError(error) && !isFunctionNotFound(error) && error.status >= 400 && error.status < 500) {
+        const shown = `"${model.length > 200 ? `${model.slice(0, 200)}…` : model}"`;
+        const named = error.message.includes(shown) ? error.message : `${shown}: ${error.message}`;
+        throw new AppError("validation", `embeddingModel: ${named}`, { reason: error.reason });
+      }
+      throw error;
+    },
+  );
+  await requireConfigured(trigger, entry, "embeddingModel");
+  const byId = await call(trigger, "catalog::resolve_embedding", { model: entry.id }).catch((error) => {
+    if (isAppError(error)) return null;
+    throw error;
+  });
+  const sameModel = byId?.model.id === entry.id && byId.model.provider === entry.provider;
+  return sameModel ? entry.id : `${entry.provider}/${entry.id}`;
 }
 
 /**

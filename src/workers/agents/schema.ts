@@ -72,6 +72,16 @@ export const createAgentInput = z.strictObject({
   maxTokens: z.number().int().min(1).max(1_000_000).optional(),
   /** Models tried in order when the agent's model fails (ids or aliases). */
   fallbackModels: z.array(z.string().min(1).max(256)).max(5).optional(),
+  embeddingModel: z
+    .string()
+    .trim()
+    .min(1, "embeddingModel must not be empty (null: none)")
+    .max(512)
+    .nullable()
+    .optional()
+    .describe(
+      "The embedding model its memory is recalled by meaning with: a catalog id, an alias or <provider>/<model> (GET /api/models/embeddings); null: none (AGENTOS_EMBEDDING_MODEL applies when set)",
+    ),
   realmId: z.string().min(1).max(256).optional(),
   metadata: boundedJsonObject("metadata", MAX_METADATA_BYTES).optional(),
   /**
@@ -106,6 +116,11 @@ export const agentRecord = z.object({
   temperature: z.number().optional(),
   maxTokens: z.number().optional(),
   fallbackModels: z.array(z.string()).optional(),
+  embeddingModel: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("The agent's own embedding model; absent or null: AGENTOS_EMBEDDING_MODEL when set, else none"),
   toolPolicies: z.record(z.string(), z.object({ approval: z.enum(["required", "none"]) })).optional(),
   egress: z
     .object({ allowDomains: z.array(z.string()).optional() })
@@ -167,12 +182,6 @@ export const sessionInput = z.strictObject({
 });
 
 export const purgeRealmInput = z.strictObject({ realmId: z.string().min(1).max(256) });
-
-export const memoryRouteInput = z.strictObject({
-  id: z.string().min(1).max(256),
-  query: z.string().min(1, "query is required").max(2000),
-  limit: queryInt("limit", 1, 200).default(10),
-});
 
 export const memoryListRouteInput = z.strictObject({
   id: z.string().min(1).max(256),
@@ -267,14 +276,6 @@ const memoryEntry = z.object({
   role: z.enum(["user", "assistant", "system", "tool", "note"]),
   content: z.string(),
   createdAt: z.string(),
-});
-export const memoryHits = z.object({
-  results: z.array(
-    memoryEntry.extend({
-      score: z.number().describe("How well the memory matches the query, in [0, 1] (1: exactly)"),
-      relevance: z.number().describe("The text index's own rank score"),
-    }),
-  ),
 });
 export const memoryPage = z.object({ memories: z.array(memoryEntry), nextCursor });
 export const memoryCleared = z.object({ deleted: z.number() });

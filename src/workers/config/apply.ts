@@ -21,6 +21,8 @@ function agentFields(config: AgentFile) {
   return {
     description: config.description,
     model: config.model,
+    // Left out when the file has none, like every field here: the agent keeps what it has.
+    embeddingModel: config.embedding_model,
     systemPrompt: config.system_prompt,
     toolProfile: config.tool_profile,
     tools: config.tools,

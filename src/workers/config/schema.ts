@@ -11,6 +11,8 @@ export const agentFile = z.strictObject({
   name: name.optional(),
   description: z.string().max(4000).optional(),
   model: z.string().min(1).max(256).optional(),
+  /** The agent's embedding model (a catalog id, an alias or `<provider>/<model>`); checked as the API checks it. */
+  embedding_model: z.string().trim().min(1, "must not be empty").max(512).optional(),
   system_prompt: z.string().max(32_768).optional(),
   tool_profile: z.enum(["chat", "code", "research", "ops", "data", "full"]).optional(),
   tools: z.array(z.string().min(1).max(256)).max(100).optional(),

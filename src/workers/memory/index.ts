@@ -1,11 +1,23 @@
+import { z } from "zod";
 import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { searchClient } from "../../engine/search/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { requireAdmin } from "../../shared/access.ts";
+import { AGENT_LIFECYCLE_TOPIC } from "../../shared/agent-events.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { type Logger, silentLogger } from "../../shared/logger.ts";
+import type { QueueOptions } from "./embedding-queue.ts";
+import { backfill, embeddingStatusOf } from "./embedding-status.ts";
+import { memoryEmbeddings } from "./embeddings.ts";
+import { recallMemories } from "./recall.ts";
 import {
+  agentLifecycleMessage,
+  embeddingStatus,
+  MEMORY_INDEX,
   type MemoryEntry,
+  memoryAgentInput,
   memoryDeleteInput,
   memoryEntries,
   memoryEntry,
@@ -18,19 +30,36 @@ import {
   memoryStoreInput,
   memoryStoreManyInput,
 } from "./schema.ts";
-import { similarity } from "./similarity.ts";
 
-/** The text index that holds memories, one scope per agent. */
-export const MEMORY_INDEX = "memory";
+export { MEMORY_INDEX } from "./schema.ts";
+
+export interface MemoryOptions {
+  /** Where AGENTOS_EMBEDDING_MODEL and the providers' keys are read. */
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** False in a process that does not serve: no pending embeddings are taken up at start. */
+  background?: boolean;
+  onShutdown?: (hook: () => Promise<void>) => void;
+  /** The embedding queue's batch size, delay and concurrency (tests). */
+  queue?: Partial<QueueOptions>;
+}
 
 /**
- * Agent memory. Each entry is one document of the `memory` full-text index in the agent's scope:
- * its content is the searchable text and the whole entry is the document's data, so recall is one
- * ranked index query (BM25 with a recency term) and forgetting an agent is one scope delete. No
- * routes: the agents worker serves /api/agents/:id/memory and checks who may read which agent.
+ * Agent memory. Each entry is one document of the `memory` full-text index in the agent's scope: its
+ * content is the searchable text and the whole entry is the document's data, so text recall is one
+ * ranked index query (BM25 with a recency term) and forgetting an agent is one scope delete. An agent
+ * with an embedding model also has a vector per entry in the `memory` vector index, embedded off the
+ * store's path by the queue (embedding-queue.ts), and recalls by both (recall.ts). No routes: the agents
+ * worker serves /api/agents/:id/memory and checks who may read which agent.
  */
-export function registerMemory(worker: WorkerClient): void {
-  const search = searchClient((request) => worker.trigger(request));
+export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}): void {
+  const trigger = worker.trigger.bind(worker);
+  const search = searchClient(trigger);
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? silentLogger();
+  const embeddings = memoryEmbeddings(trigger, search, { env, logger, queue: options.queue });
+  const { state, vectors, targets, queue } = embeddings;
+  const statusDeps = { state, search, vectors, targets, queue };
 
   worker.registerFunction(
     {
@@ -43,6 +72,7 @@ export function registerMemory(worker: WorkerClient): void {
     async ({ agentId, ...fields }): Promise<MemoryEntry> => {
       const entry = entryOf(agentId, fields, nowIso());
       await search.put(MEMORY_INDEX, agentId, entry.id, documentOf(entry));
+      await embeddings.stored(agentId, [entry]);
       return entry;
     },
   );
@@ -64,6 +94,7 @@ export function registerMemory(worker: WorkerClient): void {
         agentId,
         stored.map((entry) => ({ id: entry.id, ...documentOf(entry) })),
       );
+      await embeddings.stored(agentId, stored);
       return { entries: stored };
     },
   );
@@ -72,28 +103,12 @@ export function registerMemory(worker: WorkerClient): void {
     {
       id: "memory::recall",
       description:
-        "An agent's memories best matching a free-text query: {results: [entry + score in [0, 1] + relevance]}",
+        "An agent's memories best matching a free-text query {agentId, query, limit?, mode?: hybrid|text|vector}: {results: [entry + score in [0, 1] + relevance + matchedBy]}",
       input: memoryRecallInput,
       output: memoryRecallAnswer,
       metadata: ACTS_FOR_AGENT,
     },
-    async ({ agentId, query, limit }) => {
-      const { results } = await search.query<MemoryEntry>(MEMORY_INDEX, agentId, query, { limit });
-      // The index picks the best `limit` (relevance, then recency); they are shown best match first.
-      const hits = results.map(({ data: entry, score }, rank) => ({
-        id: entry.id,
-        agentId: entry.agentId,
-        sessionId: entry.sessionId,
-        role: entry.role,
-        content: entry.content,
-        score: similarity(query, entry.content),
-        relevance: score,
-        createdAt: entry.createdAt,
-        rank,
-      }));
-      hits.sort((a, b) => b.score - a.score || a.rank - b.rank);
-      return { results: hits.map(({ rank: _rank, ...hit }) => hit) };
-    },
+    (input) => recallMemories({ trigger, env, search, vectors, targets, logger }, input),
   );
 
   worker.registerFunction(
@@ -116,12 +131,13 @@ export function registerMemory(worker: WorkerClient): void {
   worker.registerFunction(
     {
       id: "memory::delete",
-      description: "Forget one memory of an agent: 404 when it has no such memory",
+      description: "Forget one memory of an agent (and its vectors): 404 when it has no such memory",
       input: memoryDeleteInput,
       metadata: ACTS_FOR_AGENT,
     },
     async ({ agentId, id }) => {
       const { deleted } = await search.delete(MEMORY_INDEX, agentId, id);
+      await embeddings.removed(agentId, id);
       if (!deleted) throw notFound(`Memory ${id} not found for agent ${agentId}`);
       return null;
     },
@@ -130,13 +146,91 @@ export function registerMemory(worker: WorkerClient): void {
   worker.registerFunction(
     {
       id: "memory::forget_agent",
-      description: "Delete every memory of an agent (the agent-delete cascade): {deleted}",
+      description: "Delete every memory of an agent, vectors included (the agent-delete cascade): {deleted}",
       input: memoryForgetAgentInput,
       output: memoryForgotten,
       metadata: ACTS_FOR_AGENT,
     },
-    ({ agentId }) => search.deleteScope(MEMORY_INDEX, agentId),
+    async ({ agentId }) => {
+      const forgotten = await search.deleteScope(MEMORY_INDEX, agentId);
+      await embeddings.forgotten(agentId);
+      return forgotten;
+    },
   );
+
+  worker.registerFunction(
+    {
+      id: "memory::embedding_status",
+      description:
+        "How far an agent's memory is embedded with its model: {agentId, model, entries, embedded, pending, lastError}",
+      input: memoryAgentInput,
+      output: embeddingStatus,
+      metadata: ACTS_FOR_AGENT,
+    },
+    ({ agentId }) => embeddingStatusOf(statusDeps, agentId),
+  );
+
+  worker.registerFunction(
+    {
+      id: "memory::backfill",
+      description:
+        "Embed whatever of an agent's memory has no vector for its model yet, in the background: the status as for memory::embedding_status",
+      input: memoryAgentInput,
+      output: embeddingStatus,
+      metadata: ACTS_FOR_AGENT,
+    },
+    ({ agentId }) => backfill(statusDeps, agentId),
+  );
+
+  worker.registerFunction(
+    {
+      id: "memory::on_agent_lifecycle",
+      description:
+        "The agent.lifecycle subscription: an agent's changed embedding model re-embeds its memory (internal)",
+      input: agentLifecycleMessage,
+      // Events come from the agents worker alone: an agent must not make another's memory re-embed.
+      metadata: { internal: true },
+    },
+    ({ type, agentId, changed }) => {
+      if (type === "updated" && changed?.includes("embeddingModel")) embeddings.changed(agentId);
+      else if (type === "deleted") targets.forget(agentId);
+      return null;
+    },
+  );
+  worker.registerTrigger({
+    type: "subscribe",
+    function_id: "memory::on_agent_lifecycle",
+    config: { topic: AGENT_LIFECYCLE_TOPIC },
+  });
+
+  worker.registerFunction(
+    {
+      id: "memory::resume_embeddings",
+      description:
+        "Take up the agents whose memory embeddings are pending and idle here (cron, internal): {woken}",
+      input: z.object({}).passthrough(),
+      metadata: { internal: true },
+    },
+    async (_input, ctx) => {
+      requireAdmin(ctx);
+      return { woken: await embeddings.resume(true) };
+    },
+  );
+
+  options.onShutdown?.(() => queue.stop());
+  if (options.background === false) return;
+  // Agents a previous process left with pending embeddings (a failure leaves them to the sweep), then
+  // every minute those nobody is at work on (another process's stores, a node gone).
+  embeddings
+    .resume()
+    .catch((error) =>
+      logger.warn({ err: (error as Error).message }, "pending memory embeddings not resumed"),
+    );
+  worker.registerTrigger({
+    type: "cron",
+    function_id: "memory::resume_embeddings",
+    config: { expression: "30 * * * * *" },
+  });
 }
 
 /** A new memory entry of the agent. */

@@ -2,6 +2,9 @@ import { z } from "zod";
 import { isStorableText, storableText } from "../../engine/state/schema.ts";
 import { nextCursor } from "../../shared/outputs.ts";
 
+/** The text index (and vector index) that holds memories, one scope per agent. */
+export const MEMORY_INDEX = "memory";
+
 export const MEMORY_ROLES = ["user", "assistant", "system", "tool", "note"] as const;
 export const MAX_CONTENT_BYTES = 32 * 1024;
 export const MAX_QUERY_LENGTH = 2000;
@@ -47,10 +50,21 @@ export const memoryStoreManyInput = z.strictObject({
     .max(100, "entries must hold at most 100 memories"),
 });
 
+export const RECALL_MODES = ["hybrid", "text", "vector"] as const;
+export type RecallMode = (typeof RECALL_MODES)[number];
+
+export const recallMode = z
+  .enum(RECALL_MODES)
+  .optional()
+  .describe(
+    "hybrid: words and meaning fused (the default when the agent has an embedding model); text: words only (the default without one); vector: meaning only (needs an embedding model)",
+  );
+
 export const memoryRecallInput = z.strictObject({
   agentId,
   query: z.string().min(1).max(MAX_QUERY_LENGTH),
   limit: z.number().int().min(1).max(MAX_RECALL_LIMIT).default(DEFAULT_RECALL_LIMIT),
+  mode: recallMode,
 });
 
 export const memoryForgetAgentInput = z.strictObject({ agentId });
@@ -70,10 +84,45 @@ export const memoryEntries = z.object({ entries: z.array(memoryEntry) });
 export const memoryRecallAnswer = z.object({
   results: z.array(
     memoryEntry.extend({
-      score: z.number().describe("How well the content matches the query, in [0, 1]"),
-      relevance: z.number().describe("The index's rank score (relevance with recency)"),
+      score: z
+        .number()
+        .describe(
+          "How well the content matches the query, in [0, 1]: the larger of the words' similarity and the vectors' cosine (clipped at 0)",
+        ),
+      relevance: z
+        .number()
+        .describe(
+          "The rank score the results are ordered by: text mode the index's (relevance with recency); hybrid and vector the fused rank with recency, in (0, 1]",
+        ),
+      matchedBy: z.array(z.enum(["text", "vector"])).describe("Which searches found it"),
     }),
   ),
+});
+export type RecallHit = z.infer<typeof memoryRecallAnswer>["results"][number];
+
+export const memoryAgentInput = z.strictObject({ agentId });
+
+export const embeddingStatus = z.object({
+  agentId: z.string(),
+  model: z
+    .string()
+    .nullable()
+    .describe("The vectors' model, <provider>/<model>; null: the agent has no embedding model"),
+  entries: z.number().int().describe("Memories the agent has"),
+  embedded: z.number().int().describe("Of them, those with a vector of the model"),
+  pending: z.number().int().describe("Of them, those still waiting for one"),
+  lastError: z
+    .string()
+    .nullable()
+    .describe("Why this node's last attempt failed (retried with backoff), or null"),
+});
+export type EmbeddingStatus = z.infer<typeof embeddingStatus>;
+
+/** agent.lifecycle messages as the memory worker reads them (see src/shared/agent-events.ts). */
+export const agentLifecycleMessage = z.looseObject({
+  type: z.string().max(64),
+  agentId: z.string().min(1).max(256),
+  changed: z.array(z.string().max(256)).max(100).optional(),
 });
 export const memoryPage = z.object({ memories: z.array(memoryEntry), nextCursor });
 export const memoryForgotten = z.object({ deleted: z.number() });

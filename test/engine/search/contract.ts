@@ -271,6 +271,24 @@ export function textIndexContract(
       ).rejects.toThrow("cursor");
     });
 
+    it("gets documents by id, only the scope's own and those there, and nothing for no ids", async () => {
+      await index.put(INDEX, `${scope}-other`, "x", {
+        text: "elsewhere",
+        data: "theirs",
+        createdAt: ago(HOUR),
+      });
+      const [older, newer] = [ago(2 * HOUR), ago(HOUR)];
+      await put("a", "first note", older, { n: 1 });
+      await put("b", "second note", newer, { n: 2 });
+      const got = await index.get(INDEX, scope, ["b", "x", "missing", "a", "a"]);
+      expect([...got].sort((p, q) => (p.id < q.id ? -1 : 1))).toEqual([
+        { id: "a", data: { n: 1 }, createdAt: older },
+        { id: "b", data: { n: 2 }, createdAt: newer },
+      ]);
+      expect(await index.get(INDEX, scope, [])).toEqual([]);
+      expect(await index.get(INDEX, `${scope}-none`, ["a"])).toEqual([]);
+    });
+
     it("returns at most `limit` hits, best first", async () => {
       for (let i = 0; i < 30; i++)
         await put(`d${i}`, `standup notes ${"standup ".repeat(i % 3)}day ${i}`, ago(i * HOUR));

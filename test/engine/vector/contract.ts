@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { VectorIndex } from "../../../src/engine/vector/types.ts";
 import { AppError } from "../../../src/shared/errors.ts";
-import { clusteredVectors, cosine, exactTop, recall, uniformVectors } from "./data.ts";
+import { clusteredVectors, cosine, exactTop, nearRecall, recall, uniformVectors } from "./data.ts";
 
 const INDEX = "memory";
 const M8 = "model-8";
@@ -48,7 +48,7 @@ export function vectorIndexContract(
       scope = `agent-${randomUUID()}`;
     });
 
-    it("finds what brute-force float cosine finds (recall@10 ≥ 0.95 on uniform random vectors)", async () => {
+    it("finds what brute-force float cosine finds, up to int8 precision (recall@10 ≥ 0.95 on uniform random vectors)", async () => {
       await fc.assert(
         fc.asyncProperty(
           fc.integer({ min: 1, max: 2 ** 31 }),
@@ -67,9 +67,14 @@ export function vectorIndexContract(
               expect(hits).toHaveLength(10);
               for (const hit of hits)
                 expect(hit.score).toBeCloseTo(cosine(query, vectors[Number(hit.id.slice(1))]), 1);
-              total += recall(
+              // int8 vectors may swap near-ties at the cut-off (within 0.01 of the 10th best's cosine).
+              total += nearRecall(
                 hits.map((hit) => hit.id),
-                exactTop(vectors, names, query, 10),
+                vectors,
+                names,
+                query,
+                10,
+                0.01,
               );
             }
             expect(total / queries.length).toBeGreaterThanOrEqual(0.95);

@@ -65,3 +65,22 @@ export function recall(found: string[], exact: string[]): number {
   const got = new Set(found);
   return exact.filter((id) => got.has(id)).length / exact.length;
 }
+
+/**
+ * Share of `found` (k ids) that belong in the exact top k up to `tolerance`: a hit counts when its float
+ * cosine is at least the k-th best's minus `tolerance`. Stored int8 vectors reorder near-ties (uniform
+ * random vectors are full of them), which is no miss.
+ */
+export function nearRecall(
+  found: string[],
+  vectors: Float32Array[],
+  ids: string[],
+  query: Float32Array,
+  k: number,
+  tolerance: number,
+): number {
+  const scores = vectors.map((vector) => cosine(vector, query));
+  const kth = [...scores].sort((a, b) => b - a)[k - 1];
+  const index = new Map(ids.map((id, i) => [id, i]));
+  return found.filter((id) => scores[index.get(id) ?? -1] >= kth - tolerance).length / k;
+}

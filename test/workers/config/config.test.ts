@@ -119,6 +119,47 @@ describe("declarative configuration", () => {
     expect(JSON.stringify(body)).toContain("Here from the start");
   });
 
+  it("gives a declared agent its embedding_model, checked as the API checks it", async () => {
+    server = await startTestServer();
+    const home = server.dataDir;
+    write(home, "agents/rememberer/agent.toml", `model = "gpt-4o"\nembedding_model = "nomic"\n`);
+    write(home, "agents/offline/agent.toml", `model = "gpt-4o"\nembedding_model = "ollama/bge-m3"\n`);
+    write(home, "agents/confused/agent.toml", `model = "gpt-4o"\nembedding_model = "gpt-4o-mini"\n`);
+    const first = await call(server, "POST", "/api/config/reload", {});
+    expect(first.body.agents.created).toEqual(["offline", "rememberer"]);
+    expect(first.body.problems).toEqual([
+      {
+        file: join(home, "agents/confused/agent.toml"),
+        message: expect.stringContaining('embeddingModel: "gpt-4o-mini" is the chat model gpt-4o-mini'),
+      },
+    ]);
+    const { body } = await call(server, "GET", "/api/agents?realmId=realm-default");
+    const byName = Object.fromEntries(
+      (body.agents as Array<{ name: string; embeddingModel?: string }>).map((agent) => [
+        agent.name,
+        agent.embeddingModel,
+      ]),
+    );
+    expect(byName).toEqual({ rememberer: "nomic-embed-text", offline: "ollama/bge-m3" });
+    write(
+      home,
+      "agents/rememberer/agent.toml",
+      `model = "gpt-4o"\nembedding_model = "text-embedding-3-small"\n`,
+    );
+    write(home, "agents/confused/agent.toml", `model = "gpt-4o"\n`);
+    const second = await call(server, "POST", "/api/config/reload", {});
+    expect(second.body.agents).toEqual({
+      created: ["confused"],
+      updated: ["rememberer"],
+      unchanged: ["offline"],
+    });
+    expect(second.body.problems).toEqual([]);
+    const rememberer = (await call(server, "GET", "/api/agents?realmId=realm-default")).body.agents.find(
+      (agent: { name: string }) => agent.name === "rememberer",
+    );
+    expect(rememberer.embeddingModel).toBe("text-embedding-3-small");
+  });
+
   it("schedules a hand's task for its agent once, however often it is reloaded, and the task reaches the agent", async () => {
     const fakeModel = await startFakeOpenAI();
     server = await startTestServer({

@@ -127,8 +127,10 @@ describe.each(backends)("memory worker (%s)", (_name, openIndex) => {
         "score",
         "relevance",
         "createdAt",
+        "matchedBy",
       ]);
-      expect(results[0]).toMatchObject({ agentId, sessionId: "s2", role: "note" });
+      // Without an embedding model (here: no agents worker at all) recall is by text alone.
+      expect(results[0]).toMatchObject({ agentId, sessionId: "s2", role: "note", matchedBy: ["text"] });
       expect(results[0].score).toBeGreaterThan(results[1].score as number);
       // All three words of five: coverage 1, precision 3/5; two of three, of five: 2/3 × (0.5 + 2/5 × 0.5).
       expect(results[0].score).toBeCloseTo(0.8, 6);

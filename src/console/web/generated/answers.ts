@@ -28,6 +28,8 @@ export interface Answers {
     temperature?: number;
     maxTokens?: number;
     fallbackModels?: string[];
+    /** The agent's own embedding model; absent or null: AGENTOS_EMBEDDING_MODEL when set, else none */
+    embeddingModel?: string | null;
     toolPolicies?: Record<string, {
         approval: "required" | "none";
       }>;
@@ -57,6 +59,8 @@ export interface Answers {
       temperature?: number;
       maxTokens?: number;
       fallbackModels?: string[];
+      /** The agent's own embedding model; absent or null: AGENTOS_EMBEDDING_MODEL when set, else none */
+      embeddingModel?: string | null;
       toolPolicies?: Record<string, {
           approval: "required" | "none";
         }>;
@@ -73,7 +77,7 @@ export interface Answers {
     /** Pass as `cursor` for the next page; null on the last */
     nextCursor: string | null;
   };
-  /** Search an agent's memory: {results} */
+  /** Search an agent's memory by words and meaning (mode: hybrid, text or vector): {results}, each saying how it matched */
   "agent::memory": {
     results: {
       id: string;
@@ -82,16 +86,34 @@ export interface Answers {
       role: "user" | "assistant" | "system" | "tool" | "note";
       content: string;
       createdAt: string;
-      /** How well the memory matches the query, in [0, 1] (1: exactly) */
+      /** How well the memory matches the query, in [0, 1]: the larger of the words' similarity and the vectors' cosine (clipped at 0) */
       score: number;
-      /** The text index's own rank score */
+      /** What the results are ordered by: text mode the text index's rank score; hybrid and vector the fused rank with recency, in (0, 1] */
       relevance: number;
+      /** Which searches found it */
+      matchedBy: ("text" | "vector")[];
     }[];
+  };
+  /** Embed whatever of an agent's memory has no vector for its embedding model yet (in the background): the status */
+  "agent::memory_backfill": {
+    agentId: string;
+    /** The vectors' model, <provider>/<model>; null: the agent has no embedding model */
+    model: string | null;
+    /** Memories the agent has */
+    entries: number;
+    /** Of them, those with a vector of the model */
+    embedded: number;
+    /** Of them, those still waiting for one */
+    pending: number;
+    /** Why the last attempt on this node failed (it is retried with backoff), or null */
+    lastError: string | null;
   };
   /** Forget every memory of an agent: {deleted} */
   "agent::memory_clear": {
     deleted: number;
   };
+  /** How far an agent's memory is embedded with its embedding model: {model, entries, embedded, pending, lastError} */
+  "agent::memory_embeddings": Answers["agent::memory_backfill"];
   /** An agent's memories newest first: {memories, nextCursor} */
   "agent::memory_list": {
     memories: {
@@ -174,6 +196,8 @@ export interface Answers {
     temperature?: number;
     maxTokens?: number;
     fallbackModels?: string[];
+    /** The agent's own embedding model; absent or null: AGENTOS_EMBEDDING_MODEL when set, else none */
+    embeddingModel?: string | null;
     toolPolicies?: Record<string, {
         approval: "required" | "none";
       }>;

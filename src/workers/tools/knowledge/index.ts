@@ -2,17 +2,26 @@ import { z } from "zod";
 import { call } from "../../../engine/call.ts";
 import { searchClient } from "../../../engine/search/client.ts";
 import { stateClient } from "../../../engine/state/client.ts";
+import { vectorClient } from "../../../engine/vector/client.ts";
 import { nowIso } from "../../../shared/clock.ts";
 import { notFound } from "../../../shared/errors.ts";
 import { newId } from "../../../shared/ids.ts";
 import { agentIdField } from "../fields.ts";
 import { defineTool } from "../tool.ts";
+import {
+  deleteVectors,
+  embedText,
+  modelOf,
+  type RankedBy,
+  searchByVector,
+  VECTOR_INDEX,
+  vectorScope,
+} from "./vectors.ts";
 
+export { VECTOR_INDEX } from "./vectors.ts";
 export const notesScope = (agentId: string) => `tool_notes:${agentId}`;
-export const VECTOR_INDEX = "tool_vectors";
 /** Which namespaces an agent's documents are in, so an agent delete finds them all. */
 export const namespacesScope = (agentId: string) => `tool_vector_namespaces:${agentId}`;
-const vectorScope = (agentId: string, namespace: string) => `${agentId}\u0001${namespace}`;
 
 const content = z.string().min(1, "content must not be empty").max(32_000);
 const key = z.string().trim().min(1).max(200).describe("A name to recall it by exactly");
@@ -77,7 +86,7 @@ const vectorStore = defineTool({
   id: "tool::vector_store",
   actsFor: "agent",
   description:
-    "Add a document to a searchable collection of yours (namespace): ranked later by tool::vector_search with the full-text index (BM25 with recency). Same id replaces. {id, namespace}.",
+    "Add a document to a searchable collection of yours (namespace). With an embedding model (yours, or the service's) it is embedded and found by meaning; without one, by words (full-text BM25 with recency). Same id replaces. {id, namespace, rankedBy: vector|text}.",
   input: z.strictObject({
     agentId: agentIdField,
     namespace,
@@ -86,14 +95,21 @@ const vectorStore = defineTool({
     metadata: z.record(z.string(), z.unknown()).optional(),
   }),
   async run({ agentId, namespace, id, text, metadata }, ctx) {
-    await ctx.agent(agentId);
+    const model = await modelOf(ctx, await ctx.agent(agentId));
     const docId = id ?? newId("doc");
+    const scope = vectorScope(agentId, namespace);
+    // Embedded first: a provider that fails stores nothing (the call can simply be repeated).
+    const vector = model ? await embedText(ctx, model, text) : null;
     await stateClient(ctx.trigger).set(namespacesScope(agentId), namespace, { namespace });
-    await searchClient(ctx.trigger).put(VECTOR_INDEX, vectorScope(agentId, namespace), docId, {
+    await searchClient(ctx.trigger).put(VECTOR_INDEX, scope, docId, {
       text,
       data: { id: docId, text, metadata: metadata ?? null },
     });
-    return { id: docId, namespace };
+    if (model && vector) {
+      await vectorClient(ctx.trigger).putMany(VECTOR_INDEX, scope, model.key, [{ id: docId, vector }]);
+    }
+    const rankedBy: RankedBy = model ? "vector" : "text";
+    return { id: docId, namespace, rankedBy };
   },
 });
 
@@ -101,7 +117,7 @@ const vectorSearch = defineTool({
   id: "tool::vector_search",
   actsFor: "agent",
   description:
-    "Search a collection of yours (namespace) by words, best first: {results: [{id, text, metadata, score}]}.",
+    "Search a collection of yours (namespace), best first: by meaning (cosine similarity of embeddings, over the documents stored since you have an embedding model) when you have one, else by words (BM25 with recency; also when the embedding provider fails). {results: [{id, text, metadata, score}], rankedBy: vector|text}.",
   input: z.strictObject({
     agentId: agentIdField,
     namespace,
@@ -109,28 +125,32 @@ const vectorSearch = defineTool({
     limit: z.number().int().min(1).max(100).default(10),
   }),
   async run({ agentId, namespace, query, limit }, ctx) {
-    await ctx.agent(agentId);
+    const model = await modelOf(ctx, await ctx.agent(agentId));
+    const scope = vectorScope(agentId, namespace);
+    if (model) {
+      // A provider that fails (down, budget spent) leaves the words: the answer says which it was.
+      const found = await searchByVector(ctx, model, scope, query, limit).catch(() => null);
+      if (found) return { results: found, rankedBy: "vector" };
+    }
     const { results } = await searchClient(ctx.trigger).query<{
       id: string;
       text: string;
       metadata: unknown;
-    }>(VECTOR_INDEX, vectorScope(agentId, namespace), query, { limit });
-    return { results: results.map(({ data, score }) => ({ ...data, score })) };
+    }>(VECTOR_INDEX, scope, query, { limit });
+    return { results: results.map(({ data, score }) => ({ ...data, score })), rankedBy: "text" };
   },
 });
 
 const vectorDelete = defineTool({
   id: "tool::vector_delete",
   actsFor: "agent",
-  description: "Remove a document from a collection of yours: {deleted}.",
+  description: "Remove a document (and its vector) from a collection of yours: {deleted}.",
   input: z.strictObject({ agentId: agentIdField, namespace, id: z.string().min(1).max(200) }),
   async run({ agentId, namespace, id }, ctx) {
     await ctx.agent(agentId);
-    const { deleted } = await searchClient(ctx.trigger).delete(
-      VECTOR_INDEX,
-      vectorScope(agentId, namespace),
-      id,
-    );
+    const scope = vectorScope(agentId, namespace);
+    const { deleted } = await searchClient(ctx.trigger).delete(VECTOR_INDEX, scope, id);
+    await deleteVectors(ctx.trigger, scope, id);
     if (!deleted) throw notFound(`No document ${id} in namespace ${namespace}`);
     return { deleted: id };
   },
@@ -145,6 +165,7 @@ export async function purgeKnowledge(
   for await (const { key } of state.scan(notesScope(agentId))) await state.delete(notesScope(agentId), key);
   for await (const { key } of state.scan(namespacesScope(agentId))) {
     await searchClient(trigger).deleteScope(VECTOR_INDEX, vectorScope(agentId, key));
+    await deleteVectors(trigger, vectorScope(agentId, key));
     await state.delete(namespacesScope(agentId), key);
   }
 }

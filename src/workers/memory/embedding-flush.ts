@@ -1,0 +1,157 @@
+import type { SearchClient } from "../../engine/search/client.ts";
+import type { StateClient } from "../../engine/state/client.ts";
+import type { TriggerFn } from "../../engine/types.ts";
+import type { VectorClient } from "../../engine/vector/client.ts";
+import { embed } from "../../llm/embeddings/embed.ts";
+import { nowMs } from "../../shared/clock.ts";
+import type { AgentEmbeddings, EmbeddingTarget } from "./agent-embedding.ts";
+import { claimScan, clearDirty, dropMark, markDirty, readMark } from "./embedding-marks.ts";
+import { scanMissing } from "./embedding-scan.ts";
+import { MEMORY_INDEX } from "./schema.ts";
+
+/** What the queue knows of one agent's pending embeddings in this process. */
+export interface AgentWork {
+  /** Entries known to be without a vector: id → content (stored here, or found by a scan). */
+  texts: Map<string, string>;
+  /** A pass over the agent's memory is due or under way (restart, model change, backfill, counts off). */
+  scan: boolean;
+  /** Where the pass goes on (undefined: from the newest entry). */
+  cursor: string | undefined;
+  /** Entries the current pass found missing so far. */
+  passFound: number;
+}
+
+export interface FlushDeps {
+  trigger: TriggerFn;
+  env: NodeJS.ProcessEnv;
+  state: StateClient;
+  search: SearchClient;
+  vectors: VectorClient;
+  targets: AgentEmbeddings;
+  /** Entries per embed call. */
+  batchSize: number;
+  /** Cluster mode: this node's name, for the scan lease (see claimScan); unset: no lease (one process). */
+  node?: string;
+  /** The queue stopping: the request in flight is abandoned. */
+  signal: AbortSignal;
+}
+
+/**
+ * `more`: work is left, go on at once; `done`: the agent has nothing missing (its mark is cleared);
+ * `later`: another node is passing over its memory, look again at `at`.
+ */
+export type FlushResult = { next: "more" | "done" | "later"; embedded: number; at?: number };
+
+/** How long a node's pass keeps the others away without renewing it (each batch renews it). */
+export const SCAN_LEASE_MS = 60_000;
+
+/** Characters of an entry sent per input token the model takes (a safe bound for any text). */
+const CHARS_PER_TOKEN = 2;
+/** Per embed request; the queue's own backoff does the retrying. */
+const EMBED_TIMEOUT_MS = 30_000;
+
+export function newWork(): AgentWork {
+  return { texts: new Map(), scan: false, cursor: undefined, passFound: 0 };
+}
+
+/**
+ * One batch of an agent's embeddings: the model as the agent says now (another than the mark's starts a
+ * pass for it: re-embedding), up to `batchSize` entries (those known, then those a pass finds), one
+ * embed call charged to the agent's realm, the vectors stored. With nothing left, the counts decide:
+ * as many vectors as entries (or a whole pass that found nothing) clears the agent's mark, unless a
+ * store set it again meanwhile; fewer start another pass (entries another node stored). Throws what
+ * failed (the provider, a refusal, storage): the entries stay pending and the queue retries.
+ */
+export async function flushAgent(deps: FlushDeps, agentId: string, work: AgentWork): Promise<FlushResult> {
+  const target = await deps.targets.fresh(agentId);
+  if (!target) {
+    // No model (or no agent): nothing is embedded, and nothing is pending.
+    Object.assign(work, newWork());
+    await dropMark(deps.state, agentId);
+    return { next: "done", embedded: 0 };
+  }
+  let mark = await readMark(deps.state, agentId);
+  if (!mark || mark.model !== target.key) {
+    ({ mark } = await markDirty(deps.state, agentId, target.key));
+    Object.assign(work, { scan: true, cursor: undefined, passFound: 0 });
+  }
+  let passEmpty = false;
+  let waitUntil: number | undefined;
+  if (work.scan && deps.node) {
+    const lease = await claimScan(deps.state, agentId, deps.node, nowMs(), SCAN_LEASE_MS);
+    if (!lease.ok) {
+      // Another node passes over this memory: embed only what was stored here, and look again later.
+      Object.assign(work, { scan: false, cursor: undefined, passFound: 0 });
+      waitUntil = lease.until;
+    }
+  }
+  if (work.texts.size < deps.batchSize && work.scan) {
+    const step = await scanMissing(
+      deps,
+      agentId,
+      target.key,
+      deps.batchSize - work.texts.size,
+      work.cursor,
+      new Set(work.texts.keys()),
+    );
+    for (const { id, content } of step.found) work.texts.set(id, content);
+    work.passFound += step.found.length;
+    work.cursor = step.cursor ?? undefined;
+    if (step.cursor === null) {
+      passEmpty = work.passFound === 0;
+      Object.assign(work, { scan: false, cursor: undefined, passFound: 0 });
+    }
+  }
+  const batch = [...work.texts].slice(0, deps.batchSize).map(([id, content]) => ({ id, content }));
+  const embedded = batch.length > 0 ? await embedBatch(deps, target, batch) : 0;
+  for (const { id } of batch) work.texts.delete(id);
+  if (work.texts.size > 0 || work.scan) return { next: "more", embedded };
+  if (waitUntil !== undefined) return { next: "later", embedded, at: waitUntil };
+
+  const [entries, vectors] = await Promise.all([
+    deps.search.count(MEMORY_INDEX, agentId),
+    deps.vectors.count(MEMORY_INDEX, agentId, target.key),
+  ]);
+  if (vectors >= entries || passEmpty) {
+    await clearDirty(deps.state, agentId, target.key, mark.seq);
+    return { next: "done", embedded };
+  }
+  Object.assign(work, { scan: true, cursor: undefined, passFound: 0 });
+  return { next: "more", embedded };
+}
+
+/** Embeds the batch's entries still without a vector (another node may have done some) and stores them. */
+async function embedBatch(
+  deps: FlushDeps,
+  target: EmbeddingTarget,
+  batch: Array<{ id: string; content: string }>,
+): Promise<number> {
+  const missing = new Set(
+    await deps.vectors.missing(
+      MEMORY_INDEX,
+      target.agentId,
+      target.key,
+      batch.map(({ id }) => id),
+    ),
+  );
+  const todo = batch.filter(({ id }) => missing.has(id));
+  if (todo.length === 0) return 0;
+  const maxChars = Math.max(1, target.choice.model.maxInput * CHARS_PER_TOKEN);
+  const { vectors } = await embed({
+    choice: target.choice,
+    texts: todo.map(({ content }) => content.slice(0, maxChars)),
+    trigger: deps.trigger,
+    env: deps.env,
+    account: { realmId: target.realmId, agentId: target.agentId },
+    signal: deps.signal,
+    timeoutMs: EMBED_TIMEOUT_MS,
+    maxRetries: 1,
+  });
+  await deps.vectors.putMany(
+    MEMORY_INDEX,
+    target.agentId,
+    target.key,
+    todo.map(({ id }, i) => ({ id, vector: vectors[i] as Float32Array })),
+  );
+  return todo.length;
+}
