@@ -4710,6 +4710,17 @@ export interface Functions {
       deleted: boolean;
     };
   };
+  /** Remove a scope's vectors of every model but one (a re-embedding done) {index, scope, model}: {deleted: count} */
+  "vector::delete_other_models": {
+    input: {
+      index: string;
+      scope: string;
+      model: string;
+    };
+    output: {
+      deleted: number;
+    };
+  };
   /** Remove every vector of a scope (all models): {deleted: count} */
   "vector::delete_scope": {
     input: {

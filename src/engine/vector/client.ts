@@ -22,6 +22,8 @@ export function vectorClient(trigger: TriggerFn) {
     delete: (index: string, scope: string, id: string) =>
       call(trigger, "vector::delete", { index, scope, id }),
     deleteScope: (index: string, scope: string) => call(trigger, "vector::delete_scope", { index, scope }),
+    deleteOtherModels: (index: string, scope: string, model: string) =>
+      call(trigger, "vector::delete_other_models", { index, scope, model }),
     query: (
       index: string,
       scope: string,

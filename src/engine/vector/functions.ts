@@ -5,6 +5,7 @@ import {
   vectorCountInput,
   vectorDeleted,
   vectorDeleteInput,
+  vectorDeleteOtherModelsInput,
   vectorDeleteScopeInput,
   vectorHits,
   vectorMissing,
@@ -17,7 +18,7 @@ import {
 import type { VectorIndex } from "./types.ts";
 
 /**
- * Registers vector::put_many|delete|delete_scope|query|count|missing over one vector index (see
+ * Registers vector::put_many|delete|delete_scope|delete_other_models|query|count|missing over one vector index (see
  * README.md); workers reach it only through them (`vectorClient`). Vectors travel as arrays of numbers.
  */
 export function registerVectorFunctions(engine: Engine, index: VectorIndex): void {
@@ -53,6 +54,18 @@ export function registerVectorFunctions(engine: Engine, index: VectorIndex): voi
       output: vectorScopeDeleted,
     },
     ({ index: name, scope }) => andThen(index.deleteScope(name, scope), (deleted) => ({ deleted })),
+  );
+
+  worker.registerFunction(
+    {
+      id: "vector::delete_other_models",
+      description:
+        "Remove a scope's vectors of every model but one (a re-embedding done) {index, scope, model}: {deleted: count}",
+      input: vectorDeleteOtherModelsInput,
+      output: vectorScopeDeleted,
+    },
+    ({ index: name, scope, model }) =>
+      andThen(index.deleteOtherModels(name, scope, model), (deleted) => ({ deleted })),
   );
 
   worker.registerFunction(

@@ -84,6 +84,8 @@ function sqlFor(scopes: string, models: string, entries: string) {
       SELECT num, version, deletes FROM s`,
     delete: deleted("AND id = $3"),
     deleteScope: deleted(""),
+    /** $3 the model number kept (-1: none). */
+    deleteOtherModels: deleted("AND model_num <> $3"),
     load: `SELECT id, code FROM ${entries} WHERE scope_num = $1 AND model_num = $2`,
     since: `SELECT id, code FROM ${entries} WHERE scope_num = $1 AND model_num = $2 AND seq > $3`,
     vecs: `SELECT id, vec FROM ${entries} WHERE scope_num = $1 AND id = ANY($3::text[]) AND model_num = $2`,
@@ -171,6 +173,14 @@ export class PostgresVectorIndex implements VectorIndex {
   async deleteScope(index: string, scope: string): Promise<number> {
     checkScope(index, scope);
     const [row] = await this.run<{ n: string }>("deleteScope", [index, scope]);
+    this.cache.dropScope(index, scope);
+    return Number(row.n);
+  }
+
+  async deleteOtherModels(index: string, scope: string, model: string): Promise<number> {
+    checkScope(index, scope, model);
+    const keep = (await this.model(index, model))?.num ?? -1;
+    const [row] = await this.run<{ n: string }>("deleteOtherModels", [index, scope, keep]);
     this.cache.dropScope(index, scope);
     return Number(row.n);
   }

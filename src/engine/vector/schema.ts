@@ -30,6 +30,12 @@ export const vectorDeleteInput = z.strictObject({ index: indexSchema, scope: sco
 
 export const vectorDeleteScopeInput = z.strictObject({ index: indexSchema, scope: scopeSchema });
 
+export const vectorDeleteOtherModelsInput = z.strictObject({
+  index: indexSchema,
+  scope: scopeSchema,
+  model: modelSchema,
+});
+
 export const vectorQueryInput = z.strictObject({
   index: indexSchema,
   scope: scopeSchema,

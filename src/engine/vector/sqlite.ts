@@ -103,6 +103,10 @@ export class SqliteVectorIndex implements VectorIndex {
         "DELETE FROM vector_data WHERE rowid IN (SELECT rowid FROM vector_codes WHERE scope_num = ?)",
       ),
       deleteScopeCodes: prepare("DELETE FROM vector_codes WHERE scope_num = ?"),
+      deleteOtherData: prepare(
+        "DELETE FROM vector_data WHERE rowid IN (SELECT rowid FROM vector_codes WHERE scope_num = ? AND model_num <> ?)",
+      ),
+      deleteOtherCodes: prepare("DELETE FROM vector_codes WHERE scope_num = ? AND model_num <> ?"),
       load: prepare("SELECT rowid AS ref, id, code FROM vector_codes WHERE scope_num = ? AND model_num = ?"),
       since: prepare(
         "SELECT rowid AS ref, id, code FROM vector_codes WHERE scope_num = ? AND model_num = ? AND seq > ?",
@@ -178,6 +182,28 @@ export class SqliteVectorIndex implements VectorIndex {
         this.statements.deleteScopeData.run(found.num);
         const n = Number(this.statements.deleteScopeCodes.run(found.num).changes);
         if (n > 0) this.statements.deleted.get(found.num);
+        return n;
+      }),
+    );
+  }
+
+  deleteOtherModels(index: string, scope: string, model: string): MaybePromise<number> {
+    try {
+      checkScope(index, scope, model);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.written(
+      this.connection.write(() => {
+        const found = this.statements.scope.get(index, scope) as Scope | undefined;
+        if (!found) return 0;
+        const keep = this.model(index, model)?.num ?? -1;
+        this.statements.deleteOtherData.run(found.num, keep);
+        const n = Number(this.statements.deleteOtherCodes.run(found.num, keep).changes);
+        if (n > 0) {
+          this.statements.deleted.get(found.num);
+          this.cache.dropScope(index, scope);
+        }
         return n;
       }),
     );

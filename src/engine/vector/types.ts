@@ -46,6 +46,8 @@ export interface VectorIndex {
   delete(index: string, scope: string, id: string): MaybePromise<boolean>;
   /** Removes every vector of the scope (all models); returns how many there were. */
   deleteScope(index: string, scope: string): MaybePromise<number>;
+  /** Removes the scope's vectors of every model but `model` (a re-embedding done); returns how many. */
+  deleteOtherModels(index: string, scope: string, model: string): MaybePromise<number>;
   /** The scope's entries nearest to `vector` among `model`'s vectors, best first (ties: by id). */
   query(
     index: string,

@@ -19,6 +19,11 @@ export interface AgentWork {
   cursor: string | undefined;
   /** Entries the current pass found missing so far. */
   passFound: number;
+  /**
+   * A pass over the whole memory ended (a model change, a restart, a backfill): once the memory is
+   * covered, vectors of other models are deleted (a re-embedding done).
+   */
+  swept?: boolean;
 }
 
 export interface FlushDeps {
@@ -99,6 +104,7 @@ export async function flushAgent(deps: FlushDeps, agentId: string, work: AgentWo
     work.cursor = step.cursor ?? undefined;
     if (step.cursor === null) {
       passEmpty = work.passFound === 0;
+      work.swept = true;
       Object.assign(work, { scan: false, cursor: undefined, passFound: 0 });
     }
   }
@@ -113,6 +119,9 @@ export async function flushAgent(deps: FlushDeps, agentId: string, work: AgentWo
     deps.vectors.count(MEMORY_INDEX, agentId, target.key),
   ]);
   if (vectors >= entries || passEmpty) {
+    // The model covers the memory after a whole pass: vectors of models it had before can go.
+    if (work.swept) await deps.vectors.deleteOtherModels(MEMORY_INDEX, agentId, target.key);
+    work.swept = false;
     await clearDirty(deps.state, agentId, target.key, mark.seq);
     return { next: "done", embedded };
   }

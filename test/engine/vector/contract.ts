@@ -193,6 +193,28 @@ export function vectorIndexContract(
       expect(await ids(v(1, 0, 0, 0, 0, 0, 0, 1))).toEqual(["b"]);
     });
 
+    it("deletes a scope's vectors of every other model, keeping the model's and other scopes'", async () => {
+      const other = `${scope}-other`;
+      const sixteen = Float32Array.from({ length: 16 }, () => 1);
+      await index.putMany(INDEX, scope, M8, [
+        { id: "a", vector: v(1, 0, 0, 0, 0, 0, 0, 1) },
+        { id: "b", vector: v(0, 1, 0, 0, 0, 0, 0, 1) },
+      ]);
+      await index.put(INDEX, scope, "a", sixteen, "model-16");
+      await index.put(INDEX, other, "a", sixteen, "model-16");
+      // A query first, so that a cached scope must notice the deletion.
+      expect(await index.query(INDEX, scope, sixteen, { limit: 5, model: "model-16" })).toHaveLength(1);
+      expect(await index.deleteOtherModels(INDEX, scope, M8)).toBe(1);
+      expect(await index.deleteOtherModels(INDEX, scope, M8)).toBe(0);
+      expect(await index.query(INDEX, scope, sixteen, { limit: 5, model: "model-16" })).toEqual([]);
+      expect(await index.count(INDEX, scope, M8)).toBe(2);
+      expect(await index.count(INDEX, other, "model-16")).toBe(1);
+      // A model the index never saw keeps nothing.
+      expect(await index.deleteOtherModels(INDEX, scope, `unseen-${randomUUID()}`)).toBe(2);
+      expect(await index.count(INDEX, scope)).toBe(0);
+      expect(await index.deleteOtherModels(INDEX, `never-${randomUUID()}`, M8)).toBe(0);
+    });
+
     it("replaces the vector of an id put again", async () => {
       await index.put(INDEX, scope, "x", v(1, 0, 0, 0, 0, 0, 0, 0), M8);
       await index.put(INDEX, scope, "y", v(0, 1, 0, 0, 0, 0, 0, 0), M8);

@@ -58,6 +58,13 @@ describe.each(backends)("memory embeddings: model changes and budgets ($name)", 
     const large = embeddingRequests(fake).filter((body) => body.model === "text-embedding-3-large");
     const embeddedTexts = large.flatMap((body) => [body.input].flat());
     for (const content of contents) expect(embeddedTexts).toContain(content);
+    // Once the new model covers the memory, the old model's vectors are gone.
+    const allVectors = () =>
+      server.service.engine.trigger({
+        function_id: "vector::count",
+        payload: { index: "memory", scope: agentId },
+      }) as Promise<{ count: number }>;
+    await eventually(allVectors, ({ count }) => count === 3);
   });
 
   it("embeds the memories an agent had before it was given an embedding model", async () => {
