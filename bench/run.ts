@@ -27,6 +27,7 @@ const suites: Record<string, () => Promise<void>> = {
   tools: benchTools,
   console: benchConsole,
   vector: async () => (await import("./vector.bench.ts")).benchVector(),
+  retrieval: async () => (await import("./retrieval.bench.ts")).benchRetrieval(),
 };
 const selected = process.argv.slice(2);
 

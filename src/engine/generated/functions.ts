@@ -2127,7 +2127,7 @@ export interface Functions {
         createdAt: string;
         /** How well the content matches the query, in [0, 1]: the larger of the words' similarity and the vectors' cosine (clipped at 0) */
         score: number;
-        /** The rank score the results are ordered by: text mode the index's (relevance with recency); hybrid and vector the fused rank with recency, in (0, 1] */
+        /** The rank score the results are ordered by: text mode the index's (relevance with recency); hybrid and vector the fused relevance with recency (see fusion.ts), in [0, 1] */
         relevance: number;
         /** Which searches found it */
         matchedBy: ("text" | "vector")[];

@@ -73,9 +73,18 @@ export async function recallMemories(
     {
       text: text.map((hit) => hit.data),
       // A vector whose entry is gone (deleted meanwhile) is no result.
-      vector: vector.flatMap((hit) => entries.get(hit.id) ?? []),
+      vector: vector.flatMap((hit) => {
+        const item = entries.get(hit.id);
+        return item ? [{ item, score: hit.score }] : [];
+      }),
     },
-    { lists: mode === "hybrid" ? 2 : 1, limit, nowMs: nowMs(), halfLifeMs: DEFAULT_RECENCY_HALF_LIFE_MS },
+    {
+      lists: mode === "hybrid" ? 2 : 1,
+      limit,
+      nowMs: nowMs(),
+      halfLifeMs: DEFAULT_RECENCY_HALF_LIFE_MS,
+      similarity: (entry) => similarity(query, entry.content),
+    },
   );
   return {
     results: fused.map(({ item, matchedBy, relevance }) =>

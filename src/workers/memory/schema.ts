@@ -92,7 +92,7 @@ export const memoryRecallAnswer = z.object({
       relevance: z
         .number()
         .describe(
-          "The rank score the results are ordered by: text mode the index's (relevance with recency); hybrid and vector the fused rank with recency, in (0, 1]",
+          "The rank score the results are ordered by: text mode the index's (relevance with recency); hybrid and vector the fused relevance with recency (see fusion.ts), in [0, 1]",
         ),
       matchedBy: z.array(z.enum(["text", "vector"])).describe("Which searches found it"),
     }),

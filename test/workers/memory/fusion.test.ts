@@ -7,7 +7,7 @@ import {
   refusalDelayMs,
   retryDelayMs,
 } from "../../../src/workers/memory/backoff.ts";
-import { fuse, hybridScore, RRF_K } from "../../../src/workers/memory/fusion.ts";
+import { fuse, hybridScore } from "../../../src/workers/memory/fusion.ts";
 
 const now = Date.parse("2025-06-01T00:00:00Z");
 const day = 24 * 60 * 60 * 1000;
@@ -15,37 +15,61 @@ const entry = (id: string, ageDays = 0) => ({ id, createdAt: new Date(now - ageD
 const options = { lists: 2, limit: 10, nowMs: now, halfLifeMs: 30 * day };
 
 describe("hybrid recall's fusion", () => {
+  const scored = (id: string, score: number, ageDays = 0) => ({ item: entry(id, ageDays), score });
+  /** Word similarity by id, as recall.ts measures it against the query. */
+  const words = (table: Record<string, number>) => ({
+    ...options,
+    similarity: (item: { id: string }) => table[item.id] ?? 0,
+  });
+
   it("ranks what both lists found above what one found at a similar place, and says which found it", () => {
-    const fused = fuse({ text: [entry("a"), entry("b")], vector: [entry("c"), entry("a")] }, options);
-    expect(fused.map((hit) => [hit.item.id, hit.matchedBy])).toEqual([
+    const fused = fuse(
+      { text: [entry("a"), entry("b")], vector: [scored("c", 0.6), scored("a", 0.6), scored("y", 0.1)] },
+      words({ a: 0.6, b: 0.6, c: 0.2 }),
+    );
+    expect(fused.slice(0, 3).map((hit) => [hit.item.id, hit.matchedBy])).toEqual([
       ["a", ["text", "vector"]],
       ["c", ["vector"]],
       ["b", ["text"]],
     ]);
   });
 
-  it("scores a first place in every list 1, and 1/(k + rank) shares otherwise, times recency", () => {
-    const [top] = fuse({ text: [entry("a")], vector: [entry("a")] }, options);
-    expect(top?.relevance).toBeCloseTo(1, 10);
-    const [alone] = fuse({ text: [entry("a")], vector: [] }, options);
-    expect(alone?.relevance).toBeCloseTo(0.5, 10);
-    // An entry one half-life old keeps (1 + 0.5 · 0.5) / 1.5 of it.
-    const [old] = fuse({ text: [entry("a", 30)], vector: [entry("a", 30)] }, options);
-    expect(old?.relevance).toBeCloseTo(1.25 / 1.5, 10);
-    const second = fuse({ text: [entry("x"), entry("y")], vector: [] }, { ...options, lists: 1 });
-    expect(second[1]?.relevance).toBeCloseTo((RRF_K + 1) / (RRF_K + 2), 10);
+  it("keeps the fact only the vectors found, first by far, above entries sharing a few of the question's words", () => {
+    const fused = fuse(
+      {
+        text: [entry("w1"), entry("w2"), entry("w3")],
+        vector: [scored("fact", 0.9), scored("w1", 0.31), scored("w2", 0.3), scored("w3", 0.29)],
+      },
+      words({ w1: 0.5, w2: 0.5, w3: 0.4 }),
+    );
+    expect(fused[0]?.item.id).toBe("fact");
   });
 
-  it("lets recency reorder close ranks, puts the newer first among equals, and keeps to the limit", () => {
-    // Rank 1 ten days old (× 0.93) against rank 2 from today: 0.931 / 61 < 1 / 62.
-    const fused = fuse({ text: [], vector: [entry("old", 10), entry("new", 0)] }, options);
-    expect(fused.map((hit) => hit.item.id)).toEqual(["new", "old"]);
-    const limited = fuse({ text: [entry("a"), entry("b")], vector: [] }, { ...options, limit: 1 });
-    expect(limited.map((hit) => hit.item.id)).toEqual(["a"]);
-    const tied = fuse(
-      { text: [{ id: "p", createdAt: entry("x").createdAt }], vector: [entry("q")] },
-      options,
+  it("blends word similarity and the cosine clipped at 0 as (4 · max + min) / 5, giving an entry the vector list missed its last cosine", () => {
+    const [top] = fuse({ text: [entry("a")], vector: [scored("a", 1)] }, words({ a: 1 }));
+    expect(top?.relevance).toBeCloseTo(1, 10);
+    const both = fuse(
+      { text: [entry("t")], vector: [scored("v", 0.8), scored("low", 0.2), scored("n", -0.5)] },
+      words({ t: 0.6, v: 0 }),
     );
+    const relevance = Object.fromEntries(both.map((hit) => [hit.item.id, hit.relevance]));
+    expect(relevance.v).toBeCloseTo(0.64, 10);
+    expect(relevance.n).toBeCloseTo(0, 10);
+    // t was not among the vector list's: it has at most that list's last cosine (-0.5, clipped at 0).
+    expect(relevance.t).toBeCloseTo((4 * 0.6 + 0) / 5, 10);
+    const [vectorOnly] = fuse({ text: [], vector: [scored("a", 0.7)] }, { ...words({ a: 1 }), lists: 1 });
+    expect(vectorOnly?.relevance).toBeCloseTo(0.7, 10);
+  });
+
+  it("weighs by recency, puts the newer first among equals, and keeps to the limit", () => {
+    const fused = fuse({ text: [], vector: [scored("old", 0.8, 60), scored("new", 0.8, 0)] }, words({}));
+    expect(fused.map((hit) => hit.item.id)).toEqual(["new", "old"]);
+    // One half-life old keeps (1 + 0.5 · 0.5) / 1.5 of it.
+    const [aged] = fuse({ text: [entry("a", 30)], vector: [scored("a", 1, 30)] }, words({ a: 1 }));
+    expect(aged?.relevance).toBeCloseTo(1.25 / 1.5, 10);
+    const limited = fuse({ text: [entry("a"), entry("b")], vector: [] }, { ...words({ a: 1 }), limit: 1 });
+    expect(limited.map((hit) => hit.item.id)).toEqual(["a"]);
+    const tied = fuse({ text: [entry("p")], vector: [scored("q", 0.5)] }, words({ p: 0.5, q: 0 }));
     expect(tied.map((hit) => hit.item.id)).toEqual(["p", "q"]);
   });
 
