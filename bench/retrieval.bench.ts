@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type AgentOS, createAgentOS } from "../src/app.ts";
 import { loadConfig } from "../src/config/env.ts";
-import { passSizes } from "../src/engine/vector/scan.ts";
+import { MIN_RESCORE, passSizes, RESCORE_PER_HIT } from "../src/engine/vector/scan.ts";
 import { encodeBase64Vector } from "../src/llm/openai/embeddings.ts";
 import { setClock } from "../src/shared/clock.ts";
 import { startFakeOpenAI } from "../test/helpers/fake-openai.ts";
@@ -547,7 +547,11 @@ async function speed(baseUrl: string): Promise<void> {
         `in hybrid's time: the query's embedding, loopback HTTP to the in-process fake, p50 ${ms(await embedRoundTrip(baseUrl))} ` +
         "(a real provider's round trip comes on top)",
     );
-    const sizes = passSizes(RECALL_LIMIT * OVER_FETCH);
+    // As recall.ts asks: the over-fetched list rescored as a list of the asked limit would be.
+    const sizes = passSizes(
+      RECALL_LIMIT * OVER_FETCH,
+      Math.max(RECALL_LIMIT * OVER_FETCH, RECALL_LIMIT * RESCORE_PER_HIT, MIN_RESCORE),
+    );
     console.log(
       `  each vector list (limit ${RECALL_LIMIT} × ${OVER_FETCH} fetched for fusion): the index shortlists ${sizes.hamming.toLocaleString("en")} ` +
         `of the ${BIG.toLocaleString("en")} sign codes, then rescores ${sizes.rescore} int8 vectors read from SQLite (src/engine/vector/scan.ts)`,

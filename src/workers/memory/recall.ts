@@ -3,6 +3,7 @@ import { MAX_SEARCH_LIMIT } from "../../engine/search/schema.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS } from "../../engine/search/score.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import type { VectorClient } from "../../engine/vector/client.ts";
+import { MIN_RESCORE, RESCORE_PER_HIT } from "../../engine/vector/scan.ts";
 import { embed } from "../../llm/embeddings/embed.ts";
 import { nowMs } from "../../shared/clock.ts";
 import { badRequest } from "../../shared/errors.ts";
@@ -57,7 +58,7 @@ export async function recallMemories(
     mode === "hybrid"
       ? deps.search.query<MemoryEntry>(MEMORY_INDEX, agentId, query, { limit: fetch }).then((r) => r.results)
       : [],
-    vectorHits(deps, target, query, fetch, mode === "vector"),
+    vectorHits(deps, target, query, { fetch, limit }, mode === "vector"),
   ]);
   if (vector === null) return { results: textResults(query, text.slice(0, limit)) };
 
@@ -109,7 +110,7 @@ async function vectorHits(
   deps: RecallDeps,
   target: EmbeddingTarget,
   query: string,
-  fetch: number,
+  size: { fetch: number; limit: number },
   required: boolean,
 ): Promise<Array<{ id: string; score: number }> | null> {
   const deadline = required ? VECTOR_EMBED_DEADLINE_MS : HYBRID_EMBED_DEADLINE_MS;
@@ -138,9 +139,12 @@ async function vectorHits(
     }
     return null;
   }
+  // The list is over-fetched for fusion, but only its first places decide: it is rescored as a list of
+  // `limit` would be (reading the int8 vectors is most of a vector query's time).
   const { results } = await deps.vectors.query(MEMORY_INDEX, target.agentId, vector, {
     model: target.key,
-    limit: fetch,
+    limit: size.fetch,
+    rescore: Math.max(size.fetch, size.limit * RESCORE_PER_HIT, MIN_RESCORE),
   });
   return results;
 }
