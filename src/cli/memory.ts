@@ -1,14 +1,6 @@
+import type { EmbeddingStatus } from "../shared/embedding-status.ts";
 import { agentIdOf, allAgents } from "./agents.ts";
 import { api, output } from "./api.ts";
-
-interface EmbeddingStatus {
-  agentId: string;
-  model: string | null;
-  entries: number;
-  embedded: number;
-  pending: number;
-  lastError: string | null;
-}
 
 const POLL_MS = 500;
 const BAR_WIDTH = 30;

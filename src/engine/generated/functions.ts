@@ -225,7 +225,7 @@ export interface Functions {
       embedded: number;
       /** Of them, those still waiting for one */
       pending: number;
-      /** Why the last attempt on this node failed (it is retried with backoff), or null */
+      /** Why this node's last attempt failed (retried with backoff), or null */
       lastError: string | null;
     };
   };
@@ -261,7 +261,7 @@ export interface Functions {
       embedded: number;
       /** Of them, those still waiting for one */
       pending: number;
-      /** Why the last attempt on this node failed (it is retried with backoff), or null */
+      /** Why this node's last attempt failed (retried with backoff), or null */
       lastError: string | null;
     };
   };

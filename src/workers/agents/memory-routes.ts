@@ -47,38 +47,28 @@ export function registerAgentMemory(
     },
   );
 
-  worker.registerFunction(
-    {
-      id: "agent::memory_embeddings",
-      description:
-        "How far an agent's memory is embedded with its embedding model: {model, entries, embedded, pending, lastError}",
-      input: memoryEmbeddingsRouteInput,
-      output: memoryEmbeddingStatus,
-    },
-    async ({ id }, ctx) => {
-      await load(id, ctx);
-      return relayed(
-        memoryEmbeddingStatus,
-        trigger({ function_id: "memory::embedding_status", payload: { agentId: id } }),
-      );
-    },
+  // The embedding status and the backfill relay the memory worker's answer for an agent the caller may see.
+  const relayStatus = (
+    id: string,
+    description: string,
+    relay: "memory::embedding_status" | "memory::backfill",
+  ) =>
+    worker.registerFunction(
+      { id, description, input: memoryEmbeddingsRouteInput, output: memoryEmbeddingStatus },
+      async ({ id: agentId }, ctx) => {
+        await load(agentId, ctx);
+        return relayed(memoryEmbeddingStatus, trigger({ function_id: relay, payload: { agentId } }));
+      },
+    );
+  relayStatus(
+    "agent::memory_embeddings",
+    "How far an agent's memory is embedded with its embedding model: {model, entries, embedded, pending, lastError}",
+    "memory::embedding_status",
   );
-
-  worker.registerFunction(
-    {
-      id: "agent::memory_backfill",
-      description:
-        "Embed whatever of an agent's memory has no vector for its embedding model yet (in the background): the status",
-      input: memoryEmbeddingsRouteInput,
-      output: memoryEmbeddingStatus,
-    },
-    async ({ id }, ctx) => {
-      await load(id, ctx);
-      return relayed(
-        memoryEmbeddingStatus,
-        trigger({ function_id: "memory::backfill", payload: { agentId: id } }),
-      );
-    },
+  relayStatus(
+    "agent::memory_backfill",
+    "Embed whatever of an agent's memory has no vector for its embedding model yet (in the background): the status",
+    "memory::backfill",
   );
 
   worker.registerFunction(

@@ -48,17 +48,4 @@ export const memoryRecallHits = z.object({
 
 export const memoryEmbeddingsRouteInput = z.strictObject({ id: agentIdParam });
 
-export const memoryEmbeddingStatus = z.object({
-  agentId: z.string(),
-  model: z
-    .string()
-    .nullable()
-    .describe("The vectors' model, <provider>/<model>; null: the agent has no embedding model"),
-  entries: z.number().int().describe("Memories the agent has"),
-  embedded: z.number().int().describe("Of them, those with a vector of the model"),
-  pending: z.number().int().describe("Of them, those still waiting for one"),
-  lastError: z
-    .string()
-    .nullable()
-    .describe("Why the last attempt on this node failed (it is retried with backoff), or null"),
-});
+export { embeddingStatus as memoryEmbeddingStatus } from "../../shared/embedding-status.ts";

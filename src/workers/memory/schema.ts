@@ -102,21 +102,7 @@ export type RecallHit = z.infer<typeof memoryRecallAnswer>["results"][number];
 
 export const memoryAgentInput = z.strictObject({ agentId });
 
-export const embeddingStatus = z.object({
-  agentId: z.string(),
-  model: z
-    .string()
-    .nullable()
-    .describe("The vectors' model, <provider>/<model>; null: the agent has no embedding model"),
-  entries: z.number().int().describe("Memories the agent has"),
-  embedded: z.number().int().describe("Of them, those with a vector of the model"),
-  pending: z.number().int().describe("Of them, those still waiting for one"),
-  lastError: z
-    .string()
-    .nullable()
-    .describe("Why this node's last attempt failed (retried with backoff), or null"),
-});
-export type EmbeddingStatus = z.infer<typeof embeddingStatus>;
+export { type EmbeddingStatus, embeddingStatus } from "../../shared/embedding-status.ts";
 
 /** agent.lifecycle messages as the memory worker reads them (see src/shared/agent-events.ts). */
 export const agentLifecycleMessage = z.looseObject({

@@ -105,7 +105,7 @@ export interface Answers {
     embedded: number;
     /** Of them, those still waiting for one */
     pending: number;
-    /** Why the last attempt on this node failed (it is retried with backoff), or null */
+    /** Why this node's last attempt failed (retried with backoff), or null */
     lastError: string | null;
   };
   /** Forget every memory of an agent: {deleted} */
