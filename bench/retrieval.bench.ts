@@ -14,6 +14,7 @@ import {
   fakeTokenCount,
   hashedEmbedding,
   plainWords,
+  unitLength,
 } from "../test/helpers/hashed-embedder.ts";
 import { entryTexts, queryTexts, seeded } from "./memory-words.ts";
 import { percentile, tempDir } from "./util.ts";
@@ -186,15 +187,7 @@ function projectedEmbedding(text: string, dims: number): Float32Array {
       for (let bit = 0; bit < 32 && i + bit < dims; bit++) vector[i + bit] += (state >>> bit) & 1 ? 1 : -1;
     }
   }
-  let norm = 0;
-  for (const value of vector) norm += value * value;
-  if (norm === 0) {
-    vector[0] = 1;
-    return vector;
-  }
-  const scale = 1 / Math.sqrt(norm);
-  for (let i = 0; i < dims; i++) vector[i] *= scale;
-  return vector;
+  return unitLength(vector);
 }
 
 /** An OpenAI-compatible `/v1/embeddings` on loopback answering projectedEmbedding (base64 when asked). */

@@ -201,6 +201,11 @@ export function hashedEmbedding(text: string, dimensions: number = HASHED_DIMENS
     const position = hash(word) % dimensions;
     vector[position] = (vector[position] ?? 0) + (hash(word, 0x9747b28c) & 1 ? 1 : -1);
   }
+  return unitLength(vector);
+}
+
+/** The vector scaled to length 1 in place (a zero vector becomes the first axis). */
+export function unitLength(vector: Float32Array): Float32Array {
   let norm = 0;
   for (const value of vector) norm += value * value;
   if (norm === 0) {
@@ -208,7 +213,7 @@ export function hashedEmbedding(text: string, dimensions: number = HASHED_DIMENS
     return vector;
   }
   const scale = 1 / Math.sqrt(norm);
-  for (let i = 0; i < dimensions; i++) vector[i] = (vector[i] ?? 0) * scale;
+  for (let i = 0; i < vector.length; i++) vector[i] = (vector[i] ?? 0) * scale;
   return vector;
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { queryInt } from "../../shared/query-int.ts";
+import { memoryEntry } from "./schema.ts";
 
 /**
  * The memory routes' own schemas (recall modes, how each result matched, embedding progress).
@@ -17,15 +18,6 @@ export const memoryRecallRouteInput = z.strictObject({
     .describe(
       "hybrid: words and meaning fused (the default when the agent has an embedding model); text: words only (the default without one); vector: meaning only (needs an embedding model)",
     ),
-});
-
-const memoryEntry = z.object({
-  id: z.string(),
-  agentId: z.string(),
-  sessionId: z.string().nullable(),
-  role: z.enum(["user", "assistant", "system", "tool", "note"]),
-  content: z.string(),
-  createdAt: z.string(),
 });
 
 export const memoryRecallHits = z.object({

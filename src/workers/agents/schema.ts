@@ -269,7 +269,7 @@ export const sessionWithMessages = z.object({
   nextCursor,
 });
 
-const memoryEntry = z.object({
+export const memoryEntry = z.object({
   id: z.string(),
   agentId: z.string(),
   sessionId: z.string().nullable(),
