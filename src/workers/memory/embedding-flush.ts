@@ -59,6 +59,11 @@ export function newWork(): AgentWork {
   return { texts: new Map(), scan: false, cursor: undefined, passFound: 0 };
 }
 
+/** Starts a pass over the agent's memory from its newest entry (`true`), or ends the one under way. */
+export function setPass(work: AgentWork, scan: boolean): void {
+  Object.assign(work, { scan, cursor: undefined, passFound: 0 });
+}
+
 /**
  * One batch of an agent's embeddings: the model as the agent says now (another than the mark's starts a
  * pass for it: re-embedding), up to `batchSize` entries (those known, then those a pass finds), one
@@ -78,7 +83,7 @@ export async function flushAgent(deps: FlushDeps, agentId: string, work: AgentWo
   let mark = await readMark(deps.state, agentId);
   if (!mark || mark.model !== target.key) {
     ({ mark } = await markDirty(deps.state, agentId, target.key));
-    Object.assign(work, { scan: true, cursor: undefined, passFound: 0 });
+    setPass(work, true);
   }
   let passEmpty = false;
   let waitUntil: number | undefined;
@@ -86,7 +91,7 @@ export async function flushAgent(deps: FlushDeps, agentId: string, work: AgentWo
     const lease = await claimScan(deps.state, agentId, deps.node, nowMs(), SCAN_LEASE_MS);
     if (!lease.ok) {
       // Another node passes over this memory: embed only what was stored here, and look again later.
-      Object.assign(work, { scan: false, cursor: undefined, passFound: 0 });
+      setPass(work, false);
       waitUntil = lease.until;
     }
   }
@@ -105,7 +110,7 @@ export async function flushAgent(deps: FlushDeps, agentId: string, work: AgentWo
     if (step.cursor === null) {
       passEmpty = work.passFound === 0;
       work.swept = true;
-      Object.assign(work, { scan: false, cursor: undefined, passFound: 0 });
+      setPass(work, false);
     }
   }
   const batch = [...work.texts].slice(0, deps.batchSize).map(([id, content]) => ({ id, content }));
@@ -125,7 +130,7 @@ export async function flushAgent(deps: FlushDeps, agentId: string, work: AgentWo
     await clearDirty(deps.state, agentId, target.key, mark.seq);
     return { next: "done", embedded };
   }
-  Object.assign(work, { scan: true, cursor: undefined, passFound: 0 });
+  setPass(work, true);
   return { next: "more", embedded };
 }
 

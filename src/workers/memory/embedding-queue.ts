@@ -2,7 +2,7 @@ import { nowMs } from "../../shared/clock.ts";
 import { newId } from "../../shared/ids.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { isRefusal, refusalDelayMs, retryDelayMs } from "./backoff.ts";
-import { type AgentWork, type FlushDeps, flushAgent, newWork } from "./embedding-flush.ts";
+import { type AgentWork, type FlushDeps, flushAgent, newWork, setPass } from "./embedding-flush.ts";
 import { releaseScan } from "./embedding-marks.ts";
 
 /** What one flush did, for /metrics (engine telemetry): no agent ids, only counts. */
@@ -95,7 +95,7 @@ export class EmbeddingQueue {
     const busy = this.slots.get(agentId);
     if (ifIdle && busy && (busy.running || busy.timer || busy.scan || busy.texts.size > 0)) return;
     const slot = this.slot(agentId);
-    Object.assign(slot, { scan: true, cursor: undefined, passFound: 0 });
+    setPass(slot, true);
     if (slot.refused) Object.assign(slot, { refused: false, retryAt: 0 });
     this.schedule(agentId, nowMs());
   }

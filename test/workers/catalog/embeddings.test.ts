@@ -149,7 +149,8 @@ describe("chat model resolution", () => {
 
 describe("override file", () => {
   it("adds an embedding model and an alias, changes a price, and moves the default", () => {
-    const file = overrideFile({
+    // A new model, a changed price and an alias; the default is given twice below.
+    const models = {
       embeddingModels: [
         { id: "text-embedding-3-small", inputPrice: 0.01 },
         {
@@ -164,8 +165,8 @@ describe("override file", () => {
         },
       ],
       embeddingAliases: { bge: "bge-m3" },
-      defaults: { embedding: "bge" },
-    });
+    };
+    const file = overrideFile({ ...models, defaults: { embedding: "bge" } });
     expect(() => loadCatalog({ env: {}, catalogFile: file })).toThrow(
       'defaults.embedding: "bge" is not an embedding model\'s id',
     );
@@ -173,23 +174,7 @@ describe("override file", () => {
     expect(() => loadCatalog({ env: {}, catalogFile: dangling })).toThrow(
       /embeddingAliases\.bge: "bge-m3" is not an embedding model's id/,
     );
-    const good = overrideFile({
-      embeddingModels: [
-        { id: "text-embedding-3-small", inputPrice: 0.01 },
-        {
-          id: "bge-m3",
-          provider: "vllm",
-          name: "BGE-M3 on vLLM",
-          dimensions: 1024,
-          maxInput: 8192,
-          maxBatch: 64,
-          inputPrice: 0,
-          local: true,
-        },
-      ],
-      embeddingAliases: { bge: "bge-m3" },
-      defaults: { embedding: "bge-m3" },
-    });
+    const good = overrideFile({ ...models, defaults: { embedding: "bge-m3" } });
     const merged = loadCatalog({ env: {}, catalogFile: good });
     expect(resolveEmbeddingModel(merged, "text-embedding-3-small")).toMatchObject({
       inputPrice: 0.01,
