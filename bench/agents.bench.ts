@@ -1,44 +1,20 @@
-import autocannon from "autocannon";
 import { type AgentOS, createAgentOS } from "../src/app.ts";
 import { loadConfig } from "../src/config/env.ts";
 import { startFakeOpenAI } from "../test/helpers/fake-openai.ts";
 import { makeDataDir, removeDir, type ServeProcess, startServe } from "../test/helpers/process.ts";
-import { cpuPerRequestUs, median, processCpuMs } from "./util.ts";
+import { median, type PostLoad, postLoad } from "./util.ts";
 
 const ROUND_S = 3;
 const ROUNDS = 3;
 
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  /** Microseconds of the service process's CPU per request (NaN when not measured). */
-  cpuUs: number;
-}
-
-async function load(
+/** One timed round of POSTs (see postLoad), charged to the service process `pid` when given. */
+const load = (
   url: string,
   body: unknown,
   headers: Record<string, string>,
   connections: number,
   pid?: number,
-): Promise<Load> {
-  const cpuBefore = pid === undefined ? 0 : processCpuMs(pid);
-  const result = await autocannon({
-    url,
-    method: "POST",
-    connections,
-    duration: ROUND_S,
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify(body),
-    workers: 1,
-  });
-  if (result.non2xx > 0 || result.errors > 0)
-    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  const cpuUs =
-    pid === undefined ? Number.NaN : cpuPerRequestUs(processCpuMs(pid) - cpuBefore, result.requests.total);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuUs };
-}
+) => postLoad({ url, body, headers, connections, seconds: ROUND_S, pid });
 
 /**
  * Targets of the agent turn (issues #14 and #34), against the instant fake model on the 2-core build
@@ -167,13 +143,13 @@ async function measure(
     load(`${service.url}/api/agents/${id}/message`, { message: "hi" }, auth, connections, service.child.pid);
   await direct();
   await agent();
-  const base: Load[] = [];
-  const sub: Load[] = [];
+  const base: PostLoad[] = [];
+  const sub: PostLoad[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     base.push(await direct());
     sub.push(await agent());
   }
-  const pick = (runs: Load[], key: keyof Load) => median(runs.map((run) => run[key])) as number;
+  const pick = (runs: PostLoad[], key: keyof PostLoad) => median(runs.map((run) => run[key])) as number;
   const rps = pick(sub, "rps");
   const addedP50 = pick(sub, "p50") - pick(base, "p50");
   const cpuUs = pick(sub, "cpuUs");

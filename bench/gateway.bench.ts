@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
 import { startFakeOpenAI } from "../test/helpers/fake-openai.ts";
 import { freePort, makeDataDir, NODE, removeDir, startServe } from "../test/helpers/process.ts";
-import { cpuPerRequestUs, median, processCpuMs } from "./util.ts";
+import { median, type PostLoad, postLoad } from "./util.ts";
 
 /**
  * `npm run bench gateway` (issue #14): `POST /v1/chat/completions` with a plain catalog model through
@@ -24,36 +23,9 @@ const PORTKEY = fileURLToPath(
 );
 const BODY = { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] };
 
-interface Load {
-  rps: number;
-  p50: number;
-  /** Microseconds of the gateway process's CPU per request (NaN when not measured). */
-  cpuUs: number;
-}
-
-async function load(
-  url: string,
-  headers: Record<string, string>,
-  connections: number,
-  pid?: number,
-): Promise<Load> {
-  const cpuBefore = pid === undefined ? 0 : processCpuMs(pid);
-  const result = await autocannon({
-    url,
-    method: "POST",
-    connections,
-    duration: ROUND_S,
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify(BODY),
-    workers: 1,
-  });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  }
-  const cpuUs =
-    pid === undefined ? Number.NaN : cpuPerRequestUs(processCpuMs(pid) - cpuBefore, result.requests.total);
-  return { rps: result.requests.average, p50: result.latency.p50, cpuUs };
-}
+/** One timed round of completions (see postLoad), charged to the gateway process `pid` when given. */
+const load = (url: string, headers: Record<string, string>, connections: number, pid?: number) =>
+  postLoad({ url, body: BODY, headers, connections, seconds: ROUND_S, pid });
 
 async function startPortkey(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
@@ -109,15 +81,15 @@ export async function benchGateway(): Promise<void> {
       // Warm-up, then alternating rounds so drift hits all three alike.
       await viaPortkey(connections);
       await viaUs(connections);
-      const runs = { direct: [] as Load[], portkey: [] as Load[], ours: [] as Load[] };
+      const runs = { direct: [] as PostLoad[], portkey: [] as PostLoad[], ours: [] as PostLoad[] };
       for (let round = 0; round < ROUNDS; round++) {
         runs.direct.push(await direct(connections));
         runs.portkey.push(await viaPortkey(connections));
         runs.ours.push(await viaUs(connections));
       }
-      const rps = (list: Load[]) => median(list.map((run) => run.rps)) as number;
-      const p50 = (list: Load[]) => median(list.map((run) => run.p50)) as number;
-      const cpu = (list: Load[]) => median(list.map((run) => run.cpuUs)) as number;
+      const rps = (list: PostLoad[]) => median(list.map((run) => run.rps)) as number;
+      const p50 = (list: PostLoad[]) => median(list.map((run) => run.p50)) as number;
+      const cpu = (list: PostLoad[]) => median(list.map((run) => run.cpuUs)) as number;
       const ratio = rps(runs.ours) / rps(runs.portkey);
       const cpuShare = cpu(runs.ours) / cpu(runs.portkey);
       const target = TARGET[connections] as number;

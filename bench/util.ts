@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import autocannon from "autocannon";
 import { type AgentOS, createAgentOS } from "../src/app.ts";
 import { loadConfig } from "../src/config/env.ts";
 import type { Engine } from "../src/engine/engine.ts";
@@ -158,3 +159,41 @@ const CLOCK_TICKS = 100;
 /** Microseconds of a process's CPU per request over a load window (`cpuMs` its processCpuMs delta). */
 export const cpuPerRequestUs = (cpuMs: number, requests: number) =>
   requests > 0 ? (cpuMs * 1000) / requests : Number.NaN;
+
+export interface PostLoad {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Microseconds of the measured process's CPU per request (NaN when no pid is given). */
+  cpuUs: number;
+}
+
+/**
+ * POSTs `body` as JSON to `url` over `connections` connections for `seconds` (autocannon, one worker);
+ * any non-2xx answer or error fails the run. With `pid`, that process is charged its CPU per request.
+ */
+export async function postLoad(options: {
+  url: string;
+  body: unknown;
+  headers: Record<string, string>;
+  connections: number;
+  seconds: number;
+  pid?: number;
+}): Promise<PostLoad> {
+  const { url, pid } = options;
+  const cpuBefore = pid === undefined ? 0 : processCpuMs(pid);
+  const result = await autocannon({
+    url,
+    method: "POST",
+    connections: options.connections,
+    duration: options.seconds,
+    headers: { "content-type": "application/json", ...options.headers },
+    body: JSON.stringify(options.body),
+    workers: 1,
+  });
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  const cpuUs =
+    pid === undefined ? Number.NaN : cpuPerRequestUs(processCpuMs(pid) - cpuBefore, result.requests.total);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuUs };
+}

@@ -243,32 +243,30 @@ export class SqliteRanker {
     return new Set(order.slice(skipped).map(({ at }) => at));
   }
 
+  /** As best, among the matches that also hold one of `holding`'s phrases. */
   private bestHolding(request: RankRequest, from: bigint, last: bigint, holding: string): ScoredRow[] {
-    return this.statements.bestHolding.all(
-      request.match,
-      request.first,
-      last,
-      request.slotEpochMs,
-      request.nowMs,
-      request.halfLifeMs,
-      request.limit + RESCORE_MARGIN,
-      holding,
-      from,
-    ) as unknown as ScoredRow[];
+    return this.ranked(this.statements.bestHolding, request, last, holding, from);
   }
 
   /** The best matches of [from, last] by score; slots count from the scope's first rowid. */
   private best(request: RankRequest, from: bigint, last: bigint): ScoredRow[] {
-    return this.statements.best.all(
-      request.match,
-      request.first,
+    return this.ranked(this.statements.best, request, last, from);
+  }
+
+  /** Runs a ranking statement: its first seven parameters are the request's, then `more`. */
+  private ranked(statement: StatementSync, request: RankRequest, last: bigint, ...more: (string | bigint)[]) {
+    const { match, first, slotEpochMs, nowMs, halfLifeMs, limit } = request;
+    const rows = statement.all(
+      match,
+      first,
       last,
-      request.slotEpochMs,
-      request.nowMs,
-      request.halfLifeMs,
-      request.limit + RESCORE_MARGIN,
-      from,
-    ) as unknown as ScoredRow[];
+      slotEpochMs,
+      nowMs,
+      halfLifeMs,
+      limit + RESCORE_MARGIN,
+      ...more,
+    );
+    return rows as unknown as ScoredRow[];
   }
 
   private document(request: RankRequest, candidate: Candidate): ScoredRow {
