@@ -1,5 +1,6 @@
 // Installs the Debian packages the service needs when they are missing (npm install runs this):
-// bubblewrap, the sandbox every agent's program runs in, and chromium for the browser tools.
+// bubblewrap, the sandbox every agent's program runs in, chromium for the browser tools, and a C
+// compiler with SQLite's headers for the text index's ranking extension (scripts/build-native.mjs).
 // Never fails the install: where it cannot install, it says why and what to do (the service then
 // refuses what needs the missing part, with the same advice).
 import { spawnSync } from "node:child_process";
@@ -18,6 +19,16 @@ const wanted = [
     present: () => existsSync(browser),
     purpose: `the browser tools (Chromium at ${browser}; AGENTOS_BROWSER_PATH names another)`,
     skip: process.env.AGENTOS_SKIP_CHROMIUM === "1",
+  },
+  {
+    name: "gcc",
+    present: () => ["/usr/bin/cc", "/usr/bin/gcc"].some(existsSync),
+    purpose: "building the text index's ranking extension (native/fts5-rank.c)",
+  },
+  {
+    name: "libsqlite3-dev",
+    present: () => existsSync("/usr/include/sqlite3ext.h"),
+    purpose: "building the text index's ranking extension (SQLite's extension headers)",
   },
 ];
 

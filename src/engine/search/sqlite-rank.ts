@@ -6,8 +6,8 @@ const BM25_K1 = 1.2;
 const IDF_FLOOR = 1e-6;
 /** Bounds are widened by this much against rounding, so that pruning never drops a match that ties. */
 const BOUND_SLACK = 1e-9;
-/** Phrases whose posting counts are kept (all are dropped when more are counted). */
-const MAX_COUNTED_PHRASES = 4096;
+/** Phrases whose posting counts are kept (about 100 bytes each; the least recently used goes first). */
+const MAX_COUNTED_PHRASES = 16_384;
 /** Kept posting counts are recounted once the table has grown by this fraction (1/64) of its size then. */
 const RECOUNT_GROWTH = 64;
 /** How many rarest-first stages rank the older matches before all of them are ranked. */
@@ -23,6 +23,8 @@ export interface RankerOptions {
   rankAllBelow?: number;
   /** How many matches the newest-first scan reads before it ranks the rest in one statement. */
   scanBudget?: number;
+  /** false: rank with FTS5's bm25() even where agentos_bm25 is loaded (tests of that path). */
+  native?: boolean;
 }
 
 export interface RankRequest {
@@ -39,6 +41,9 @@ export interface RankRequest {
   nowMs: number;
   halfLifeMs: number;
 }
+
+/** A request as the statements take it: `counts` is agentos_bm25's argument (none for bm25()). */
+type Ranking = RankRequest & { counts: string[] };
 
 /** A match read by the scan; `bound` is its score at slot time, at least its score at creation time. */
 type Candidate = { slot: number; relevance: number; bound: number };
@@ -57,13 +62,19 @@ export class SqliteRanker {
   private readonly statements: Record<string, StatementSync>;
   private readonly rankAllBelow: number;
   private readonly scanBudget: number;
-  /** Posting counts per phrase (see postings), valid while search_meta's `deletes` is postingsDeletes. */
+  /** Relevance is agentos_bm25 with the counts this ranker keeps (see fts5-rank.c), else bm25(). */
+  readonly native: boolean;
+  /** Posting counts per phrase, least recently used first (see postings); deletions counted from postingsDeletes. */
   private readonly counted = new Map<string, { n: number; docs: number }>();
   private postingsDeletes = -1;
 
   constructor(db: DatabaseSync, options: RankerOptions = {}) {
     this.rankAllBelow = options.rankAllBelow ?? 2048;
     this.scanBudget = options.scanBudget ?? 2048;
+    this.native = options.native !== false && hasAgentosBm25(db);
+    // Each statement's last parameter is the phrases' document counts, which only agentos_bm25 takes.
+    const relevance = (counts: number) =>
+      this.native ? `agentos_bm25(search_fts, ?${counts})` : "-bm25(search_fts)";
     this.statements = {
       // Counts the scope's matches up to a cap, so that counting a large scope stays cheap.
       matches: db.prepare(
@@ -77,23 +88,23 @@ export class SqliteRanker {
       deletes: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'deletes'"),
       postings: db.prepare("SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?"),
       newestFirst: db.prepare(
-        `SELECT rowid - ?2 AS slot, -bm25(search_fts) AS relevance FROM search_fts
+        `SELECT rowid - ?2 AS slot, ${relevance(4)} AS relevance FROM search_fts
          WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 ORDER BY rowid DESC`,
       ),
       doc: db.prepare("SELECT id, data, created_at, created_ms FROM search_docs WHERE rowid = ?"),
       // Every match of the range ranked in the database; only the best few are joined to their documents.
       best: db.prepare(
         `SELECT d.id, d.data, d.created_at, d.created_ms, m.relevance, m.rowid - ?2 AS slot
-         FROM (SELECT rowid, -bm25(search_fts) AS relevance FROM search_fts
+         FROM (SELECT rowid, ${relevance(9)} AS relevance FROM search_fts
                WHERE search_fts MATCH ?1 AND rowid BETWEEN ?8 AND ?3
                ORDER BY ${rankScoreSql("relevance", "(?4 + (rowid - ?2))", "?5", "?6")} DESC LIMIT ?7) AS m
          JOIN search_docs AS d ON d.rowid = m.rowid`,
       ),
-      // As best, among the matches that also hold one of ?8's phrases: relevance is still bm25() over
+      // As best, among the matches that also hold one of ?8's phrases: relevance is still over
       // every phrase of ?1, but only those matches are scored.
       bestHolding: db.prepare(
         `SELECT d.id, d.data, d.created_at, d.created_ms, m.relevance, m.rowid - ?2 AS slot
-         FROM (SELECT rowid, -bm25(search_fts) AS relevance FROM search_fts
+         FROM (SELECT rowid, ${relevance(10)} AS relevance FROM search_fts
                WHERE search_fts MATCH ?1 AND rowid BETWEEN ?9 AND ?3
                  AND +rowid IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?8 AND rowid BETWEEN ?9 AND ?3)
                ORDER BY ${rankScoreSql("relevance", "(?4 + (rowid - ?2))", "?5", "?6")} DESC LIMIT ?7) AS m
@@ -102,7 +113,11 @@ export class SqliteRanker {
     };
   }
 
-  rank(request: RankRequest): ScoredRow[] {
+  rank(rankRequest: RankRequest): ScoredRow[] {
+    const docs = this.rowCount();
+    // agentos_bm25 ranks with the counts kept here; bm25() counts itself (they are read below for bounds).
+    const kept = this.native ? this.postings(rankRequest.phrases, docs) : undefined;
+    const request: Ranking = { ...rankRequest, counts: kept ? [kept.join(",")] : [] };
     const matches = this.count(
       this.statements.matches,
       request.match,
@@ -111,8 +126,7 @@ export class SqliteRanker {
       this.rankAllBelow,
     );
     if (matches < this.rankAllBelow) return this.best(request, request.first, request.last);
-    const docs = this.rowCount();
-    const postings = this.postings(request.phrases, docs);
+    const postings = kept ?? this.postings(request.phrases, docs);
     // FTS5's idf per phrase (at least: from counts at most those bm25() makes); a phrase adds at most idf × (k1 + 1).
     const most = postings.map((n) => {
       const idf = Math.log((docs - n + 0.5) / (n + 0.5));
@@ -124,7 +138,12 @@ export class SqliteRanker {
     const top: Candidate[] = [];
     let read = 0;
     let lastSlot = -1;
-    for (const row of this.statements.newestFirst.iterate(request.match, request.first, request.last)) {
+    for (const row of this.statements.newestFirst.iterate(
+      request.match,
+      request.first,
+      request.last,
+      ...request.counts,
+    )) {
       const { slot, relevance } = row as { slot: number; relevance: number };
       const score = (of: number) =>
         rankScore(of, request.slotEpochMs + slot, request.nowMs, request.halfLifeMs);
@@ -178,22 +197,32 @@ export class SqliteRanker {
   }
 
   /**
-   * How many documents of the table hold each phrase, at most: counted once (a full read of the
-   * phrase's postings, as long as bm25()'s own count) and kept while nothing is deleted, since
-   * inserts only raise the true count and a lower count only raises the idf bound. Recounted once the
-   * table has grown by 1/RECOUNT_GROWTH (the bound would loosen) and dropped at any deletion (the
-   * `deletes` counter of search_meta, kept by every connection that writes the index).
+   * How many documents of the table hold each phrase: counted once (a full read of the phrase's
+   * postings, as long as bm25()'s own count) and kept until the table has grown by 1/RECOUNT_GROWTH.
+   * With bm25(), which counts afresh, these counts bound its idf only while they are at most the true
+   * ones: inserts only raise those, but any deletion (the `deletes` counter of search_meta, kept by
+   * every connection that writes the index) drops every kept count. agentos_bm25 ranks with these very
+   * counts, so they need only stay near the truth: dropped once deletions reach 1/RECOUNT_GROWTH too.
+   * The least recently used count goes first when MAX_COUNTED_PHRASES are kept.
    */
   private postings(phrases: string[], docs: number): number[] {
     const deletes = this.count(this.statements.deletes);
-    if (deletes !== this.postingsDeletes || this.counted.size >= MAX_COUNTED_PHRASES) {
+    const deleted = deletes - this.postingsDeletes;
+    const stale = this.native ? deleted < 0 || deleted * RECOUNT_GROWTH > docs : deleted !== 0;
+    if (this.postingsDeletes < 0 || stale) {
       this.counted.clear();
       this.postingsDeletes = deletes;
     }
     return phrases.map((phrase) => {
       const known = this.counted.get(phrase);
-      if (known && (docs - known.docs) * RECOUNT_GROWTH <= known.docs) return known.n;
+      this.counted.delete(phrase);
+      if (known && (docs - known.docs) * RECOUNT_GROWTH <= known.docs) {
+        this.counted.set(phrase, known);
+        return known.n;
+      }
       const n = this.count(this.statements.postings, phrase);
+      const oldest = this.counted.keys().next();
+      if (this.counted.size >= MAX_COUNTED_PHRASES && !oldest.done) this.counted.delete(oldest.value);
       this.counted.set(phrase, { n, docs });
       return n;
     });
@@ -244,18 +273,18 @@ export class SqliteRanker {
   }
 
   /** As best, among the matches that also hold one of `holding`'s phrases. */
-  private bestHolding(request: RankRequest, from: bigint, last: bigint, holding: string): ScoredRow[] {
+  private bestHolding(request: Ranking, from: bigint, last: bigint, holding: string): ScoredRow[] {
     return this.ranked(this.statements.bestHolding, request, last, holding, from);
   }
 
   /** The best matches of [from, last] by score; slots count from the scope's first rowid. */
-  private best(request: RankRequest, from: bigint, last: bigint): ScoredRow[] {
+  private best(request: Ranking, from: bigint, last: bigint): ScoredRow[] {
     return this.ranked(this.statements.best, request, last, from);
   }
 
-  /** Runs a ranking statement: its first seven parameters are the request's, then `more`. */
-  private ranked(statement: StatementSync, request: RankRequest, last: bigint, ...more: (string | bigint)[]) {
-    const { match, first, slotEpochMs, nowMs, halfLifeMs, limit } = request;
+  /** Runs a ranking statement: its first seven parameters are the request's, then `more`, then the counts. */
+  private ranked(statement: StatementSync, request: Ranking, last: bigint, ...more: (string | bigint)[]) {
+    const { match, first, slotEpochMs, nowMs, halfLifeMs, limit, counts } = request;
     const rows = statement.all(
       match,
       first,
@@ -265,6 +294,7 @@ export class SqliteRanker {
       halfLifeMs,
       limit + RESCORE_MARGIN,
       ...more,
+      ...counts,
     );
     return rows as unknown as ScoredRow[];
   }
@@ -308,4 +338,14 @@ function keepBest(top: Candidate[], count: number, candidate: Candidate): void {
   while (at > 0 && top[at - 1].bound < candidate.bound) at--;
   top.splice(at, 0, candidate);
   if (top.length > count) top.pop();
+}
+
+/** Whether agentos_bm25 (native/fts5-rank.c) is loaded: FTS5 resolves auxiliary functions when preparing. */
+function hasAgentosBm25(db: DatabaseSync): boolean {
+  try {
+    db.prepare("SELECT agentos_bm25(search_fts, '') FROM search_fts WHERE search_fts MATCH 'x' LIMIT 0");
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -78,11 +78,16 @@ const SCHEMA = `
 
 /**
  * The embedded text index, in the SQLite file of the state store (`<dataDir>/agentos.db`), on the
- * state store's connection (see SqliteConnection). Relevance is FTS5's BM25 (`-bm25()`),
- * whose term statistics span the whole table. Writes are group-committed (see SqliteConnection).
+ * state store's connection (see SqliteConnection). Relevance is FTS5's BM25, whose term statistics
+ * span the whole table: agentos_bm25 with document counts the ranker keeps (see native/fts5-rank.c),
+ * or FTS5's own `-bm25()` where that extension is not built. Writes are group-committed (see SqliteConnection).
  */
 export class SqliteTextIndex implements TextIndex {
   readonly kind = "sqlite";
+  /** What ranks: agentos_bm25 (native/fts5-rank.c, built by npm install) or, without it, bm25(). */
+  get ranking(): "agentos_bm25" | "bm25" {
+    return this.ranker.native ? "agentos_bm25" : "bm25";
+  }
   private readonly connection: SqliteConnection;
   private readonly db: DatabaseSync;
   private readonly statements: Record<string, StatementSync>;

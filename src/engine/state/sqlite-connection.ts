@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { Checkpointer } from "./sqlite-checkpointer.ts";
+import { loadExtensions } from "./sqlite-extensions.ts";
 
 interface Waiter {
   resolve: () => void;
@@ -189,8 +190,9 @@ export function openSqliteConnection(path: string): SqliteConnection {
 function openFile(path: string): DatabaseSync {
   const created = path !== ":memory:" && !existsSync(path);
   if (created) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const db = new DatabaseSync(path);
+  const db = new DatabaseSync(path, { allowExtension: true });
   if (created) chmodSync(path, 0o600);
+  loadExtensions(db);
   db.exec(`
     PRAGMA busy_timeout = 5000;
     PRAGMA journal_mode = WAL;

@@ -13,6 +13,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // One file for the whole contract (as in the service, where every scope shares the table).
 textIndexContract("sqlite", () => new SqliteTextIndex(join(dir, "search.db")), 300);
+// Where the ranking extension is not built, FTS5's bm25() ranks: the same contract holds.
+textIndexContract(
+  "sqlite, ranked by bm25()",
+  () => new SqliteTextIndex(join(dir, "bm25.db"), { native: false }),
+  300,
+);
 
 describe("SqliteTextIndex", () => {
   it("shares the state store's file in the data dir, each on its own connection", async () => {

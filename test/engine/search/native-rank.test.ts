@@ -1,0 +1,112 @@
+import { DatabaseSync } from "node:sqlite";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { SqliteTextIndex } from "../../../src/engine/search/sqlite.ts";
+import { RANK_EXTENSION } from "../../../src/engine/state/sqlite-extensions.ts";
+
+const VOCABULARY = ["apple", "river", "stone", "cloud", "ember", "frost", "grove", "harbor"];
+
+/** A bare FTS5 table as the text index makes it, with agentos_bm25 loaded. */
+function bareTable(texts: string[]): DatabaseSync {
+  const db = new DatabaseSync(":memory:", { allowExtension: true });
+  db.loadExtension(RANK_EXTENSION);
+  db.enableLoadExtension(false);
+  db.exec(`CREATE VIRTUAL TABLE f USING fts5(text, content = '', contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2')`);
+  const insert = db.prepare("INSERT INTO f (rowid, text) VALUES (?, ?)");
+  texts.forEach((text, at) => insert.run(at + 1, text));
+  return db;
+}
+
+const quoted = (terms: string[]) => terms.map((term) => `"${term}"`);
+
+describe("agentos_bm25 (native/fts5-rank.c)", () => {
+  it("is built by npm install and ranks the SQLite text index", async () => {
+    const index = new SqliteTextIndex(":memory:");
+    try {
+      expect(index.ranking).toBe("agentos_bm25");
+    } finally {
+      await index.close();
+    }
+    const fallback = new SqliteTextIndex(":memory:", { native: false });
+    try {
+      expect(fallback.ranking).toBe("bm25");
+    } finally {
+      await fallback.close();
+    }
+  });
+
+  it("gives bm25()'s relevance when given the document counts bm25() makes", () => {
+    const text = fc
+      .array(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 12 })
+      .map((words) => words.join(" "));
+    fc.assert(
+      fc.property(
+        fc.array(text, { minLength: 1, maxLength: 60 }),
+        fc.uniqueArray(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 4 }),
+        (texts, terms) => {
+          const db = bareTable(texts);
+          try {
+            const phrases = quoted(terms);
+            const match = phrases.join(" OR ");
+            const count = db.prepare("SELECT count(*) AS n FROM f WHERE f MATCH ?");
+            const counts = phrases.map((phrase) => count.get(phrase)?.n).join(",");
+            const rows = db
+              .prepare("SELECT rowid, -bm25(f) AS fts5, agentos_bm25(f, ?2) AS ours FROM f WHERE f MATCH ?1")
+              .all(match, counts);
+            for (const row of rows) {
+              expect(row.ours).toBeCloseTo(Number(row.fts5), 12);
+              expect(Number(row.ours)).toBeGreaterThan(0);
+            }
+          } finally {
+            db.close();
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("refuses counts that do not give one whole number per phrase, naming what it wants", () => {
+    const db = bareTable(["apple river", "river stone"]);
+    try {
+      const rank = db.prepare('SELECT agentos_bm25(f, ?) AS r FROM f WHERE f MATCH \'"apple" OR "river"\'');
+      for (const counts of ["1", "1,2,3", "x,1", "", "1,-2"])
+        expect(() => rank.all(counts), counts).toThrow(/one document count per phrase/);
+      expect(rank.all("1,2")).toHaveLength(2);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("ranks a scope as bm25() does: the same hits in the same order", async () => {
+    // Other scopes share the table (their words count), as every agent's memory shares it.
+    const native = new SqliteTextIndex(":memory:");
+    const fts5 = new SqliteTextIndex(":memory:", { native: false });
+    let seed = 11;
+    const pick = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+      return VOCABULARY[seed % (1 + (seed % VOCABULARY.length))];
+    };
+    const start = Date.parse("2025-01-01T00:00:00.000Z");
+    try {
+      for (let i = 0; i < 1500; i++) {
+        const text = Array.from({ length: 2 + (i % 7) }, pick).join(" ");
+        const createdAt = new Date(start + i * 3_600_000).toISOString();
+        for (const index of [native, fts5])
+          await index.put("m", `s${i % 5}`, `d${i}`, { text, data: i, createdAt });
+      }
+      for (const query of ["apple", "river stone", "cloud ember frost", "harbor grove apple river"]) {
+        for (const limit of [1, 10, 100]) {
+          const expected = await fts5.search("m", "s1", query, { limit });
+          const actual = await native.search("m", "s1", query, { limit });
+          expect(actual.map((hit) => hit.id)).toEqual(expected.map((hit) => hit.id));
+          for (const [i, hit] of actual.entries()) expect(hit.score).toBeCloseTo(expected[i].score, 9);
+        }
+      }
+    } finally {
+      await native.close();
+      await fts5.close();
+    }
+  });
+});
