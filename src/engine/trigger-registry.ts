@@ -88,8 +88,14 @@ export class TriggerRegistry {
   }
 
   clear(): void {
-    for (const id of [...this.active.keys()]) this.remove(id);
+    const byType = Map.groupBy(this.active.values(), (record) => record.type);
+    this.active.clear();
     this.parked.clear();
+    for (const [type, records] of byType) {
+      const provider = this.types.get(type);
+      if (provider?.unregisterMany) provider.unregisterMany(records);
+      else for (const record of records) provider?.unregister(record);
+    }
   }
 
   private activate(provider: TriggerTypeProvider, record: TriggerRecord): void {

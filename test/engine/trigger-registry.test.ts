@@ -161,4 +161,19 @@ describe("trigger registry (through the engine)", () => {
     expect(type.unregistered.map((t) => t.function_id)).toEqual(["c::a"]);
     expect(engine.triggers.list()).toEqual([]);
   });
+
+  it("shutdown withdraws a type's triggers in one call where the type takes many at once", () => {
+    const engine = new Engine();
+    const batches: string[][] = [];
+    const type = Object.assign(new RecordingTriggerType("webhook"), {
+      unregisterMany: (records: TriggerRecord[]) => batches.push(records.map((t) => t.function_id)),
+    });
+    engine.registerTriggerType(type);
+    for (const name of ["a", "b", "c"])
+      engine.registerTrigger("w", { type: "webhook", function_id: `c::${name}`, config: {} });
+    engine.shutdown();
+    expect(batches).toEqual([["c::a", "c::b", "c::c"]]);
+    expect(type.unregistered).toEqual([]);
+    expect(engine.triggers.list()).toEqual([]);
+  });
 });
