@@ -430,8 +430,9 @@ async function tenThousandAgents(): Promise<void> {
       const agentOf = (which: "few" | "many") => (sets[which].marker.ids as string[])[1];
       const url = (which: "few" | "many") => (servers[which] as ServeProcess).url;
       const queries = messages().map(({ message }) => ({ query: message }));
+      // Pages of the same size (the few agents' whole list), so both answer with as many agents.
       const list = (which: "few" | "many") => () =>
-        load(`${url(which)}/api/agents?limit=20`, "GET", undefined);
+        load(`${url(which)}/api/agents?limit=${FEW_AGENTS}`, "GET", undefined);
       const recall = (which: "few" | "many") => () =>
         load(`${url(which)}/api/agents/${agentOf(which)}/memory`, "POST", queries);
       const turn = (which: "few" | "many") => () =>
@@ -455,7 +456,7 @@ async function tenThousandAgents(): Promise<void> {
       `ratio ${(many.startMs / few.startMs).toFixed(2)}`,
   );
   for (const [label, key] of [
-    ["GET /api/agents?limit=20 (first page)", "list"],
+    [`GET /api/agents?limit=${FEW_AGENTS} (first page)`, "list"],
     ["POST /api/agents/:id/memory (recall)", "recall"],
     ["POST /api/agents/:id/message (turn)", "turn"],
   ] as const) {
