@@ -2,6 +2,7 @@ import { DatabaseSync } from "node:sqlite";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SqliteTextIndex } from "../../../src/engine/search/sqlite.ts";
+import { SqliteStateStore } from "../../../src/engine/state/sqlite.ts";
 import { RANK_EXTENSION } from "../../../src/engine/state/sqlite-extensions.ts";
 
 const VOCABULARY = ["apple", "river", "stone", "cloud", "ember", "frost", "grove", "harbor"];
@@ -33,6 +34,17 @@ describe("agentos_bm25 (native/fts5-rank.c)", () => {
       expect(fallback.ranking).toBe("bm25");
     } finally {
       await fallback.close();
+    }
+  });
+
+  it("leaves the service's connections unable to load any other library", async () => {
+    const store = new SqliteStateStore(":memory:");
+    try {
+      const db = store.database;
+      expect(() => db.loadExtension(RANK_EXTENSION)).toThrow(/not allowed/);
+      expect(() => db.prepare("SELECT load_extension(?)").get(RANK_EXTENSION)).toThrow(/not authorized/);
+    } finally {
+      await store.close();
     }
   });
 
