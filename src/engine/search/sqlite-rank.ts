@@ -40,6 +40,8 @@ export interface RankRequest {
   limit: number;
   nowMs: number;
   halfLifeMs: number;
+  /** At most this many documents in the scope, when known: a small scope is ranked without counting. */
+  docsAtMost?: number;
 }
 
 /** A request as the statements take it: `counts` is agentos_bm25's argument (none for bm25()). */
@@ -118,13 +120,10 @@ export class SqliteRanker {
     // agentos_bm25 ranks with the counts kept here; bm25() counts itself (they are read below for bounds).
     const kept = this.native ? this.postings(rankRequest.phrases, docs) : undefined;
     const request: Ranking = { ...rankRequest, counts: kept ? [kept.join(",")] : [] };
-    const matches = this.count(
-      this.statements.matches,
-      request.match,
-      request.first,
-      request.last,
-      this.rankAllBelow,
-    );
+    const small = request.docsAtMost !== undefined && request.docsAtMost < this.rankAllBelow;
+    const matches = small
+      ? 0
+      : this.count(this.statements.matches, request.match, request.first, request.last, this.rankAllBelow);
     if (matches < this.rankAllBelow) return this.best(request, request.first, request.last);
     const postings = kept ?? this.postings(request.phrases, docs);
     // FTS5's idf per phrase (at least: from counts at most those bm25() makes); a phrase adds at most idf × (k1 + 1).

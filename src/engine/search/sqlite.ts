@@ -259,7 +259,7 @@ export class SqliteTextIndex implements TextIndex {
       const base = terms.length === 0 ? null : this.scopeBase(index, scope);
       if (base === null) return [];
       // Terms are letters, digits and marks only: quoted, each is a plain string to FTS5.
-      const phrases = this.informative(
+      const { phrases, docsAtMost } = this.informative(
         terms.map((term) => `"${term}"`),
         base,
       );
@@ -273,6 +273,7 @@ export class SqliteTextIndex implements TextIndex {
         limit: options.limit,
         nowMs: nowMs(),
         halfLifeMs: options.recencyHalfLifeMs ?? DEFAULT_RECENCY_HALF_LIFE_MS,
+        docsAtMost,
       };
       return toHits(this.ranker.rank(request), request.limit, request.nowMs, request.halfLifeMs);
     });
@@ -287,8 +288,9 @@ export class SqliteTextIndex implements TextIndex {
    * window and each phrase's count are kept per scope until this index has written 1/WINDOW_DRIFT of
    * the window's size to the scope since (a turn stores two memories, and recounting a thousand entries
    * for each would cost more than the ranking it saves); at most MAX_COUNTED_SCOPES scopes are kept.
+   * `docsAtMost` bounds the scope's size when the window holds all of it (plus what was written since).
    */
-  private informative(phrases: string[], base: bigint): string[] {
+  private informative(phrases: string[], base: bigint): { phrases: string[]; docsAtMost?: number } {
     const last = base + SLOTS - 1n;
     let window = this.windows.get(base);
     const writes = this.writes.get(base) ?? 0;
@@ -306,7 +308,8 @@ export class SqliteTextIndex implements TextIndex {
       this.windows.set(base, window);
     }
     const { size, first, found } = window;
-    if (size < MIN_ENTRIES || first === null) return phrases;
+    const docsAtMost = size < COMMON_TERM_WINDOW ? size + (writes - window.writes) : undefined;
+    if (size < MIN_ENTRIES || first === null) return { phrases, docsAtMost };
     const cap = Math.ceil(size / 2);
     const counts = phrases.map((phrase) => {
       let n = found.get(phrase);
@@ -316,7 +319,7 @@ export class SqliteTextIndex implements TextIndex {
       }
       return n;
     });
-    return informativeTerms(phrases, size, counts);
+    return { phrases: informativeTerms(phrases, size, counts), docsAtMost };
   }
 
   /** Marks the scope's cached window as one write older. */
