@@ -7,6 +7,7 @@ describe("HttpRouter", () => {
     id,
     type: "http",
     function_id: `f::${id}`,
+    worker: "w",
     config: { api_path: path, http_method: method },
   });
 
