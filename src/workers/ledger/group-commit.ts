@@ -37,22 +37,25 @@ export class GroupCommitQueue<I, O> {
 
   /** Queues the item in the key's next group; settles with the item's own outcome. */
   enqueue(key: string, item: I): Promise<O> {
-    const settled = new Promise<O>((resolve, reject) => {
-      const waiting: Waiting<I, O> = { item, resolve, reject };
-      const queued = this.queues.get(key);
-      if (queued) queued.waiting.push(waiting);
-      else {
-        const queue: KeyQueue<I, O> = { waiting: [waiting], last: Promise.resolve() };
-        this.queues.set(key, queue);
-        void this.drain(key, queue);
-      }
-    });
-    // The queue exists still: a drain started above deletes it only after an await.
-    const queue = this.queues.get(key) as KeyQueue<I, O>;
-    queue.last = settled.then(
-      () => undefined,
-      () => undefined,
+    return this.enqueueMany(key, [item])[0] as Promise<O>;
+  }
+
+  /**
+   * Queues items together: when the key is idle they form one group (enqueued one by one, the first
+   * would commit alone and the rest in a second group). Each promise settles with its item's outcome.
+   */
+  enqueueMany(key: string, items: I[]): Array<Promise<O>> {
+    const queued = this.queues.get(key);
+    const queue: KeyQueue<I, O> = queued ?? { waiting: [], last: Promise.resolve() };
+    const settled = items.map(
+      (item) => new Promise<O>((resolve, reject) => queue.waiting.push({ item, resolve, reject })),
     );
+    if (settled.length === 0) return settled;
+    queue.last = Promise.allSettled(settled).then(() => undefined);
+    if (!queued) {
+      this.queues.set(key, queue);
+      void this.drain(key, queue);
+    }
     return settled;
   }
 

@@ -3,7 +3,7 @@ import { nowMs } from "../../shared/clock.ts";
 import { isAppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { type SpendInput, spendInput } from "./schema.ts";
-import { type LedgerDeps, spend } from "./spend.ts";
+import { type LedgerDeps, spendMany } from "./spend.ts";
 import { PENDING_SCOPE } from "./store.ts";
 
 /**
@@ -110,11 +110,12 @@ export function countGathered(deps: LedgerDeps): void {
   gathering.delete(deps);
   clearTimeout(gathered.timer);
   const mine = counting.get(deps) as Set<string>;
-  for (const { key, input } of gathered.costs) countNow(deps, mine, key, input);
+  const spends = gathered.costs.map(({ key, input }) => ({ input, pendingKey: key }));
+  for (const { queued, spent } of spendMany(deps, spends)) settle(deps, mine, queued.pendingKey, spent);
 }
 
-function countNow(deps: LedgerDeps, mine: Set<string>, key: string, input: SpendInput): void {
-  spend(deps, input, key)
+function settle(deps: LedgerDeps, mine: Set<string>, key: string, spent: Promise<unknown>): void {
+  spent
     .catch(async (error: unknown) => {
       if (isAppError(error) && error.status < 500 && error.code !== "budget_exceeded") {
         await deps.state.delete(PENDING_SCOPE, key);

@@ -37,6 +37,21 @@ export function spend(deps: LedgerDeps, input: SpendInput, pendingKey?: string):
   return spendQueue(deps).enqueue(input.realmId, { input, pendingKey });
 }
 
+/**
+ * Spends queued costs together: each realm's go into one group when the realm is idle (one by one, the
+ * first would commit alone and the rest in a second transaction). Each with its own outcome.
+ */
+export function spendMany<S extends QueuedSpend>(
+  deps: LedgerDeps,
+  spends: S[],
+): Array<{ queued: S; spent: Promise<SpendEvent> }> {
+  const queue = spendQueue(deps);
+  return [...Map.groupBy(spends, (queued) => queued.input.realmId)].flatMap(([realmId, group]) => {
+    const promises = queue.enqueueMany(realmId, group);
+    return group.map((queued, at) => ({ queued, spent: promises[at] as Promise<SpendEvent> }));
+  });
+}
+
 /** Settles once every spend of the realm that this process took before the call is settled. */
 export function spendsSettled(deps: LedgerDeps, realmId: string): Promise<void> {
   return queues.get(deps)?.settled(realmId) ?? Promise.resolve();
@@ -49,7 +64,7 @@ export async function allSpendsSettled(deps: LedgerDeps): Promise<void> {
 
 type Outcome = Settlement<SpendEvent>;
 
-interface QueuedSpend {
+export interface QueuedSpend {
   input: SpendInput;
   /** A queued cost's record in the pending scope: deleted in the transaction that counts it. */
   pendingKey?: string;

@@ -41,6 +41,24 @@ describe("GroupCommitQueue", () => {
     await expect(Promise.all(answers)).resolves.toEqual([10, 20, 30, 40]);
   });
 
+  it("commits items enqueued together on an idle key as one group, each with its own outcome", async () => {
+    const { queue, groups, release } = heldQueue();
+    const answers = queue.enqueueMany("k", [1, -2, 3]);
+    expect(groups).toEqual([{ key: "k", items: [1, -2, 3] }]);
+    await release();
+    await expect(answers[0]).resolves.toBe(10);
+    await expect(answers[1]).rejects.toThrow("bad -2");
+    await expect(answers[2]).resolves.toBe(30);
+    // Enqueued together behind a busy key, they wait for the next group together.
+    const first = queue.enqueue("k", 4);
+    const more = queue.enqueueMany("k", [5, 6]);
+    await release();
+    await release();
+    expect(groups.slice(1).map((group) => group.items)).toEqual([[4], [5, 6]]);
+    await expect(Promise.all([first, ...more])).resolves.toEqual([40, 50, 60]);
+    await expect(queue.settled("k")).resolves.toBeUndefined();
+  });
+
   it("takes at most maxGroup items in one group", async () => {
     const { queue, groups, release } = heldQueue(2);
     const answers = [1, 2, 3, 4, 5, 6].map((item) => queue.enqueue("k", item));
