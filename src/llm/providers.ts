@@ -14,9 +14,24 @@ export function envPrefix(providerId: string): string {
   return providerId.toUpperCase().replace(/[^A-Z0-9]+/g, "_");
 }
 
+/**
+ * `<PROVIDER>_<suffix>` for a provider id, built once per id: every model call looks up its provider's
+ * variables, and building the name (case, pattern) cost more than reading it.
+ */
+function variableFor(names: Map<string, string>, providerId: string, suffix: string): string {
+  let name = names.get(providerId);
+  if (name === undefined) {
+    name = `${envPrefix(providerId)}_${suffix}`;
+    names.set(providerId, name);
+  }
+  return name;
+}
+const baseUrlVariables = new Map<string, string>();
+const apiKeyVariables = new Map<string, string>();
+
 /** The base URL: `<PROVIDER>_BASE_URL` when set, else the catalog's. */
 export function baseUrlOf(provider: ProviderEntry, env: NodeJS.ProcessEnv): string {
-  return env[`${envPrefix(provider.id)}_BASE_URL`]?.trim() || provider.baseUrl;
+  return env[variableFor(baseUrlVariables, provider.id, "BASE_URL")]?.trim() || provider.baseUrl;
 }
 
 /**
@@ -28,12 +43,22 @@ export async function apiKeyOf(
   env: NodeJS.ProcessEnv,
   trigger: TriggerFn,
 ): Promise<string | undefined> {
+  // No vault, or it cannot be read: the key counts as not configured.
+  return envApiKeyOf(provider, env) || vaultSecret(trigger, `provider:${provider.id}:api_key`);
+}
+
+/**
+ * The key from the environment alone (apiKeyOf's first choice), without a wait: a call whose key is
+ * set there (the usual case) need not await the vault's answer.
+ */
+export function envApiKeyOf(provider: ProviderEntry, env: NodeJS.ProcessEnv): string | undefined {
   // A local provider's envKey names its base-URL variable, not a key; an optional key is <ID>_API_KEY.
   const keyVariable = provider.local ? undefined : provider.envKey;
-  const fromEnv = env[keyVariable ?? ""]?.trim() || env[`${envPrefix(provider.id)}_API_KEY`]?.trim();
-  if (fromEnv) return fromEnv;
-  // No vault, or it cannot be read: the key counts as not configured.
-  return vaultSecret(trigger, `provider:${provider.id}:api_key`);
+  return (
+    env[keyVariable ?? ""]?.trim() ||
+    env[variableFor(apiKeyVariables, provider.id, "API_KEY")]?.trim() ||
+    undefined
+  );
 }
 
 export function missingKey(provider: ProviderEntry): AppError {

@@ -2,7 +2,7 @@ import type { TriggerFn } from "../../engine/types.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { UpstreamResponse } from "../http-client.ts";
 import { providerError } from "../provider-errors.ts";
-import { apiKeyOf, baseUrlOf, missingKey } from "../providers.ts";
+import { apiKeyOf, baseUrlOf, envApiKeyOf, missingKey } from "../providers.ts";
 import { postWithRetries, readAll } from "../transport.ts";
 import { DEFAULT_LLM_TIMEOUT_MS, type ModelChoice, type Usage } from "../types.ts";
 import type { OpenAiUsage } from "./api-types.ts";
@@ -49,11 +49,11 @@ export interface OpenAiCall {
 export async function openOpenAiCall(request: OpenAiRequest): Promise<OpenAiCall> {
   const { choice, env, trigger, stream, payload } = request;
   const baseUrl = baseUrlOf(choice.provider, env);
-  const apiKey = await apiKeyOf(choice.provider, env, trigger);
+  const apiKey = envApiKeyOf(choice.provider, env) ?? (await apiKeyOf(choice.provider, env, trigger));
   if (!apiKey && !choice.provider.local) throw missingKey(choice.provider);
   let url: URL;
   try {
-    url = new URL(`${baseUrl.replace(/\/+$/, "")}${request.path ?? "/chat/completions"}`);
+    url = endpointUrl(`${baseUrl.replace(/\/+$/, "")}${request.path ?? "/chat/completions"}`);
   } catch {
     throw new AppError("unavailable", `Provider ${choice.provider.id} has an invalid base URL`);
   }
@@ -77,6 +77,23 @@ export async function openOpenAiCall(request: OpenAiRequest): Promise<OpenAiCall
   } catch (error) {
     throw providerError(choice, baseUrl, error);
   }
+}
+
+/**
+ * Endpoint URLs by their text, parsed once: a provider's base URL and path seldom change, and the
+ * transport only reads them. Bounded, since base URLs come from the environment and the catalog.
+ */
+const endpoints = new Map<string, URL>();
+const MAX_ENDPOINTS = 64;
+
+function endpointUrl(text: string): URL {
+  let url = endpoints.get(text);
+  if (!url) {
+    url = new URL(text);
+    if (endpoints.size >= MAX_ENDPOINTS) endpoints.clear();
+    endpoints.set(text, url);
+  }
+  return url;
 }
 
 /** A provider's JSON answer: its fields of ours (usage), the rest passed on as it came. */
