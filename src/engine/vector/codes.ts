@@ -1,5 +1,5 @@
-import { CodeMemory } from "./popcount.ts";
-import { codeWords } from "./scan.ts";
+import { CodeMemory } from "./code-memory.ts";
+import { type CodeSource, codeWords } from "./scan.ts";
 
 /** Where the database stands for a scope: writes and deletes so far (both only grow). */
 export interface ScopeVersion {
@@ -20,7 +20,7 @@ export interface CodeRow {
  * are the scope's counters this copy matches: a scope whose version moved on has rows with seq above
  * it to fetch; one whose deletes moved on is reloaded whole (deleted rows leave nothing to fetch).
  */
-export class CodeSet {
+export class CodeSet implements CodeSource {
   readonly model: string;
   readonly dims: number;
   at: ScopeVersion;
@@ -40,14 +40,18 @@ export class CodeSet {
     this.memory = new CodeMemory(this.words, this.capacity);
   }
 
-  /** The packed codes (a view that a growth replaces: do not keep it across writes). */
+  /** The packed codes (a view that a growth replaces: do not keep it across writes or queries). */
   get codes(): Uint32Array {
     return this.memory.codes;
   }
 
-  /** Hamming distances of every slot to a query code (WebAssembly, see popcount.ts). */
-  distances(query: Uint32Array): Uint16Array {
-    return this.memory.distances(this.count, query);
+  /** The `take` slots nearest to a query code by Hamming distance (WebAssembly, see code-memory.ts). */
+  nearest(query: Uint32Array, take: number): Int32Array {
+    return this.memory.nearest(this.count, query, take);
+  }
+
+  asymmetricScores(unit: Float32Array, slots: Int32Array): Float32Array {
+    return this.memory.asymmetricScores(unit, slots);
   }
 
   has(id: string): boolean {

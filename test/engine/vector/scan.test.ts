@@ -1,18 +1,23 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { CodeMemory, Int8Scorer } from "../../../src/engine/vector/code-memory.ts";
 import { CodeSet, followWrite, refreshPlan } from "../../../src/engine/vector/codes.ts";
-import { CodeMemory } from "../../../src/engine/vector/popcount.ts";
 import {
+  asymmetricScores,
   asymmetricShortlist,
+  asymmetricTable,
+  bestScored,
   codeWords,
   hammingDistances,
   hammingShortlist,
   int8Cosine,
   int8Vector,
   passSizes,
+  shortlist,
   signCode,
   unitVector,
 } from "../../../src/engine/vector/scan.ts";
+import { sleb, uleb } from "../../../src/engine/vector/wasm.ts";
 import { cosine, uniformVectors } from "./data.ts";
 
 const packed = (vectors: Float32Array[], dims: number) => {
@@ -93,7 +98,16 @@ describe("vector scan core", () => {
           const memory = new CodeMemory(words, Math.max(1, n));
           memory.codes.set(codes);
           const query = new Uint32Array(signCode(unitVector(vectors[0])).buffer);
-          expect([...memory.distances(n, query)]).toEqual([...hammingDistances(codes, n, words, query)]);
+          const expected = hammingDistances(codes, n, words, query);
+          const { distances, histogram } = memory.distances(n, query);
+          expect([...distances]).toEqual([...expected]);
+          const counted = new Array(words * 32 + 1).fill(0);
+          for (const d of expected) counted[d]++;
+          expect([...histogram]).toEqual(counted);
+          const take = Math.max(1, Math.floor(n / 3));
+          expect([...memory.nearest(n, query, take)]).toEqual([
+            ...hammingShortlist(expected, words * 32, take),
+          ]);
         },
       ),
       { numRuns: 30 },
@@ -130,5 +144,143 @@ describe("vector scan core", () => {
     followWrite([set], { version: 2, deletes: 1 }, true, () => set.remove("e0"));
     expect(set.has("e0")).toBe(false);
     expect(set.at).toEqual({ version: 2, deletes: 1 });
+  });
+
+  it("WebAssembly asymmetric scores equal JavaScript's, bit for bit, and leave the codes intact", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.integer({ min: 1, max: 600 }),
+        fc.integer({ min: 1, max: 700 }),
+        fc.array(fc.nat(), { maxLength: 70 }),
+        (seed, n, dims, picks) => {
+          const vectors = uniformVectors(n + 1, dims, seed);
+          const { codes, words } = packed(vectors.slice(1), dims);
+          const memory = new CodeMemory(words, n);
+          memory.codes.set(codes);
+          const unit = unitVector(vectors[0]);
+          // Any slots, repeated or not, in any number (the kernel scores four at a time, then the rest).
+          const slots = Int32Array.from(picks, (pick) => pick % n);
+          const table = asymmetricTable(unit, words * 4, new Float32Array(words * 4 * 256));
+          expect([...memory.asymmetricScores(unit, slots)]).toEqual([
+            ...asymmetricScores(codes, words, table, slots),
+          ]);
+          expect([...memory.codes]).toEqual([...codes]);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("ranks scored slots as a stable sort by descending score does (ties, negatives, −0)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(fc.constantFrom(0, -0, 1, -1, 0.5), fc.float({ noNaN: true, noDefaultInfinity: true })),
+          { minLength: 1, maxLength: 300 },
+        ),
+        fc.integer({ min: 1, max: 300 }),
+        (values, take) => {
+          const scores = Float32Array.from(values);
+          const slots = Int32Array.from(values, (_, i) => 1000 + ((i * 7) % values.length));
+          const stable = values.map((_, i) => i).sort((a, b) => scores[b] - scores[a]);
+          const expected = stable.slice(0, take).map((i) => slots[i]);
+          expect([...bestScored(scores, slots, take)]).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("WebAssembly int8 cosines equal int8Cosine of each vector, bit for bit", () => {
+    const scorer = new Int8Scorer();
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.integer({ min: 1, max: 300 }),
+        // Past one batch of 256, and counts that are not a multiple of four.
+        fc.oneof(fc.integer({ min: 0, max: 11 }), fc.integer({ min: 250, max: 600 })),
+        (seed, dims, n) => {
+          const [query, ...vectors] = uniformVectors(n + 1, dims, seed);
+          const unit = unitVector(query);
+          // Each in a buffer of its own, as SQLite's rows come.
+          const stored = vectors.map((vector) => Uint8Array.from(int8Vector(unitVector(vector))));
+          expect([...scorer.cosines(unit, stored)]).toEqual(stored.map((vec) => int8Cosine(unit, vec)));
+        },
+      ),
+      { numRuns: 60 },
+    );
+    expect(() => scorer.cosines(unitVector([1, 2, 3]), [int8Vector(unitVector([1, 2]))])).toThrow(
+      /2 dimensions, not 3/,
+    );
+  });
+
+  it("shortlists through a code set exactly as the JavaScript passes do", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.integer({ min: 1, max: 1500 }),
+        fc.constantFrom(8, 33, 100, 384),
+        fc.integer({ min: 1, max: 60 }),
+        (seed, n, dims, rescore) => {
+          const vectors = uniformVectors(n + 1, dims, seed);
+          const { codes, words } = packed(vectors.slice(1), dims);
+          const set = new CodeSet("m", dims, { version: 1, deletes: 0 });
+          vectors.slice(1).forEach((_, i) => {
+            const code = new Uint8Array(codes.buffer, i * words * 4, words * 4);
+            set.upsert({ id: `e${i}`, ref: i, code });
+          });
+          const unit = unitVector(vectors[0]);
+          const sizes = passSizes(rescore, rescore);
+          const all = Int32Array.from({ length: n }, (_, i) => i);
+          const query = new Uint32Array(signCode(unit).buffer);
+          const first =
+            sizes.hamming >= n
+              ? all
+              : hammingShortlist(hammingDistances(codes, n, words, query), words * 32, sizes.hamming);
+          const expected = n <= rescore * 2 ? all : asymmetricShortlist(codes, words, unit, first, rescore);
+          expect([...shortlist(set, unit, sizes)]).toEqual([...expected]);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("code sets keep their codes when a query's scratch grows the memory, and grow after it", () => {
+    const dims = 64;
+    const vectors = uniformVectors(1001, dims, 5);
+    const { codes, words } = packed(vectors.slice(1), dims);
+    const set = new CodeSet("m", dims, { version: 1, deletes: 0 });
+    const add = (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        set.upsert({ id: `e${i}`, ref: i, code: new Uint8Array(codes.buffer, i * words * 4, words * 4) });
+      }
+    };
+    const unit = unitVector(vectors[0]);
+    const query = new Uint32Array(signCode(unit).buffer);
+    add(0, 300);
+    set.asymmetricScores(
+      unit,
+      Int32Array.from({ length: 300 }, (_, i) => i),
+    );
+    add(300, 1000);
+    expect([...set.codes.subarray(0, 1000 * words)]).toEqual([...codes]);
+    expect([...set.nearest(query, 50)]).toEqual([
+      ...hammingShortlist(hammingDistances(codes, 1000, words, query), words * 32, 50),
+    ]);
+  });
+
+  it("encodes WebAssembly integers as LEB128", () => {
+    expect(uleb(0)).toEqual([0]);
+    expect(uleb(127)).toEqual([127]);
+    expect(uleb(128)).toEqual([0x80, 1]);
+    expect(uleb(624_485)).toEqual([0xe5, 0x8e, 0x26]);
+    expect(sleb(63)).toEqual([63]);
+    expect(sleb(64)).toEqual([0xc0, 0]);
+    expect(sleb(-1)).toEqual([0x7f]);
+    expect(sleb(-4)).toEqual([0x7c]);
+    expect(sleb(-64)).toEqual([0x40]);
+    expect(sleb(-65)).toEqual([0xbf, 0x7f]);
+    expect(sleb(1024)).toEqual([0x80, 0x08]);
   });
 });

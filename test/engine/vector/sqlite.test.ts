@@ -1,12 +1,24 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStateStore } from "../../../src/engine/state/sqlite.ts";
+import type { CodeSet } from "../../../src/engine/vector/codes.ts";
 import { openVectorIndex } from "../../../src/engine/vector/open.ts";
+import {
+  asymmetricShortlist,
+  best,
+  hammingDistances,
+  hammingShortlist,
+  int8Cosine,
+  passSizes,
+  signCode,
+  unitVector,
+} from "../../../src/engine/vector/scan.ts";
 import { SqliteVectorIndex } from "../../../src/engine/vector/sqlite.ts";
 import { vectorIndexContract } from "./contract.ts";
-import { uniformVectors } from "./data.ts";
+import { clusteredVectors, uniformVectors } from "./data.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "agentos-vector-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,6 +65,42 @@ describe("SqliteVectorIndex", () => {
         expect(hit.id).toBe(`${scope}7`);
       }
     } finally {
+      await index.close();
+    }
+  });
+
+  it("answers as the JavaScript passes and one read per shortlisted vector do", async () => {
+    const path = join(dir, "same-answers.db");
+    const index = new SqliteVectorIndex(path);
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      const dims = 96;
+      const vectors = clusteredVectors(3000, dims, 40, 21);
+      for (let at = 0; at < vectors.length; at += 500) {
+        const batch = vectors.slice(at, at + 500).map((vector, i) => ({ id: `e${at + i}`, vector }));
+        await index.putMany("m", "s", "m96", batch);
+      }
+      const read = db.prepare("SELECT vec FROM vector_data WHERE rowid = ?");
+      const options = { limit: 10, model: "m96", rescore: 40 };
+      for (const query of uniformVectors(20, dims, 22).concat(vectors.slice(0, 20))) {
+        const got = await index.query("m", "s", query, options);
+        // The scope's cached codes, in their slot order (ties at a cut-off go to the lowest slot).
+        const set = (index as unknown as { current(...key: string[]): CodeSet }).current("m", "s", "m96");
+        const codes = set.codes.subarray(0, set.count * set.words);
+        const unit = unitVector(query);
+        const sizes = passSizes(options.limit, options.rescore);
+        const code = new Uint32Array(signCode(unit).buffer);
+        const distances = hammingDistances(codes, set.count, set.words, code);
+        const first = hammingShortlist(distances, set.words * 32, sizes.hamming);
+        const slots = asymmetricShortlist(codes, set.words, unit, first, sizes.rescore);
+        const hits = [...slots].map((slot) => {
+          const row = read.get(set.refs[slot]) as { vec: Uint8Array };
+          return { id: set.ids[slot], score: int8Cosine(unit, row.vec) };
+        });
+        expect(got).toEqual(best(hits, options.limit));
+      }
+    } finally {
+      db.close();
       await index.close();
     }
   });
