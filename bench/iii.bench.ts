@@ -1,5 +1,7 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
 import { registerWorker } from "iii-sdk";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import { IiiServer } from "../src/engine/iii/server.ts";
@@ -36,7 +38,18 @@ async function startEcho(): Promise<Target> {
       socket.send(JSON.stringify({ type: "invocationresult", invocation_id, function_id, result }));
     });
   });
-  const { port } = server.address() as AddressInfo;
+  const client = await echoClient((server.address() as AddressInfo).port);
+  return {
+    call: client.call,
+    close: async () => {
+      await client.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The calling side of the echo: ids matched to replies, as the engine matches its calls. */
+async function echoClient(port: number): Promise<Target> {
   // Default client options, as the SDK's client uses.
   const client = new WebSocket(`ws://127.0.0.1:${port}`);
   await new Promise<void>((resolve, reject) => client.once("open", resolve).once("error", reject));
@@ -57,7 +70,6 @@ async function startEcho(): Promise<Target> {
       }),
     close: async () => {
       client.terminate();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
@@ -71,29 +83,99 @@ async function waitFor(ready: () => boolean, what: string, ms = 5000): Promise<v
   }
 }
 
-/** The subject: the engine's iii server with a real iii-sdk worker providing the no-op function. */
-async function startIii(): Promise<Target> {
+/**
+ * The subject: the engine's iii server with a real iii-sdk worker providing the no-op function, in this
+ * process or (`remote`) in a process of its own.
+ */
+async function startIii(remote = false): Promise<Target> {
   const engine = createEngine({ bus: new LocalBus() });
   const server = new IiiServer(engine, { host: "127.0.0.1", port: 0, logger: silentLogger() });
   const url = await server.listen();
-  const worker = registerWorker(url, {
-    workerName: "bench",
-    otel: { enabled: false },
-    enableMetricsReporting: false,
-  });
+  const stopWorker = remote ? remoteWorker(url) : localWorker(url);
   const close = async () => {
-    await worker.shutdown();
+    await stopWorker();
     await server.close();
     engine.shutdown();
   };
-  worker.registerFunction(FUNCTION_ID, async (data: unknown) => data);
   try {
-    await waitFor(() => engine.functions.get(FUNCTION_ID) !== undefined, `${FUNCTION_ID} to register`);
+    // A worker process of its own first starts Node and loads the SDK.
+    const ms = remote ? 30_000 : 5000;
+    await waitFor(() => engine.functions.get(FUNCTION_ID) !== undefined, `${FUNCTION_ID} to register`, ms);
   } catch (error) {
     await close();
     throw error;
   }
   return { call: () => engine.trigger({ function_id: FUNCTION_ID, payload }), close };
+}
+
+function localWorker(url: string): () => Promise<void> {
+  const worker = registerWorker(url, {
+    workerName: "bench",
+    otel: { enabled: false },
+    enableMetricsReporting: false,
+  });
+  worker.registerFunction(FUNCTION_ID, async (data: unknown) => data);
+  return () => worker.shutdown();
+}
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** The far ends in processes of their own, as remote workers run (started from the repository root). */
+const REMOTE_WORKER = `
+import { registerWorker } from "iii-sdk";
+console.debug = () => {};
+const worker = registerWorker(process.env.III_URL, { workerName: "bench", otel: { enabled: false }, enableMetricsReporting: false });
+worker.registerFunction("${FUNCTION_ID}", async (data) => data);
+process.on("disconnect", () => void worker.shutdown().then(() => process.exit(0)));
+`;
+const REMOTE_ECHO = `
+import { WebSocketServer } from "ws";
+const server = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false });
+server.on("listening", () => process.send(server.address().port));
+server.on("connection", (socket) => socket.on("message", (data) => {
+  const { invocation_id, function_id, data: result } = JSON.parse(data.toString());
+  socket.send(JSON.stringify({ type: "invocationresult", invocation_id, function_id, result }));
+}));
+process.on("disconnect", () => process.exit(0));
+`;
+
+function spawnModule(code: string, env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, ["--input-type=module", "-e", code], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+}
+
+/** Ends a child by closing its IPC channel (it exits on disconnect), killing it if it lingers. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.disconnect();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 2000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function remoteWorker(url: string): () => Promise<void> {
+  const child = spawnModule(REMOTE_WORKER, { III_URL: url });
+  return () => stopChild(child);
+}
+
+async function startRemoteEcho(): Promise<Target> {
+  const child = spawnModule(REMOTE_ECHO);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once("message", (message) => resolve(message as number));
+    child.once("exit", () => reject(new Error("the echo process exited before listening")));
+  });
+  const client = await echoClient(port);
+  return {
+    call: client.call,
+    close: async () => {
+      await client.close();
+      await stopChild(child);
+    },
+  };
 }
 
 interface Summary {
@@ -127,9 +209,16 @@ async function compareAt(concurrency: number, baseline: Target, subject: Target)
 
 const micros = (ms: number) => Math.round(ms * 1000).toLocaleString("en");
 
+function printLatencies(baseline: Summary, subject: Summary): void {
+  console.log(
+    `  latency p50 / p99: raw ws echo ${micros(baseline.p50)} / ${micros(baseline.p99)} µs, engine.trigger ${micros(subject.p50)} / ${micros(subject.p99)} µs`,
+  );
+}
+
 /**
  * engine.trigger of a no-op function on a remote iii-sdk worker (engine → WebSocket → worker → engine)
- * vs a raw ws echo round trip with frames of the same shape, at concurrency 1 and 64.
+ * vs a raw ws echo round trip with frames of the same shape, at concurrency 1 and 64; then both at
+ * concurrency 1 with the far end in a process of its own (what a workflow step through a worker pays).
  */
 export async function benchIii(): Promise<void> {
   // The SDK logs its worker id (and any reconnect) with console.debug: noise in a report.
@@ -149,10 +238,20 @@ export async function benchIii(): Promise<void> {
         { name: "raw ws echo, same frame shape", opsPerSec: baseline.opsPerSec },
         TARGET,
       );
-      console.log(
-        `  latency p50 / p99: raw ws echo ${micros(baseline.p50)} / ${micros(baseline.p99)} µs, engine.trigger ${micros(subject.p50)} / ${micros(subject.p99)} µs`,
-      );
+      printLatencies(baseline, subject);
     }
+    // A workflow's remote step calls a worker in another process: each way wakes the other process.
+    const remoteEcho = await startRemoteEcho();
+    started.push(remoteEcho);
+    const remoteIii = await startIii(true);
+    started.push(remoteIii);
+    const { baseline, subject } = await compareAt(1, remoteEcho, remoteIii);
+    report(
+      `iii: the same with the far end in a process of its own (concurrency 1, median of ${ROUNDS} × ${ROUND_MS} ms)`,
+      { name: "engine.trigger → iii-sdk worker process", opsPerSec: subject.opsPerSec },
+      { name: "raw ws echo across processes", opsPerSec: baseline.opsPerSec },
+    );
+    printLatencies(baseline, subject);
   } finally {
     for (const target of started.reverse()) await target.close();
     console.debug = debug;

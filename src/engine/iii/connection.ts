@@ -6,6 +6,12 @@ import type { InvocationContext, WorkerInfo } from "../types.ts";
 import { fromErrorBody, invocationStopped } from "./errors.ts";
 import type { IiiLimits } from "./limits.ts";
 
+/** The part of a net.Socket that holds writes back (cork) and sends them together (uncork). */
+export interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
 interface PendingCall {
   functionId: string;
   resolve(value: unknown): void;
@@ -44,11 +50,17 @@ export class WorkerConnection {
   closed = false;
   private readonly limits: IiiLimits;
   private readonly warned = new Set<string>();
+  /** The TCP socket under the WebSocket, when known: it lets a burst of frames leave in one write. */
+  private readonly transport: Corkable | undefined;
+  /** A frame was written in this turn of the event loop (the turn ends with the next-tick queue). */
+  private turnOpen = false;
+  private corked = false;
 
-  constructor(socket: WebSocket, ip: string, limits: IiiLimits) {
+  constructor(socket: WebSocket, ip: string, limits: IiiLimits, transport?: Corkable) {
     this.socket = socket;
     this.ip = ip;
     this.limits = limits;
+    this.transport = transport;
   }
 
   get name(): string {
@@ -71,9 +83,34 @@ export class WorkerConnection {
     } catch (error) {
       throw new AppError("validation", `Cannot send to worker ${this.name}: ${(error as Error).message}`);
     }
-    this.socket.send(text);
+    this.write(text);
     return true;
   }
+
+  /**
+   * The first frame of a turn is written at once, so a lone call waits for nothing. Later frames of the
+   * same turn (calls resumed by answers that arrived in one read, a fanout's invocations) are held
+   * until the turn's end and leave in one system call. Writes were a third of the CPU with 64 calls in
+   * flight to one worker (each a syscall that, on loopback, also wakes the reader); written together,
+   * the iii bench at concurrency 64 went from 20–22 000 to 24–28 000 calls a second.
+   */
+  private write(text: string): void {
+    if (!this.turnOpen) {
+      this.turnOpen = true;
+      process.nextTick(this.endTurn);
+    } else if (!this.corked && this.transport) {
+      this.corked = true;
+      this.transport.cork();
+    }
+    this.socket.send(text);
+  }
+
+  private readonly endTurn = () => {
+    this.turnOpen = false;
+    if (!this.corked) return;
+    this.corked = false;
+    this.transport?.uncork();
+  };
 
   /** Invokes a function this worker provides and waits for its invocationresult. */
   call(functionId: string, data: unknown, ctx: InvocationContext): Promise<unknown> {

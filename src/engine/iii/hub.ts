@@ -2,7 +2,7 @@ import type { WebSocket } from "ws";
 import type { Logger } from "../../shared/logger.ts";
 import { sameSecret } from "../../shared/secrets.ts";
 import type { Engine } from "../engine.ts";
-import { WorkerConnection, type WorkerMetadata } from "./connection.ts";
+import { type Corkable, WorkerConnection, type WorkerMetadata } from "./connection.ts";
 import { handleInvoke, type InvocationDeps } from "./invocations.ts";
 import type { IiiLimits } from "./limits.ts";
 import { type FrameError, type InboundFrame, parseFrame } from "./protocol.ts";
@@ -41,9 +41,12 @@ export class IiiHub {
     };
   }
 
-  /** A new socket: it gets its id and reattach token before anything else is read from it. */
-  attach(socket: WebSocket, ip: string): WorkerConnection {
-    const conn = new WorkerConnection(socket, ip, this.limits);
+  /**
+   * A new socket: it gets its id and reattach token before anything else is read from it. `transport`
+   * is the TCP socket under it (its frames are then written in bursts, see WorkerConnection.write).
+   */
+  attach(socket: WebSocket, ip: string, transport?: Corkable): WorkerConnection {
+    const conn = new WorkerConnection(socket, ip, this.limits, transport);
     this.connections.set(conn.id, conn);
     conn.send({ type: "workerregistered", worker_id: conn.id, reattach_token: conn.reattachToken });
     this.workersAvailable.emit("worker_connected", conn.id);

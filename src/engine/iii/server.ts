@@ -124,8 +124,9 @@ export class IiiServer {
       refuseUpgrade(socket, 503, "Service Unavailable");
       return;
     }
+    // ws writes its frames to this very socket, so corking it holds them back (WorkerConnection.write).
     this.wss.handleUpgrade(request, socket, head, (ws) =>
-      this.acceptWorker(ws, request.socket.remoteAddress ?? ""),
+      this.acceptWorker(ws, request.socket.remoteAddress ?? "", socket),
     );
   }
 
@@ -150,8 +151,8 @@ export class IiiServer {
     return given ? sameSecret(expected, given) : false;
   }
 
-  private acceptWorker(ws: WebSocket, ip: string): void {
-    const conn = this.hub.attach(ws, ip);
+  private acceptWorker(ws: WebSocket, ip: string, transport: Duplex): void {
+    const conn = this.hub.attach(ws, ip, transport);
     this.watch(ws);
     ws.on("message", (data: RawData, isBinary: boolean) => {
       this.lastSeen.set(ws, nowMs());
