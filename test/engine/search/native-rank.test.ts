@@ -15,7 +15,7 @@ function bareTable(texts: string[]): DatabaseSync {
   db.exec(`CREATE VIRTUAL TABLE f USING fts5(text, content = '', contentless_delete = 1,
     tokenize = 'porter unicode61 remove_diacritics 2')`);
   const insert = db.prepare("INSERT INTO f (rowid, text) VALUES (?, ?)");
-  texts.forEach((text, at) => insert.run(at + 1, text));
+  for (const [at, text] of texts.entries()) insert.run(at + 1, text);
   return db;
 }
 
