@@ -59,7 +59,7 @@ static int bm25Data(const Fts5ExtensionApi *api, Fts5Context *fts, const char *c
     double idf = log((rows - hits + 0.5) / (hits + 0.5));
     data->idf[i] = idf <= 0.0 ? 1e-6 : idf;
   }
-  if (*at) {
+  if (at && *at) {
     sqlite3_free(data);
     return SQLITE_MISMATCH;
   }
