@@ -50,8 +50,13 @@ export class GroupCommitQueue<I, O> {
     const settled = items.map(
       (item) => new Promise<O>((resolve, reject) => queue.waiting.push({ item, resolve, reject })),
     );
-    if (settled.length === 0) return settled;
-    queue.last = Promise.allSettled(settled).then(() => undefined);
+    const last = settled.at(-1);
+    if (!last) return settled;
+    // Items settle in arrival order, so the last one's settlement is everyone's (one reaction, not all).
+    queue.last = last.then(
+      () => undefined,
+      () => undefined,
+    );
     if (!queued) {
       this.queues.set(key, queue);
       void this.drain(key, queue);
