@@ -129,7 +129,7 @@ export async function createAgentOS(config: Config, options: AgentOSOptions = {}
     engine.onTelemetry((event) => metrics.observe(event));
     engine.onTelemetry(logTelemetry(logger));
     const keyCache = new KeyCache();
-    registerHttpFunctions(engine, router, keyCache);
+    registerHttpFunctions(engine, router, keyCache, config.dataDir);
     await registerWorkers(engine, config, { background: options.background ?? true });
     const iii = new IiiServer(engine, {
       host: config.engineHost,

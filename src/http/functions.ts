@@ -71,7 +71,12 @@ const workerList = z.object({
 });
 
 /** The front door's own functions: health, OpenAPI and API key management. */
-export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCache: KeyCache): void {
+export function registerHttpFunctions(
+  engine: Engine,
+  router: HttpRouter,
+  keyCache: KeyCache,
+  dataDir: string,
+): void {
   const worker = engine.worker("api", "HTTP front door: health, OpenAPI, API keys");
 
   worker.registerFunction(
@@ -86,7 +91,7 @@ export function registerHttpFunctions(engine: Engine, router: HttpRouter, keyCac
       version: serviceVersion,
       workers: engine.workerCount(),
       uptime: process.uptime(),
-      sandbox: sandboxStatus() ?? { mode: "starting" as const },
+      sandbox: sandboxStatus(dataDir) ?? { mode: "starting" as const },
     }),
   );
   worker.registerTrigger({ type: "http", function_id: "api::health", config: { api_path: "/api/health" } });

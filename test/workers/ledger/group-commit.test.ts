@@ -109,7 +109,8 @@ describe("GroupCommitQueue", () => {
     const secondGroup = [queue.enqueue("k", 2), queue.enqueue("k", 3)];
     const failures = Promise.allSettled(secondGroup);
     await expect(first).resolves.toBe(1);
-    for (const failure of await failures) expect(failure).toMatchObject({ reason: new Error("commit failed") });
+    for (const failure of await failures)
+      expect(failure).toMatchObject({ reason: new Error("commit failed") });
     await expect(queue.enqueue("k", 4)).resolves.toBe(4);
   });
 

@@ -111,6 +111,14 @@ function chromiumProcesses(): Proc[] {
   );
 }
 
+/** The browser process a Chromium child descends from. */
+function browserOf(found: Proc[], child: Proc): Proc {
+  const byPid = new Map(found.map((proc) => [proc.pid, proc]));
+  for (let proc = byPid.get(child.ppid); proc; proc = byPid.get(proc.ppid))
+    if (proc.cmdline.includes("--remote-debugging-pipe")) return proc;
+  throw new Error(`no browser above ${child.pid}: ${child.cmdline.slice(0, 200)}`);
+}
+
 const field = (proc: Proc, name: string) =>
   proc.status.match(new RegExp(`^${name}:\\s*(.*)$`, "m"))?.[1] ?? "";
 
@@ -136,11 +144,13 @@ describe.skipIf(!available)("browser tools on a real Chromium", () => {
           expect(proc.cmdline).not.toContain("--no-sandbox");
         }
         // Renderers: seccomp-bpf on, in user and pid namespaces apart from the browser's.
+        // Each renderer against its own browser: other test files of this worker may run Chromiums too.
         const ns = (pid: string, kind: string) => readlinkSync(`/proc/${pid}/ns/${kind}`);
         for (const renderer of renderers) {
+          const itsBrowser = browserOf(found, renderer);
           expect(field(renderer, "Seccomp")).toBe("2");
-          expect(ns(renderer.pid, "user")).not.toBe(ns(browser?.pid ?? "self", "user"));
-          expect(ns(renderer.pid, "pid")).not.toBe(ns(browser?.pid ?? "self", "pid"));
+          expect(ns(renderer.pid, "user")).not.toBe(ns(itsBrowser.pid, "user"));
+          expect(ns(renderer.pid, "pid")).not.toBe(ns(itsBrowser.pid, "pid"));
         }
       } finally {
         await context.close();

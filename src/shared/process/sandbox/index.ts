@@ -53,10 +53,11 @@ export interface Prepared {
 
 const MiB = 1024 * 1024;
 
-let lastStatus: SandboxStatus | undefined;
-/** The last probe's verdict in this process (for /api/health); undefined before any probe. */
-export function sandboxStatus(): SandboxStatus | undefined {
-  return lastStatus;
+/** Each service's last probe verdict, by its data directory (several services may share a process). */
+const statuses = new Map<string, SandboxStatus>();
+/** The last probe's verdict of the service on `dataDir` (for /api/health); undefined before any probe. */
+export function sandboxStatus(dataDir: string): SandboxStatus | undefined {
+  return statuses.get(dataDir);
 }
 
 /**
@@ -75,8 +76,10 @@ export class Sandbox {
   private readonly layout = systemLayout();
   /** The process's copy of the system's /etc entries (etcCopy), opened for binding. */
   private etcFd: number | undefined;
+  private readonly dataDir: string;
 
   constructor(options: { env: NodeJS.ProcessEnv; dataDir: string; policy: NetworkPolicy }) {
+    this.dataDir = options.dataDir;
     this.settings = sandboxSettings(options.env);
     this.host = new HostPrograms(options.env);
     this.egress = new EgressGate(options.policy, join(options.dataDir, "sandbox", "egress"));
@@ -85,7 +88,7 @@ export class Sandbox {
   /** The verdict of the start probe (a confined `true`), run once. */
   ready(): Promise<SandboxStatus> {
     this.probing ??= this.probe().then((status) => {
-      lastStatus = status;
+      statuses.set(this.dataDir, status);
       return status;
     });
     return this.probing;
@@ -155,6 +158,7 @@ export class Sandbox {
   }
 
   async close(): Promise<void> {
+    statuses.delete(this.dataDir);
     await this.egress.close();
     this.shipped.close();
     if (this.etcFd !== undefined) closeSync(this.etcFd);
