@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import autocannon from "autocannon";
 import { Client } from "pg";
 import { type AgentOS, createAgentOS } from "../src/app.ts";
@@ -388,6 +389,24 @@ interface ServiceFigures {
   turn: Load;
 }
 
+/** Waits until the serving process has merged the text index of `dataDir` into one segment. */
+async function textIndexMerged(dataDir: string, label: string): Promise<void> {
+  const db = new DatabaseSync(join(dataDir, "agentos.db"), { readOnly: true });
+  const segments = () =>
+    Number((db.prepare("SELECT count(DISTINCT segid) AS n FROM search_fts_idx").get() as { n: number }).n);
+  const start = performance.now();
+  const before = segments();
+  try {
+    while (segments() > 1 && performance.now() - start < 120_000)
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    console.log(
+      `  ${label}: text index merged while idle, ${before} → ${segments()} segments in ${((performance.now() - start) / 1000).toFixed(1)} s`,
+    );
+  } finally {
+    db.close();
+  }
+}
+
 /** Part 2: start, list, recall and turn of a service with 10 000 agents against one with 10. */
 async function tenThousandAgents(): Promise<void> {
   console.log(
@@ -427,6 +446,9 @@ async function tenThousandAgents(): Promise<void> {
           },
         });
       }
+      // A service merges its text index's segments once idle (sqlite-merge.ts), as a long-running one
+      // has: measured after that, as it answers for most of its life.
+      for (const which of ["few", "many"] as const) await textIndexMerged(sets[which].dir, which);
       const agentOf = (which: "few" | "many") => (sets[which].marker.ids as string[])[1];
       const url = (which: "few" | "many") => (servers[which] as ServeProcess).url;
       const queries = messages().map(({ message }) => ({ query: message }));
@@ -462,9 +484,12 @@ async function tenThousandAgents(): Promise<void> {
   ] as const) {
     loadLine(`${label}, ${count(FEW_AGENTS)} agents`, few[key]);
     loadLine(`${label}, ${count(AGENTS)} agents`, many[key]);
-    const ratio = many[key].mean / few[key].mean;
+    // One connection: a request's time is 1 / throughput. Autocannon's latencies are whole
+    // milliseconds, too coarse for requests that take well under one.
+    const ratio = few[key].rps / many[key].rps;
     console.log(
-      `  latency ratio ${count(AGENTS)} / ${count(FEW_AGENTS)} agents (mean): ${ratio.toFixed(2)}  target ≤ ${TARGET_RATIO}: ${verdict(ratio <= TARGET_RATIO)}`,
+      `  time a request ${count(AGENTS)} / ${count(FEW_AGENTS)} agents (1 / throughput, 1 connection): ` +
+        `${ms(1000 / many[key].rps)} / ${ms(1000 / few[key].rps)} = ${ratio.toFixed(2)}  target ≤ ${TARGET_RATIO}: ${verdict(ratio <= TARGET_RATIO)}`,
     );
   }
 }

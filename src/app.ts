@@ -63,13 +63,13 @@ interface Backends {
  * limits. Cluster mode (a database URL): all of them in PostgreSQL, so every node shares state,
  * indexes, events and each client's budget. Whatever opened before a failure is closed again.
  */
-async function openBackends(config: Config, logger: Logger): Promise<Backends> {
+async function openBackends(config: Config, logger: Logger, background: boolean): Promise<Backends> {
   const store = await openStateStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let textIndex: TextIndex | undefined;
   let vectorIndex: VectorIndex | undefined;
   let bus: PubSubBus | undefined;
   try {
-    textIndex = await openTextIndex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    textIndex = await openTextIndex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, background });
     vectorIndex = await openVectorIndex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     const indexes = { textIndex, vectorIndex };
     if (!config.databaseUrl) {
@@ -104,7 +104,7 @@ export interface AgentOSOptions {
 
 export async function createAgentOS(config: Config, options: AgentOSOptions = {}): Promise<AgentOS> {
   const logger = options.logger ?? silentLogger();
-  const backends = await openBackends(config, logger);
+  const backends = await openBackends(config, logger, options.background ?? true);
   const { store, textIndex, vectorIndex, bus, rateLimitStore } = backends;
   const closeBackends = async () => {
     await bus.close();

@@ -10,6 +10,8 @@ export interface OpenTextIndexOptions {
   dataDir: string;
   /** PostgreSQL schema for the table (tests); without it the connection's search_path decides. */
   schema?: string;
+  /** The serving process: SQLite's index merges its segments while idle (a CLI command's does not). */
+  background?: boolean;
 }
 
 /**
@@ -20,5 +22,5 @@ export async function openTextIndex(options: OpenTextIndexOptions): Promise<Text
   if (options.databaseUrl) {
     return PostgresTextIndex.open({ connectionString: options.databaseUrl, schema: options.schema });
   }
-  return new SqliteTextIndex(join(options.dataDir, "agentos.db"));
+  return new SqliteTextIndex(join(options.dataDir, "agentos.db"), {}, options.background ? {} : undefined);
 }

@@ -6,6 +6,7 @@ import { openSqliteConnection, type SqliteConnection } from "../state/sqlite-con
 import { COMMON_TERM_WINDOW, informativeTerms, MIN_ENTRIES } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, toHits } from "./score.ts";
+import { type IdleMergeOptions, IdleMerger } from "./sqlite-merge.ts";
 import { leadingVarint, type RankerOptions, SqliteRanker } from "./sqlite-rank.ts";
 import type { TextDoc, TextHit, TextIndex, TextPage, TextSearchOptions } from "./types.ts";
 import { documentFields } from "./values.ts";
@@ -99,8 +100,14 @@ export class SqliteTextIndex implements TextIndex {
     { writes: number; size: number; first: bigint | null; found: Map<string, number> }
   >();
 
-  /** `ranking` tunes when the ranker scans and when it ranks every match (tests exercise both). */
-  constructor(path: string, ranking: RankerOptions = {}) {
+  /** Merges the index's segments while the service is idle (the serving process only). */
+  readonly merger: IdleMerger | undefined;
+
+  /**
+   * `ranking` tunes when the ranker scans and when it ranks every match (tests exercise both);
+   * `idleMerge` turns on merging while idle (see sqlite-merge.ts).
+   */
+  constructor(path: string, ranking: RankerOptions = {}, idleMerge?: IdleMergeOptions) {
     this.connection = openSqliteConnection(path);
     this.db = this.connection.db;
     this.db.exec(SCHEMA);
@@ -161,6 +168,7 @@ export class SqliteTextIndex implements TextIndex {
       .prepare("INSERT OR IGNORE INTO search_meta (key, value) VALUES ('rows', ?)")
       .run(averages ? leadingVarint(averages.block) : 0);
     this.ranker = new SqliteRanker(this.db, ranking);
+    this.merger = idleMerge ? new IdleMerger(this.connection, idleMerge) : undefined;
   }
 
   put(index: string, scope: string, id: string, doc: TextDoc): MaybePromise<void> {
@@ -185,6 +193,7 @@ export class SqliteTextIndex implements TextIndex {
         this.wrote(base);
       }
       this.statements.countInserts.run(docs.length);
+      this.merger?.wrote();
     });
   }
 
@@ -203,6 +212,7 @@ export class SqliteTextIndex implements TextIndex {
     return this.connection.write(() => {
       const base = this.scopeBase(index, scope);
       if (base === null) return 0;
+      this.merger?.wrote();
       this.statements.deleteScopeText.run(base, base + SLOTS - 1n);
       const deleted = Number(this.statements.deleteScopeDocs.run(base, base + SLOTS - 1n).changes);
       this.statements.countDocs.run(-deleted);
@@ -280,6 +290,7 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   async close(): Promise<void> {
+    this.merger?.close();
     await this.connection.close();
   }
 
@@ -365,6 +376,7 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   private remove(rowid: bigint): void {
+    this.merger?.wrote();
     this.statements.deleteText.run(rowid);
     this.statements.deleteDoc.run(rowid);
     this.statements.countDocs.run(-1);
