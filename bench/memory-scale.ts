@@ -319,6 +319,7 @@ async function oneMillion(): Promise<void> {
   );
 
   await inProcess(set.dir, async (service) => {
+    await textIndexMerged(set.dir, "1 M entries");
     const recall = (agentId: string) => (query: string) =>
       service.engine.trigger({ function_id: "memory::recall", payload: { agentId, query } });
     const smallP99 = latencyLine(
@@ -354,9 +355,9 @@ async function oneMillion(): Promise<void> {
     );
     loadLine(`turn, ${count(SMALL)} memories (baseline)`, few);
     loadLine(`turn, ${count(BIG)} memories`, many);
-    const ratio = many.mean / few.mean;
+    const ratio = few.rps / many.rps;
     console.log(
-      `  turn latency ratio 1 M / 1 k (mean): ${ratio.toFixed(2)}  target ≤ ${TARGET_TURN_RATIO}: ${verdict(ratio <= TARGET_TURN_RATIO)}`,
+      `  turn time 1 M / 1 k (1 / throughput, 1 connection): ${ratio.toFixed(2)}  target ≤ ${TARGET_TURN_RATIO}: ${verdict(ratio <= TARGET_TURN_RATIO)}`,
     );
   } finally {
     await service?.stop("SIGTERM").catch(() => undefined);
