@@ -275,9 +275,10 @@ async function stepPayload(
 ): Promise<Record<string, unknown>> {
   const agentId = step.agentId ?? run.agentId;
   const vars: Record<string, unknown> = { ...run.vars, input: run.vars.input };
-  const templateVars = { ...vars, ...extra, ...(agentId ? { agentId } : {}), ...runVariables(run) };
+  // Built only for steps with templates: every step pays for it otherwise, a no-op step mostly.
+  const templateVars = () => ({ ...vars, ...extra, ...(agentId ? { agentId } : {}), ...runVariables(run) });
   if (step.args) {
-    const args = renderArgs(step.args, templateVars) as Record<string, unknown>;
+    const args = renderArgs(step.args, templateVars()) as Record<string, unknown>;
     // A function that acts for an agent gets the step's (or run's) agent unless args name one.
     if (
       agentId &&
@@ -291,7 +292,7 @@ async function stepPayload(
   const prompt =
     step.promptTemplate === undefined
       ? asText(vars.input)
-      : renderTemplate(step.promptTemplate, templateVars);
+      : renderTemplate(step.promptTemplate, templateVars());
   const full: Record<string, unknown> = { ...vars, prompt, message: prompt, ...extra };
   if (agentId) full.agentId = agentId;
   const fields = await deps.inputFields(step.functionId);

@@ -15,6 +15,7 @@ import {
   loadRun,
   loadWorkflow,
   RUNS_SCOPE,
+  recentWorkflow,
   runRealm,
   type StoredRun,
   startRun,
@@ -64,7 +65,10 @@ export interface StartRequest {
 export async function startWorkflowRun(control: RunControl, request: StartRequest, ctx: InvocationContext) {
   const { workflowId, input, agentId } = request;
   const realmId = callerRealm(ctx, request.realmId);
-  const workflow = await requireWorkflow(control.state, realmId, workflowId);
+  // A cluster node must see another node's update at once; a single process sees its own writes anyway.
+  const workflow = control.leases
+    ? await requireWorkflow(control.state, realmId, workflowId)
+    : await recentWorkflow(control.state, realmId, workflowId);
   const principal = runPrincipal(ctx.auth, workflow.author, realmId);
   assertStepsAllowed(workflow.steps, principal, "run");
   await requireRealm(control.trigger, realmId, { write: true });

@@ -1,9 +1,10 @@
 import { isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { BatchOp } from "../../engine/state/types.ts";
+import { RecentReads } from "../../engine/state/watch.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError, notFound } from "../../shared/errors.ts";
 import { RunCancelled } from "./executor.ts";
 import type { Run, Workflow } from "./schema.ts";
 
@@ -79,6 +80,25 @@ export async function loadWorkflow(
 ): Promise<Workflow | null> {
   const stored = await state.get<Workflow>(workflowsScope(realmId), id);
   return stored ? normalizeWorkflow(stored) : null;
+}
+
+/**
+ * Definitions as this process read them to start runs (one state read less per run): answered again
+ * until this process writes the realm's definitions scope (an update, a delete, a purge) or
+ * WORKFLOW_READ_TTL_MS pass, the bound for a write by another process on the same file, as for realm
+ * records. Only missing workflows are read every time, so a new one is found at once. Embedded mode only:
+ * in a cluster another node's update must be seen by the next run here.
+ */
+const WORKFLOW_READ_TTL_MS = 1000;
+const recentWorkflows = new RecentReads<StateClient, Workflow>(WORKFLOW_READ_TTL_MS);
+
+/** A workflow to start a run of (404 when missing); the returned definition is shared: never change it. */
+export function recentWorkflow(state: StateClient, realmId: string, id: string): Promise<Workflow> {
+  return recentWorkflows.read(state, workflowsScope(realmId), id, async () => {
+    const workflow = await loadWorkflow(state, realmId, id);
+    if (!workflow) throw notFound(`Workflow ${id} not found in realm ${realmId}`);
+    return workflow;
+  });
 }
 
 export async function listWorkflows(state: StateClient, realmId: string): Promise<Workflow[]> {

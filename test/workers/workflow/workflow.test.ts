@@ -238,6 +238,22 @@ describe("runs", () => {
     expect((await server.request(`/api/workflows/${id}/runs?offset=-1`)).status).toBe(400);
   });
 
+  it("starts a run right after an update or a delete from the workflow as it is now", async () => {
+    const id = await create([{ name: "a", functionId: "test::echo" }]);
+    expect(await json(await run(id, "x"))).toMatchObject({ results: [{ stepName: "a", output: "x" }] });
+    const updated = await server.request(`/api/workflows/${id}`, {
+      method: "PATCH",
+      json: { steps: [{ name: "b", functionId: "test::upper" }] },
+    });
+    expect(updated.status).toBe(200);
+    const second = await json(await run(id, "x"));
+    expect(second).toMatchObject({ results: [{ stepName: "b", output: "X" }] });
+    const stored = await json(await server.request(`/api/workflows/runs/${second.runId}`));
+    expect(stored.workflowVersion).toBe(2);
+    expect((await server.request(`/api/workflows/${id}`, { method: "DELETE" })).status).toBe(200);
+    expect((await run(id, "x")).status).toBe(404);
+  });
+
   it("publishes started, step_completed and completed on workflow.run", async () => {
     const events: string[] = [];
     server.service.engine.worker("test").registerFunction({ id: "test::events" }, (data) => {
