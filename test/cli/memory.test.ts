@@ -2,24 +2,28 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { progressLine } from "../../src/cli/memory.ts";
 import type { FakeOpenAI } from "../helpers/fake-openai.ts";
 import { runCli } from "../helpers/process.ts";
-import { startTestServer, TEST_ADMIN_KEY, type TestServer } from "../helpers/server.ts";
-import { fakeEnv, newAgent, remember, send, startFake } from "../workers/memory/embedding-env.ts";
+import { TEST_ADMIN_KEY, type TestServer } from "../helpers/server.ts";
+import { backends, fakeEnv, newAgent, remember, send, startFake } from "../workers/memory/embedding-env.ts";
 
-let fake: FakeOpenAI;
-let server: TestServer;
-beforeAll(async () => {
-  fake = await startFake();
-  server = await startTestServer({ env: fakeEnv(fake) });
-});
-afterAll(async () => {
-  await server?.close();
-  await fake?.close();
-});
+/** `agentos memory backfill` against a service on SQLite and on PostgreSQL. */
+describe.each(backends)("agentos memory backfill ($name)", (backend) => {
+  let fake: FakeOpenAI;
+  let storage: Awaited<ReturnType<typeof backend.storage>>;
+  let server: TestServer;
+  beforeAll(async () => {
+    fake = await startFake();
+    storage = await backend.storage();
+    server = await storage.start(fakeEnv(fake));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await storage?.drop();
+    await fake?.close();
+  });
 
-const agentos = (...args: string[]) =>
-  runCli(["memory", ...args], { AGENTOS_URL: server.url, AGENTOS_API_KEY: TEST_ADMIN_KEY });
+  const agentos = (...args: string[]) =>
+    runCli(["memory", ...args], { AGENTOS_URL: server.url, AGENTOS_API_KEY: TEST_ADMIN_KEY });
 
-describe("agentos memory backfill", () => {
   it("embeds an agent's memories (by name) and ends when none is pending", async () => {
     const agentId = await newAgent(server);
     const { name } = (await send(server, "GET", `/api/agents/${agentId}`)).body;
@@ -44,7 +48,9 @@ describe("agentos memory backfill", () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(`agent ${agentId} has no embedding model`);
   });
+});
 
+describe("agentos memory backfill's progress", () => {
   it("draws a progress bar", () => {
     expect(progressLine("a", 0, 4, null)).toBe(`a [${"·".repeat(30)}] 0/4 embedded (0 %)`);
     expect(progressLine("a", 2, 4, "fake outage")).toBe(

@@ -1,20 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPrincipal } from "../../../src/engine/acting-agent.ts";
 import type { FakeOpenAI } from "../../helpers/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { embeddingRequests, fakeEnv, newAgent, send, startFake } from "../memory/embedding-env.ts";
+import type { TestServer } from "../../helpers/server.ts";
+import { backends, embeddingRequests, fakeEnv, newAgent, send, startFake } from "../memory/embedding-env.ts";
 
-/** tool::vector_store|search|delete rank by real vectors for an agent with an embedding model (issue #35). */
-describe("collection tools with an embedding model", () => {
+/**
+ * tool::vector_store|search|delete rank by real vectors for an agent with an embedding model (issue #35),
+ * on SQLite and on PostgreSQL.
+ */
+describe.each(backends)("collection tools with an embedding model ($name)", (backend) => {
   let fake: FakeOpenAI;
+  let storage: Awaited<ReturnType<typeof backend.storage>>;
   let server: TestServer;
   beforeAll(async () => {
     fake = await startFake();
-    server = await startTestServer({ env: fakeEnv(fake) });
+    storage = await backend.storage();
+    server = await storage.start(fakeEnv(fake));
   });
   afterAll(async () => {
-    await server.close();
-    await fake.close();
+    await server?.close();
+    await storage?.drop();
+    await fake?.close();
   });
 
   const asAgent = async (agentId: string) => {
