@@ -3261,6 +3261,8 @@ export interface Functions {
       query: string;
       limit?: number;
       recencyHalfLifeMs?: number;
+      /** true: a candidate list for fusion with another list (hybrid recall): the best of the scope's newest matches and of the older ones holding a rare word, not the best of every match */
+      candidates?: boolean;
     };
     output: unknown;
   };

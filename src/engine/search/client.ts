@@ -1,5 +1,5 @@
 import type { TriggerFn } from "../types.ts";
-import type { TextHit } from "./types.ts";
+import type { TextHit, TextSearchOptions } from "./types.ts";
 
 export interface SearchHit<T> extends TextHit {
   data: T;
@@ -43,7 +43,7 @@ export function searchClient(trigger: TriggerFn) {
       index: string,
       scope: string,
       query: string,
-      options: { limit?: number; recencyHalfLifeMs?: number } = {},
+      options: Pick<TextSearchOptions, "recencyHalfLifeMs" | "candidates"> & { limit?: number } = {},
     ) => call<{ results: SearchHit<T>[] }>("search::query", { index, scope, query, ...options }),
   };
 }

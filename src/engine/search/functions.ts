@@ -102,8 +102,10 @@ export function registerSearchFunctions(engine: Engine, index: TextIndex): void 
       description: "Free-text search in one scope, best first by BM25 relevance and recency: {results}",
       input: searchQueryInput,
     },
-    ({ index: name, scope, query, limit, recencyHalfLifeMs }) =>
-      andThen(index.search(name, scope, query, { limit, recencyHalfLifeMs }), (results) => ({ results })),
+    ({ index: name, scope, query, limit, recencyHalfLifeMs, candidates }) =>
+      andThen(index.search(name, scope, query, { limit, recencyHalfLifeMs, candidates }), (results) => ({
+        results,
+      })),
   );
 }
 

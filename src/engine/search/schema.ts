@@ -52,6 +52,12 @@ export const searchQueryInput = z.strictObject({
   query: z.string().min(1).max(MAX_QUERY_LENGTH),
   limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(DEFAULT_SEARCH_LIMIT),
   recencyHalfLifeMs: z.number().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  candidates: z
+    .boolean()
+    .optional()
+    .describe(
+      "true: a candidate list for fusion with another list (hybrid recall): the best of the scope's newest matches and of the older ones holding a rare word, not the best of every match",
+    ),
 });
 
 export const searchCountInput = z.strictObject({ index: indexSchema, scope: scopeSchema });

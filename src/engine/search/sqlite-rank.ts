@@ -25,6 +25,13 @@ export interface RankerOptions {
   scanBudget?: number;
   /** false: rank with FTS5's bm25() even where agentos_bm25 is loaded (tests of that path). */
   native?: boolean;
+  /**
+   * A candidate list (RankRequest.candidates) scans this many matches newest first, then ranks the
+   * older matches of the phrases held by at most `rarePostings` documents of the table: its work stays
+   * within candidateScan + rarePostings per rare phrase.
+   */
+  candidateScan?: number;
+  rarePostings?: number;
 }
 
 export interface RankRequest {
@@ -42,6 +49,11 @@ export interface RankRequest {
   halfLifeMs: number;
   /** At most this many documents in the scope, when known: a small scope is ranked without counting. */
   docsAtMost?: number;
+  /**
+   * A candidate list for fusion (hybrid recall): when the newest-first scan does not settle, only the
+   * older matches holding a rare phrase (RankerOptions.rarePostings) are ranked, not every older match.
+   */
+  candidates?: boolean;
 }
 
 /** A request as the statements take it: `counts` is agentos_bm25's argument (none for bm25()). */
@@ -64,6 +76,8 @@ export class SqliteRanker {
   private readonly statements: Record<string, StatementSync>;
   private readonly rankAllBelow: number;
   private readonly scanBudget: number;
+  private readonly candidateScan: number;
+  private readonly rarePostings: number;
   /** Relevance is agentos_bm25 with the counts this ranker keeps (see fts5-rank.c), else bm25(). */
   readonly native: boolean;
   /** Posting counts per phrase, least recently used first (see postings); deletions counted from postingsDeletes. */
@@ -73,6 +87,8 @@ export class SqliteRanker {
   constructor(db: DatabaseSync, options: RankerOptions = {}) {
     this.rankAllBelow = options.rankAllBelow ?? 2048;
     this.scanBudget = options.scanBudget ?? 2048;
+    this.candidateScan = options.candidateScan ?? 1024;
+    this.rarePostings = options.rarePostings ?? 2048;
     this.native = options.native !== false && hasAgentosBm25(db);
     // Each statement's last parameter is the phrases' document counts, which only agentos_bm25 takes.
     const relevance = (counts: number) =>
@@ -133,6 +149,7 @@ export class SqliteRanker {
     });
     const maxRelevance = most.reduce((sum, value) => sum + value, 0);
 
+    const budget = request.candidates ? this.candidateScan : this.scanBudget;
     const keep = request.limit + RESCORE_MARGIN;
     const top: Candidate[] = [];
     let read = 0;
@@ -150,11 +167,11 @@ export class SqliteRanker {
       // Every unread match is older and no more relevant than the most relevant possible.
       const settled = top.length >= request.limit && top[request.limit - 1].bound >= score(maxRelevance);
       lastSlot = slot;
-      if (settled || ++read === this.scanBudget) break;
+      if (settled || ++read === budget) break;
     }
     const scanned = top.map((candidate) => this.document(request, candidate));
     // Not settled within the budget: rank the older rest in the database and merge.
-    if (read < this.scanBudget) return scanned;
+    if (read < budget) return scanned;
     const last = request.first + BigInt(lastSlot) - 1n;
     const needed = this.neededPhrases(request, scanned, most, lastSlot);
     if (needed.size === 0) return scanned;
@@ -164,6 +181,12 @@ export class SqliteRanker {
     if (oldest > lastSlot - 1) return scanned;
     const from = request.first + BigInt(oldest);
     const holding = (phrases: number[]) => phrases.map((at) => request.phrases[at]).join(" OR ");
+    if (request.candidates) {
+      const rare = [...needed].filter((at) => postings[at] <= this.rarePostings);
+      return rare.length === 0
+        ? scanned
+        : scanned.concat(this.bestHolding(request, from, last, holding(rare)));
+    }
     if (needed.size < request.phrases.length)
       return scanned.concat(this.bestHolding(request, from, last, holding([...needed])));
     // Every phrase may still matter: rank first the older matches holding the rarest phrase, then the

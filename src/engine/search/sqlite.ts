@@ -284,6 +284,7 @@ export class SqliteTextIndex implements TextIndex {
         nowMs: nowMs(),
         halfLifeMs: options.recencyHalfLifeMs ?? DEFAULT_RECENCY_HALF_LIFE_MS,
         docsAtMost,
+        candidates: options.candidates === true,
       };
       return toHits(this.ranker.rank(request), request.limit, request.nowMs, request.halfLifeMs);
     });

@@ -13,6 +13,12 @@ export interface TextSearchOptions {
   limit: number;
   /** Age at which the recency boost halves; DEFAULT_RECENCY_HALF_LIFE_MS when unset. */
   recencyHalfLifeMs?: number;
+  /**
+   * A candidate list for fusion with another (hybrid recall, whose vector list brings the older related
+   * entries): an index may bound its work to the newest matches and the older ones holding a rare word
+   * instead of ranking every match. PostgreSQL ranks every match either way.
+   */
+  candidates?: boolean;
 }
 
 export interface TextPage {

@@ -35,7 +35,8 @@ let fallbackLogged = false;
 /**
  * An agent's memories for a query. text: the text index's best (BM25 × recency) shown by how well their
  * words match, as before embeddings. hybrid (the default with an embedding model): the text and vector
- * lists, each over-fetched, fused (fusion.ts); entries not yet embedded still come through the text list,
+ * lists, each over-fetched, fused (fusion.ts), the text one a candidate list (the newest matches and the
+ * older ones holding a rare word, see search types.ts); entries not yet embedded still come through it,
  * and when the query cannot be embedded in time (provider down or slow, budget spent) the answer is the
  * text one. vector: the vector list alone.
  */
@@ -55,12 +56,17 @@ export async function recallMemories(
 
   const fetch = Math.min(MAX_SEARCH_LIMIT, limit * OVER_FETCH);
   const [text, vector] = await Promise.all([
+    // A candidate list: the vector list brings the older related entries, so the text index need not
+    // rank every older match of a common word (search types.ts); the newest matches are all ranked.
     mode === "hybrid"
-      ? deps.search.query<MemoryEntry>(MEMORY_INDEX, agentId, query, { limit: fetch }).then((r) => r.results)
+      ? deps.search
+          .query<MemoryEntry>(MEMORY_INDEX, agentId, query, { limit: fetch, candidates: true })
+          .then((r) => r.results)
       : [],
     vectorHits(deps, target, query, { fetch, limit }, mode === "vector"),
   ]);
-  if (vector === null) return { results: textResults(query, text.slice(0, limit)) };
+  // No vectors in time: the text answer, ranked over every match as in text mode.
+  if (vector === null) return textRecall(deps, agentId, query, limit);
 
   const entries = new Map(text.map((hit) => [hit.id, hit.data]));
   const unknown = vector.filter((hit) => !entries.has(hit.id)).map((hit) => hit.id);

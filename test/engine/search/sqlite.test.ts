@@ -197,6 +197,48 @@ describe("SqliteTextIndex", () => {
     }
   });
 
+  it("ranks a candidate list from the newest matches and the older ones holding a rare word", async () => {
+    const file = join(dir, "candidates.db");
+    const exact = new SqliteTextIndex(file, { rankAllBelow: Number.MAX_SAFE_INTEGER });
+    // Scans 8 matches newest first; phrases in more than 50 documents of the table are not rare.
+    const bounded = new SqliteTextIndex(file, { rankAllBelow: 0, candidateScan: 8, rarePostings: 50 });
+    const now = Date.parse("2025-06-01T00:00:00.000Z");
+    const at = (daysAgo: number) => new Date(now - daysAgo * 86_400_000).toISOString();
+    setClock({ now: () => now });
+    try {
+      // Old and short, so the most relevant: one of a common word only, one also holding a rare word.
+      await exact.put("m", "s", "old-common", { text: "meeting meeting", data: 0, createdAt: at(300) });
+      await exact.put("m", "s", "old-rare", { text: "meeting zebra", data: 0, createdAt: at(299) });
+      for (let i = 0; i < 200; i++)
+        await exact.put("m", "s", `new${i}`, {
+          text: `meeting notes about the weekly plan and the team number ${i}`,
+          data: i,
+          createdAt: at(200 - i),
+        });
+      const search = (index: SqliteTextIndex, query: string, candidates?: boolean) =>
+        index.search("m", "s", query, { limit: 3, candidates });
+      const ids = (hits: Array<{ id: string }>) => hits.map((hit) => hit.id);
+
+      const all = await search(exact, "meeting");
+      expect(ids(all)[0]).toBe("old-common");
+      // The older matches of a common word alone are not ranked: the newest ones stand in.
+      const candidates = await search(bounded, "meeting", true);
+      expect(ids(candidates)).not.toContain("old-common");
+      expect(ids(candidates)).toContain("new199");
+      // Those holding a rare word are, with the scores a full ranking gives them.
+      const rare = await search(bounded, "meeting zebra", true);
+      const rareAll = await search(exact, "meeting zebra");
+      expect(ids(rare)[0]).toBe("old-rare");
+      expect(rare[0].score).toBeCloseTo(rareAll[0].score, 9);
+      // Not asked for candidates, the same index ranks every match.
+      expect(ids(await search(bounded, "meeting"))).toEqual(ids(all));
+    } finally {
+      setClock(null);
+      await exact.close();
+      await bounded.close();
+    }
+  });
+
   it("places documents created before 2020 or far in the future", async () => {
     const index = new SqliteTextIndex(":memory:");
     try {
