@@ -1,34 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { progressLine } from "../../src/cli/memory.ts";
-import type { FakeOpenAI } from "../helpers/fake-openai.ts";
 import { runCli } from "../helpers/process.ts";
-import { TEST_ADMIN_KEY, type TestServer } from "../helpers/server.ts";
-import { backends, fakeEnv, newAgent, remember, send, startFake } from "../workers/memory/embedding-env.ts";
+import { TEST_ADMIN_KEY } from "../helpers/server.ts";
+import { backends, newAgent, remember, send, serviceOn } from "../workers/memory/embedding-env.ts";
 
 /** `agentos memory backfill` against a service on SQLite and on PostgreSQL. */
 describe.each(backends)("agentos memory backfill ($name)", (backend) => {
-  let fake: FakeOpenAI;
-  let storage: Awaited<ReturnType<typeof backend.storage>>;
-  let server: TestServer;
-  beforeAll(async () => {
-    fake = await startFake();
-    storage = await backend.storage();
-    server = await storage.start(fakeEnv(fake));
-  });
-  afterAll(async () => {
-    await server?.close();
-    await storage?.drop();
-    await fake?.close();
-  });
+  const { server } = serviceOn(backend);
 
   const agentos = (...args: string[]) =>
-    runCli(["memory", ...args], { AGENTOS_URL: server.url, AGENTOS_API_KEY: TEST_ADMIN_KEY });
+    runCli(["memory", ...args], { AGENTOS_URL: server().url, AGENTOS_API_KEY: TEST_ADMIN_KEY });
 
   it("embeds an agent's memories (by name) and ends when none is pending", async () => {
-    const agentId = await newAgent(server);
-    const { name } = (await send(server, "GET", `/api/agents/${agentId}`)).body;
-    await remember(server, agentId, ["first old memory", "second old memory", "third old memory"]);
-    const patched = await send(server, "PATCH", `/api/agents/${agentId}`, {
+    const agentId = await newAgent(server());
+    const { name } = (await send(server(), "GET", `/api/agents/${agentId}`)).body;
+    await remember(server(), agentId, ["first old memory", "second old memory", "third old memory"]);
+    const patched = await send(server(), "PATCH", `/api/agents/${agentId}`, {
       embeddingModel: "text-embedding-3-small",
     });
     expect(patched.status).toBe(200);
@@ -43,7 +30,7 @@ describe.each(backends)("agentos memory backfill ($name)", (backend) => {
   });
 
   it("says an agent without an embedding model has nothing to embed", async () => {
-    const agentId = await newAgent(server);
+    const agentId = await newAgent(server());
     const result = await agentos("backfill", agentId);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(`agent ${agentId} has no embedding model`);

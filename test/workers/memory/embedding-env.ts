@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "pg";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { findTestPostgres, uniqueSchema } from "../../engine/state/contract.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { type JsonBody, json, startTestServer, type TestServer } from "../../helpers/server.ts";
@@ -62,6 +62,31 @@ export const fakeEnv = (fake: FakeOpenAI): Record<string, string> => ({
 });
 
 export const startFake = () => startFakeOpenAI({ embeddings: "words" });
+
+/**
+ * A fake OpenAI and a service on `backend` for the describe block it is called in (started before its
+ * tests, stopped and dropped after them).
+ */
+export function serviceOn(backend: Backend): { fake: () => FakeOpenAI; server: () => TestServer } {
+  let fake: FakeOpenAI | undefined;
+  let storage: Awaited<ReturnType<Backend["storage"]>> | undefined;
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    fake = await startFake();
+    storage = await backend.storage();
+    server = await storage.start(fakeEnv(fake));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await storage?.drop();
+    await fake?.close();
+  });
+  const started = <T>(value: T | undefined) => {
+    if (value === undefined) throw new Error("the service is not started yet");
+    return value;
+  };
+  return { fake: () => started(fake), server: () => started(server) };
+}
 
 export async function send(server: TestServer, method: string, path: string, body?: unknown) {
   const response = await server.request(path, { method, ...(body === undefined ? {} : { json: body }) });

@@ -1,32 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { agentPrincipal } from "../../../src/engine/acting-agent.ts";
-import type { FakeOpenAI } from "../../helpers/fake-openai.ts";
-import type { TestServer } from "../../helpers/server.ts";
-import { backends, embeddingRequests, fakeEnv, newAgent, send, startFake } from "../memory/embedding-env.ts";
+import { backends, embeddingRequests, newAgent, send, serviceOn } from "../memory/embedding-env.ts";
 
 /**
  * tool::vector_store|search|delete rank by real vectors for an agent with an embedding model (issue #35),
  * on SQLite and on PostgreSQL.
  */
 describe.each(backends)("collection tools with an embedding model ($name)", (backend) => {
-  let fake: FakeOpenAI;
-  let storage: Awaited<ReturnType<typeof backend.storage>>;
-  let server: TestServer;
-  beforeAll(async () => {
-    fake = await startFake();
-    storage = await backend.storage();
-    server = await storage.start(fakeEnv(fake));
-  });
-  afterAll(async () => {
-    await server?.close();
-    await storage?.drop();
-    await fake?.close();
-  });
+  const { fake, server } = serviceOn(backend);
 
   const asAgent = async (agentId: string) => {
-    const { realmId } = (await send(server, "GET", `/api/agents/${agentId}`)).body;
+    const { realmId } = (await send(server(), "GET", `/api/agents/${agentId}`)).body;
     return <T>(id: string, payload: Record<string, unknown>) =>
-      server.service.engine.trigger({
+      server().service.engine.trigger({
         function_id: id,
         payload: { agentId, ...payload },
         auth: agentPrincipal({ id: agentId, realmId }),
@@ -38,7 +24,7 @@ describe.each(backends)("collection tools with an embedding model ($name)", (bac
   };
 
   it("embeds documents, finds them by meaning, and deletes their vectors", async () => {
-    const agentId = await newAgent(server, "text-embedding-3-small");
+    const agentId = await newAgent(server(), "text-embedding-3-small");
     const tool = await asAgent(agentId);
     expect(
       await tool("tool::vector_store", {
@@ -54,7 +40,7 @@ describe.each(backends)("collection tools with an embedding model ($name)", (bac
       text: "the budget meeting is on Friday",
     });
     await tool("tool::vector_store", { namespace: "other", id: "elsewhere", text: "my automobile is blue" });
-    expect(embeddingRequests(fake, "my car is red")).toHaveLength(1);
+    expect(embeddingRequests(fake(), "my car is red")).toHaveLength(1);
 
     const found = await tool<Found>("tool::vector_search", {
       namespace: "facts",
@@ -74,10 +60,10 @@ describe.each(backends)("collection tools with an embedding model ($name)", (bac
   });
 
   it("ranks by words, and says so, when the provider fails at search time", async () => {
-    const agentId = await newAgent(server, "text-embedding-3-small");
+    const agentId = await newAgent(server(), "text-embedding-3-small");
     const tool = await asAgent(agentId);
     await tool("tool::vector_store", { namespace: "facts", id: "db", text: "postgres failover notes" });
-    fake.embeddingsDown(true);
+    fake().embeddingsDown(true);
     try {
       const found = await tool<Found>("tool::vector_search", {
         namespace: "facts",
@@ -85,12 +71,12 @@ describe.each(backends)("collection tools with an embedding model ($name)", (bac
       });
       expect(found).toMatchObject({ rankedBy: "text", results: [{ id: "db" }] });
     } finally {
-      fake.embeddingsDown(false);
+      fake().embeddingsDown(false);
     }
   });
 
   it("ranks by words without an embedding model, and makes no embedding call", async () => {
-    const agentId = await newAgent(server);
+    const agentId = await newAgent(server());
     const tool = await asAgent(agentId);
     expect(await tool("tool::vector_store", { namespace: "n", id: "a", text: "plain words here" })).toEqual({
       id: "a",
@@ -101,6 +87,6 @@ describe.each(backends)("collection tools with an embedding model ($name)", (bac
       rankedBy: "text",
       results: [{ id: "a" }],
     });
-    expect(embeddingRequests(fake, "plain words here")).toEqual([]);
+    expect(embeddingRequests(fake(), "plain words here")).toEqual([]);
   });
 });
