@@ -2,7 +2,7 @@ import type { StatementSync } from "node:sqlite";
 import type { SqliteConnection } from "../state/sqlite-connection.ts";
 
 export interface IdleMergeOptions {
-  /** No write through the index for this long: the file is idle (ms). */
+  /** No write or search through the index for this long: it rests (ms). */
   idleMs?: number;
   /** Pages one merge step writes at most (each step holds the event loop a few ms). */
   pagesPerStep?: number;
@@ -18,7 +18,8 @@ export interface IdleMergeOptions {
  * segments, and a query seeks every phrase's posting list to the scope's rowid range once in each:
  * at 10 000 agents one segment answers in about two thirds of the time (see bench `memory`, part
  * `agents`). The merge is FTS5's own incremental one (`'merge', -N`: N pages a step, segments of every
- * level together), run a step at a time between other work and paused by any write. It rewrites the
+ * level together), run a step at a time while the index rests, and paused by any write or search (a
+ * step holds the event loop a few ms, which a search in progress should not wait for). It rewrites the
  * whole index, so it runs again only once 1/regrowth of the rows is new since the last one: per row
  * inserted that is at most `regrowth` rows rewritten, on top of what automerge does anyway.
  * `search_meta.merged_rows` keeps the row count of the last merge across restarts.
@@ -29,7 +30,7 @@ export class IdleMerger {
   private readonly minSegments: number;
   private readonly regrowth: number;
   private readonly statements: Record<string, StatementSync>;
-  private lastWriteMs = 0;
+  private lastUseMs = 0;
   private timer: NodeJS.Timeout | undefined;
   private stepping = false;
   private closed = false;
@@ -55,9 +56,9 @@ export class IdleMerger {
     this.arm();
   }
 
-  /** A write went through the index: merging waits until the file is idle again. */
-  wrote(): void {
-    this.lastWriteMs = performance.now();
+  /** A write or a search went through the index: merging waits until the index rests again. */
+  used(): void {
+    this.lastUseMs = performance.now();
     this.arm();
   }
 
@@ -93,10 +94,10 @@ export class IdleMerger {
     clearTimeout(this.timer);
   }
 
-  /** Checks again once the file may be idle (the timer never keeps the process alive). */
+  /** Checks again once the index may be resting (the timer never keeps the process alive). */
   private arm(): void {
     if (this.closed || this.stepping || this.timer) return;
-    const wait = Math.max(0, this.lastWriteMs + this.idleMs - performance.now());
+    const wait = Math.max(0, this.lastUseMs + this.idleMs - performance.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.run();
@@ -104,7 +105,7 @@ export class IdleMerger {
     this.timer.unref();
   }
 
-  /** Steps while the file stays idle; a write in between hands over to the next idle time. */
+  /** Steps while the index rests; a write or search in between hands over to its next rest. */
   private async run(): Promise<void> {
     if (this.closed || !this.idle()) return this.arm();
     this.stepping = true;
@@ -117,7 +118,7 @@ export class IdleMerger {
       }
     } catch {
       // Busy (another process writes the file): tried again after the next idle time.
-      this.lastWriteMs = performance.now();
+      this.lastUseMs = performance.now();
     } finally {
       this.stepping = false;
     }
@@ -125,7 +126,7 @@ export class IdleMerger {
   }
 
   private idle(): boolean {
-    return performance.now() - this.lastWriteMs >= this.idleMs;
+    return performance.now() - this.lastUseMs >= this.idleMs;
   }
 
   private number(statement: string): number {

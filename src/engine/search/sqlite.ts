@@ -193,7 +193,7 @@ export class SqliteTextIndex implements TextIndex {
         this.wrote(base);
       }
       this.statements.countInserts.run(docs.length);
-      this.merger?.wrote();
+      this.merger?.used();
     });
   }
 
@@ -212,7 +212,7 @@ export class SqliteTextIndex implements TextIndex {
     return this.connection.write(() => {
       const base = this.scopeBase(index, scope);
       if (base === null) return 0;
-      this.merger?.wrote();
+      this.merger?.used();
       this.statements.deleteScopeText.run(base, base + SLOTS - 1n);
       const deleted = Number(this.statements.deleteScopeDocs.run(base, base + SLOTS - 1n).changes);
       this.statements.countDocs.run(-deleted);
@@ -264,6 +264,7 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   search(index: string, scope: string, query: string, options: TextSearchOptions): MaybePromise<TextHit[]> {
+    this.merger?.used();
     return settle(() => {
       const terms = queryTerms(query);
       const base = terms.length === 0 ? null : this.scopeBase(index, scope);
@@ -377,7 +378,7 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   private remove(rowid: bigint): void {
-    this.merger?.wrote();
+    this.merger?.used();
     this.statements.deleteText.run(rowid);
     this.statements.deleteDoc.run(rowid);
     this.statements.countDocs.run(-1);
