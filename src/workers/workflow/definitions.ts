@@ -16,7 +16,7 @@ import {
   type WorkflowInput,
   workflowInput,
 } from "./schema.ts";
-import { deletedScope, loadWorkflow, normalizeWorkflow, purgeWorkflows, workflowsScope } from "./store.ts";
+import { deletedScope, normalizeWorkflow, purgeWorkflows, requireWorkflow, workflowsScope } from "./store.ts";
 import { validateSteps } from "./validate.ts";
 
 export interface DefinitionDeps {
@@ -94,10 +94,8 @@ export async function updateWorkflow(
   return updated as Workflow;
 }
 
-export async function getWorkflow(deps: DefinitionDeps, realmId: string, id: string): Promise<Workflow> {
-  const workflow = await loadWorkflow(deps.state, realmId, id);
-  if (!workflow) throw notFound(`Workflow ${id} not found in realm ${realmId}`);
-  return workflow;
+export function getWorkflow(deps: DefinitionDeps, realmId: string, id: string): Promise<Workflow> {
+  return requireWorkflow(deps.state, realmId, id);
 }
 
 /**

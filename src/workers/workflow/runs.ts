@@ -16,6 +16,7 @@ import {
   loadWorkflow,
   RUNS_SCOPE,
   recentWorkflow,
+  requireWorkflow,
   runRealm,
   type StoredRun,
   startRun,
@@ -196,12 +197,6 @@ const RETRYABLE: RunStatus[] = ["failed", "interrupted", "cancelled"];
 function notRunning(run: { runId: string; status: string }, doing: "cancelled" | "retried") {
   const allowed = doing === "cancelled" ? "a running run" : "a failed, interrupted or cancelled run";
   return conflict(`Run ${run.runId} is ${run.status}: only ${allowed} can be ${doing}`);
-}
-
-async function requireWorkflow(state: StateClient, realmId: string, id: string): Promise<Workflow> {
-  const workflow = await loadWorkflow(state, realmId, id);
-  if (!workflow) throw notFound(`Workflow ${id} not found in realm ${realmId}`);
-  return workflow;
 }
 
 /** What cancel and retry answer: where the run stands. */

@@ -82,6 +82,13 @@ export async function loadWorkflow(
   return stored ? normalizeWorkflow(stored) : null;
 }
 
+/** The workflow, or a 404 naming it and its realm. */
+export async function requireWorkflow(state: StateClient, realmId: string, id: string): Promise<Workflow> {
+  const workflow = await loadWorkflow(state, realmId, id);
+  if (!workflow) throw notFound(`Workflow ${id} not found in realm ${realmId}`);
+  return workflow;
+}
+
 /**
  * Definitions as this process read them to start runs (one state read less per run): answered again
  * until this process writes the realm's definitions scope (an update, a delete, a purge) or
@@ -94,11 +101,7 @@ const recentWorkflows = new RecentReads<StateClient, Workflow>(WORKFLOW_READ_TTL
 
 /** A workflow to start a run of (404 when missing); the returned definition is shared: never change it. */
 export function recentWorkflow(state: StateClient, realmId: string, id: string): Promise<Workflow> {
-  return recentWorkflows.read(state, workflowsScope(realmId), id, async () => {
-    const workflow = await loadWorkflow(state, realmId, id);
-    if (!workflow) throw notFound(`Workflow ${id} not found in realm ${realmId}`);
-    return workflow;
-  });
+  return recentWorkflows.read(state, workflowsScope(realmId), id, () => requireWorkflow(state, realmId, id));
 }
 
 export async function listWorkflows(state: StateClient, realmId: string): Promise<Workflow[]> {
