@@ -78,15 +78,14 @@ export class IdleMerger {
    * One merge step; true when FTS5 found nothing left to merge (it changed fewer than two rows), and
    * then the merge is recorded as done.
    */
-  async step(): Promise<boolean> {
-    const done = await this.connection.write(() => {
+  step(): Promise<boolean> {
+    return this.connection.write(() => {
       const before = this.number("changes");
       this.statements.merge.run(-this.pagesPerStep);
       if (this.number("changes") - before >= 2) return false;
       this.statements.setMergedRows.run(this.number("rows"));
       return true;
     });
-    return done;
   }
 
   close(): void {

@@ -176,7 +176,7 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   putMany(index: string, scope: string, docs: Array<{ id: string; doc: TextDoc }>): MaybePromise<void> {
-    return this.connection.write(() => {
+    return this.write(() => {
       const base = this.scopeBase(index, scope) ?? this.addScope(index, scope);
       for (const { id, doc } of docs) {
         const { data, createdMs } = documentFields(doc);
@@ -193,12 +193,11 @@ export class SqliteTextIndex implements TextIndex {
         this.wrote(base);
       }
       this.statements.countInserts.run(docs.length);
-      this.merger?.used();
     });
   }
 
   delete(index: string, scope: string, id: string): MaybePromise<boolean> {
-    return this.connection.write(() => {
+    return this.write(() => {
       const existing = this.statements.find.get(index, scope, id) as { rowid: bigint } | undefined;
       if (!existing) return false;
       this.remove(existing.rowid);
@@ -209,10 +208,9 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   deleteScope(index: string, scope: string): MaybePromise<number> {
-    return this.connection.write(() => {
+    return this.write(() => {
       const base = this.scopeBase(index, scope);
       if (base === null) return 0;
-      this.merger?.used();
       this.statements.deleteScopeText.run(base, base + SLOTS - 1n);
       const deleted = Number(this.statements.deleteScopeDocs.run(base, base + SLOTS - 1n).changes);
       this.statements.countDocs.run(-deleted);
@@ -335,6 +333,12 @@ export class SqliteTextIndex implements TextIndex {
     return { phrases: informativeTerms(phrases, size, counts), docsAtMost };
   }
 
+  /** A write through the index (group-committed, see SqliteConnection); it also puts off merging. */
+  private write<T>(work: () => T): Promise<T> {
+    this.merger?.used();
+    return this.connection.write(work);
+  }
+
   /** Marks the scope's cached window as one write older. */
   private wrote(base: bigint): void {
     // Only counted scopes need their writes counted (a scope counted later starts from its count then).
@@ -378,7 +382,6 @@ export class SqliteTextIndex implements TextIndex {
   }
 
   private remove(rowid: bigint): void {
-    this.merger?.used();
     this.statements.deleteText.run(rowid);
     this.statements.deleteDoc.run(rowid);
     this.statements.countDocs.run(-1);
