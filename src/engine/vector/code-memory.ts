@@ -3,6 +3,7 @@ import {
   advance,
   assign,
   below,
+  byFours,
   type Code,
   element,
   fours,
@@ -118,8 +119,7 @@ function asymmetricKernel() {
       assign(TABLE_END, element(TABLE, op.get(BYTES), 10)),
       assign(SLOTS_END, element(SLOTS, op.get(COUNT), 2)),
       assign(GROUPS_END, element(SLOTS, fours(COUNT), 2)),
-      whileTrue(below(SLOTS, GROUPS_END), slots([0, 1, 2, 3])),
-      whileTrue(below(SLOTS, SLOTS_END), slots([0])),
+      byFours(SLOTS, GROUPS_END, SLOTS_END, slots),
     ],
   };
 }
@@ -170,8 +170,7 @@ function dotKernel() {
       assign(UNIT_END, element(UNIT, op.get(DIMS), 2)),
       assign(OUT_END, element(OUT, op.get(COUNT), 3)),
       assign(GROUPS_END, element(OUT, fours(COUNT), 3)),
-      whileTrue(below(OUT, GROUPS_END), vectors([0, 1, 2, 3])),
-      whileTrue(below(OUT, OUT_END), vectors([0])),
+      byFours(OUT, GROUPS_END, OUT_END, vectors),
     ],
   };
 }

@@ -119,6 +119,22 @@ export function whileTrue(condition: Code, body: Code): Code {
   ];
 }
 
+/**
+ * The kernels' outer loop: `lanes([0, 1, 2, 3])` (four items a pass, independent sums) while `cursor`
+ * is below `groupsEnd` (where the whole groups of four end), then `lanes([0])` up to `end`.
+ */
+export function byFours(
+  cursor: number,
+  groupsEnd: number,
+  end: number,
+  lanes: (lanes: number[]) => Code,
+): Code {
+  return [
+    whileTrue(below(cursor, groupsEnd), lanes([0, 1, 2, 3])),
+    whileTrue(below(cursor, end), lanes([0])),
+  ];
+}
+
 export interface WasmFunction {
   name: string;
   /** How many i32 parameters (locals 0 … params − 1). */
