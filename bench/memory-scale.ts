@@ -393,8 +393,8 @@ interface ServiceFigures {
 /** Waits until the serving process has merged the text index of `dataDir` into one segment. */
 async function textIndexMerged(dataDir: string, label: string): Promise<void> {
   const db = new DatabaseSync(join(dataDir, "agentos.db"), { readOnly: true });
-  const segments = () =>
-    Number((db.prepare("SELECT count(DISTINCT segid) AS n FROM search_fts_idx").get() as { n: number }).n);
+  const count = db.prepare("SELECT count(DISTINCT segid) AS n FROM search_fts_idx");
+  const segments = () => Number((count.get() as { n: number }).n);
   const start = performance.now();
   const before = segments();
   try {

@@ -47,6 +47,12 @@ const until = async (check: () => boolean, timeoutMs = 10_000) => {
   }
 };
 
+/** Waits until the merge is recorded (the step after the one that leaves one segment), then checks that one. */
+async function mergedToOne(index: SqliteTextIndex) {
+  await until(() => index.merger?.due() === false);
+  expect(index.merger?.segments()).toBe(1);
+}
+
 describe("SqliteTextIndex merged while idle", () => {
   const options: IdleMergeOptions = { idleMs: 50, pagesPerStep: 2 };
   // One "now" for every search, so that scores before and after a merge compare exactly.
@@ -57,12 +63,9 @@ describe("SqliteTextIndex merged while idle", () => {
     const index = new SqliteTextIndex(join(dir, "idle.db"), {}, options);
     try {
       await fill(index, 0, 200);
-      const merger = index.merger;
-      expect(merger?.segments()).toBeGreaterThanOrEqual(4);
+      expect(index.merger?.segments()).toBeGreaterThanOrEqual(4);
       const before = await answers(index);
-      // Done once the merge is recorded (the step after the one that left a single segment).
-      await until(() => merger?.due() === false);
-      expect(merger?.segments()).toBe(1);
+      await mergedToOne(index);
       expect(await answers(index)).toEqual(before);
     } finally {
       await index.close();
@@ -79,8 +82,7 @@ describe("SqliteTextIndex merged while idle", () => {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       expect(index.merger?.due()).toBe(true);
-      await until(() => index.merger?.due() === false);
-      expect(index.merger?.segments()).toBe(1);
+      await mergedToOne(index);
     } finally {
       await index.close();
     }
@@ -91,7 +93,7 @@ describe("SqliteTextIndex merged while idle", () => {
     let index = new SqliteTextIndex(path, {}, options);
     try {
       await fill(index, 0, 400);
-      await until(() => index.merger?.due() === false);
+      await mergedToOne(index);
       await index.close();
       index = new SqliteTextIndex(path, {}, options);
       await fill(index, 400, 40);
@@ -100,8 +102,7 @@ describe("SqliteTextIndex merged while idle", () => {
       expect(index.merger?.due()).toBe(false);
       await fill(index, 440, 30);
       expect(index.merger?.due()).toBe(true);
-      await until(() => index.merger?.due() === false);
-      expect(index.merger?.segments()).toBe(1);
+      await mergedToOne(index);
     } finally {
       await index.close();
     }
