@@ -69,6 +69,11 @@ export class IdleMerger {
     return grown > 0 && grown * this.regrowth >= rows && this.number("segments") >= this.minSegments;
   }
 
+  /** A merge was recorded done and no row was inserted since (for tests). */
+  merged(): boolean {
+    return this.number("rows") === this.number("mergedRows");
+  }
+
   /** The index's segment count (for tests and benchmarks). */
   segments(): number {
     return this.number("segments");

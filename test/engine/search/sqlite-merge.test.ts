@@ -47,9 +47,12 @@ const until = async (check: () => boolean, timeoutMs = 10_000) => {
   }
 };
 
-/** Waits until the merge is recorded (the step after the one that leaves one segment), then checks that one. */
+/**
+ * Waits until the merge is recorded (by the step after the one that leaves one segment: `due()` turns
+ * false already with that one, below minSegments), then checks the segment.
+ */
 async function mergedToOne(index: SqliteTextIndex) {
-  await until(() => index.merger?.due() === false);
+  await until(() => index.merger?.merged() === true);
   expect(index.merger?.segments()).toBe(1);
 }
 
