@@ -9,6 +9,11 @@
  * in order. With the counts bm25() would make, the relevance is bm25()'s (same formula, same order of
  * operations; it may differ in the last bit with the compiler), but positive: higher is better.
  *
+ * agentos_bm25(fts_table, counts, scored): only the first `scored` phrases weigh (counts holds that
+ * many). The phrases after them are a filter the caller ANDs onto the query — `(a OR b OR c) AND (b)`
+ * ranks the matches holding b by a, b and c — so FTS5 walks the rare phrase's postings and seeks the
+ * others, instead of walking every posting of a common phrase to test each against a list.
+ *
  * Built by `npm install` (scripts/build-native.mjs) into dist/native; loaded by the SQLite connection
  * (src/engine/state/sqlite-connection.ts). Without it the index ranks with bm25() itself.
  */
@@ -29,13 +34,18 @@ typedef struct {
 static void freeBm25Data(void *data) { sqlite3_free(data); }
 
 /* Reads the counts once per statement (kept as FTS5 auxiliary data). SQLITE_MISMATCH: bad counts. */
-static int bm25Data(const Fts5ExtensionApi *api, Fts5Context *fts, const char *counts, Bm25Data **out) {
+static int bm25Data(const Fts5ExtensionApi *api, Fts5Context *fts, const char *counts, int scored,
+                     Bm25Data **out) {
   Bm25Data *data = (Bm25Data *)api->xGetAuxdata(fts, 0);
   if (data) {
     *out = data;
     return SQLITE_OK;
   }
   int phrases = api->xPhraseCount(fts);
+  if (scored >= 0) {
+    if (scored < 1 || scored > phrases) return SQLITE_MISMATCH;
+    phrases = scored;
+  }
   sqlite3_int64 rows = 0, tokens = 0;
   int rc = api->xRowCount(fts, &rows);
   if (rc == SQLITE_OK) rc = api->xColumnTotalSize(fts, -1, &tokens);
@@ -72,14 +82,19 @@ static int bm25Data(const Fts5ExtensionApi *api, Fts5Context *fts, const char *c
 static void agentosBm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *context, int argc,
                         sqlite3_value **argv) {
   const double k1 = 1.2, b = 0.75;
-  if (argc != 1) {
-    sqlite3_result_error(context, "agentos_bm25 takes one argument: the phrases' document counts", -1);
+  if (argc != 1 && argc != 2) {
+    sqlite3_result_error(
+        context, "agentos_bm25 takes the phrases' document counts, then optionally how many phrases weigh", -1);
     return;
   }
   Bm25Data *data = 0;
-  int rc = bm25Data(api, fts, (const char *)sqlite3_value_text(argv[0]), &data);
+  int scored = argc == 2 ? sqlite3_value_int(argv[1]) : -1;
+  int rc = bm25Data(api, fts, (const char *)sqlite3_value_text(argv[0]), scored, &data);
   if (rc == SQLITE_MISMATCH) {
-    sqlite3_result_error(context, "agentos_bm25: give one document count per phrase, comma-separated", -1);
+    sqlite3_result_error(context,
+                         "agentos_bm25: give one document count per phrase, comma-separated (per weighing "
+                         "phrase when their number is given: from 1 to the query's phrase count)",
+                         -1);
     return;
   }
   if (rc != SQLITE_OK) {
@@ -92,7 +107,7 @@ static void agentosBm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_c
   for (int i = 0; rc == SQLITE_OK && i < instances; i++) {
     int phrase, column, offset;
     rc = api->xInst(fts, i, &phrase, &column, &offset);
-    if (rc == SQLITE_OK) data->frequency[phrase] += 1.0;
+    if (rc == SQLITE_OK && phrase < data->phrases) data->frequency[phrase] += 1.0;
   }
   int length = 0;
   if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &length);

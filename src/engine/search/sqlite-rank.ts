@@ -10,6 +10,8 @@ const BOUND_SLACK = 1e-9;
 const MAX_COUNTED_PHRASES = 16_384;
 /** Kept posting counts are recounted once the table has grown by this fraction (1/64) of its size then. */
 const RECOUNT_GROWTH = 64;
+/** The newest-first scan's first chunk of rows; each next one is four times larger (up to its budget). */
+const FIRST_CHUNK = 64;
 /** How many rarest-first stages rank the older matches before all of them are ranked. */
 const MAX_STAGES = 3;
 /**
@@ -56,8 +58,8 @@ export interface RankRequest {
   candidates?: boolean;
 }
 
-/** A request as the statements take it: `counts` is agentos_bm25's argument (none for bm25()). */
-type Ranking = RankRequest & { counts: string[] };
+/** A request as the statements take it: `counts` are agentos_bm25's arguments (none for bm25()). */
+type Ranking = RankRequest & { counts: Array<string | number> };
 
 /** A match read by the scan; `bound` is its score at slot time, at least its score at creation time. */
 type Candidate = { slot: number; relevance: number; bound: number };
@@ -90,9 +92,10 @@ export class SqliteRanker {
     this.candidateScan = options.candidateScan ?? 1024;
     this.rarePostings = options.rarePostings ?? 2048;
     this.native = options.native !== false && hasAgentosBm25(db);
-    // Each statement's last parameter is the phrases' document counts, which only agentos_bm25 takes.
+    // Each statement's last parameters are the phrases' document counts and how many phrases weigh
+    // (see bestHolding), which only agentos_bm25 takes.
     const relevance = (counts: number) =>
-      this.native ? `agentos_bm25(search_fts, ?${counts})` : "-bm25(search_fts)";
+      this.native ? `agentos_bm25(search_fts, ?${counts}, ?${counts + 1})` : "-bm25(search_fts)";
     this.statements = {
       // Counts the scope's matches up to a cap, so that counting a large scope stays cheap.
       matches: db.prepare(
@@ -105,9 +108,10 @@ export class SqliteRanker {
       rows: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'rows'"),
       deletes: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'deletes'"),
       postings: db.prepare("SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?"),
+      // A chunk of the newest-first scan: the matches of [?2, ?3] newest first, at most ?4.
       newestFirst: db.prepare(
-        `SELECT rowid - ?2 AS slot, ${relevance(4)} AS relevance FROM search_fts
-         WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 ORDER BY rowid DESC`,
+        `SELECT rowid - ?2 AS slot, ${relevance(5)} AS relevance FROM search_fts
+         WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 ORDER BY rowid DESC LIMIT ?4`,
       ),
       doc: db.prepare("SELECT id, data, created_at, created_ms FROM search_docs WHERE rowid = ?"),
       // Every match of the range ranked in the database; only the best few are joined to their documents.
@@ -129,13 +133,17 @@ export class SqliteRanker {
          JOIN search_docs AS d ON d.rowid = m.rowid`,
       ),
     };
+    this.statements.newestFirst.setReturnArrays(true);
   }
 
   rank(rankRequest: RankRequest): ScoredRow[] {
     const docs = this.rowCount();
     // agentos_bm25 ranks with the counts kept here; bm25() counts itself (they are read below for bounds).
     const kept = this.native ? this.postings(rankRequest.phrases, docs) : undefined;
-    const request: Ranking = { ...rankRequest, counts: kept ? [kept.join(",")] : [] };
+    const request: Ranking = {
+      ...rankRequest,
+      counts: kept ? [kept.join(","), rankRequest.phrases.length] : [],
+    };
     const small = request.docsAtMost !== undefined && request.docsAtMost < this.rankAllBelow;
     const matches = small
       ? 0
@@ -150,28 +158,10 @@ export class SqliteRanker {
     const maxRelevance = most.reduce((sum, value) => sum + value, 0);
 
     const budget = request.candidates ? this.candidateScan : this.scanBudget;
-    const keep = request.limit + RESCORE_MARGIN;
-    const top: Candidate[] = [];
-    let read = 0;
-    let lastSlot = -1;
-    for (const row of this.statements.newestFirst.iterate(
-      request.match,
-      request.first,
-      request.last,
-      ...request.counts,
-    )) {
-      const { slot, relevance } = row as { slot: number; relevance: number };
-      const score = (of: number) =>
-        rankScore(of, request.slotEpochMs + slot, request.nowMs, request.halfLifeMs);
-      keepBest(top, keep, { slot, relevance, bound: score(relevance) });
-      // Every unread match is older and no more relevant than the most relevant possible.
-      const settled = top.length >= request.limit && top[request.limit - 1].bound >= score(maxRelevance);
-      lastSlot = slot;
-      if (settled || ++read === budget) break;
-    }
+    const { top, settled, lastSlot } = this.newestFirst(request, budget, maxRelevance);
     const scanned = top.map((candidate) => this.document(request, candidate));
     // Not settled within the budget: rank the older rest in the database and merge.
-    if (read < budget) return scanned;
+    if (settled) return scanned;
     const last = request.first + BigInt(lastSlot) - 1n;
     const needed = this.neededPhrases(request, scanned, most, lastSlot);
     if (needed.size === 0) return scanned;
@@ -206,6 +196,46 @@ export class SqliteRanker {
       if ([...still].every((at) => considered.includes(at))) return pool;
     }
     return scanned.concat(this.best(request, from, last));
+  }
+
+  /**
+   * Reads matches newest first until `limit` of them score at least what any unread match could
+   * (maxRelevance at the last slot read: settled), or none is left (settled too), or `budget` are read;
+   * keeps the best few by their bound.
+   * Rows come in chunks of growing size, as arrays: a statement's row costs a quarter of an iterated one.
+   */
+  private newestFirst(request: Ranking, budget: number, maxRelevance: number) {
+    const { limit, slotEpochMs, nowMs, halfLifeMs } = request;
+    const keep = limit + RESCORE_MARGIN;
+    const top: Candidate[] = [];
+    let read = 0;
+    let lastSlot = -1;
+    let upper = request.last;
+    for (let chunk = FIRST_CHUNK; read < budget; chunk *= 4) {
+      const size = Math.min(chunk, budget - read);
+      const rows = this.statements.newestFirst.all(
+        request.match,
+        request.first,
+        upper,
+        size,
+        ...request.counts,
+      ) as unknown as Array<[slot: number, relevance: number]>;
+      for (const [slot, relevance] of rows) {
+        read++;
+        lastSlot = slot;
+        const bound = rankScore(relevance, slotEpochMs + slot, nowMs, halfLifeMs);
+        keepBest(top, keep, { slot, relevance, bound });
+        // Every unread match is older and no more relevant than the most relevant possible.
+        if (
+          top.length >= limit &&
+          top[limit - 1].bound >= rankScore(maxRelevance, slotEpochMs + slot, nowMs, halfLifeMs)
+        )
+          return { top, settled: true, lastSlot };
+      }
+      if (rows.length < size) return { top, settled: true, lastSlot };
+      upper = request.first + BigInt(lastSlot) - 1n;
+    }
+    return { top, settled: false, lastSlot };
   }
 
   /**
@@ -294,8 +324,17 @@ export class SqliteRanker {
     return new Set(order.slice(skipped).map(({ at }) => at));
   }
 
-  /** As best, among the matches that also hold one of `holding`'s phrases. */
+  /**
+   * As best, among the matches that also hold one of `holding`'s phrases. agentos_bm25 weighs only the
+   * query's own phrases, so the filter is ANDed onto the query: FTS5 then walks the holding phrases'
+   * postings and seeks the others'. bm25() would weigh the filter's phrases too: there the filter is a
+   * list of rowids, and every match of the query is tested against it.
+   */
   private bestHolding(request: Ranking, from: bigint, last: bigint, holding: string): ScoredRow[] {
+    if (this.native) {
+      const match = `(${request.match}) AND (${holding})`;
+      return this.ranked(this.statements.best, { ...request, match }, last, from);
+    }
     return this.ranked(this.statements.bestHolding, request, last, holding, from);
   }
 
@@ -305,7 +344,7 @@ export class SqliteRanker {
   }
 
   /** Runs a ranking statement: its first seven parameters are the request's, then `more`, then the counts. */
-  private ranked(statement: StatementSync, request: Ranking, last: bigint, ...more: (string | bigint)[]) {
+  private ranked(statement: StatementSync, request: Ranking, last: bigint, ...more: Array<string | bigint>) {
     const { match, first, slotEpochMs, nowMs, halfLifeMs, limit, counts } = request;
     const rows = statement.all(
       match,
@@ -362,12 +401,24 @@ function keepBest(top: Candidate[], count: number, candidate: Candidate): void {
   if (top.length > count) top.pop();
 }
 
-/** Whether agentos_bm25 (native/fts5-rank.c) is loaded: FTS5 resolves auxiliary functions when preparing. */
+/**
+ * Whether agentos_bm25 (native/fts5-rank.c) is loaded and takes the weighing phrases' count (an
+ * extension built before it did answers with an error): asked once, on a row of a temporary table.
+ */
 function hasAgentosBm25(db: DatabaseSync): boolean {
   try {
-    db.prepare("SELECT agentos_bm25(search_fts, '') FROM search_fts WHERE search_fts MATCH 'x' LIMIT 0");
-    return true;
+    db.exec(`CREATE VIRTUAL TABLE temp.agentos_rank_probe USING fts5(text);
+             INSERT INTO temp.agentos_rank_probe (text) VALUES ('probe')`);
+    const row = db
+      .prepare(
+        `SELECT agentos_bm25(agentos_rank_probe, '1', 1) AS relevance FROM temp.agentos_rank_probe
+         WHERE agentos_rank_probe MATCH '(probe) AND (probe)'`,
+      )
+      .get() as { relevance: unknown } | undefined;
+    return typeof row?.relevance === "number";
   } catch {
     return false;
+  } finally {
+    db.exec("DROP TABLE IF EXISTS temp.agentos_rank_probe");
   }
 }

@@ -91,6 +91,68 @@ describe("agentos_bm25 (native/fts5-rank.c)", () => {
     }
   });
 
+  it("weighs only the first phrases when told how many: a filter ANDed on leaves the relevance as it was", () => {
+    const text = fc
+      .array(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 12 })
+      .map((words) => words.join(" "));
+    fc.assert(
+      fc.property(
+        fc.array(text, { minLength: 1, maxLength: 60 }),
+        fc.uniqueArray(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 4 }),
+        fc.uniqueArray(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 3 }),
+        (texts, terms, holding) => {
+          const db = bareTable(texts);
+          try {
+            const phrases = quoted(terms);
+            const match = phrases.join(" OR ");
+            const filter = quoted(holding).join(" OR ");
+            const count = db.prepare("SELECT count(*) AS n FROM f WHERE f MATCH ?");
+            const counts = phrases.map((phrase) => count.get(phrase)?.n).join(",");
+            const rank = (expression: string, ...weighing: number[]) =>
+              db
+                .prepare(
+                  `SELECT rowid, agentos_bm25(f, ?2${weighing.length ? ", ?3" : ""}) AS r FROM f WHERE f MATCH ?1`,
+                )
+                .all(expression, counts, ...weighing)
+                .map((row) => [Number(row.rowid), row.r]);
+            const holders = new Set(
+              db
+                .prepare("SELECT rowid FROM f WHERE f MATCH ?")
+                .all(filter)
+                .map((row) => Number(row.rowid)),
+            );
+            const expected = rank(match).filter(([rowid]) => holders.has(Number(rowid)));
+            expect(rank(`(${match}) AND (${filter})`, phrases.length)).toEqual(expected);
+          } finally {
+            db.close();
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("refuses a count of weighing phrases outside 1 to the query's phrases", () => {
+    const db = bareTable(["apple river", "river stone"]);
+    try {
+      const rank = db.prepare(
+        'SELECT agentos_bm25(f, ?, ?) AS r FROM f WHERE f MATCH \'("apple" OR "river") AND "river"\'',
+      );
+      for (const [counts, scored] of [
+        ["1", 0],
+        ["1,2,3,4", 4],
+        ["1,2", -1],
+      ] as const)
+        expect(() => rank.all(counts, scored), `${counts} ${scored}`).toThrow(
+          /one document count per phrase/,
+        );
+      expect(rank.all("1,2", 2)).toHaveLength(2);
+      expect(rank.all("1,2,2", 3)).toHaveLength(2);
+    } finally {
+      db.close();
+    }
+  });
+
   it("ranks a scope as bm25() does: the same hits in the same order", async () => {
     // Other scopes share the table (their words count), as every agent's memory shares it.
     const native = new SqliteTextIndex(":memory:");
