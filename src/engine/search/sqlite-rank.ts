@@ -113,7 +113,11 @@ export class SqliteRanker {
         `SELECT rowid - ?2 AS slot, ${relevance(5)} AS relevance FROM search_fts
          WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 ORDER BY rowid DESC LIMIT ?4`,
       ),
-      doc: db.prepare("SELECT id, data, created_at, created_ms FROM search_docs WHERE rowid = ?"),
+      // The documents at slots ?2 (a JSON array) of the scope whose first rowid is ?1.
+      docs: db.prepare(
+        `SELECT rowid - ?1 AS slot, id, data, created_at, created_ms FROM search_docs
+         WHERE rowid IN (SELECT ?1 + value FROM json_each(?2))`,
+      ),
       // Every match of the range ranked in the database; only the best few are joined to their documents.
       best: db.prepare(
         `SELECT d.id, d.data, d.created_at, d.created_ms, m.relevance, m.rowid - ?2 AS slot
@@ -159,7 +163,7 @@ export class SqliteRanker {
 
     const budget = request.candidates ? this.candidateScan : this.scanBudget;
     const { top, settled, lastSlot } = this.newestFirst(request, budget, maxRelevance);
-    const scanned = top.map((candidate) => this.document(request, candidate));
+    const scanned = this.documents(request, top);
     // Not settled within the budget: rank the older rest in the database and merge.
     if (settled) return scanned;
     const last = request.first + BigInt(lastSlot) - 1n;
@@ -360,12 +364,18 @@ export class SqliteRanker {
     return rows as unknown as ScoredRow[];
   }
 
-  private document(request: RankRequest, candidate: Candidate): ScoredRow {
-    const row = this.statements.doc.get(request.first + BigInt(candidate.slot)) as Omit<
-      ScoredRow,
-      "relevance"
-    >;
-    return { ...row, relevance: candidate.relevance, slot: candidate.slot };
+  /** The candidates' documents, in the candidates' order (a document deleted meanwhile is left out). */
+  private documents(request: RankRequest, candidates: Candidate[]): ScoredRow[] {
+    if (candidates.length === 0) return [];
+    const rows = this.statements.docs.all(
+      request.first,
+      JSON.stringify(candidates.map((candidate) => candidate.slot)),
+    ) as unknown as Array<Omit<ScoredRow, "relevance"> & { slot: number }>;
+    const bySlot = new Map(rows.map((row) => [row.slot, row]));
+    return candidates.flatMap(({ slot, relevance }) => {
+      const row = bySlot.get(slot);
+      return row ? [{ ...row, relevance, slot }] : [];
+    });
   }
 
   private count(statement: StatementSync, ...values: Array<string | bigint | number>): number {

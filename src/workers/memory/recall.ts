@@ -11,7 +11,7 @@ import type { Logger } from "../../shared/logger.ts";
 import type { AgentEmbeddings, EmbeddingTarget } from "./agent-embedding.ts";
 import { fuse, hybridScore } from "./fusion.ts";
 import { MEMORY_INDEX, type MemoryEntry, type RecallHit, type RecallMode } from "./schema.ts";
-import { similarity } from "./similarity.ts";
+import { similarityTo } from "./similarity.ts";
 
 export interface RecallDeps {
   trigger: TriggerFn;
@@ -76,6 +76,7 @@ export async function recallMemories(
     }
   }
   const cosine = new Map(vector.map((hit) => [hit.id, hit.score]));
+  const similarity = similarityTo(query);
   const fused = fuse(
     {
       text: text.map((hit) => hit.data),
@@ -90,12 +91,12 @@ export async function recallMemories(
       limit,
       nowMs: nowMs(),
       halfLifeMs: DEFAULT_RECENCY_HALF_LIFE_MS,
-      similarity: (entry) => similarity(query, entry.content),
+      similarity: (entry) => similarity(entry.content),
     },
   );
   return {
     results: fused.map(({ item, matchedBy, relevance }) =>
-      hitOf(item, hybridScore(similarity(query, item.content), cosine.get(item.id)), relevance, matchedBy),
+      hitOf(item, hybridScore(similarity(item.content), cosine.get(item.id)), relevance, matchedBy),
     ),
   };
 }
@@ -163,8 +164,9 @@ async function textRecall(deps: RecallDeps, agentId: string, query: string, limi
 
 function textResults(query: string, hits: ReadonlyArray<{ data: MemoryEntry; score: number }>): RecallHit[] {
   // The index picks the best `limit` (relevance, then recency); they are shown best match first.
+  const similarity = similarityTo(query);
   const shown = hits.map(({ data: entry, score }, rank) => ({
-    hit: hitOf(entry, similarity(query, entry.content), score, ["text"]),
+    hit: hitOf(entry, similarity(entry.content), score, ["text"]),
     rank,
   }));
   shown.sort((a, b) => b.hit.score - a.hit.score || a.rank - b.rank);

@@ -10,8 +10,16 @@ import { queryTerms, wordsOf } from "../../engine/search/query.ts";
  * stemming would.
  */
 export function similarity(query: string, content: string): number {
+  return similarityTo(query)(content);
+}
+
+/** similarity with the query's words read once, for scoring many memories against one query. */
+export function similarityTo(query: string): (content: string) => number {
   const asked = queryTerms(query);
-  const held = wordsOf(content);
+  return (content) => score(asked, wordsOf(content));
+}
+
+function score(asked: string[], held: Set<string>): number {
   if (asked.length === 0 || held.size === 0) return 0;
   const found = asked.filter((term) => held.has(term) || [...held].some((word) => related(term, word)));
   if (found.length === 0) return 0;
