@@ -14,6 +14,12 @@
  * ranks the matches holding b by a, b and c — so FTS5 walks the rare phrase's postings and seeks the
  * others, instead of walking every posting of a common phrase to test each against a list.
  *
+ * agentos_bm25(fts_table, counts, scored, floor): NULL for a row whose relevance is surely below
+ * `floor` (> 0), told before its length is read: the length is a lookup in the docsize table, about
+ * two thirds of a row's cost, and a row's relevance is at most what it would be at length 1. The
+ * caller passes the relevance a row needs to enter its result, and only rows that may get there are
+ * weighed in full.
+ *
  * Built by `npm install` (scripts/build-native.mjs) into dist/native; loaded by the SQLite connection
  * (src/engine/state/sqlite-connection.ts). Without it the index ranks with bm25() itself.
  */
@@ -79,16 +85,27 @@ static int bm25Data(const Fts5ExtensionApi *api, Fts5Context *fts, const char *c
   return SQLITE_OK;
 }
 
+/* BM25 of the phrase frequencies at a document length (rounding is monotone: a longer one scores no more). */
+static double relevance(const Bm25Data *data, double length) {
+  const double k1 = 1.2, b = 0.75;
+  double score = 0.0;
+  for (int i = 0; i < data->phrases; i++) {
+    double f = data->frequency[i];
+    score += data->idf[i] * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * length / data->averageLength)));
+  }
+  return score;
+}
+
 static void agentosBm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *context, int argc,
                         sqlite3_value **argv) {
-  const double k1 = 1.2, b = 0.75;
-  if (argc != 1 && argc != 2) {
+  if (argc < 1 || argc > 3) {
     sqlite3_result_error(
-        context, "agentos_bm25 takes the phrases' document counts, then optionally how many phrases weigh", -1);
+        context, "agentos_bm25 takes the phrases' document counts, then optionally how many phrases weigh and a floor", -1);
     return;
   }
   Bm25Data *data = 0;
-  int scored = argc == 2 ? sqlite3_value_int(argv[1]) : -1;
+  int scored = argc >= 2 ? sqlite3_value_int(argv[1]) : -1;
+  double floor = argc == 3 ? sqlite3_value_double(argv[2]) : 0.0;
   int rc = bm25Data(api, fts, (const char *)sqlite3_value_text(argv[0]), scored, &data);
   if (rc == SQLITE_MISMATCH) {
     sqlite3_result_error(context,
@@ -109,18 +126,18 @@ static void agentosBm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_c
     rc = api->xInst(fts, i, &phrase, &column, &offset);
     if (rc == SQLITE_OK && phrase < data->phrases) data->frequency[phrase] += 1.0;
   }
+  /* A matching row holds at least one token. */
+  if (rc == SQLITE_OK && floor > 0.0 && relevance(data, 1.0) < floor) {
+    sqlite3_result_null(context);
+    return;
+  }
   int length = 0;
   if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &length);
   if (rc != SQLITE_OK) {
     sqlite3_result_error_code(context, rc);
     return;
   }
-  double score = 0.0;
-  for (int i = 0; i < data->phrases; i++) {
-    double f = data->frequency[i];
-    score += data->idf[i] * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * (double)length / data->averageLength)));
-  }
-  sqlite3_result_double(context, score);
+  sqlite3_result_double(context, relevance(data, (double)length));
 }
 
 /* FTS5's API of this connection, as SQLite documents getting it (the fts5() SQL function). */

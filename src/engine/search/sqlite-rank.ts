@@ -12,8 +12,6 @@ const MAX_COUNTED_PHRASES = 16_384;
 const RECOUNT_GROWTH = 64;
 /** The newest-first scan's first chunk of rows; each next one is four times larger (up to its budget). */
 const FIRST_CHUNK = 64;
-/** How many rarest-first stages rank the older matches before all of them are ranked. */
-const MAX_STAGES = 3;
 /**
  * Extra rows brought back, ranked by slot time, for the caller to re-score by exact creation time:
  * slots sit a few ms late when documents of a scope share a creation millisecond.
@@ -58,8 +56,8 @@ export interface RankRequest {
   candidates?: boolean;
 }
 
-/** A request as the statements take it: `counts` are agentos_bm25's arguments (none for bm25()). */
-type Ranking = RankRequest & { counts: Array<string | number> };
+/** A request as the statements take it: `weights` is agentos_bm25's counts argument (none for bm25()). */
+type Ranking = RankRequest & { weights: string | undefined };
 
 /** A match read by the scan; `bound` is its score at slot time, at least its score at creation time. */
 type Candidate = { slot: number; relevance: number; bound: number };
@@ -71,8 +69,10 @@ type Candidate = { slot: number; relevance: number; bound: number };
  * is at most that of the last one read; and no document's relevance exceeds Σ idf × (k1 + 1) over
  * the query's terms. Once `limit` matches score at least that bound, no unread match can beat them.
  * With a recency half-life of weeks and a history of months, a few hundred matches usually settle a
- * query that matches tens of thousands. Queries with few postings, and scans that do not settle
- * within a budget, rank (the rest of) the range in one statement instead.
+ * query that matches tens of thousands. Queries with few postings are ranked in one statement; a
+ * scan that does not settle within a budget leaves the older matches to tiers (byTiers: per phrase,
+ * rarest first, each over the recent past its phrases can still win in), whose statements skip
+ * reading the length of a match that cannot reach the bar (agentos_bm25's floor).
  */
 export class SqliteRanker {
   private readonly statements: Record<string, StatementSync>;
@@ -92,10 +92,10 @@ export class SqliteRanker {
     this.candidateScan = options.candidateScan ?? 1024;
     this.rarePostings = options.rarePostings ?? 2048;
     this.native = options.native !== false && hasAgentosBm25(db);
-    // Each statement's last parameters are the phrases' document counts and how many phrases weigh
-    // (see bestHolding), which only agentos_bm25 takes.
-    const relevance = (counts: number) =>
-      this.native ? `agentos_bm25(search_fts, ?${counts}, ?${counts + 1})` : "-bm25(search_fts)";
+    // Each statement's last parameters are agentos_bm25's: the phrases' document counts, how many
+    // phrases weigh (see bestHolding) and the relevance floor (see floor); bm25() takes none.
+    const relevance = (at: number) =>
+      this.native ? `agentos_bm25(search_fts, ?${at}, ?${at + 1}, ?${at + 2})` : "-bm25(search_fts)";
     this.statements = {
       // Counts the scope's matches up to a cap, so that counting a large scope stays cheap.
       matches: db.prepare(
@@ -146,7 +146,7 @@ export class SqliteRanker {
     const kept = this.native ? this.postings(rankRequest.phrases, docs) : undefined;
     const request: Ranking = {
       ...rankRequest,
-      counts: kept ? [kept.join(","), rankRequest.phrases.length] : [],
+      weights: kept?.join(","),
     };
     const small = request.docsAtMost !== undefined && request.docsAtMost < this.rankAllBelow;
     const matches = small
@@ -179,27 +179,39 @@ export class SqliteRanker {
       const rare = [...needed].filter((at) => postings[at] <= this.rarePostings);
       return rare.length === 0
         ? scanned
-        : scanned.concat(this.bestHolding(request, from, last, holding(rare)));
+        : scanned.concat(
+            this.bestHolding(request, from, last, holding(rare), floor(request, scanned, lastSlot)),
+          );
     }
-    if (needed.size < request.phrases.length)
-      return scanned.concat(this.bestHolding(request, from, last, holding([...needed])));
-    // Every phrase may still matter: rank first the older matches holding the rarest phrase, then the
-    // two rarest, … (fewer, and the most relevant). With their best the bar is usually soon high enough
-    // that a match holding only commoner phrases cannot reach it, and those, by far the most, need no
-    // scoring. Past MAX_STAGES, every older match is ranked.
-    const rarestFirst = most.map((_, at) => at).sort((a, b) => most[b] - most[a]);
+    return this.byTiers(request, scanned, most, lastSlot);
+  }
+
+  /**
+   * Ranks the older matches (before lastSlot) tier by tier, rarest phrase first. Tier k holds the
+   * matches whose rarest phrase is the k-th rarest: they hold only it and commoner phrases, so their
+   * relevance is at most the sum of those phrases' most, and a recency cut-off follows from that sum
+   * and the limit-th best score so far (oldestSlot). So the common phrases, which hold most matches
+   * but add little, are ranked only over the recent past where they can still win; and each tier's
+   * best raise the bar for the next. Every match holds one of the phrases: the tiers leave none out.
+   */
+  private byTiers(request: Ranking, scanned: ScoredRow[], most: number[], lastSlot: number): ScoredRow[] {
     const pool = [...scanned];
     const seen = new Set(scanned.map((row) => row.slot));
-    for (let stage = 1; stage < request.phrases.length && stage <= MAX_STAGES; stage++) {
-      const considered = rarestFirst.slice(0, stage);
-      for (const row of this.bestHolding(request, from, last, holding(considered))) {
+    const last = request.first + BigInt(lastSlot) - 1n;
+    const rarestFirst = most.map((_, at) => at).sort((a, b) => most[b] - most[a]);
+    for (const [tier, at] of rarestFirst.entries()) {
+      const reach = rarestFirst.slice(tier).reduce((sum, phrase) => sum + most[phrase], 0);
+      const oldest = this.oldestSlot(request, pool, reach);
+      // Commoner phrases reach less: no later tier can reach further back.
+      if (oldest > lastSlot - 1) break;
+      const from = request.first + BigInt(oldest);
+      const need = floor(request, pool, lastSlot);
+      for (const row of this.bestHolding(request, from, last, request.phrases[at], need)) {
         if (!seen.has(row.slot)) pool.push(row);
         seen.add(row.slot);
       }
-      const still = this.neededPhrases(request, pool, most, lastSlot);
-      if ([...still].every((at) => considered.includes(at))) return pool;
     }
-    return scanned.concat(this.best(request, from, last));
+    return pool;
   }
 
   /**
@@ -222,7 +234,7 @@ export class SqliteRanker {
         request.first,
         upper,
         size,
-        ...request.counts,
+        ...this.weighing(request, 0),
       ) as unknown as Array<[slot: number, relevance: number]>;
       for (const [slot, relevance] of rows) {
         read++;
@@ -334,22 +346,37 @@ export class SqliteRanker {
    * postings and seeks the others'. bm25() would weigh the filter's phrases too: there the filter is a
    * list of rowids, and every match of the query is tested against it.
    */
-  private bestHolding(request: Ranking, from: bigint, last: bigint, holding: string): ScoredRow[] {
+  private bestHolding(
+    request: Ranking,
+    from: bigint,
+    last: bigint,
+    holding: string,
+    floor: number,
+  ): ScoredRow[] {
     if (this.native) {
       const match = `(${request.match}) AND (${holding})`;
-      return this.ranked(this.statements.best, { ...request, match }, last, from);
+      return this.ranked(this.statements.best, { ...request, match }, last, floor, from);
     }
-    return this.ranked(this.statements.bestHolding, request, last, holding, from);
+    return this.ranked(this.statements.bestHolding, request, last, floor, holding, from);
   }
 
   /** The best matches of [from, last] by score; slots count from the scope's first rowid. */
   private best(request: Ranking, from: bigint, last: bigint): ScoredRow[] {
-    return this.ranked(this.statements.best, request, last, from);
+    return this.ranked(this.statements.best, request, last, 0, from);
   }
 
-  /** Runs a ranking statement: its first seven parameters are the request's, then `more`, then the counts. */
-  private ranked(statement: StatementSync, request: Ranking, last: bigint, ...more: Array<string | bigint>) {
-    const { match, first, slotEpochMs, nowMs, halfLifeMs, limit, counts } = request;
+  /**
+   * Runs a ranking statement: its first seven parameters are the request's, then `more`, then
+   * agentos_bm25's. A match below `floor` relevance comes back with none (null) or not at all.
+   */
+  private ranked(
+    statement: StatementSync,
+    request: Ranking,
+    last: bigint,
+    floor: number,
+    ...more: Array<string | bigint>
+  ) {
+    const { match, first, slotEpochMs, nowMs, halfLifeMs, limit } = request;
     const rows = statement.all(
       match,
       first,
@@ -359,9 +386,14 @@ export class SqliteRanker {
       halfLifeMs,
       limit + RESCORE_MARGIN,
       ...more,
-      ...counts,
-    );
-    return rows as unknown as ScoredRow[];
+      ...this.weighing(request, floor),
+    ) as unknown as ScoredRow[];
+    return rows.filter((row) => row.relevance !== null);
+  }
+
+  /** agentos_bm25's arguments after the table: the counts, how many phrases weigh, the floor. */
+  private weighing(request: Ranking, floor: number): Array<string | number> {
+    return request.weights === undefined ? [] : [request.weights, request.phrases.length, floor];
   }
 
   /** The candidates' documents, in the candidates' order (a document deleted meanwhile is left out). */
@@ -400,6 +432,22 @@ function limitthBest(request: RankRequest, rows: ScoredRow[]): number {
     .map((row) => rankScore(row.relevance, row.created_ms, request.nowMs, request.halfLifeMs))
     .sort((a, b) => b - a);
   return scores[request.limit - 1];
+}
+
+/**
+ * The relevance an older match (before lastSlot) needs to beat the `limit`-th best score of `rows`, at
+ * the least: as if it were as recent as lastSlot (0 while fewer than `limit` rows are known). Below it,
+ * agentos_bm25 skips reading a match's length (see fts5-rank.c).
+ */
+function floor(request: RankRequest, rows: ScoredRow[], lastSlot: number): number {
+  if (rows.length < request.limit) return 0;
+  const threshold = limitthBest(request, rows) / (1 + BOUND_SLACK);
+  const age = Math.max(0, request.nowMs - (request.slotEpochMs + lastSlot));
+  // rankScore = r / (1 + r) × (1 + w × 2^(−age / halfLife)) ≥ threshold needs r / (1 + r) ≥ share.
+  const share = threshold / (1 + RECENCY_WEIGHT * 2 ** (-age / request.halfLifeMs));
+  if (!(share > 0)) return 0;
+  if (share >= 1) return Number.POSITIVE_INFINITY;
+  return (share / (1 - share)) * (1 - BOUND_SLACK);
 }
 
 /** Keeps `top` the best `count` candidates by bound, best first (count is small: a sorted insert). */

@@ -132,6 +132,46 @@ describe("agentos_bm25 (native/fts5-rank.c)", () => {
     );
   });
 
+  it("answers null, for a floor, only for rows whose relevance is below it, and the others exactly", () => {
+    const text = fc
+      .array(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 12 })
+      .map((words) => words.join(" "));
+    fc.assert(
+      fc.property(
+        fc.array(text, { minLength: 1, maxLength: 60 }),
+        fc.uniqueArray(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 4 }),
+        fc.double({ min: 0, max: 4, noNaN: true }),
+        (texts, terms, floor) => {
+          const db = bareTable(texts);
+          try {
+            const phrases = quoted(terms);
+            const match = phrases.join(" OR ");
+            const count = db.prepare("SELECT count(*) AS n FROM f WHERE f MATCH ?");
+            const counts = phrases.map((phrase) => count.get(phrase)?.n).join(",");
+            const exact = new Map(
+              db
+                .prepare("SELECT rowid, agentos_bm25(f, ?2) AS r FROM f WHERE f MATCH ?1")
+                .all(match, counts)
+                .map((row) => [row.rowid, Number(row.r)]),
+            );
+            const floored = db
+              .prepare("SELECT rowid, agentos_bm25(f, ?2, ?3, ?4) AS r FROM f WHERE f MATCH ?1")
+              .all(match, counts, phrases.length, floor);
+            expect(floored).toHaveLength(exact.size);
+            for (const row of floored) {
+              const relevance = exact.get(row.rowid) as number;
+              if (row.r === null) expect(relevance).toBeLessThan(floor);
+              else expect(row.r).toBe(relevance);
+            }
+          } finally {
+            db.close();
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   it("refuses a count of weighing phrases outside 1 to the query's phrases", () => {
     const db = bareTable(["apple river", "river stone"]);
     try {
