@@ -229,18 +229,22 @@ export class SqliteRanker {
     let upper = request.last;
     for (let chunk = FIRST_CHUNK; read < budget; chunk *= 4) {
       const size = Math.min(chunk, budget - read);
+      // A match of this chunk below this relevance would not enter `top` (its least bound only rises).
+      const need = top.length < keep ? 0 : relevanceToReach(request, top[keep - 1].bound, lastSlot);
       const rows = this.statements.newestFirst.all(
         request.match,
         request.first,
         upper,
         size,
-        ...this.weighing(request, 0),
-      ) as unknown as Array<[slot: number, relevance: number]>;
+        ...this.weighing(request, need),
+      ) as unknown as Array<[slot: number, relevance: number | null]>;
       for (const [slot, relevance] of rows) {
         read++;
         lastSlot = slot;
-        const bound = rankScore(relevance, slotEpochMs + slot, nowMs, halfLifeMs);
-        keepBest(top, keep, { slot, relevance, bound });
+        if (relevance !== null) {
+          const bound = rankScore(relevance, slotEpochMs + slot, nowMs, halfLifeMs);
+          keepBest(top, keep, { slot, relevance, bound });
+        }
         // Every unread match is older and no more relevant than the most relevant possible.
         if (
           top.length >= limit &&
@@ -440,11 +444,16 @@ function limitthBest(request: RankRequest, rows: ScoredRow[]): number {
  * agentos_bm25 skips reading a match's length (see fts5-rank.c).
  */
 function floor(request: RankRequest, rows: ScoredRow[], lastSlot: number): number {
-  if (rows.length < request.limit) return 0;
-  const threshold = limitthBest(request, rows) / (1 + BOUND_SLACK);
-  const age = Math.max(0, request.nowMs - (request.slotEpochMs + lastSlot));
-  // rankScore = r / (1 + r) × (1 + w × 2^(−age / halfLife)) ≥ threshold needs r / (1 + r) ≥ share.
-  const share = threshold / (1 + RECENCY_WEIGHT * 2 ** (-age / request.halfLifeMs));
+  return rows.length < request.limit ? 0 : relevanceToReach(request, limitthBest(request, rows), lastSlot);
+}
+
+/**
+ * The least relevance at which a match at `slot` or older scores `score` (a little less, against
+ * rounding): rankScore = r / (1 + r) × (1 + w × 2^(−age / halfLife)) ≥ score needs r / (1 + r) ≥ share.
+ */
+function relevanceToReach(request: RankRequest, score: number, slot: number): number {
+  const age = Math.max(0, request.nowMs - (request.slotEpochMs + slot));
+  const share = score / (1 + BOUND_SLACK) / (1 + RECENCY_WEIGHT * 2 ** (-age / request.halfLifeMs));
   if (!(share > 0)) return 0;
   if (share >= 1) return Number.POSITIVE_INFINITY;
   return (share / (1 - share)) * (1 - BOUND_SLACK);
