@@ -131,7 +131,7 @@ export async function benchMemory(): Promise<void> {
   const file = join(dir.path, "agentos.db");
   const store = new SqliteStateStore(file);
   const index = new SqliteTextIndex(file);
-  const rankAll = new SqliteTextIndex(file, { rankAllBelow: Number.MAX_SAFE_INTEGER });
+  const rankAll = new SqliteTextIndex(file, { exhaustive: true });
   const engine = createEngine({ bus: new LocalBus() });
   registerStateFunctions(engine, store);
   registerSearchFunctions(engine, index);

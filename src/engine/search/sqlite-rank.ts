@@ -19,8 +19,13 @@ const FIRST_CHUNK = 64;
 const RESCORE_MARGIN = 16;
 
 export interface RankerOptions {
-  /** A scope with fewer matches than this is ranked in one statement (cheapest for few matches). */
+  /**
+   * A scope known to hold fewer documents than this is ranked in one statement (cheapest for few
+   * matches). Larger ones are scanned newest first, which also ends, exactly, when few match.
+   */
   rankAllBelow?: number;
+  /** Every query ranks every match in one statement: the reference the tests and benchmarks compare with. */
+  exhaustive?: boolean;
   /** How many matches the newest-first scan reads before it ranks the rest in one statement. */
   scanBudget?: number;
   /** false: rank with FTS5's bm25() even where agentos_bm25 is loaded (tests of that path). */
@@ -69,7 +74,8 @@ type Candidate = { slot: number; relevance: number; bound: number };
  * is at most that of the last one read; and no document's relevance exceeds Σ idf × (k1 + 1) over
  * the query's terms. Once `limit` matches score at least that bound, no unread match can beat them.
  * With a recency half-life of weeks and a history of months, a few hundred matches usually settle a
- * query that matches tens of thousands. Queries with few postings are ranked in one statement; a
+ * query that matches tens of thousands; one with few matches reads them all. Scopes known to be small
+ * are ranked in one statement; a
  * scan that does not settle within a budget leaves the older matches to tiers (byTiers: per phrase,
  * rarest first, each over the recent past its phrases can still win in), whose statements skip
  * reading the length of a match that cannot reach the bar (agentos_bm25's floor).
@@ -77,6 +83,7 @@ type Candidate = { slot: number; relevance: number; bound: number };
 export class SqliteRanker {
   private readonly statements: Record<string, StatementSync>;
   private readonly rankAllBelow: number;
+  private readonly exhaustive: boolean;
   private readonly scanBudget: number;
   private readonly candidateScan: number;
   private readonly rarePostings: number;
@@ -88,6 +95,7 @@ export class SqliteRanker {
 
   constructor(db: DatabaseSync, options: RankerOptions = {}) {
     this.rankAllBelow = options.rankAllBelow ?? 2048;
+    this.exhaustive = options.exhaustive === true;
     this.scanBudget = options.scanBudget ?? 2048;
     this.candidateScan = options.candidateScan ?? 1024;
     this.rarePostings = options.rarePostings ?? 2048;
@@ -97,11 +105,6 @@ export class SqliteRanker {
     const relevance = (at: number) =>
       this.native ? `agentos_bm25(search_fts, ?${at}, ?${at + 1}, ?${at + 2})` : "-bm25(search_fts)";
     this.statements = {
-      // Counts the scope's matches up to a cap, so that counting a large scope stays cheap.
-      matches: db.prepare(
-        `SELECT count(*) AS n FROM (SELECT 1 FROM search_fts
-         WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 LIMIT ?4)`,
-      ),
       // bm25()'s N is FTS5's row count (the averages record), which a contentless_delete table never
       // lowers on delete: its first varint, and search_meta's count of every row ever inserted.
       averages: db.prepare("SELECT block FROM search_fts_data WHERE id = 1"),
@@ -149,10 +152,7 @@ export class SqliteRanker {
       weights: kept?.join(","),
     };
     const small = request.docsAtMost !== undefined && request.docsAtMost < this.rankAllBelow;
-    const matches = small
-      ? 0
-      : this.count(this.statements.matches, request.match, request.first, request.last, this.rankAllBelow);
-    if (matches < this.rankAllBelow) return this.best(request, request.first, request.last);
+    if (small || this.exhaustive) return this.best(request, request.first, request.last);
     const postings = kept ?? this.postings(request.phrases, docs);
     // FTS5's idf per phrase (at least: from counts at most those bm25() makes); a phrase adds at most idf × (k1 + 1).
     const most = postings.map((n) => {

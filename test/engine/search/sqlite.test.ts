@@ -78,7 +78,7 @@ describe("SqliteTextIndex", () => {
     // The same corpus in three indexes: always rank all; always scan (settles early); scan with a
     // budget too small to settle (falls back to ranking the older rest and merges).
     const variants = [
-      new SqliteTextIndex(":memory:", { rankAllBelow: Number.MAX_SAFE_INTEGER }),
+      new SqliteTextIndex(":memory:", { exhaustive: true }),
       new SqliteTextIndex(":memory:", { rankAllBelow: 0 }),
       new SqliteTextIndex(":memory:", { rankAllBelow: 0, scanBudget: 7 }),
     ];
@@ -146,7 +146,7 @@ describe("SqliteTextIndex", () => {
       };
       const text = () => Array.from({ length: 2 + Math.floor(next() * 12) }, word).join(" ");
       const file = join(dir, `zipf-${seed}.db`);
-      const exact = new SqliteTextIndex(file, { rankAllBelow: Number.MAX_SAFE_INTEGER });
+      const exact = new SqliteTextIndex(file, { exhaustive: true });
       const pruned = [
         new SqliteTextIndex(file, { rankAllBelow: 0, scanBudget: 1 + Math.floor(next() * 40) }),
         new SqliteTextIndex(file, { rankAllBelow: 0, scanBudget: 200 }),
@@ -199,7 +199,7 @@ describe("SqliteTextIndex", () => {
 
   it("ranks a candidate list from the newest matches and the older ones holding a rare word", async () => {
     const file = join(dir, "candidates.db");
-    const exact = new SqliteTextIndex(file, { rankAllBelow: Number.MAX_SAFE_INTEGER });
+    const exact = new SqliteTextIndex(file, { exhaustive: true });
     // Scans 8 matches newest first; phrases in more than 50 documents of the table are not rare.
     const bounded = new SqliteTextIndex(file, { rankAllBelow: 0, candidateScan: 8, rarePostings: 50 });
     const now = Date.parse("2025-06-01T00:00:00.000Z");
