@@ -10,6 +10,13 @@ const BOUND_SLACK = 1e-9;
 const MAX_COUNTED_PHRASES = 16_384;
 /** Kept posting counts are recounted once the table has grown by this fraction (1/64) of its size then. */
 const RECOUNT_GROWTH = 64;
+/**
+ * A scope of at least this many documents skips counting its matches before a query (see rank): such
+ * a scope nearly always has more than rankAllBelow, and counting them cost about 1 ms at 1 M entries.
+ */
+const LARGE_SCOPE = 32_768;
+/** Scopes remembered as large (all are forgotten when more are). */
+const MAX_LARGE_SCOPES = 4096;
 /** The newest-first scan's first chunk of rows; each next one is four times larger (up to its budget). */
 const FIRST_CHUNK = 64;
 /**
@@ -19,10 +26,7 @@ const FIRST_CHUNK = 64;
 const RESCORE_MARGIN = 16;
 
 export interface RankerOptions {
-  /**
-   * A scope known to hold fewer documents than this is ranked in one statement (cheapest for few
-   * matches). Larger ones are scanned newest first, which also ends, exactly, when few match.
-   */
+  /** A scope with fewer matches than this is ranked in one statement (cheapest for few matches). */
   rankAllBelow?: number;
   /** Every query ranks every match in one statement: the reference the tests and benchmarks compare with. */
   exhaustive?: boolean;
@@ -77,9 +81,8 @@ type Candidate = { slot: number; relevance: number; bound: number };
  * is at most that of the last one read; and no document's relevance exceeds Σ idf × (k1 + 1) over
  * the query's terms. Once `limit` matches score at least that bound, no unread match can beat them.
  * With a recency half-life of weeks and a history of months, a few hundred matches usually settle a
- * query that matches tens of thousands; one with few matches reads them all. Scopes known to be small
- * are ranked in one statement; a
- * scan that does not settle within a budget leaves the older matches to tiers (byTiers: per phrase,
+ * query that matches tens of thousands. Queries with few matches are ranked in one statement. A scan
+ * that does not settle within its budget leaves the older matches to tiers (byTiers: per phrase,
  * rarest first, each over the recent past its phrases can still win in), whose statements skip
  * reading the length of a match that cannot reach the bar (agentos_bm25's floor).
  */
@@ -95,6 +98,8 @@ export class SqliteRanker {
   /** Posting counts per phrase, least recently used first (see postings); deletions counted from postingsDeletes. */
   private readonly counted = new Map<string, { n: number; docs: number }>();
   private postingsDeletes = -1;
+  /** First rowids of the scopes found to hold at least LARGE_SCOPE documents. */
+  private readonly largeScopes = new Set<bigint>();
 
   constructor(db: DatabaseSync, options: RankerOptions = {}) {
     this.rankAllBelow = options.rankAllBelow ?? 2048;
@@ -114,6 +119,15 @@ export class SqliteRanker {
       rows: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'rows'"),
       deletes: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'deletes'"),
       postings: db.prepare("SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?"),
+      // Counts the scope's matches up to a cap, so that counting a large scope stays cheap.
+      matches: db.prepare(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM search_fts
+         WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 LIMIT ?4)`,
+      ),
+      // Counts the scope's documents up to a cap.
+      scopeDocs: db.prepare(
+        "SELECT count(*) AS n FROM (SELECT 1 FROM search_docs WHERE rowid BETWEEN ?1 AND ?2 LIMIT ?3)",
+      ),
       // A chunk of the newest-first scan: the matches of [?2, ?3] newest first, at most ?4.
       newestFirst: db.prepare(
         `SELECT rowid - ?2 AS slot, ${relevance(5)} AS relevance FROM search_fts
@@ -150,12 +164,11 @@ export class SqliteRanker {
     const docs = this.rowCount();
     // agentos_bm25 ranks with the counts kept here; bm25() counts itself (they are read below for bounds).
     const kept = this.native ? this.postings(rankRequest.phrases, docs) : undefined;
-    const request: Ranking = {
-      ...rankRequest,
-      weights: kept?.join(","),
-    };
+    const request: Ranking = { ...rankRequest, weights: kept?.join(",") };
     const small = request.docsAtMost !== undefined && request.docsAtMost < this.rankAllBelow;
-    if (small || this.exhaustive) return this.best(request, request.first, request.last);
+    if (small || this.exhaustive || this.fewMatches(request, kept)) {
+      return this.best(request, request.first, request.last);
+    }
     const postings = kept ?? this.postings(request.phrases, docs);
     // FTS5's idf per phrase (at least: from counts at most those bm25() makes); a phrase adds at most idf × (k1 + 1).
     const most = postings.map((n) => {
@@ -187,6 +200,26 @@ export class SqliteRanker {
           );
     }
     return this.byTiers(request, scanned, most, lastSlot);
+  }
+
+  /**
+   * Whether the scope surely has fewer than rankAllBelow matches, which one statement ranks fastest:
+   * when the phrases are that rare in the whole table, or when a count of the scope's matches says so.
+   * FTS5 reads a doclist backwards (the scan) at a cost of up to a millisecond to find its place,
+   * forwards (the count, the statement) at a fraction of that; but counting a large scope's matches
+   * costs as much, and there they are nearly always many, so large scopes are not counted.
+   */
+  private fewMatches(request: Ranking, kept: number[] | undefined): boolean {
+    if (kept && kept.reduce((sum, n) => sum + n, 0) < this.rankAllBelow) return true;
+    if (this.largeScopes.has(request.first)) return false;
+    const { match, first, last } = request;
+    if (this.count(this.statements.matches, match, first, last, this.rankAllBelow) < this.rankAllBelow)
+      return true;
+    if (this.count(this.statements.scopeDocs, first, last, LARGE_SCOPE) >= LARGE_SCOPE) {
+      if (this.largeScopes.size >= MAX_LARGE_SCOPES) this.largeScopes.clear();
+      this.largeScopes.add(first);
+    }
+    return false;
   }
 
   /**
@@ -472,8 +505,8 @@ function keepBest(top: Candidate[], count: number, candidate: Candidate): void {
 }
 
 /**
- * Whether agentos_bm25 (native/fts5-rank.c) is loaded and takes the weighing phrases' count (an
- * extension built before it did answers with an error): asked once, on a row of a temporary table.
+ * Whether agentos_bm25 (native/fts5-rank.c) is loaded and takes the weighing phrases' count and the
+ * floor (an extension built before it did answers with an error): asked once, on a temporary table.
  */
 function hasAgentosBm25(db: DatabaseSync): boolean {
   try {
@@ -481,7 +514,7 @@ function hasAgentosBm25(db: DatabaseSync): boolean {
              INSERT INTO temp.agentos_rank_probe (text) VALUES ('probe')`);
     const row = db
       .prepare(
-        `SELECT agentos_bm25(agentos_rank_probe, '1', 1) AS relevance FROM temp.agentos_rank_probe
+        `SELECT agentos_bm25(agentos_rank_probe, '1', 1, 0) AS relevance FROM temp.agentos_rank_probe
          WHERE agentos_rank_probe MATCH '(probe) AND (probe)'`,
       )
       .get() as { relevance: unknown } | undefined;
