@@ -15,8 +15,8 @@ const RECOUNT_GROWTH = 64;
  * a scope nearly always has more than rankAllBelow, and counting them cost about 1 ms at 1 M entries.
  */
 const LARGE_SCOPE = 32_768;
-/** Scopes remembered as large (all are forgotten when more are). */
-const MAX_LARGE_SCOPES = 4096;
+/** Scopes whose size is remembered (all are forgotten when more are). */
+const MAX_SIZED_SCOPES = 10_000;
 /** The newest-first scan's first chunk of rows; each next one is four times larger (up to its budget). */
 const FIRST_CHUNK = 64;
 /**
@@ -98,8 +98,8 @@ export class SqliteRanker {
   /** Posting counts per phrase, least recently used first (see postings); deletions counted from postingsDeletes. */
   private readonly counted = new Map<string, { n: number; docs: number }>();
   private postingsDeletes = -1;
-  /** First rowids of the scopes found to hold at least LARGE_SCOPE documents. */
-  private readonly largeScopes = new Set<bigint>();
+  /** Per scope (its first rowid): its documents (counted up to LARGE_SCOPE) and the table's rows then. */
+  private readonly scopeSizes = new Map<bigint, { docs: number; rows: number }>();
 
   constructor(db: DatabaseSync, options: RankerOptions = {}) {
     this.rankAllBelow = options.rankAllBelow ?? 2048;
@@ -166,7 +166,7 @@ export class SqliteRanker {
     const kept = this.native ? this.postings(rankRequest.phrases, docs) : undefined;
     const request: Ranking = { ...rankRequest, weights: kept?.join(",") };
     const small = request.docsAtMost !== undefined && request.docsAtMost < this.rankAllBelow;
-    if (small || this.exhaustive || this.fewMatches(request, kept)) {
+    if (small || this.exhaustive || this.fewMatches(request, kept, docs)) {
       return this.best(request, request.first, request.last);
     }
     const postings = kept ?? this.postings(request.phrases, docs);
@@ -209,17 +209,26 @@ export class SqliteRanker {
    * forwards (the count, the statement) at a fraction of that; but counting a large scope's matches
    * costs as much, and there they are nearly always many, so large scopes are not counted.
    */
-  private fewMatches(request: Ranking, kept: number[] | undefined): boolean {
+  private fewMatches(request: Ranking, kept: number[] | undefined, rows: number): boolean {
     if (kept && kept.reduce((sum, n) => sum + n, 0) < this.rankAllBelow) return true;
-    if (this.largeScopes.has(request.first)) return false;
+    if (this.isLarge(request.first, request.last, rows)) return false;
     const { match, first, last } = request;
-    if (this.count(this.statements.matches, match, first, last, this.rankAllBelow) < this.rankAllBelow)
-      return true;
-    if (this.count(this.statements.scopeDocs, first, last, LARGE_SCOPE) >= LARGE_SCOPE) {
-      if (this.largeScopes.size >= MAX_LARGE_SCOPES) this.largeScopes.clear();
-      this.largeScopes.add(first);
-    }
-    return false;
+    return this.count(this.statements.matches, match, first, last, this.rankAllBelow) < this.rankAllBelow;
+  }
+
+  /**
+   * Whether the scope holds at least LARGE_SCOPE documents. Counted once, and again only once the
+   * table has grown enough for the scope to have got there (a shrunken scope may stay large: that
+   * only skips a count).
+   */
+  private isLarge(first: bigint, last: bigint, rows: number): boolean {
+    const known = this.scopeSizes.get(first);
+    if (known && (known.docs >= LARGE_SCOPE || known.docs + (rows - known.rows) < LARGE_SCOPE))
+      return known.docs >= LARGE_SCOPE;
+    const docs = this.count(this.statements.scopeDocs, first, last, LARGE_SCOPE);
+    if (this.scopeSizes.size >= MAX_SIZED_SCOPES) this.scopeSizes.clear();
+    this.scopeSizes.set(first, { docs, rows });
+    return docs >= LARGE_SCOPE;
   }
 
   /**
