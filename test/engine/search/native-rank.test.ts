@@ -21,6 +21,17 @@ function bareTable(texts: string[]): DatabaseSync {
 
 const quoted = (terms: string[]) => terms.map((term) => `"${term}"`);
 
+/** A document: one to twelve words of the vocabulary. */
+const text = fc
+  .array(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 12 })
+  .map((words) => words.join(" "));
+
+/** agentos_bm25's counts argument: how many documents hold each phrase, as bm25() counts them. */
+function documentCounts(db: DatabaseSync, phrases: string[]): string {
+  const count = db.prepare("SELECT count(*) AS n FROM f WHERE f MATCH ?");
+  return phrases.map((phrase) => count.get(phrase)?.n).join(",");
+}
+
 describe("agentos_bm25 (native/fts5-rank.c)", () => {
   it("is built by npm install and ranks the SQLite text index", async () => {
     const index = new SqliteTextIndex(":memory:");
@@ -49,9 +60,6 @@ describe("agentos_bm25 (native/fts5-rank.c)", () => {
   });
 
   it("gives bm25()'s relevance when given the document counts bm25() makes", () => {
-    const text = fc
-      .array(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 12 })
-      .map((words) => words.join(" "));
     fc.assert(
       fc.property(
         fc.array(text, { minLength: 1, maxLength: 60 }),
@@ -61,8 +69,7 @@ describe("agentos_bm25 (native/fts5-rank.c)", () => {
           try {
             const phrases = quoted(terms);
             const match = phrases.join(" OR ");
-            const count = db.prepare("SELECT count(*) AS n FROM f WHERE f MATCH ?");
-            const counts = phrases.map((phrase) => count.get(phrase)?.n).join(",");
+            const counts = documentCounts(db, phrases);
             const rows = db
               .prepare("SELECT rowid, -bm25(f) AS fts5, agentos_bm25(f, ?2) AS ours FROM f WHERE f MATCH ?1")
               .all(match, counts);
@@ -92,9 +99,6 @@ describe("agentos_bm25 (native/fts5-rank.c)", () => {
   });
 
   it("weighs only the first phrases when told how many: a filter ANDed on leaves the relevance as it was", () => {
-    const text = fc
-      .array(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 12 })
-      .map((words) => words.join(" "));
     fc.assert(
       fc.property(
         fc.array(text, { minLength: 1, maxLength: 60 }),
@@ -106,8 +110,7 @@ describe("agentos_bm25 (native/fts5-rank.c)", () => {
             const phrases = quoted(terms);
             const match = phrases.join(" OR ");
             const filter = quoted(holding).join(" OR ");
-            const count = db.prepare("SELECT count(*) AS n FROM f WHERE f MATCH ?");
-            const counts = phrases.map((phrase) => count.get(phrase)?.n).join(",");
+            const counts = documentCounts(db, phrases);
             const rank = (expression: string, ...weighing: number[]) =>
               db
                 .prepare(
@@ -133,9 +136,6 @@ describe("agentos_bm25 (native/fts5-rank.c)", () => {
   });
 
   it("answers null, for a floor, only for rows whose relevance is below it, and the others exactly", () => {
-    const text = fc
-      .array(fc.constantFrom(...VOCABULARY), { minLength: 1, maxLength: 12 })
-      .map((words) => words.join(" "));
     fc.assert(
       fc.property(
         fc.array(text, { minLength: 1, maxLength: 60 }),
@@ -146,8 +146,7 @@ describe("agentos_bm25 (native/fts5-rank.c)", () => {
           try {
             const phrases = quoted(terms);
             const match = phrases.join(" OR ");
-            const count = db.prepare("SELECT count(*) AS n FROM f WHERE f MATCH ?");
-            const counts = phrases.map((phrase) => count.get(phrase)?.n).join(",");
+            const counts = documentCounts(db, phrases);
             const exact = new Map(
               db
                 .prepare("SELECT rowid, agentos_bm25(f, ?2) AS r FROM f WHERE f MATCH ?1")
