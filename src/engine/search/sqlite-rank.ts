@@ -519,7 +519,8 @@ function keepBest(top: Candidate[], count: number, candidate: Candidate): void {
  */
 function hasAgentosBm25(db: DatabaseSync): boolean {
   try {
-    db.exec(`CREATE VIRTUAL TABLE temp.agentos_rank_probe USING fts5(text);
+    db.exec(`DROP TABLE IF EXISTS temp.agentos_rank_probe;
+             CREATE VIRTUAL TABLE temp.agentos_rank_probe USING fts5(text);
              INSERT INTO temp.agentos_rank_probe (text) VALUES ('probe')`);
     const row = db
       .prepare(
