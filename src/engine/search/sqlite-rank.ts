@@ -1,11 +1,16 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { RECENCY_WEIGHT, rankScore, rankScoreSql, type ScoredRow } from "./score.ts";
+import { rankExtensionReady } from "../state/sqlite-extensions.ts";
+import {
+  type Candidate,
+  floor,
+  keepBest,
+  mostPerPhrase,
+  neededPhrases,
+  oldestSlot,
+  relevanceToReach,
+} from "./rank-bounds.ts";
+import { rankScore, rankScoreSql, type ScoredRow } from "./score.ts";
 
-/** FTS5's BM25 constants: a term adds at most idf × (k1 + 1) to a document's relevance. */
-const BM25_K1 = 1.2;
-const IDF_FLOOR = 1e-6;
-/** Bounds are widened by this much against rounding, so that pruning never drops a match that ties. */
-const BOUND_SLACK = 1e-9;
 /** Phrases whose posting counts are kept (about 100 bytes each; the least recently used goes first). */
 const MAX_COUNTED_PHRASES = 16_384;
 /** Kept posting counts are recounted once the table has grown by this fraction (1/64) of its size then. */
@@ -71,9 +76,6 @@ export interface RankRequest {
 /** A request as the statements take it: `weights` is agentos_bm25's counts argument (none for bm25()). */
 type Ranking = RankRequest & { weights: string | undefined };
 
-/** A match read by the scan; `bound` is its score at slot time, at least its score at creation time. */
-type Candidate = { slot: number; relevance: number; bound: number };
-
 /**
  * Finds the best matches of a scope by score (BM25 with recency, see score.ts) without ranking
  * every match when it need not. A match's slot time is never earlier than its creation time, so
@@ -107,7 +109,7 @@ export class SqliteRanker {
     this.scanBudget = options.scanBudget ?? 1024;
     this.candidateScan = options.candidateScan ?? 1024;
     this.rarePostings = options.rarePostings ?? 2048;
-    this.native = options.native !== false && hasAgentosBm25(db);
+    this.native = options.native !== false && rankExtensionReady(db);
     // Each statement's last parameters are agentos_bm25's: the phrases' document counts, how many
     // phrases weigh (see bestHolding) and the relevance floor (see floor); bm25() takes none.
     const relevance = (at: number) =>
@@ -170,11 +172,7 @@ export class SqliteRanker {
       return this.best(request, request.first, request.last);
     }
     const postings = kept ?? this.postings(request.phrases, docs);
-    // FTS5's idf per phrase (at least: from counts at most those bm25() makes); a phrase adds at most idf × (k1 + 1).
-    const most = postings.map((n) => {
-      const idf = Math.log((docs - n + 0.5) / (n + 0.5));
-      return (idf > 0 ? idf : IDF_FLOOR) * (BM25_K1 + 1);
-    });
+    const most = mostPerPhrase(postings, docs);
     const maxRelevance = most.reduce((sum, value) => sum + value, 0);
 
     const budget = request.candidates ? this.candidateScan : this.scanBudget;
@@ -183,11 +181,11 @@ export class SqliteRanker {
     // Not settled within the budget: rank the older rest in the database and merge.
     if (settled) return scanned;
     const last = request.first + BigInt(lastSlot) - 1n;
-    const needed = this.neededPhrases(request, scanned, most, lastSlot);
+    const needed = neededPhrases(request, scanned, most, lastSlot);
     if (needed.size === 0) return scanned;
     // Recency cut-off: a match created before `oldest` scores below the limit-th best even at the most
     // relevant possible, so only the older matches from there on are ranked.
-    const oldest = this.oldestSlot(request, scanned, maxRelevance);
+    const oldest = oldestSlot(request, scanned, maxRelevance);
     if (oldest > lastSlot - 1) return scanned;
     const from = request.first + BigInt(oldest);
     const holding = (phrases: number[]) => phrases.map((at) => request.phrases[at]).join(" OR ");
@@ -246,7 +244,7 @@ export class SqliteRanker {
     const rarestFirst = most.map((_, at) => at).sort((a, b) => most[b] - most[a]);
     for (const [tier, at] of rarestFirst.entries()) {
       const reach = rarestFirst.slice(tier).reduce((sum, phrase) => sum + most[phrase], 0);
-      const oldest = this.oldestSlot(request, pool, reach);
+      const oldest = oldestSlot(request, pool, reach);
       // Commoner phrases reach less: no later tier can reach further back.
       if (oldest > lastSlot - 1) break;
       const from = request.first + BigInt(oldest);
@@ -346,50 +344,6 @@ export class SqliteRanker {
   }
 
   /**
-   * The first slot a match can be at and still beat the `limit`-th best score of `rows`: at slot time t
-   * (never earlier than its creation time) a match scores at most rankScore(maxRelevance, t), which
-   * falls with age. Slot 0 when every age may still win.
-   */
-  private oldestSlot(request: RankRequest, rows: ScoredRow[], maxRelevance: number): number {
-    if (rows.length < request.limit) return 0;
-    const threshold = limitthBest(request, rows) / (1 + BOUND_SLACK);
-    const relevance = maxRelevance / (1 + maxRelevance);
-    // rankScore = relevance × (1 + w × 2^(−age / halfLife)) < threshold once 2^(−age / halfLife) < share.
-    const share = (threshold / relevance - 1) / RECENCY_WEIGHT;
-    if (!(share > 0)) return 0;
-    if (share >= 1) return Number.POSITIVE_INFINITY;
-    const age = -Math.log2(share) * request.halfLifeMs;
-    const slot = Math.floor(request.nowMs - age - request.slotEpochMs) - 1;
-    return Number.isFinite(slot) && slot > 0 ? slot : 0;
-  }
-
-  /**
-   * The phrases (their positions) an older match must hold to beat the `limit`-th best score of `rows`
-   * (MaxScore): a match holding only phrases of a set scores at most rankScore(Σ their most, the last
-   * slot read), so the least relevant phrases, as many as stay below that score together, cannot lift
-   * an older match into the result alone. Empty when no older match can make it at all.
-   */
-  private neededPhrases(
-    request: RankRequest,
-    rows: ScoredRow[],
-    most: number[],
-    lastSlot: number,
-  ): Set<number> {
-    const all = new Set(most.map((_, at) => at));
-    if (rows.length < request.limit) return all;
-    const threshold = limitthBest(request, rows);
-    const bound = (relevance: number) =>
-      rankScore(relevance, request.slotEpochMs + lastSlot, request.nowMs, request.halfLifeMs) *
-      (1 + BOUND_SLACK);
-    const order = most.map((value, at) => ({ value, at })).sort((a, b) => a.value - b.value);
-    let sum = 0;
-    let skipped = 0;
-    while (skipped < order.length && bound(sum + order[skipped].value) < threshold)
-      sum += order[skipped++].value;
-    return new Set(order.slice(skipped).map(({ at }) => at));
-  }
-
-  /**
    * As best, among the matches that also hold one of `holding`'s phrases. agentos_bm25 weighs only the
    * query's own phrases, so the filter is ANDed onto the query: FTS5 then walks the holding phrases'
    * postings and seeks the others'. bm25() would weigh the filter's phrases too: there the filter is a
@@ -473,65 +427,4 @@ export function leadingVarint(bytes: Uint8Array): number {
     if (bytes[at] < 0x80) return value;
   }
   return value;
-}
-
-/** The `limit`-th best exact score of `rows` (which hold at least `limit`). */
-function limitthBest(request: RankRequest, rows: ScoredRow[]): number {
-  const scores = rows
-    .map((row) => rankScore(row.relevance, row.created_ms, request.nowMs, request.halfLifeMs))
-    .sort((a, b) => b - a);
-  return scores[request.limit - 1];
-}
-
-/**
- * The relevance an older match (before lastSlot) needs to beat the `limit`-th best score of `rows`, at
- * the least: as if it were as recent as lastSlot (0 while fewer than `limit` rows are known). Below it,
- * agentos_bm25 skips reading a match's length (see fts5-rank.c).
- */
-function floor(request: RankRequest, rows: ScoredRow[], lastSlot: number): number {
-  return rows.length < request.limit ? 0 : relevanceToReach(request, limitthBest(request, rows), lastSlot);
-}
-
-/**
- * The least relevance at which a match at `slot` or older scores `score` (a little less, against
- * rounding): rankScore = r / (1 + r) × (1 + w × 2^(−age / halfLife)) ≥ score needs r / (1 + r) ≥ share.
- */
-function relevanceToReach(request: RankRequest, score: number, slot: number): number {
-  const age = Math.max(0, request.nowMs - (request.slotEpochMs + slot));
-  const share = score / (1 + BOUND_SLACK) / (1 + RECENCY_WEIGHT * 2 ** (-age / request.halfLifeMs));
-  if (!(share > 0)) return 0;
-  if (share >= 1) return Number.POSITIVE_INFINITY;
-  return (share / (1 - share)) * (1 - BOUND_SLACK);
-}
-
-/** Keeps `top` the best `count` candidates by bound, best first (count is small: a sorted insert). */
-function keepBest(top: Candidate[], count: number, candidate: Candidate): void {
-  if (top.length === count && candidate.bound <= top[count - 1].bound) return;
-  let at = top.length;
-  while (at > 0 && top[at - 1].bound < candidate.bound) at--;
-  top.splice(at, 0, candidate);
-  if (top.length > count) top.pop();
-}
-
-/**
- * Whether agentos_bm25 (native/fts5-rank.c) is loaded and takes the weighing phrases' count and the
- * floor (an extension built before it did answers with an error): asked once, on a temporary table.
- */
-function hasAgentosBm25(db: DatabaseSync): boolean {
-  try {
-    db.exec(`DROP TABLE IF EXISTS temp.agentos_rank_probe;
-             CREATE VIRTUAL TABLE temp.agentos_rank_probe USING fts5(text);
-             INSERT INTO temp.agentos_rank_probe (text) VALUES ('probe')`);
-    const row = db
-      .prepare(
-        `SELECT agentos_bm25(agentos_rank_probe, '1', 1, 0) AS relevance FROM temp.agentos_rank_probe
-         WHERE agentos_rank_probe MATCH '(probe) AND (probe)'`,
-      )
-      .get() as { relevance: unknown } | undefined;
-    return typeof row?.relevance === "number";
-  } catch {
-    return false;
-  } finally {
-    db.exec("DROP TABLE IF EXISTS temp.agentos_rank_probe");
-  }
 }

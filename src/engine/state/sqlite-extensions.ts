@@ -24,6 +24,29 @@ export function loadExtensions(db: DatabaseSync): void {
   }
 }
 
+/**
+ * Whether agentos_bm25 (native/fts5-rank.c) is loaded and takes the weighing phrases' count and the
+ * floor (an extension built before it did answers with an error): asked once, on a temporary table.
+ */
+export function rankExtensionReady(db: DatabaseSync): boolean {
+  try {
+    db.exec(`DROP TABLE IF EXISTS temp.agentos_rank_probe;
+             CREATE VIRTUAL TABLE temp.agentos_rank_probe USING fts5(text);
+             INSERT INTO temp.agentos_rank_probe (text) VALUES ('probe')`);
+    const row = db
+      .prepare(
+        `SELECT agentos_bm25(agentos_rank_probe, '1', 1, 0) AS relevance FROM temp.agentos_rank_probe
+         WHERE agentos_rank_probe MATCH '(probe) AND (probe)'`,
+      )
+      .get() as { relevance: unknown } | undefined;
+    return typeof row?.relevance === "number";
+  } catch {
+    return false;
+  } finally {
+    db.exec("DROP TABLE IF EXISTS temp.agentos_rank_probe");
+  }
+}
+
 function warnOnce(why: string): void {
   if (warned) return;
   warned = true;
