@@ -180,24 +180,36 @@ export class SqliteRanker {
     const scanned = this.documents(request, top);
     // Not settled within the budget: rank the older rest in the database and merge.
     if (settled) return scanned;
-    const last = request.first + BigInt(lastSlot) - 1n;
-    const needed = neededPhrases(request, scanned, most, lastSlot);
-    if (needed.size === 0) return scanned;
+    return request.candidates
+      ? scanned.concat(this.rareHolders(request, scanned, postings, most, lastSlot))
+      : this.byTiers(request, scanned, most, lastSlot);
+  }
+
+  /**
+   * A candidate list's older matches (before lastSlot): only those holding a needed phrase that is rare
+   * in the table (at most rarePostings documents), from the recency cut-off on; the vector list brings
+   * the older related entries.
+   */
+  private rareHolders(
+    request: Ranking,
+    scanned: ScoredRow[],
+    postings: number[],
+    most: number[],
+    lastSlot: number,
+  ): ScoredRow[] {
+    const rare = [...neededPhrases(request, scanned, most, lastSlot)].filter(
+      (at) => postings[at] <= this.rarePostings,
+    );
+    if (rare.length === 0) return [];
     // Recency cut-off: a match created before `oldest` scores below the limit-th best even at the most
     // relevant possible, so only the older matches from there on are ranked.
+    const maxRelevance = most.reduce((sum, value) => sum + value, 0);
     const oldest = oldestSlot(request, scanned, maxRelevance);
-    if (oldest > lastSlot - 1) return scanned;
+    if (oldest > lastSlot - 1) return [];
+    const holding = rare.map((at) => request.phrases[at]).join(" OR ");
     const from = request.first + BigInt(oldest);
-    const holding = (phrases: number[]) => phrases.map((at) => request.phrases[at]).join(" OR ");
-    if (request.candidates) {
-      const rare = [...needed].filter((at) => postings[at] <= this.rarePostings);
-      return rare.length === 0
-        ? scanned
-        : scanned.concat(
-            this.bestHolding(request, from, last, holding(rare), floor(request, scanned, lastSlot)),
-          );
-    }
-    return this.byTiers(request, scanned, most, lastSlot);
+    const last = request.first + BigInt(lastSlot) - 1n;
+    return this.bestHolding(request, from, last, holding, floor(request, scanned, lastSlot));
   }
 
   /**
