@@ -1,5 +1,6 @@
 import type { StatementSync } from "node:sqlite";
 import type { SqliteConnection } from "../state/sqlite-connection.ts";
+import { countOf } from "./sqlite-counts.ts";
 
 export interface IdleMergeOptions {
   /** No write or search through the index for this long: it rests (ms). */
@@ -134,6 +135,6 @@ export class IdleMerger {
   }
 
   private number(statement: string): number {
-    return Number((this.statements[statement].get() as { n: number | bigint }).n);
+    return countOf(this.statements[statement]);
   }
 }

@@ -10,18 +10,8 @@ import {
   relevanceToReach,
 } from "./rank-bounds.ts";
 import { rankScore, rankScoreSql, type ScoredRow } from "./score.ts";
+import { countOf, TableCounts } from "./sqlite-counts.ts";
 
-/** Phrases whose posting counts are kept (about 100 bytes each; the least recently used goes first). */
-const MAX_COUNTED_PHRASES = 16_384;
-/** Kept posting counts are recounted once the table has grown by this fraction (1/64) of its size then. */
-const RECOUNT_GROWTH = 64;
-/**
- * A scope of at least this many documents skips counting its matches before a query (see rank): such
- * a scope nearly always has more than rankAllBelow, and counting them cost about 1 ms at 1 M entries.
- */
-const LARGE_SCOPE = 32_768;
-/** Scopes whose size is remembered (all are forgotten when more are). */
-const MAX_SIZED_SCOPES = 10_000;
 /** The newest-first scan's first chunk of rows; each next one is four times larger (up to its budget). */
 const FIRST_CHUNK = 64;
 /**
@@ -97,11 +87,8 @@ export class SqliteRanker {
   private readonly rarePostings: number;
   /** Relevance is agentos_bm25 with the counts this ranker keeps (see fts5-rank.c), else bm25(). */
   readonly native: boolean;
-  /** Posting counts per phrase, least recently used first (see postings); deletions counted from postingsDeletes. */
-  private readonly counted = new Map<string, { n: number; docs: number }>();
-  private postingsDeletes = -1;
-  /** Per scope (its first rowid): its documents (counted up to LARGE_SCOPE) and the table's rows then. */
-  private readonly scopeSizes = new Map<bigint, { docs: number; rows: number }>();
+  /** The table's row count, phrases' posting counts and scopes' sizes, kept between queries. */
+  private readonly counts: TableCounts;
 
   constructor(db: DatabaseSync, options: RankerOptions = {}) {
     this.rankAllBelow = options.rankAllBelow ?? 2048;
@@ -110,25 +97,16 @@ export class SqliteRanker {
     this.candidateScan = options.candidateScan ?? 1024;
     this.rarePostings = options.rarePostings ?? 2048;
     this.native = options.native !== false && rankExtensionReady(db);
+    this.counts = new TableCounts(db, this.native);
     // Each statement's last parameters are agentos_bm25's: the phrases' document counts, how many
     // phrases weigh (see bestHolding) and the relevance floor (see floor); bm25() takes none.
     const relevance = (at: number) =>
       this.native ? `agentos_bm25(search_fts, ?${at}, ?${at + 1}, ?${at + 2})` : "-bm25(search_fts)";
     this.statements = {
-      // bm25()'s N is FTS5's row count (the averages record), which a contentless_delete table never
-      // lowers on delete: its first varint, and search_meta's count of every row ever inserted.
-      averages: db.prepare("SELECT block FROM search_fts_data WHERE id = 1"),
-      rows: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'rows'"),
-      deletes: db.prepare("SELECT value AS n FROM search_meta WHERE key = 'deletes'"),
-      postings: db.prepare("SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?"),
       // Counts the scope's matches up to a cap, so that counting a large scope stays cheap.
       matches: db.prepare(
         `SELECT count(*) AS n FROM (SELECT 1 FROM search_fts
          WHERE search_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 LIMIT ?4)`,
-      ),
-      // Counts the scope's documents up to a cap.
-      scopeDocs: db.prepare(
-        "SELECT count(*) AS n FROM (SELECT 1 FROM search_docs WHERE rowid BETWEEN ?1 AND ?2 LIMIT ?3)",
       ),
       // A chunk of the newest-first scan: the matches of [?2, ?3] newest first, at most ?4.
       newestFirst: db.prepare(
@@ -163,15 +141,15 @@ export class SqliteRanker {
   }
 
   rank(rankRequest: RankRequest): ScoredRow[] {
-    const docs = this.rowCount();
+    const docs = this.counts.rows();
     // agentos_bm25 ranks with the counts kept here; bm25() counts itself (they are read below for bounds).
-    const kept = this.native ? this.postings(rankRequest.phrases, docs) : undefined;
+    const kept = this.native ? this.counts.postings(rankRequest.phrases, docs) : undefined;
     const request: Ranking = { ...rankRequest, weights: kept?.join(",") };
     const small = request.docsAtMost !== undefined && request.docsAtMost < this.rankAllBelow;
     if (small || this.exhaustive || this.fewMatches(request, kept, docs)) {
       return this.best(request, request.first, request.last);
     }
-    const postings = kept ?? this.postings(request.phrases, docs);
+    const postings = kept ?? this.counts.postings(request.phrases, docs);
     const most = mostPerPhrase(postings, docs);
     const maxRelevance = most.reduce((sum, value) => sum + value, 0);
 
@@ -221,24 +199,9 @@ export class SqliteRanker {
    */
   private fewMatches(request: Ranking, kept: number[] | undefined, rows: number): boolean {
     if (kept && kept.reduce((sum, n) => sum + n, 0) < this.rankAllBelow) return true;
-    if (this.isLarge(request.first, request.last, rows)) return false;
+    if (this.counts.isLarge(request.first, request.last, rows)) return false;
     const { match, first, last } = request;
-    return this.count(this.statements.matches, match, first, last, this.rankAllBelow) < this.rankAllBelow;
-  }
-
-  /**
-   * Whether the scope holds at least LARGE_SCOPE documents. Counted once, and again only once the
-   * table has grown enough for the scope to have got there (a shrunken scope may stay large: that
-   * only skips a count).
-   */
-  private isLarge(first: bigint, last: bigint, rows: number): boolean {
-    const known = this.scopeSizes.get(first);
-    if (known && (known.docs >= LARGE_SCOPE || known.docs + (rows - known.rows) < LARGE_SCOPE))
-      return known.docs >= LARGE_SCOPE;
-    const docs = this.count(this.statements.scopeDocs, first, last, LARGE_SCOPE);
-    if (this.scopeSizes.size >= MAX_SIZED_SCOPES) this.scopeSizes.clear();
-    this.scopeSizes.set(first, { docs, rows });
-    return docs >= LARGE_SCOPE;
+    return countOf(this.statements.matches, match, first, last, this.rankAllBelow) < this.rankAllBelow;
   }
 
   /**
@@ -314,48 +277,6 @@ export class SqliteRanker {
   }
 
   /**
-   * At least FTS5's row count N, which bm25() takes for its idf (which grows with N): the averages
-   * record may lag inserts of a transaction still open, search_meta's `rows` never does.
-   */
-  private rowCount(): number {
-    const row = this.statements.averages.get() as { block: Uint8Array } | undefined;
-    const rows = this.statements.rows.get() as { n: number | bigint } | undefined;
-    return Math.max(row ? leadingVarint(row.block) : 0, Number(rows?.n ?? 0));
-  }
-
-  /**
-   * How many documents of the table hold each phrase: counted once (a full read of the phrase's
-   * postings, as long as bm25()'s own count) and kept until the table has grown by 1/RECOUNT_GROWTH.
-   * With bm25(), which counts afresh, these counts bound its idf only while they are at most the true
-   * ones: inserts only raise those, but any deletion (the `deletes` counter of search_meta, kept by
-   * every connection that writes the index) drops every kept count. agentos_bm25 ranks with these very
-   * counts, so they need only stay near the truth: dropped once deletions reach 1/RECOUNT_GROWTH too.
-   * The least recently used count goes first when MAX_COUNTED_PHRASES are kept.
-   */
-  private postings(phrases: string[], docs: number): number[] {
-    const deletes = this.count(this.statements.deletes);
-    const deleted = deletes - this.postingsDeletes;
-    const stale = this.native ? deleted < 0 || deleted * RECOUNT_GROWTH > docs : deleted !== 0;
-    if (this.postingsDeletes < 0 || stale) {
-      this.counted.clear();
-      this.postingsDeletes = deletes;
-    }
-    return phrases.map((phrase) => {
-      const known = this.counted.get(phrase);
-      this.counted.delete(phrase);
-      if (known && (docs - known.docs) * RECOUNT_GROWTH <= known.docs) {
-        this.counted.set(phrase, known);
-        return known.n;
-      }
-      const n = this.count(this.statements.postings, phrase);
-      const oldest = this.counted.keys().next();
-      if (this.counted.size >= MAX_COUNTED_PHRASES && !oldest.done) this.counted.delete(oldest.value);
-      this.counted.set(phrase, { n, docs });
-      return n;
-    });
-  }
-
-  /**
    * As best, among the matches that also hold one of `holding`'s phrases. agentos_bm25 weighs only the
    * query's own phrases, so the filter is ANDed onto the query: FTS5 then walks the holding phrases'
    * postings and seeks the others'. bm25() would weigh the filter's phrases too: there the filter is a
@@ -424,19 +345,4 @@ export class SqliteRanker {
       return row ? [{ ...row, relevance, slot }] : [];
     });
   }
-
-  private count(statement: StatementSync, ...values: Array<string | bigint | number>): number {
-    return Number((statement.get(...values) as { n: number | bigint }).n);
-  }
-}
-
-/** The first SQLite varint of a record (big-endian, 7 bits a byte, the 9th byte whole). */
-export function leadingVarint(bytes: Uint8Array): number {
-  let value = 0;
-  for (let at = 0; at < bytes.length && at < 9; at++) {
-    if (at === 8) return value * 256 + bytes[at];
-    value = value * 128 + (bytes[at] & 0x7f);
-    if (bytes[at] < 0x80) return value;
-  }
-  return value;
 }

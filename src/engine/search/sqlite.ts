@@ -6,8 +6,9 @@ import { openSqliteConnection, type SqliteConnection } from "../state/sqlite-con
 import { COMMON_TERM_WINDOW, informativeTerms, MIN_ENTRIES } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, toHits } from "./score.ts";
+import { countOf, leadingVarint } from "./sqlite-counts.ts";
 import { type IdleMergeOptions, IdleMerger } from "./sqlite-merge.ts";
-import { leadingVarint, type RankerOptions, SqliteRanker } from "./sqlite-rank.ts";
+import { type RankerOptions, SqliteRanker } from "./sqlite-rank.ts";
 import type { TextDoc, TextHit, TextIndex, TextPage, TextSearchOptions } from "./types.ts";
 import { documentFields } from "./values.ts";
 
@@ -226,7 +227,7 @@ export class SqliteTextIndex implements TextIndex {
     return settle(() => {
       const base = this.scopeBase(index, scope);
       if (base === null) return 0;
-      return Number((this.statements.count.get(base, base + SLOTS - 1n) as { n: bigint }).n);
+      return countOf(this.statements.count, base, base + SLOTS - 1n);
     });
   }
 
@@ -325,7 +326,7 @@ export class SqliteTextIndex implements TextIndex {
     const counts = phrases.map((phrase) => {
       let n = found.get(phrase);
       if (n === undefined) {
-        n = Number((this.statements.found.get(phrase, first, last, cap) as { n: bigint }).n);
+        n = countOf(this.statements.found, phrase, first, last, cap);
         if (found.size < MAX_COUNTED_PHRASES) found.set(phrase, n);
       }
       return n;
