@@ -3,7 +3,7 @@ import { report } from "../engine/telemetry.ts";
 import type { TriggerFn } from "../engine/types.ts";
 import { nowIso } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
-import { costOf, type ModelChoice, type Usage } from "./types.ts";
+import { costOf, type ModelEntry, type ProviderEntry, type Usage } from "./types.ts";
 
 /** Whom a model call is charged to on the ledger. */
 export interface CostAccount {
@@ -11,13 +11,25 @@ export interface CostAccount {
   agentId: string;
 }
 
+/** What a charge names and prices: a model (its id, US dollars per million tokens) and its provider. */
+export interface PricedModel {
+  model: Pick<ModelEntry, "id" | "inputPrice" | "outputPrice">;
+  provider: Pick<ProviderEntry, "id">;
+}
+
 /**
  * The `cost.incurred` payload of one model call, what ledger::record_cost takes (the ledger subscribes
  * it as is): cents with fractions (the ledger keeps 6 decimals), and a fresh eventId so a spend is
- * counted once across nodes.
+ * counted once across nodes. `cost` (US dollars) is the usage at the model's prices unless the provider
+ * bills otherwise (audio by the second).
  */
-export function costEvent(account: CostAccount, sessionId: string | null, choice: ModelChoice, usage: Usage) {
-  const cost = costOf(choice.model, usage);
+export function costEvent(
+  account: CostAccount,
+  sessionId: string | null,
+  choice: PricedModel,
+  usage: Usage,
+  cost = costOf(choice.model, usage),
+) {
   return {
     realmId: account.realmId,
     agentId: account.agentId,

@@ -123,8 +123,20 @@ async function handle(
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     requests.push({ audio: req.url, contentType: req.headers["content-type"], bytes: body.length });
-    if (req.url.startsWith("/v1/audio/transcriptions"))
-      send(res, 200, { text: `heard ${body.length} bytes` });
+    // Billed as gpt-4o-mini-transcribe answers: its usage in tokens (here one audio token per 16 bytes).
+    if (req.url.startsWith("/v1/audio/transcriptions")) {
+      const audioTokens = Math.ceil(body.length / 16);
+      send(res, 200, {
+        text: `heard ${body.length} bytes`,
+        usage: {
+          type: "tokens",
+          input_tokens: audioTokens,
+          input_token_details: { text_tokens: 0, audio_tokens: audioTokens },
+          output_tokens: 4,
+          total_tokens: audioTokens + 4,
+        },
+      });
+    }
     else {
       res.writeHead(200, { "content-type": "audio/mpeg" });
       res.end(Buffer.concat([Buffer.from("ID3"), body.subarray(0, 16)]));

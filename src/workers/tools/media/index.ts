@@ -1,13 +1,15 @@
 import { basename, extname } from "node:path";
 import { z } from "zod";
 import { call } from "../../../engine/call.ts";
+import { costEvent, recordCost } from "../../../llm/cost-event.ts";
+import { assertRealmOpen, assertWithinBudget } from "../../../llm/guards.ts";
 import { AppError, badRequest } from "../../../shared/errors.ts";
 import { guardedRequest } from "../../../shared/net/guarded-request.ts";
 import { agentIdField, pathField } from "../fields.ts";
 import { existingInside, resolveInside, shown } from "../sandbox.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
 import { readInside, writeInside } from "../workspace-fs.ts";
-import { speak, speechProvider, transcribe } from "./speech.ts";
+import { type SpeechCharge, type SpeechProvider, speak, speechProvider, transcribe } from "./speech.ts";
 
 const MAX_MEDIA_BYTES = 25 * 1024 * 1024;
 const TYPES: Record<string, string> = {
@@ -61,6 +63,29 @@ async function ask(ctx: ToolContext, agentId: string, system: string, content: u
     messages: [{ role: "user", content }],
   });
   return answer.content;
+}
+
+/**
+ * A speech provider's call for the agent, paid as its model calls are: refused before it is made when
+ * the agent's realm is paused, archived or being deleted (409) or its budget is spent (402), and its cost
+ * charged to the agent on the ledger after (a tool steered by what the model read could otherwise spend
+ * the operator's key past every budget).
+ */
+async function paidSpeech<T extends { charge: SpeechCharge }>(
+  ctx: ToolContext,
+  agentId: string,
+  provider: SpeechProvider,
+  work: () => Promise<T>,
+): Promise<T> {
+  const { realmId } = await ctx.agent(agentId);
+  const account = { realmId, agentId };
+  await assertRealmOpen(ctx.trigger, realmId);
+  await assertWithinBudget(ctx.trigger, account);
+  const done = await work();
+  const { usage, cost } = done.charge;
+  const priced = { model: provider.model, provider: { id: provider.id } };
+  await recordCost(ctx.trigger, costEvent(account, null, priced, usage, cost));
+  return done;
 }
 
 const source = {
@@ -123,11 +148,10 @@ const audioTranscribe = defineTool({
   async run({ agentId, path, url }, ctx) {
     const provider = await speechProvider("transcribe", ctx.env, ctx.trigger);
     const audio = await media(ctx, agentId, { path, url });
-    return {
-      text: await transcribe(provider, audio.bytes, audio.name, ctx.call.signal),
-      provider: provider.id,
-      model: provider.model,
-    };
+    const { text } = await paidSpeech(ctx, agentId, provider, () =>
+      transcribe(provider, audio.bytes, audio.name, ctx.call.signal),
+    );
+    return { text, provider: provider.id, model: provider.model.id };
   },
 });
 
@@ -147,10 +171,12 @@ const ttsSpeak = defineTool({
   async run({ agentId, text, voice, format, path }, ctx) {
     const provider = await speechProvider("speak", ctx.env, ctx.trigger);
     const root = await ctx.workspace(agentId);
-    const audio = await speak(provider, text, voice, format, ctx.call.signal);
     const full = await resolveInside(root, path ?? `speech-${Date.now()}.${format}`);
+    const { audio } = await paidSpeech(ctx, agentId, provider, () =>
+      speak(provider, text, voice, format, ctx.call.signal),
+    );
     await writeInside(root, full, audio);
-    return { path: shown(root, full), bytes: audio.length, provider: provider.id, model: provider.model };
+    return { path: shown(root, full), bytes: audio.length, provider: provider.id, model: provider.model.id };
   },
 });
 
