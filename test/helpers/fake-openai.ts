@@ -136,8 +136,7 @@ async function handle(
           total_tokens: audioTokens + 4,
         },
       });
-    }
-    else {
+    } else {
       res.writeHead(200, { "content-type": "audio/mpeg" });
       res.end(Buffer.concat([Buffer.from("ID3"), body.subarray(0, 16)]));
     }
