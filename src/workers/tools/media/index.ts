@@ -147,10 +147,10 @@ const audioTranscribe = defineTool({
   input: z.strictObject({ agentId: agentIdField, ...source }).refine(oneSource, "give either path or url"),
   async run({ agentId, path, url }, ctx) {
     const provider = await speechProvider("transcribe", ctx.env, ctx.trigger);
-    const audio = await media(ctx, agentId, { path, url });
-    const { text } = await paidSpeech(ctx, agentId, provider, () =>
-      transcribe(provider, audio.bytes, audio.name, ctx.call.signal),
-    );
+    const { text } = await paidSpeech(ctx, agentId, provider, async () => {
+      const audio = await media(ctx, agentId, { path, url });
+      return transcribe(provider, audio.bytes, audio.name, ctx.call.signal);
+    });
     return { text, provider: provider.id, model: provider.model.id };
   },
 });
