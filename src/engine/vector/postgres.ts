@@ -1,6 +1,7 @@
 import type { Pool } from "pg";
 import { badRequest } from "../../shared/errors.ts";
 import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
+import { type PostgresTables, postgresMeta, upgradePostgresCodes } from "./code-upgrade.ts";
 import {
   CodeCache,
   CodeSet,
@@ -22,7 +23,7 @@ export interface PostgresVectorIndexOptions {
   cacheBytes?: number;
 }
 
-function sqlFor(scopes: string, models: string, entries: string) {
+function sqlFor({ scopes, entries, meta }: PostgresTables, models: string) {
   // Locks the scope row before anything else, as every write does: writers of a scope queue on it, so
   // versions (and seqs) are taken in commit order and a reader's "seq > version" misses nothing.
   const lockScope = `SELECT num FROM ${scopes} WHERE idx = $1 AND scope = $2 FOR UPDATE`;
@@ -65,6 +66,7 @@ function sqlFor(scopes: string, models: string, entries: string) {
       `ALTER TABLE ${entries} ALTER COLUMN code SET STORAGE PLAIN, ALTER COLUMN vec SET STORAGE EXTERNAL`,
       // Index names take the table's schema: they must not be qualified.
       `CREATE INDEX IF NOT EXISTS vector_entries_seq ON ${entries} (scope_num, model_num, seq)`,
+      postgresMeta(meta),
     ],
     scope: `SELECT num, version, deletes FROM ${scopes} WHERE idx = $1 AND scope = $2`,
     model: `SELECT num, dims FROM ${models} WHERE idx = $1 AND model = $2`,
@@ -115,6 +117,7 @@ export class PostgresVectorIndex implements VectorIndex {
   readonly kind = "postgres";
   private readonly pool: Pool;
   private readonly schema: string | undefined;
+  private readonly tables: PostgresTables;
   private readonly sql: ReturnType<typeof sqlFor>;
   private readonly cache: CodeCache;
   private readonly models = new Map<string, Model>();
@@ -126,16 +129,20 @@ export class PostgresVectorIndex implements VectorIndex {
     this.pool = createPool(options.connectionString, options.max);
     this.schema = options.schema;
     this.cache = new CodeCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
-    this.sql = sqlFor(
-      qualifiedTable(options.schema, "vector_scopes"),
-      qualifiedTable(options.schema, "vector_models"),
-      qualifiedTable(options.schema, "vector_entries"),
-    );
+    this.tables = {
+      scopes: qualifiedTable(options.schema, "vector_scopes"),
+      entries: qualifiedTable(options.schema, "vector_entries"),
+      meta: qualifiedTable(options.schema, "vector_meta"),
+    };
+    this.sql = sqlFor(this.tables, qualifiedTable(options.schema, "vector_models"));
   }
 
   static async open(options: PostgresVectorIndexOptions): Promise<PostgresVectorIndex> {
     const index = new PostgresVectorIndex(options);
-    return prepared(index, () => migrate(index.pool, index.schema, index.sql.create));
+    return prepared(index, async () => {
+      await migrate(index.pool, index.schema, index.sql.create);
+      await upgradePostgresCodes(index.pool, index.tables);
+    });
   }
 
   async put(index: string, scope: string, id: string, vector: VectorInput, model: string): Promise<void> {

@@ -1,12 +1,14 @@
 import { badRequest } from "../../shared/errors.ts";
+import { turned } from "./rotation.ts";
 import type { VectorHit, VectorInput } from "./types.ts";
 
 /**
  * The scoring core, pure and storage-free. A stored vector is its unit vector (cosine = dot product)
- * in two forms: a sign code (one bit a dimension, padded to 32-bit words, kept in memory for the whole
- * scope) and int8 values with one float32 scale (kept in the database, read only for a shortlist).
- * A query: Hamming distance of sign codes over the whole scope → HAMMING_FACTOR × rescore
- * candidates → the query's float values against their sign bits (asymmetric, about twice the recall of
+ * in two forms: a sign code of its turned copy (rotation.ts; one bit a dimension, padded to 32-bit
+ * words, kept in memory for the whole scope) and int8 values with one float32 scale (kept in the
+ * database, read only for a shortlist). A query, turned the same way: Hamming distance of sign codes over
+ * the whole scope → HAMMING_FACTOR × rescore candidates → the turned query's float values against their
+ * sign bits (asymmetric, about twice the recall of
  * Hamming on hard data, see README) → `rescore` candidates → cosine from their int8 vectors.
  */
 
@@ -48,6 +50,14 @@ export function signCode(unit: Float32Array): Uint8Array {
   const words = new Uint32Array(codeWords(unit.length));
   for (let i = 0; i < unit.length; i++) if (unit[i] > 0) words[i >> 5] |= 1 << (i & 31);
   return new Uint8Array(words.buffer);
+}
+
+/**
+ * The code an entry is stored and found by: the sign bits of its int8 vector, turned (rotation.ts). Taken
+ * from the int8 values (their scale changes no sign), so a store can recompute every code exactly.
+ */
+export function storedCode(vec: Uint8Array): Uint8Array {
+  return signCode(turned(Float32Array.from(new Int8Array(vec.buffer, vec.byteOffset, vec.length - 4))));
 }
 
 /** int8 values (round(x / scale), scale = max |x| / 127) then the scale. */
@@ -256,12 +266,14 @@ export function shortlist(
 ): Int32Array {
   const { count } = source;
   if (count <= sizes.rescore * 2) return allSlots(count);
+  // The codes are of turned vectors: the query is turned the same way for both passes.
+  const query = turned(unit);
   const first =
     sizes.hamming >= count
       ? allSlots(count)
-      : source.nearest(new Uint32Array(signCode(unit).buffer), sizes.hamming);
+      : source.nearest(new Uint32Array(signCode(query).buffer), sizes.hamming);
   if (sizes.rescore >= first.length) return first;
-  return bestScored(source.asymmetricScores(unit, first), first, sizes.rescore);
+  return bestScored(source.asymmetricScores(query, first), first, sizes.rescore);
 }
 
 /** The best `limit` of scored hits: highest score first, ties by id. */

@@ -1,9 +1,9 @@
 import { badRequest } from "../../shared/errors.ts";
 import { isStorableText } from "../state/schema.ts";
-import { int8Vector, signCode, unitVector } from "./scan.ts";
+import { int8Vector, storedCode, unitVector } from "./scan.ts";
 import type { VectorEntry } from "./types.ts";
 
-/** An entry ready to store: its sign code and int8 vector (see scan.ts). */
+/** An entry ready to store: its stored code and int8 vector (see scan.ts). */
 export interface EncodedEntry {
   id: string;
   code: Uint8Array;
@@ -35,7 +35,8 @@ export function encodeEntries(entries: readonly VectorEntry[], dims: number | nu
     const unit = unitVector(entry.vector, expected);
     expected = unit.length;
     byId.delete(entry.id);
-    byId.set(entry.id, { id: entry.id, code: signCode(unit), vec: int8Vector(unit) });
+    const vec = int8Vector(unit);
+    byId.set(entry.id, { id: entry.id, code: storedCode(vec), vec });
   }
   return [...byId.values()];
 }

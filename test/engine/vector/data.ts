@@ -32,6 +32,31 @@ export function clusteredVectors(n: number, dims: number, clusters: number, seed
   });
 }
 
+/**
+ * Sparse vectors as a hashed bag of words makes them: each the sum of 4 to 8 words of a 1 500-word
+ * vocabulary, a word being ±1 in one dimension (the vocabulary's `vocabularySeed` fixes which). All but a
+ * few values are zero, the case a sign code alone reads badly (rotation.ts).
+ */
+export function sparseVectors(n: number, dims: number, seed: number, vocabularySeed = 1): Float32Array[] {
+  const words = random(vocabularySeed);
+  const vocabulary = Array.from({ length: 1500 }, () => ({
+    dim: Math.floor(words() * dims),
+    sign: words() < 0.5 ? -1 : 1,
+  }));
+  const rand = random(seed);
+  return Array.from({ length: n }, () => {
+    const vector = new Float32Array(dims);
+    const count = 4 + Math.floor(rand() * 5);
+    for (let k = 0; k < count; k++) {
+      const word = vocabulary[Math.floor(rand() * vocabulary.length)];
+      vector[word.dim] += word.sign;
+    }
+    // Words that cancel out leave nothing: such a vector has no direction, so give it one.
+    if (vector.every((x) => x === 0)) vector[0] = 1;
+    return vector;
+  });
+}
+
 export function unit(vector: Float32Array): Float32Array {
   let sum = 0;
   for (const x of vector) sum += x * x;

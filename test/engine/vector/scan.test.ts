@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CodeMemory, Int8Scorer } from "../../../src/engine/vector/code-memory.ts";
 import { CodeSet, followWrite, refreshPlan } from "../../../src/engine/vector/codes.ts";
+import { turned } from "../../../src/engine/vector/rotation.ts";
 import {
   asymmetricScores,
   asymmetricShortlist,
@@ -233,12 +234,14 @@ describe("vector scan core", () => {
           const unit = unitVector(vectors[0]);
           const sizes = passSizes(rescore, rescore);
           const all = Int32Array.from({ length: n }, (_, i) => i);
-          const query = new Uint32Array(signCode(unit).buffer);
+          // The passes compare the query turned as stored codes are (rotation.ts).
+          const query = new Uint32Array(signCode(turned(unit)).buffer);
           const first =
             sizes.hamming >= n
               ? all
               : hammingShortlist(hammingDistances(codes, n, words, query), words * 32, sizes.hamming);
-          const expected = n <= rescore * 2 ? all : asymmetricShortlist(codes, words, unit, first, rescore);
+          const expected =
+            n <= rescore * 2 ? all : asymmetricShortlist(codes, words, turned(unit), first, rescore);
           expect([...shortlist(set, unit, sizes)]).toEqual([...expected]);
         },
       ),

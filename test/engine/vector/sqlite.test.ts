@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStateStore } from "../../../src/engine/state/sqlite.ts";
 import type { CodeSet } from "../../../src/engine/vector/codes.ts";
 import { openVectorIndex } from "../../../src/engine/vector/open.ts";
+import { CODE_FORMAT, turned } from "../../../src/engine/vector/rotation.ts";
 import {
   asymmetricShortlist,
   best,
@@ -14,11 +15,12 @@ import {
   int8Cosine,
   passSizes,
   signCode,
+  storedCode,
   unitVector,
 } from "../../../src/engine/vector/scan.ts";
 import { SqliteVectorIndex } from "../../../src/engine/vector/sqlite.ts";
 import { vectorIndexContract } from "./contract.ts";
-import { clusteredVectors, uniformVectors } from "./data.ts";
+import { clusteredVectors, sparseVectors, uniformVectors } from "./data.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "agentos-vector-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -45,6 +47,53 @@ describe("SqliteVectorIndex", () => {
     } finally {
       await index.close();
       await store.close();
+    }
+  });
+
+  it("recomputes the codes an older build wrote, once, when the file is opened", async () => {
+    const path = join(dir, "older-codes.db");
+    const vectors = sparseVectors(900, 64, 41);
+    const queries = sparseVectors(10, 64, 42);
+    const options = { limit: 5, model: "m64", rescore: 20 };
+    const before = new SqliteVectorIndex(path);
+    await before.putMany(
+      "m",
+      "s",
+      "m64",
+      vectors.map((vector, i) => ({ id: `e${i}`, vector })),
+    );
+    const answers = [];
+    for (const query of queries) answers.push(await before.query("m", "s", query, options));
+    await before.close();
+    // As a build before CODE_FORMAT 2 left the file: codes of the unturned vectors, no format recorded.
+    const db = new DatabaseSync(path);
+    const rows = () =>
+      db
+        .prepare("SELECT c.code, d.vec FROM vector_codes c JOIN vector_data d ON d.rowid = c.rowid")
+        .all() as Array<{ code: Uint8Array; vec: Uint8Array }>;
+    const older = (vec: Uint8Array) =>
+      signCode(Float32Array.from(new Int8Array(vec.buffer, vec.byteOffset, 64)));
+    const update = db.prepare("UPDATE vector_codes SET code = ? WHERE rowid = ?");
+    for (const row of db.prepare("SELECT rowid, vec FROM vector_data").all() as Array<{
+      rowid: number;
+      vec: Uint8Array;
+    }>)
+      update.run(older(row.vec), row.rowid);
+    db.exec("DELETE FROM vector_meta");
+    const after = new SqliteVectorIndex(path);
+    try {
+      expect(rows().every(({ code, vec }) => Buffer.from(code).equals(Buffer.from(storedCode(vec))))).toBe(
+        true,
+      );
+      expect(db.prepare("SELECT value FROM vector_meta WHERE name = 'code_format'").get()).toEqual({
+        value: CODE_FORMAT,
+      });
+      for (const [i, query] of queries.entries()) {
+        expect(await after.query("m", "s", query, options)).toEqual(answers[i]);
+      }
+    } finally {
+      db.close();
+      await after.close();
     }
   });
 
@@ -89,10 +138,11 @@ describe("SqliteVectorIndex", () => {
         const codes = set.codes.subarray(0, set.count * set.words);
         const unit = unitVector(query);
         const sizes = passSizes(options.limit, options.rescore);
-        const code = new Uint32Array(signCode(unit).buffer);
+        // Stored codes are of turned vectors (rotation.ts): the query is turned for both passes.
+        const code = new Uint32Array(signCode(turned(unit)).buffer);
         const distances = hammingDistances(codes, set.count, set.words, code);
         const first = hammingShortlist(distances, set.words * 32, sizes.hamming);
-        const slots = asymmetricShortlist(codes, set.words, unit, first, sizes.rescore);
+        const slots = asymmetricShortlist(codes, set.words, turned(unit), first, sizes.rescore);
         const hits = [...slots].map((slot) => {
           const row = read.get(set.refs[slot]) as { vec: Uint8Array };
           return { id: set.ids[slot], score: int8Cosine(unit, row.vec) };
