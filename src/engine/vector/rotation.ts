@@ -18,9 +18,12 @@ export const CODE_FORMAT = 2;
 const ROUNDS = 2;
 
 interface Turn {
-  signs: Float32Array[];
+  signs: Float64Array[];
   targets: Int32Array[];
   blocks: number[];
+  /** Scratch of the rounds (turned() is synchronous: one call at a time uses them). */
+  even: Float64Array;
+  odd: Float64Array;
 }
 
 const turns = new Map<number, Turn>();
@@ -29,11 +32,12 @@ const turns = new Map<number, Turn>();
 export function turned(unit: Float32Array): Float32Array {
   const dims = unit.length;
   const turn = turns.get(dims) ?? makeTurn(dims);
-  let from = unit;
+  // Worked in doubles: a Float32Array would round every butterfly's loads and stores.
+  let from: Float64Array | Float32Array = unit;
   for (let round = 0; round < ROUNDS; round++) {
-    const signs = turn.signs[round] as Float32Array;
+    const signs = turn.signs[round] as Float64Array;
     const targets = turn.targets[round] as Int32Array;
-    const to = new Float32Array(dims);
+    const to = round % 2 === 0 ? turn.even : turn.odd;
     for (let i = 0; i < dims; i++) to[targets[i] as number] = (from[i] as number) * (signs[i] as number);
     let offset = 0;
     for (const size of turn.blocks) {
@@ -42,13 +46,29 @@ export function turned(unit: Float32Array): Float32Array {
     }
     from = to;
   }
-  return from;
+  return Float32Array.from(from);
 }
 
 /** In place, normalised (orthogonal): the block [offset, offset + size) with size a power of two. */
-function hadamard(values: Float32Array, offset: number, size: number): void {
-  for (let half = 1; half < size; half *= 2) {
-    for (let start = offset; start < offset + size; start += half * 2) {
+function hadamard(values: Float64Array, offset: number, size: number): void {
+  const end = offset + size;
+  // The first two passes (pairs, then fours) in one sweep of fours: a third of the loop turns.
+  let half = 1;
+  if (size >= 4) {
+    for (let i = offset; i < end; i += 4) {
+      const a = values[i] as number;
+      const b = values[i + 1] as number;
+      const c = values[i + 2] as number;
+      const d = values[i + 3] as number;
+      values[i] = a + b + c + d;
+      values[i + 1] = a - b + c - d;
+      values[i + 2] = a + b - c - d;
+      values[i + 3] = a - b - c + d;
+    }
+    half = 4;
+  }
+  for (; half < size; half *= 2) {
+    for (let start = offset; start < end; start += half * 2) {
       for (let i = start; i < start + half; i++) {
         const a = values[i] as number;
         const b = values[i + half] as number;
@@ -58,15 +78,15 @@ function hadamard(values: Float32Array, offset: number, size: number): void {
     }
   }
   const scale = 1 / Math.sqrt(size);
-  for (let i = offset; i < offset + size; i++) values[i] = (values[i] as number) * scale;
+  for (let i = offset; i < end; i++) values[i] = (values[i] as number) * scale;
 }
 
 function makeTurn(dims: number): Turn {
   const next = mulberry32(0x5eed0000 ^ dims);
-  const signs: Float32Array[] = [];
+  const signs: Float64Array[] = [];
   const targets: Int32Array[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    signs.push(Float32Array.from({ length: dims }, () => (next() < 0.5 ? -1 : 1)));
+    signs.push(Float64Array.from({ length: dims }, () => (next() < 0.5 ? -1 : 1)));
     const order = Int32Array.from({ length: dims }, (_, i) => i);
     for (let i = dims - 1; i > 0; i--) {
       const j = Math.floor(next() * (i + 1));
@@ -79,7 +99,7 @@ function makeTurn(dims: number): Turn {
   // The dimension's binary digits, largest first: blocks of 1024 and 512 for 1536.
   const blocks: number[] = [];
   for (let size = 2 ** 30; size >= 1; size /= 2) if (dims & size) blocks.push(size);
-  const turn = { signs, targets, blocks };
+  const turn = { signs, targets, blocks, even: new Float64Array(dims), odd: new Float64Array(dims) };
   turns.set(dims, turn);
   return turn;
 }
