@@ -6,7 +6,7 @@ import { CODE_FORMAT } from "../../../src/engine/vector/rotation.ts";
 import { signCode, storedCode } from "../../../src/engine/vector/scan.ts";
 import { dropSchema, findTestPostgres, uniqueSchema } from "../state/contract.ts";
 import { vectorIndexContract } from "./contract.ts";
-import { sparseVectors, uniformVectors } from "./data.ts";
+import { nearRecall, sparseVectors, uniformVectors } from "./data.ts";
 
 const found = await findTestPostgres();
 if (found.url === null) console.warn(`Skipping PostgreSQL vector index tests: ${found.reason}`);
@@ -35,38 +35,61 @@ describe.skipIf(found.url === null)("PostgresVectorIndex", () => {
 
   it("recomputes the codes an older build wrote, once, when a node opens the index", async () => {
     const vectors = sparseVectors(900, 64, 51);
-    const queries = sparseVectors(10, 64, 52);
-    const options = { limit: 5, model: "m64", rescore: 20 };
+    const names = vectors.map((_, i) => `e${i}`);
     const before = await PostgresVectorIndex.open({ connectionString: url, schema, max: 2 });
     await before.putMany(
       "m",
       "older",
       "m64",
-      vectors.map((vector, i) => ({ id: `e${i}`, vector })),
+      vectors.map((vector, i) => ({ id: names[i] as string, vector })),
     );
-    const answers = [];
-    for (const query of queries) answers.push(await before.query("m", "older", query, options));
+    const queries = sparseVectors(10, 64, 52);
+    const quality = async (index: PostgresVectorIndex) => {
+      let total = 0;
+      for (const query of queries) {
+        const hits = await index.query("m", "older", query, { limit: 5, model: "m64", rescore: 20 });
+        total += nearRecall(
+          hits.map((hit) => hit.id),
+          vectors,
+          names,
+          query,
+          5,
+          0.01,
+        );
+      }
+      return total / queries.length;
+    };
+    const earlier = await quality(before);
     await before.close();
     // As a build before CODE_FORMAT 2 left the table: codes of the unturned vectors, no format recorded.
     const client = new Client({ connectionString: url });
     await client.connect();
     const entries = `"${schema}".vector_entries`;
     const rows = async () =>
-      (await client.query<{ id: string; code: Buffer; vec: Buffer }>(`SELECT id, code, vec FROM ${entries}`))
-        .rows;
-    for (const row of await rows()) {
-      const older = signCode(Float32Array.from(new Int8Array(row.vec.buffer, row.vec.byteOffset, 64)));
-      await client.query(`UPDATE ${entries} SET code = $1 WHERE id = $2`, [Buffer.from(older), row.id]);
+      (await client.query<{ code: Buffer; vec: Buffer }>(`SELECT code, vec FROM ${entries}`)).rows;
+    const counters = async () =>
+      (await client.query(`SELECT version, deletes FROM "${schema}".vector_scopes WHERE scope = 'older'`))
+        .rows[0];
+    for (const row of (await client.query<{ ctid: string; vec: Buffer }>(`SELECT ctid, vec FROM ${entries}`))
+      .rows) {
+      const older = signCode(
+        Float32Array.from(new Int8Array(row.vec.buffer, row.vec.byteOffset, row.vec.length - 4)),
+      );
+      await client.query(`UPDATE ${entries} SET code = $1 WHERE ctid = $2`, [Buffer.from(older), row.ctid]);
     }
     await client.query(`DELETE FROM "${schema}".vector_meta`);
+    const was = await counters();
     const after = await PostgresVectorIndex.open({ connectionString: url, schema, max: 2 });
     try {
       expect((await rows()).every(({ code, vec }) => code.equals(Buffer.from(storedCode(vec))))).toBe(true);
       const { rows: format } = await client.query(`SELECT value FROM "${schema}".vector_meta`);
       expect(format).toEqual([{ value: CODE_FORMAT }]);
-      for (const [i, query] of queries.entries()) {
-        expect(await after.query("m", "older", query, options)).toEqual(answers[i]);
-      }
+      // Any node still holding the older codes sees the scope changed and reloads it.
+      const now = await counters();
+      expect(Number(now.deletes)).toBe(Number(was.deletes) + 1);
+      // A scope loads its codes in the heap's order, which the updates changed: ties at a shortlist's
+      // cut-off may go otherwise, so the answers are held to be as good as before, not the same.
+      expect(await quality(after)).toBeGreaterThanOrEqual(earlier - 0.1);
     } finally {
       await client.end();
       await after.close();
