@@ -70,7 +70,15 @@ async function openBackends(config: Config, logger: Logger, background: boolean)
   let bus: PubSubBus | undefined;
   try {
     textIndex = await openTextIndex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, background });
-    vectorIndex = await openVectorIndex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    vectorIndex = await openVectorIndex({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      onCodeUpgrade: (codes) =>
+        logger.info(
+          { codes },
+          "vector index: recomputing the codes an older build wrote (once; ~4 s per 100 000)",
+        ),
+    });
     const indexes = { textIndex, vectorIndex };
     if (!config.databaseUrl) {
       return { store, ...indexes, bus: new LocalBus(), rateLimitStore: new MemoryRateLimitStore() };

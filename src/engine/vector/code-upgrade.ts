@@ -17,8 +17,11 @@ export const SQLITE_META = `CREATE TABLE IF NOT EXISTS vector_meta (
   value INTEGER NOT NULL
 )`;
 
+/** Told how many codes are about to be recomputed (about 4 s per 100 000 of 1536 dims here). */
+export type CodeUpgradeNotice = (codes: number) => void;
+
 /** SQLite: inside the connection's transaction when one is open (the group commit's), else its own. */
-export function upgradeSqliteCodes(db: DatabaseSync): void {
+export function upgradeSqliteCodes(db: DatabaseSync, notice?: CodeUpgradeNotice): void {
   const format = db.prepare("SELECT value FROM vector_meta WHERE name = 'code_format'");
   const current = () => (format.get() as { value: number } | undefined)?.value;
   if (current() === CODE_FORMAT) return;
@@ -27,6 +30,8 @@ export function upgradeSqliteCodes(db: DatabaseSync): void {
   try {
     // Read again under the write lock: another process may have upgraded the file meanwhile.
     if (current() !== CODE_FORMAT) {
+      const { n } = db.prepare("SELECT count(*) AS n FROM vector_codes").get() as { n: number };
+      if (n > 0) notice?.(n);
       const rows = db.prepare(
         `SELECT c.rowid AS ref, d.vec AS vec FROM vector_codes c JOIN vector_data d ON d.rowid = c.rowid
          WHERE c.rowid > ? ORDER BY c.rowid LIMIT ${BATCH}`,
@@ -60,7 +65,11 @@ export const postgresMeta = (meta: string) =>
   `CREATE TABLE IF NOT EXISTS ${meta} (name text PRIMARY KEY, value integer NOT NULL)`;
 
 /** PostgreSQL: one transaction under an advisory lock, so of the nodes starting together one upgrades. */
-export async function upgradePostgresCodes(pool: Pool, tables: PostgresTables): Promise<void> {
+export async function upgradePostgresCodes(
+  pool: Pool,
+  tables: PostgresTables,
+  notice?: CodeUpgradeNotice,
+): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
@@ -69,6 +78,9 @@ export async function upgradePostgresCodes(pool: Pool, tables: PostgresTables): 
       `SELECT value FROM ${tables.meta} WHERE name = 'code_format'`,
     );
     if (rows[0]?.value !== CODE_FORMAT) {
+      const counted = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${tables.entries}`);
+      const n = Number(counted.rows[0]?.n ?? 0);
+      if (n > 0) notice?.(n);
       await recodeEntries(client, tables.entries);
       await client.query(`UPDATE ${tables.scopes} SET version = version + 1, deletes = deletes + 1`);
       await client.query(

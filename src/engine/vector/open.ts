@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { CodeUpgradeNotice } from "./code-upgrade.ts";
 import { PostgresVectorIndex } from "./postgres.ts";
 import { SqliteVectorIndex } from "./sqlite.ts";
 import type { VectorIndex } from "./types.ts";
@@ -12,6 +13,8 @@ export interface OpenVectorIndexOptions {
   schema?: string;
   /** Memory for cached sign codes (see codes.ts); least recently queried scopes are dropped beyond it. */
   cacheBytes?: number;
+  /** Told before the codes of an older build are recomputed, once (code-upgrade.ts). */
+  onCodeUpgrade?: CodeUpgradeNotice;
 }
 
 /**
@@ -24,7 +27,11 @@ export async function openVectorIndex(options: OpenVectorIndexOptions): Promise<
       connectionString: options.databaseUrl,
       schema: options.schema,
       cacheBytes: options.cacheBytes,
+      onCodeUpgrade: options.onCodeUpgrade,
     });
   }
-  return new SqliteVectorIndex(join(options.dataDir, "agentos.db"), { cacheBytes: options.cacheBytes });
+  return new SqliteVectorIndex(join(options.dataDir, "agentos.db"), {
+    cacheBytes: options.cacheBytes,
+    onCodeUpgrade: options.onCodeUpgrade,
+  });
 }

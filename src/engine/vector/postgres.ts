@@ -1,7 +1,12 @@
 import type { Pool } from "pg";
 import { badRequest } from "../../shared/errors.ts";
 import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
-import { type PostgresTables, postgresMeta, upgradePostgresCodes } from "./code-upgrade.ts";
+import {
+  type CodeUpgradeNotice,
+  type PostgresTables,
+  postgresMeta,
+  upgradePostgresCodes,
+} from "./code-upgrade.ts";
 import {
   CodeCache,
   CodeSet,
@@ -21,6 +26,8 @@ export interface PostgresVectorIndexOptions {
   /** Pool size (pg's default: 10). */
   max?: number;
   cacheBytes?: number;
+  /** Told before codes of an older format are recomputed (code-upgrade.ts). */
+  onCodeUpgrade?: CodeUpgradeNotice;
 }
 
 function sqlFor({ scopes, entries, meta }: PostgresTables, models: string) {
@@ -141,7 +148,7 @@ export class PostgresVectorIndex implements VectorIndex {
     const index = new PostgresVectorIndex(options);
     return prepared(index, async () => {
       await migrate(index.pool, index.schema, index.sql.create);
-      await upgradePostgresCodes(index.pool, index.tables);
+      await upgradePostgresCodes(index.pool, index.tables, options.onCodeUpgrade);
     });
   }
 

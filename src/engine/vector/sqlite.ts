@@ -2,7 +2,7 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { MaybePromise } from "../../shared/maybe-promise.ts";
 import { openSqliteConnection, type SqliteConnection } from "../state/sqlite-connection.ts";
 import { Int8Scorer } from "./code-memory.ts";
-import { SQLITE_META, upgradeSqliteCodes } from "./code-upgrade.ts";
+import { type CodeUpgradeNotice, SQLITE_META, upgradeSqliteCodes } from "./code-upgrade.ts";
 import { CodeCache, type CodeRow, CodeSet, DEFAULT_CACHE_BYTES, followWrite, refreshPlan } from "./codes.ts";
 import { best, passSizes, shortlist, unitVector } from "./scan.ts";
 import type { VectorEntry, VectorHit, VectorIndex, VectorInput, VectorQueryOptions } from "./types.ts";
@@ -77,12 +77,12 @@ export class SqliteVectorIndex implements VectorIndex {
   /** Models never change dimension nor number once stored: kept for the life of the process. */
   private readonly models = new Map<string, Model>();
 
-  constructor(path: string, options: { cacheBytes?: number } = {}) {
+  constructor(path: string, options: { cacheBytes?: number; onCodeUpgrade?: CodeUpgradeNotice } = {}) {
     this.connection = openSqliteConnection(path);
     this.db = this.connection.db;
     this.db.exec(SCHEMA);
     this.db.exec(SQLITE_META);
-    upgradeSqliteCodes(this.db);
+    upgradeSqliteCodes(this.db, options.onCodeUpgrade);
     this.cache = new CodeCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
     const prepare = (sql: string) => this.db.prepare(sql);
     this.statements = {

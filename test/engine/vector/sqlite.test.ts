@@ -80,8 +80,13 @@ describe("SqliteVectorIndex", () => {
     }>)
       update.run(older(row.vec), row.rowid);
     db.exec("DELETE FROM vector_meta");
-    const after = new SqliteVectorIndex(path);
+    const told: number[] = [];
+    const after = new SqliteVectorIndex(path, { onCodeUpgrade: (codes) => told.push(codes) });
     try {
+      // Told once, before the work; a later open finds nothing to do.
+      expect(told).toEqual([900]);
+      await new SqliteVectorIndex(path, { onCodeUpgrade: (codes) => told.push(codes) }).close();
+      expect(told).toEqual([900]);
       expect(rows().every(({ code, vec }) => Buffer.from(code).equals(Buffer.from(storedCode(vec))))).toBe(
         true,
       );
