@@ -83,12 +83,26 @@ export async function namedQuery<T extends object>(
 
 /** Runs DDL once per node start: creates the schema when given, under a cluster-wide advisory lock. */
 export async function migrate(pool: Pool, schema: string | undefined, ddl: string[]): Promise<void> {
+  await underLock(pool, MIGRATION_LOCK, async (client) => {
+    if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${escapeIdentifier(schema)}`);
+    for (const statement of ddl) await client.query(statement);
+  });
+}
+
+/**
+ * `work` in one transaction holding the cluster-wide advisory lock named `lock`, so of the nodes starting
+ * together one does it at a time; rolled back when it throws.
+ */
+export async function underLock(
+  pool: Pool,
+  lock: string,
+  work: (client: PoolClient) => Promise<void>,
+): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [MIGRATION_LOCK]);
-    if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${escapeIdentifier(schema)}`);
-    for (const statement of ddl) await client.query(statement);
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lock]);
+    await work(client);
     await client.query("COMMIT");
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);

@@ -1,5 +1,6 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { Pool, PoolClient } from "pg";
+import { underLock } from "../state/postgres.ts";
 import { CODE_FORMAT } from "./rotation.ts";
 import { storedCode } from "./scan.ts";
 
@@ -70,32 +71,22 @@ export async function upgradePostgresCodes(
   tables: PostgresTables,
   notice?: CodeUpgradeNotice,
 ): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('agentos_vector_codes'))");
+  await underLock(pool, "agentos.vector_codes", async (client) => {
     const { rows } = await client.query<{ value: number }>(
       `SELECT value FROM ${tables.meta} WHERE name = 'code_format'`,
     );
-    if (rows[0]?.value !== CODE_FORMAT) {
-      const counted = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${tables.entries}`);
-      const n = Number(counted.rows[0]?.n ?? 0);
-      if (n > 0) notice?.(n);
-      await recodeEntries(client, tables.entries);
-      await client.query(`UPDATE ${tables.scopes} SET version = version + 1, deletes = deletes + 1`);
-      await client.query(
-        `INSERT INTO ${tables.meta} (name, value) VALUES ('code_format', $1)
-         ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
-        [CODE_FORMAT],
-      );
-    }
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+    if (rows[0]?.value === CODE_FORMAT) return;
+    const counted = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${tables.entries}`);
+    const n = Number(counted.rows[0]?.n ?? 0);
+    if (n > 0) notice?.(n);
+    await recodeEntries(client, tables.entries);
+    await client.query(`UPDATE ${tables.scopes} SET version = version + 1, deletes = deletes + 1`);
+    await client.query(
+      `INSERT INTO ${tables.meta} (name, value) VALUES ('code_format', $1)
+       ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+      [CODE_FORMAT],
+    );
+  });
 }
 
 type EntryKey = { scope_num: string; id: string; model_num: number };

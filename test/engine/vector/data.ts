@@ -109,3 +109,25 @@ export function nearRecall(
   const index = new Map(ids.map((id, i) => [id, i]));
   return found.filter((id) => scores[index.get(id) ?? -1] >= kth - tolerance).length / k;
 }
+
+/** The mean nearRecall of `search`'s answers to `queries` (ids name `vectors` by position in `ids`). */
+export async function meanNearRecall(
+  search: (query: Float32Array) => Array<{ id: string }> | Promise<Array<{ id: string }>>,
+  data: { vectors: Float32Array[]; ids: string[]; queries: Float32Array[] },
+  k: number,
+  tolerance = 0.01,
+): Promise<number> {
+  let total = 0;
+  for (const query of data.queries) {
+    const hits = await search(query);
+    total += nearRecall(
+      hits.map((hit) => hit.id),
+      data.vectors,
+      data.ids,
+      query,
+      k,
+      tolerance,
+    );
+  }
+  return total / data.queries.length;
+}

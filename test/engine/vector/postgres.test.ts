@@ -6,7 +6,7 @@ import { CODE_FORMAT } from "../../../src/engine/vector/rotation.ts";
 import { signCode, storedCode } from "../../../src/engine/vector/scan.ts";
 import { dropSchema, findTestPostgres, uniqueSchema } from "../state/contract.ts";
 import { vectorIndexContract } from "./contract.ts";
-import { nearRecall, sparseVectors, uniformVectors } from "./data.ts";
+import { meanNearRecall, sparseVectors, uniformVectors } from "./data.ts";
 
 const found = await findTestPostgres();
 if (found.url === null) console.warn(`Skipping PostgreSQL vector index tests: ${found.reason}`);
@@ -44,21 +44,12 @@ describe.skipIf(found.url === null)("PostgresVectorIndex", () => {
       vectors.map((vector, i) => ({ id: names[i] as string, vector })),
     );
     const queries = sparseVectors(10, 64, 52);
-    const quality = async (index: PostgresVectorIndex) => {
-      let total = 0;
-      for (const query of queries) {
-        const hits = await index.query("m", "older", query, { limit: 5, model: "m64", rescore: 20 });
-        total += nearRecall(
-          hits.map((hit) => hit.id),
-          vectors,
-          names,
-          query,
-          5,
-          0.01,
-        );
-      }
-      return total / queries.length;
-    };
+    const quality = (index: PostgresVectorIndex) =>
+      meanNearRecall(
+        (query) => index.query("m", "older", query, { limit: 5, model: "m64", rescore: 20 }),
+        { vectors, ids: names, queries },
+        5,
+      );
     const earlier = await quality(before);
     await before.close();
     // As a build before CODE_FORMAT 2 left the table: codes of the unturned vectors, no format recorded.
