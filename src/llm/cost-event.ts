@@ -1,6 +1,8 @@
+import { actingAgentOf } from "../engine/acting-agent.ts";
 import { publishEvent } from "../engine/events.ts";
 import { report } from "../engine/telemetry.ts";
-import type { TriggerFn } from "../engine/types.ts";
+import type { Principal, TriggerFn } from "../engine/types.ts";
+import { DEFAULT_REALM_ID } from "../shared/access.ts";
 import { nowIso } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
 import { costOf, type ModelEntry, type ProviderEntry, type Usage } from "./types.ts";
@@ -9,6 +11,15 @@ import { costOf, type ModelEntry, type ProviderEntry, type Usage } from "./types
 export interface CostAccount {
   realmId: string;
   agentId: string;
+}
+
+/**
+ * Whom a caller's paid call is charged to: the acting agent, else the key (`apikey:<id>`), in the key's
+ * realm; the system and admin keys in the default realm.
+ */
+export function accountOf(auth: Principal): CostAccount {
+  const agentId = actingAgentOf(auth) ?? ("keyId" in auth ? `apikey:${auth.keyId}` : "system");
+  return { realmId: auth.kind === "realm" ? auth.realmId : DEFAULT_REALM_ID, agentId };
 }
 
 /** What a charge names and prices: a model (its id, US dollars per million tokens) and its provider. */

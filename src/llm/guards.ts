@@ -41,3 +41,12 @@ export async function assertWithinBudget(trigger: TriggerFn, account: CostAccoun
     );
   }
 }
+
+/**
+ * Both checks before a paid call (DESIGN §5), whoever pays: the account's realm takes activity (409
+ * otherwise), then its budget allows (402 otherwise). Fail-safe as each check is.
+ */
+export async function assertMaySpend(trigger: TriggerFn, account: CostAccount): Promise<void> {
+  await assertRealmOpen(trigger, account.realmId);
+  await assertWithinBudget(trigger, account);
+}

@@ -3,11 +3,12 @@ import { call } from "../../engine/call.ts";
 import type { CostAccount } from "../../llm/cost-event.ts";
 import { embeddingsPath } from "../../llm/embeddings/endpoint.ts";
 import { asModelChoice } from "../../llm/embeddings/types.ts";
+import { assertMaySpend } from "../../llm/guards.ts";
 import { forwardCompletion } from "../../llm/passthrough.ts";
 import { baseUrlOf } from "../../llm/providers.ts";
 import type { Usage } from "../../llm/types.ts";
 import { AppError, describeZodError } from "../../shared/errors.ts";
-import { checkAccount, recordCompletionCost } from "./cost.ts";
+import { recordCompletionCost } from "./cost.ts";
 import type { CompletionDeps } from "./deps.ts";
 import { openAiError, type Reply } from "./reply.ts";
 
@@ -50,7 +51,7 @@ export async function createEmbeddings(
   if (!parsed.success) return openAiError(new AppError("validation", describeZodError(parsed.error)));
   try {
     const choice = await call(deps.trigger, "catalog::resolve_embedding", { model: parsed.data.model });
-    await checkAccount(deps, account);
+    await assertMaySpend(deps.trigger, account);
     const modelChoice = asModelChoice(choice);
     const answer = await forwardCompletion({
       choice: modelChoice,

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { call } from "../../engine/call.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { accountOf } from "../../llm/cost-event.ts";
 import { allPages } from "../../shared/pagination.ts";
 import { chatCompletion } from "./completions.ts";
-import { accountOf } from "./cost.ts";
 import type { CompletionDeps } from "./deps.ts";
 import { createEmbeddings, embeddingsRequest, embeddingsResponse } from "./embeddings.ts";
 import { chatCompletionRequest, chatCompletionResponse, modelListResponse, modelResponse } from "./schema.ts";

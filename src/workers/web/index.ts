@@ -1,4 +1,7 @@
+import type { Principal, TriggerFn } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { accountOf, costEvent, recordCost } from "../../llm/cost-event.ts";
+import { assertMaySpend } from "../../llm/guards.ts";
 import {
   DEFAULT_TIMEOUT_MS,
   guardedRequest,
@@ -8,7 +11,7 @@ import {
 } from "../../shared/net/guarded-request.ts";
 import { webFetch } from "./fetch.ts";
 import { webFetchInput, webSearchInput } from "./schema.ts";
-import { webSearch } from "./search.ts";
+import { type SearchBilling, webSearch } from "./search.ts";
 
 export interface WebToolsOptions {
   /** Reads BRAVE_API_KEY, TAVILY_API_KEY and DUCKDUCKGO_/BRAVE_/TAVILY_BASE_URL at each call. */
@@ -58,6 +61,31 @@ export function registerWebTools(worker: WorkerClient, options: WebToolsOptions)
       webSearch(input, {
         env: options.env,
         request: (url, init) => guardedRequest(url, { ...init, policy, timeoutMs, signal: ctx.signal }),
+        billing: searchBilling((request) => worker.trigger(request), ctx.auth),
       }),
   );
+}
+
+/**
+ * A paid search is paid like a model call: refused before the request when the caller's realm is closed
+ * (409) or its budget spent (402), and charged to the acting agent (else the key) after, so an agent
+ * steered into searching cannot spend the operator's search key past its budget.
+ */
+function searchBilling(trigger: TriggerFn, auth: Principal): SearchBilling {
+  const account = accountOf(auth);
+  return {
+    async before() {
+      await assertMaySpend(trigger, account);
+    },
+    async after(provider, usd) {
+      const priced = {
+        model: { id: `${provider}-search`, inputPrice: 0, outputPrice: 0 },
+        provider: { id: provider },
+      };
+      await recordCost(
+        trigger,
+        costEvent(account, null, priced, { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, usd),
+      );
+    },
+  };
 }

@@ -38,23 +38,41 @@ export type SearchRequest = (
   init: Pick<GuardedRequestInit, "method" | "headers" | "body" | "maxBytes">,
 ) => Promise<GuardedResponse>;
 
+/**
+ * US dollars a search costs on the paid providers' pay-as-you-go plans: Brave Search $5 per 1 000
+ * requests (api-dashboard.search.brave.com/app/plans), Tavily $0.008 a credit, a basic search being one
+ * (docs.tavily.com/documentation/api-credits). Free monthly credits are not counted: a budget sees the
+ * list price.
+ */
+export const SEARCH_PRICE_USD = { brave: 0.005, tavily: 0.008 } as const;
+export type PaidSearchProvider = keyof typeof SEARCH_PRICE_USD;
+
+/** A paid search is asked for before it is made (may refuse by throwing) and charged once it answered. */
+export interface SearchBilling {
+  before(): Promise<void>;
+  after(provider: PaidSearchProvider, usd: number): Promise<void>;
+}
+
 export interface SearchDeps {
   env: NodeJS.ProcessEnv;
   request: SearchRequest;
+  billing?: SearchBilling;
 }
 
 /** tool::web_search. Keys and base URLs are read from the environment at each call. */
 export async function webSearch(input: WebSearchInput, deps: SearchDeps): Promise<WebSearchOutput> {
   const { env } = deps;
-  const braveKey = env.BRAVE_API_KEY?.trim();
-  const tavilyKey = env.TAVILY_API_KEY?.trim();
-  if (input.provider === "brave" && braveKey) {
-    return { results: await searchBrave(input, braveKey, deps), provider: "brave" };
+  const key =
+    input.provider === "duckduckgo" ? undefined : env[`${input.provider.toUpperCase()}_API_KEY`]?.trim();
+  if (input.provider === "duckduckgo" || !key) {
+    return { results: await searchDuckDuckGo(input, deps), provider: "duckduckgo" };
   }
-  if (input.provider === "tavily" && tavilyKey) {
-    return { results: await searchTavily(input, tavilyKey, deps), provider: "tavily" };
-  }
-  return { results: await searchDuckDuckGo(input, deps), provider: "duckduckgo" };
+  const paid = input.provider;
+  await deps.billing?.before();
+  const results =
+    paid === "brave" ? await searchBrave(input, key, deps) : await searchTavily(input, key, deps);
+  await deps.billing?.after(paid, SEARCH_PRICE_USD[paid]);
+  return { results, provider: paid };
 }
 
 function baseUrl(provider: SearchProvider, env: NodeJS.ProcessEnv): string {

@@ -2,7 +2,7 @@ import { basename, extname } from "node:path";
 import { z } from "zod";
 import { call } from "../../../engine/call.ts";
 import { costEvent, recordCost } from "../../../llm/cost-event.ts";
-import { assertRealmOpen, assertWithinBudget } from "../../../llm/guards.ts";
+import { assertMaySpend } from "../../../llm/guards.ts";
 import { AppError, badRequest } from "../../../shared/errors.ts";
 import { guardedRequest } from "../../../shared/net/guarded-request.ts";
 import { agentIdField, pathField } from "../fields.ts";
@@ -79,8 +79,7 @@ async function paidSpeech<T extends { charge: SpeechCharge }>(
 ): Promise<T> {
   const { realmId } = await ctx.agent(agentId);
   const account = { realmId, agentId };
-  await assertRealmOpen(ctx.trigger, realmId);
-  await assertWithinBudget(ctx.trigger, account);
+  await assertMaySpend(ctx.trigger, account);
   const done = await work();
   const { usage, cost } = done.charge;
   const priced = { model: provider.model, provider: { id: provider.id } };
