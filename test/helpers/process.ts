@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -112,8 +112,23 @@ export interface ServeOptions {
   env?: Env;
 }
 
-/** Spawns `agentos serve` on a free port and waits until GET /healthz answers. */
+/**
+ * Spawns `agentos serve` on a free port and waits until it answers GET /healthz itself. A free port can be
+ * taken by another test's process between freePort() and the child's listen: the child then exits on
+ * EADDRINUSE, and is started again on other free ports (twice at most).
+ */
 export async function startServe(options: ServeOptions): Promise<ServeProcess> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await startServeOnce(options);
+    } catch (error) {
+      const chosen = options.port === undefined || options.enginePort === undefined;
+      if (!chosen || attempt >= 2 || !/EADDRINUSE/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startServeOnce(options: ServeOptions): Promise<ServeProcess> {
   const port = options.port ?? (await freePort());
   const enginePort = options.enginePort ?? (await freePort());
   const env = childEnv({
@@ -198,7 +213,11 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   };
 
   try {
-    await waitUntilHealthy(server, () => hasExited);
+    await waitUntilHealthy(
+      server,
+      () => hasExited,
+      () => listensOn(child.pid, port),
+    );
   } catch (error) {
     child.kill("SIGKILL");
     throw error;
@@ -206,7 +225,11 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   return server;
 }
 
-async function waitUntilHealthy(server: ServeProcess, exited: () => boolean): Promise<void> {
+async function waitUntilHealthy(
+  server: ServeProcess,
+  exited: () => boolean,
+  ours: () => boolean,
+): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (exited()) {
@@ -214,7 +237,8 @@ async function waitUntilHealthy(server: ServeProcess, exited: () => boolean): Pr
     }
     try {
       const response = await fetch(`${server.url}/healthz`);
-      if (response.ok) return;
+      // Another process that took the port answers too: only the child's own answer counts.
+      if (response.ok && ours()) return;
     } catch {
       // Not listening yet.
     }
@@ -228,4 +252,38 @@ async function waitUntilHealthy(server: ServeProcess, exited: () => boolean): Pr
 /** Stops every server still running (for afterEach), SIGKILL as the last resort. */
 export async function stopAll(servers: ServeProcess[]): Promise<void> {
   await Promise.all(servers.splice(0).map((server) => server.stop("SIGTERM").catch(() => undefined)));
+}
+
+/**
+ * Whether process `pid` holds the socket listening on `port` (Linux: /proc/net/tcp's listening sockets
+ * against the process's file descriptors); elsewhere it is assumed.
+ */
+function listensOn(pid: number | undefined, port: number): boolean {
+  let table: string;
+  try {
+    table = readFileSync("/proc/net/tcp", "utf8");
+  } catch {
+    return true;
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  const inodes = new Set(
+    table
+      .split("\n")
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[1]?.endsWith(`:${hexPort}`) && fields[3] === "0A")
+      .map((fields) => `socket:[${fields[9]}]`),
+  );
+  if (pid === undefined || inodes.size === 0) return false;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
 }
