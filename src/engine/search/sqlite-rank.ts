@@ -159,7 +159,7 @@ export class SqliteRanker {
     // Not settled within the budget: rank the older rest in the database and merge.
     if (settled) return scanned;
     return request.candidates
-      ? scanned.concat(this.rareHolders(request, scanned, postings, most, lastSlot))
+      ? scanned.concat(this.rareHolders(request, scanned, { postings, most, maxRelevance }, lastSlot))
       : this.byTiers(request, scanned, most, lastSlot);
   }
 
@@ -171,8 +171,7 @@ export class SqliteRanker {
   private rareHolders(
     request: Ranking,
     scanned: ScoredRow[],
-    postings: number[],
-    most: number[],
+    { postings, most, maxRelevance }: { postings: number[]; most: number[]; maxRelevance: number },
     lastSlot: number,
   ): ScoredRow[] {
     const rare = [...neededPhrases(request, scanned, most, lastSlot)].filter(
@@ -181,7 +180,6 @@ export class SqliteRanker {
     if (rare.length === 0) return [];
     // Recency cut-off: a match created before `oldest` scores below the limit-th best even at the most
     // relevant possible, so only the older matches from there on are ranked.
-    const maxRelevance = most.reduce((sum, value) => sum + value, 0);
     const oldest = oldestSlot(request, scanned, maxRelevance);
     if (oldest > lastSlot - 1) return [];
     const holding = rare.map((at) => request.phrases[at]).join(" OR ");

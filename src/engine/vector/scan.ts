@@ -57,7 +57,7 @@ export function signCode(unit: Float32Array): Uint8Array {
  * from the int8 values (their scale changes no sign), so a store can recompute every code exactly.
  */
 export function storedCode(vec: Uint8Array): Uint8Array {
-  return signCode(turned(Float32Array.from(new Int8Array(vec.buffer, vec.byteOffset, vec.length - 4))));
+  return signCode(turned(Float32Array.from(int8Values(vec.length - 4, vec))));
 }
 
 /** int8 values (round(x / scale), scale = max |x| / 127) then the scale. */
