@@ -6,6 +6,13 @@ export function isPrivileged(auth: Principal): boolean {
   return auth.kind === "system" || auth.kind === "admin";
 }
 
+/** A key as records name who acted: `admin:<keyId>`, `realm:<keyId>`, else `system`. */
+export function principalLabel(auth: Principal): string {
+  if (auth.kind === "admin") return `admin:${auth.keyId}`;
+  if (auth.kind === "realm") return `realm:${auth.keyId}`;
+  return "system";
+}
+
 export function requireAdmin(ctx: InvocationContext): void {
   if (ctx.auth.kind === "anonymous") throw unauthorized(`${ctx.functionId} requires an admin API key`);
   if (!isPrivileged(ctx.auth)) throw forbidden(`${ctx.functionId} requires an admin key`);

@@ -1155,6 +1155,107 @@ export interface Functions {
       hash: string;
     };
   };
+  /** Cancel a pending proposal (the key that submitted it, or an admin key): votes close and it has no effect */
+  "council::cancel": {
+    input: {
+      realmId: string;
+      id: string;
+      reason?: string;
+    };
+    output: {
+      id: string;
+      realmId: string;
+      kind: "hire_agent" | "terminate_agent" | "budget_change" | "strategy_change" | "realm_suspend" | "custom";
+      title: string;
+      requestedBy: string;
+      payload: Record<string, unknown> | null;
+      status: "pending" | "approved" | "rejected" | "cancelled" | "expired";
+      voters: string[];
+      quorum: number;
+      votes: Record<string, {
+          vote: "for" | "against" | "abstain";
+          at: string;
+        }>;
+      tally: {
+        for: number;
+        against: number;
+        abstain: number;
+      };
+      submittedBy: {
+        kind: "system";
+      } | {
+        kind: "admin";
+        keyId: string;
+      } | {
+        kind: "realm";
+        keyId: string;
+        realmId: string;
+      };
+      effect?: {
+        status: "pending" | "applied" | "failed" | "none";
+        functionId?: string;
+        result?: unknown;
+        error?: string;
+        at?: string;
+      };
+      reason?: string;
+      decidedAt?: string;
+      expiresAt: string;
+      createdAt: string;
+      updatedAt: string;
+      version: number;
+    };
+  };
+  /** One proposal of a realm, with its votes, status and effect */
+  "council::get": {
+    input: {
+      realmId: string;
+      id: string;
+    };
+    output: {
+      id: string;
+      realmId: string;
+      kind: "hire_agent" | "terminate_agent" | "budget_change" | "strategy_change" | "realm_suspend" | "custom";
+      title: string;
+      requestedBy: string;
+      payload: Record<string, unknown> | null;
+      status: "pending" | "approved" | "rejected" | "cancelled" | "expired";
+      voters: string[];
+      quorum: number;
+      votes: Record<string, {
+          vote: "for" | "against" | "abstain";
+          at: string;
+        }>;
+      tally: {
+        for: number;
+        against: number;
+        abstain: number;
+      };
+      submittedBy: {
+        kind: "system";
+      } | {
+        kind: "admin";
+        keyId: string;
+      } | {
+        kind: "realm";
+        keyId: string;
+        realmId: string;
+      };
+      effect?: {
+        status: "pending" | "applied" | "failed" | "none";
+        functionId?: string;
+        result?: unknown;
+        error?: string;
+        at?: string;
+      };
+      reason?: string;
+      decidedAt?: string;
+      expiresAt: string;
+      createdAt: string;
+      updatedAt: string;
+      version: number;
+    };
+  };
   /** A realm's activity log, newest first by default: {entries, nextCursor} */
   "council::log": {
     input: {
@@ -1228,6 +1329,7 @@ export interface Functions {
           error?: string;
           at?: string;
         };
+        reason?: string;
         decidedAt?: string;
         expiresAt: string;
         createdAt: string;
@@ -1294,6 +1396,7 @@ export interface Functions {
         error?: string;
         at?: string;
       };
+      reason?: string;
       decidedAt?: string;
       expiresAt: string;
       createdAt: string;
@@ -1357,6 +1460,7 @@ export interface Functions {
         error?: string;
         at?: string;
       };
+      reason?: string;
       decidedAt?: string;
       expiresAt: string;
       createdAt: string;

@@ -1,3 +1,5 @@
+import type { Principal } from "../../engine/types.ts";
+import { isPrivileged } from "../../shared/access.ts";
 import { conflict, forbidden } from "../../shared/errors.ts";
 import type { Proposal, Vote } from "./schema.ts";
 
@@ -71,4 +73,34 @@ export function withVote(
     decidedAt: now,
     ...(status === "approved" ? { effect: { status: "pending" as const } } : {}),
   };
+}
+
+/**
+ * The proposal cancelled, or a refusal: only a pending proposal, and only by the key that submitted it
+ * or an admin key (or the service, which withdraws a tool call's proposal once the call is decided).
+ */
+export function withCancel(
+  proposal: Proposal,
+  by: Principal,
+  reason: string | undefined,
+  now: string,
+): Proposal {
+  if (proposal.status !== "pending") {
+    throw conflict(`Proposal ${proposal.id} is already ${proposal.status}: it cannot be cancelled`);
+  }
+  if (!isPrivileged(by) && !sameKey(proposal.submittedBy, by)) {
+    throw forbidden(`Only the key that submitted proposal ${proposal.id}, or an admin key, may cancel it`);
+  }
+  return {
+    ...proposal,
+    status: "cancelled",
+    ...(reason ? { reason } : {}),
+    decidedAt: now,
+    updatedAt: now,
+    version: proposal.version + 1,
+  };
+}
+
+function sameKey(submitter: Proposal["submittedBy"], by: Principal): boolean {
+  return submitter.kind === "realm" && by.kind === "realm" && submitter.keyId === by.keyId;
 }

@@ -4,23 +4,25 @@ import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import { type InvocationContext, systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
-import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/access.ts";
+import { assertRealmAccess, isPrivileged, principalLabel, requireAdmin } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { badRequest, forbidden, notFound, unauthorized } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { chainVerifyResult } from "../../shared/outputs.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
-import { defaultQuorum, isExpired, withVote } from "./decide.ts";
+import { defaultQuorum, isExpired, withCancel, withVote } from "./decide.ts";
 import { applyEffect, checkPayload } from "./effects.ts";
 import {
   type ActivityFields,
   activityEntry,
   activityInput,
   activityPage,
+  cancelInput,
   DEFAULT_EXPIRY_MS,
   logInput,
   type Proposal,
+  proposalInput,
   proposalPage,
   proposalRecord,
   proposalsInput,
@@ -205,6 +207,55 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
     },
   );
 
+  /** One proposal of the realm (expired first if its time ran out); another realm's is a 404. */
+  const proposalOf = async (realmId: string, id: string): Promise<Proposal> => {
+    const proposal = await state.get<Proposal>(proposalsScope(realmId), id);
+    if (!proposal) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
+    return expireIfDue(proposal);
+  };
+
+  worker.registerFunction(
+    {
+      id: "council::get",
+      description: "One proposal of a realm, with its votes, status and effect",
+      input: proposalInput,
+      output: proposalRecord,
+    },
+    async ({ realmId, id }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      await requireRealm(trigger, realmId);
+      return proposalOf(realmId, id);
+    },
+  );
+
+  worker.registerFunction(
+    {
+      id: "council::cancel",
+      description:
+        "Cancel a pending proposal (the key that submitted it, or an admin key): votes close and it has no effect",
+      input: cancelInput,
+      output: proposalRecord,
+    },
+    async ({ realmId, id, reason }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      await requireRealm(trigger, realmId, { write: true });
+      await proposalOf(realmId, id);
+      const { value } = await casUpdate<Proposal>(state, proposalsScope(realmId), id, ({ value: stored }) => {
+        if (!stored) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
+        return withCancel(stored, ctx.auth, reason, nowIso());
+      });
+      const proposal = value as Proposal;
+      const actorKind = ctx.auth.kind === "system" ? "system" : "human";
+      await record(
+        entry(proposal, actorKind, principalLabel(ctx.auth), "proposal_cancelled", {
+          ...(reason ? { reason } : {}),
+        }),
+      );
+      publish({ type: "cancelled", proposalId: id, realmId });
+      return proposal;
+    },
+  );
+
   worker.registerFunction(
     {
       id: "council::activity",
@@ -271,7 +322,9 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
   });
   worker.registerRoute("council::submit", "POST", "/api/council/proposals", { status: 201 });
   worker.registerRoute("council::proposals", "GET", "/api/council/proposals/:realmId");
+  worker.registerRoute("council::get", "GET", "/api/council/proposals/:realmId/:id");
   worker.registerRoute("council::vote", "POST", "/api/council/proposals/:realmId/:id/vote");
+  worker.registerRoute("council::cancel", "POST", "/api/council/proposals/:realmId/:id/cancel");
   worker.registerRoute("council::activity", "POST", "/api/council/activity", { status: 201 });
   worker.registerRoute("council::log", "GET", "/api/council/log/:realmId");
   worker.registerRoute("council::verify", "GET", "/api/council/verify/:realmId");

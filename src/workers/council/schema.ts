@@ -48,6 +48,8 @@ export const proposalRecord = z.object({
   /** The key that submitted it: an effect never has more rights than it had. */
   submittedBy: principalRecord,
   effect: effectRecord.optional(),
+  /** Why it was cancelled, as the canceller said. */
+  reason: z.string().optional(),
   decidedAt: z.string().optional(),
   expiresAt: z.string(),
   createdAt: z.string(),
@@ -102,6 +104,14 @@ export const voteInput = z.strictObject({
   id: id("id"),
   voterId: id("voterId"),
   vote: looseEnum("vote", VOTES),
+});
+
+export const proposalInput = z.strictObject({ realmId: id("realmId"), id: id("id") });
+
+export const cancelInput = z.strictObject({
+  realmId: id("realmId"),
+  id: id("id"),
+  reason: z.string({ error: "reason must be a string" }).trim().max(2000).optional(),
 });
 
 export const proposalsInput = z.strictObject({

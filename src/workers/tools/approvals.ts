@@ -56,10 +56,11 @@ export async function awaitApproval(
     if (approval.proposalId && round % COUNCIL_POLL_ROUNDS === 0)
       await followCouncil(state, trigger, approval);
     if (call.signal.aborted) {
-      await settle(state, call.agentId, approval.callId, {
+      const expired = await settle(state, call.agentId, approval.callId, {
         status: "expired",
         reason: "the turn ended first",
       }).catch(() => undefined);
+      if (expired) await withdrawProposal(trigger, expired);
       throw new AppError(
         "forbidden",
         `${call.functionId} needed approval (call ${approval.callId}) and got none in time`,
@@ -67,6 +68,7 @@ export async function awaitApproval(
     }
     const current = await state.get<Approval>(approvalsScope(call.agentId), approval.callId);
     if (!current) throw new AppError("forbidden", `Approval ${approval.callId} was withdrawn`);
+    if (current.status !== "pending") await withdrawProposal(trigger, current);
     if (current.status === "approved") return;
     if (current.status !== "pending") {
       throw new AppError(
@@ -120,14 +122,14 @@ async function proposeToCouncil(trigger: TriggerFn, approval: Approval): Promise
 
 /** Settles the call as its proposal was decided (approved, or rejected, expired or cancelled). */
 async function followCouncil(state: StateClient, trigger: TriggerFn, approval: Approval): Promise<void> {
-  if (!approval.realmId) return;
-  const { proposals } = await call(
+  if (!approval.realmId || !approval.proposalId) return;
+  const proposal = await call(
     trigger,
-    "council::proposals",
-    { realmId: approval.realmId, kind: "custom", limit: 200 },
+    "council::get",
+    { realmId: approval.realmId, id: approval.proposalId },
     { auth: systemPrincipal },
-  ).catch(() => ({ proposals: [] }));
-  const status = proposals.find((proposal) => proposal.id === approval.proposalId)?.status;
+  ).catch(() => undefined);
+  const status = proposal?.status;
   if (!status || status === "pending") return;
   const decision = status === "approved" ? "approved" : "denied";
   await settle(state, approval.agentId, approval.callId, {
@@ -138,6 +140,25 @@ async function followCouncil(state: StateClient, trigger: TriggerFn, approval: A
     // An admin decided first: that decision stands.
     if (!isAppError(error) || error.code !== "conflict") throw error;
   });
+}
+
+/**
+ * A call decided otherwise (by a key, or expired when its turn ended) withdraws its council proposal, so
+ * members are not left voting on a call that is already settled. Best effort: a proposal already
+ * decided, or gone with its realm, stays as it is.
+ */
+async function withdrawProposal(trigger: TriggerFn, decided: Approval): Promise<void> {
+  if (!decided.realmId || !decided.proposalId || decided.decidedBy?.startsWith("council:")) return;
+  const by = decided.decidedBy ?? "the service";
+  const why = decided.reason ? `: ${decided.reason}` : "";
+  // council::cancel takes a reason of at most 2000 characters, as tools::decide does.
+  const reason = `tool call ${decided.callId} was ${decided.status} by ${by}${why}`.slice(0, 2000);
+  await call(
+    trigger,
+    "council::cancel",
+    { realmId: decided.realmId, id: decided.proposalId, reason },
+    { auth: systemPrincipal },
+  ).catch(() => undefined);
 }
 
 /** Decides a pending call exactly once: a second decision is a 409 naming the first. */

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { ACTS_FOR_AGENT, actingAgentOf } from "../../engine/acting-agent.ts";
 import { stateClient } from "../../engine/state/client.ts";
-import type { InvocationContext, Principal } from "../../engine/types.ts";
+import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
-import { assertRealmAccess, isPrivileged, requireAdmin } from "../../shared/access.ts";
+import { assertRealmAccess, isPrivileged, principalLabel, requireAdmin } from "../../shared/access.ts";
 import { forbidden, unauthorized } from "../../shared/errors.ts";
 import { systemResolver } from "../../shared/net/guarded-request.ts";
 import { Sandbox, type SandboxStatus } from "../../shared/process/sandbox/index.ts";
@@ -113,7 +113,7 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
       return settle(deps.state, id, callId, {
         status: approve ? "approved" : "denied",
         reason,
-        decidedBy: decider(ctx.auth),
+        decidedBy: principalLabel(ctx.auth),
       });
     },
   );
@@ -196,13 +196,6 @@ async function mayDecide(trigger: ToolsDeps["trigger"], ctx: InvocationContext, 
   if (isPrivileged(ctx.auth)) return;
   const agent = await agentOf(trigger, agentId);
   assertRealmAccess(ctx, agent.realmId, `Agent ${agentId} not found`);
-}
-
-/** The decision's author as the approval records it. */
-function decider(auth: Principal): string {
-  if (auth.kind === "admin") return `admin:${auth.keyId}`;
-  if (auth.kind === "realm") return `realm:${auth.keyId}`;
-  return "system";
 }
 
 /** A risky call of an agent that marked the tool `approval: "required"` waits for a decision first. */

@@ -167,10 +167,77 @@ describe("council proposals", () => {
   });
 
   it("keeps realms apart", async () => {
-    const { realmId } = await councilRealm();
+    const { realmId, key } = await councilRealm();
     const other = await realmKey(server, await newRealm(server, "other"));
     expect((await submit(realmId, other, { kind: "custom" })).status).toBe(404);
     expect((await call(server, "GET", `/api/council/log/${realmId}`, undefined, other)).status).toBe(404);
+    const { body } = await submit(realmId, key, { kind: "custom" });
+    const one = `/api/council/proposals/${realmId}/${body.id}`;
+    expect((await call(server, "GET", one, undefined, other)).status).toBe(404);
+    expect((await call(server, "POST", `${one}/cancel`, {}, other)).status).toBe(404);
+    expect((await call(server, "GET", one, undefined, key)).body).toMatchObject({ status: "pending" });
+  });
+
+  it("shows one proposal by id, expired once its time ran out, and 404 for an unknown id", async () => {
+    const { realmId, key } = await councilRealm();
+    const { body } = await submit(realmId, key, { kind: "custom", expiresInMs: 1000 });
+    const one = `/api/council/proposals/${realmId}/${body.id}`;
+    expect((await call(server, "GET", one, undefined, key)).body).toEqual(body);
+    await sleep(1100);
+    expect((await call(server, "GET", one, undefined, key)).body).toMatchObject({ status: "expired" });
+    const missing = await call(server, "GET", `/api/council/proposals/${realmId}/prp-nope`, undefined, key);
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toContain("prp-nope");
+  });
+
+  it("cancels a pending proposal for the key that submitted it or an admin: votes close, the log says why", async () => {
+    const { realmId, key } = await councilRealm();
+    const { body } = await submit(realmId, key, {
+      kind: "budget_change",
+      payload: { agentId: "cto", monthlyCents: 1 },
+    });
+    const cancel = (id: string, by?: string) =>
+      call(
+        server,
+        "POST",
+        `/api/council/proposals/${realmId}/${id}/cancel`,
+        { reason: "changed our mind" },
+        by,
+      );
+    const otherKey = await realmKey(server, realmId);
+    const refused = await cancel(body.id, otherKey);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toContain("submitted");
+    const cancelled = await cancel(body.id, key);
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect(cancelled.body).toMatchObject({ status: "cancelled", reason: "changed our mind", version: 2 });
+    expect(cancelled.body.decidedAt).toEqual(expect.any(String));
+    expect((await vote(realmId, body.id, "cfo", "for", key)).status).toBe(409);
+    const again = await cancel(body.id);
+    expect(again.status).toBe(409);
+    expect(again.body.error).toContain("already cancelled");
+    const check = await call(server, "GET", `/api/ledger/check/${realmId}/cto`, undefined, key);
+    expect(check.body.limitCents).not.toBe(1);
+    const log = await call(server, "GET", `/api/council/log/${realmId}?order=asc`, undefined, key);
+    expect(log.body.entries.map((e: { action: string }) => e.action)).toEqual([
+      "proposal_submitted",
+      "proposal_cancelled",
+    ]);
+    expect(log.body.entries[1]).toMatchObject({
+      actorKind: "human",
+      details: { reason: "changed our mind" },
+    });
+    expect(log.body.entries[1].actorId).toMatch(/^realm:/);
+    const byAdmin = await submit(realmId, key, { kind: "custom" });
+    expect((await cancel(byAdmin.body.id)).body).toMatchObject({ status: "cancelled" });
+    const listed = await call(
+      server,
+      "GET",
+      `/api/council/proposals/${realmId}?status=cancelled`,
+      undefined,
+      key,
+    );
+    expect(listed.body.count).toBe(2);
   });
 });
 

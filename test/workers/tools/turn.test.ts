@@ -217,6 +217,16 @@ describe("tools in an agent's turn", () => {
     const turn = call(env.server, "POST", `/api/agents/${agentId}/message`, { message: "echo" });
     const pending = (await pendingApproval(agentId)) as { proposalId?: string };
     expect(pending.proposalId).toMatch(/^prp-/);
+    // More newer proposals than a page holds: the waiting call still finds its own.
+    for (let i = 0; i < 201; i++) {
+      const other = await call(env.server, "POST", "/api/council/proposals", {
+        realmId,
+        kind: "custom",
+        title: `other ${i}`,
+        requestedBy: member,
+      });
+      expect(other.status).toBe(201);
+    }
     const vote = await call(
       env.server,
       "POST",
@@ -230,5 +240,43 @@ describe("tools in an agent's turn", () => {
       { status: "approved", decidedBy: `council:${pending.proposalId}` },
     ]);
     expect(JSON.stringify(env.fake.requests.at(-1))).toContain("by vote");
+  });
+
+  it("withdraws the call's council proposal when a key decides first, naming who did", async () => {
+    const realmId = await newRealm(env.server);
+    const member = await createAgent(env.server, realmId, { name: "council member" });
+    await call(env.server, "POST", "/api/hierarchy", { realmId, agentId: member, capabilities: ["council"] });
+    const agentId = await createAgent(env.server, realmId, {
+      toolProfile: "code",
+      toolPolicies: { "tool::shell_exec": { approval: "required" } },
+    });
+    env.fake.reply(
+      { toolCalls: [{ name: "tool__shell_exec", arguments: { command: "echo", args: ["by key"] } }] },
+      { content: "decided by a key" },
+    );
+    const turn = call(env.server, "POST", `/api/agents/${agentId}/message`, { message: "echo" });
+    const pending = (await pendingApproval(agentId)) as { callId: string; proposalId?: string };
+    const key = await realmKey(env.server, realmId);
+    const decided = await call(
+      env.server,
+      "POST",
+      `/api/agents/${agentId}/approvals/${pending.callId}`,
+      { approve: true, reason: "looks fine" },
+      key,
+    );
+    expect(decided.status, JSON.stringify(decided.body)).toBe(200);
+    expect((await turn).body.content).toBe("decided by a key");
+    const proposal = await call(env.server, "GET", `/api/council/proposals/${realmId}/${pending.proposalId}`);
+    expect(proposal.body).toMatchObject({ status: "cancelled" });
+    expect(proposal.body.reason).toMatch(
+      new RegExp(`^tool call ${pending.callId} was approved by realm:.+: looks fine$`),
+    );
+    const vote = await call(
+      env.server,
+      "POST",
+      `/api/council/proposals/${realmId}/${pending.proposalId}/vote`,
+      { voterId: member, vote: "against" },
+    );
+    expect(vote.status).toBe(409);
   });
 });

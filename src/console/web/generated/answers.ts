@@ -528,6 +528,52 @@ export interface Answers {
     prevHash: string;
     hash: string;
   };
+  /** Cancel a pending proposal (the key that submitted it, or an admin key): votes close and it has no effect */
+  "council::cancel": {
+    id: string;
+    realmId: string;
+    kind: "hire_agent" | "terminate_agent" | "budget_change" | "strategy_change" | "realm_suspend" | "custom";
+    title: string;
+    requestedBy: string;
+    payload: Record<string, unknown> | null;
+    status: "pending" | "approved" | "rejected" | "cancelled" | "expired";
+    voters: string[];
+    quorum: number;
+    votes: Record<string, {
+        vote: "for" | "against" | "abstain";
+        at: string;
+      }>;
+    tally: {
+      for: number;
+      against: number;
+      abstain: number;
+    };
+    submittedBy: {
+      kind: "system";
+    } | {
+      kind: "admin";
+      keyId: string;
+    } | {
+      kind: "realm";
+      keyId: string;
+      realmId: string;
+    };
+    effect?: {
+      status: "pending" | "applied" | "failed" | "none";
+      functionId?: string;
+      result?: unknown;
+      error?: string;
+      at?: string;
+    };
+    reason?: string;
+    decidedAt?: string;
+    expiresAt: string;
+    createdAt: string;
+    updatedAt: string;
+    version: number;
+  };
+  /** One proposal of a realm, with its votes, status and effect */
+  "council::get": Answers["council::cancel"];
   /** A realm's activity log, newest first by default: {entries, nextCursor} */
   "council::log": {
     entries: {
@@ -585,6 +631,7 @@ export interface Answers {
         error?: string;
         at?: string;
       };
+      reason?: string;
       decidedAt?: string;
       expiresAt: string;
       createdAt: string;
@@ -597,48 +644,7 @@ export interface Answers {
     nextCursor: string | null;
   };
   /** Propose a decision to a realm's council: {realmId, kind, title, requestedBy, payload?} */
-  "council::submit": {
-    id: string;
-    realmId: string;
-    kind: "hire_agent" | "terminate_agent" | "budget_change" | "strategy_change" | "realm_suspend" | "custom";
-    title: string;
-    requestedBy: string;
-    payload: Record<string, unknown> | null;
-    status: "pending" | "approved" | "rejected" | "cancelled" | "expired";
-    voters: string[];
-    quorum: number;
-    votes: Record<string, {
-        vote: "for" | "against" | "abstain";
-        at: string;
-      }>;
-    tally: {
-      for: number;
-      against: number;
-      abstain: number;
-    };
-    submittedBy: {
-      kind: "system";
-    } | {
-      kind: "admin";
-      keyId: string;
-    } | {
-      kind: "realm";
-      keyId: string;
-      realmId: string;
-    };
-    effect?: {
-      status: "pending" | "applied" | "failed" | "none";
-      functionId?: string;
-      result?: unknown;
-      error?: string;
-      at?: string;
-    };
-    decidedAt?: string;
-    expiresAt: string;
-    createdAt: string;
-    updatedAt: string;
-    version: number;
-  };
+  "council::submit": Answers["council::cancel"];
   /** Check a realm's activity chain: {valid, length, brokenAt} (edits, deletions, reordering) */
   "council::verify": {
     valid: boolean;
@@ -647,7 +653,7 @@ export interface Answers {
     reason?: string;
   };
   /** A council member's vote (for, against, abstain; the latest counts); decides at quorum */
-  "council::vote": Answers["council::submit"];
+  "council::vote": Answers["council::cancel"];
   /** A directive and its parents up to the root: {ancestry: [{id, title, level}], depth} */
   "directive::ancestry": {
     /** The directive first, then its parents up to the root */

@@ -103,6 +103,24 @@ export function Council(props: { realmId: string }) {
                       />
                     ) : null,
                 },
+                {
+                  head: "Cancel",
+                  cell: (proposal) =>
+                    proposal.status === "pending" ? (
+                      <ApiForm
+                        submit="Cancel"
+                        fields={[{ name: "reason", label: "Why", placeholder: "optional" }]}
+                        run={({ reason }) =>
+                          api(`/api/council/proposals/${realm}/${encodeURIComponent(proposal.id)}/cancel`, {
+                            body: reason ? { reason } : {},
+                          })
+                        }
+                        onDone={proposals.reload}
+                      />
+                    ) : (
+                      (proposal.reason ?? null)
+                    ),
+                },
               ]}
             />
           )}
