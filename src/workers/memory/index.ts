@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { searchClient } from "../../engine/search/client.ts";
+import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
 import { AGENT_LIFECYCLE_TOPIC } from "../../shared/agent-events.ts";
@@ -8,6 +9,7 @@ import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { type Logger, silentLogger } from "../../shared/logger.ts";
+import { assertMemoryAccess } from "./access.ts";
 import type { QueueOptions } from "./embedding-queue.ts";
 import { backfill, embeddingStatusOf } from "./embedding-status.ts";
 import { memoryEmbeddings } from "./embeddings.ts";
@@ -60,6 +62,13 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
   const embeddings = memoryEmbeddings(trigger, search, { env, logger, queue: options.queue });
   const { state, vectors, targets, queue } = embeddings;
   const statusDeps = { state, search, vectors, targets, queue };
+  /** A handler run once the caller may use the named agent's memory (access.ts). */
+  const checked =
+    <I extends { agentId: string }, O>(handler: (input: I) => O | Promise<O>) =>
+    async (input: I, ctx: InvocationContext): Promise<O> => {
+      await assertMemoryAccess(trigger, ctx, input.agentId);
+      return handler(input);
+    };
 
   worker.registerFunction(
     {
@@ -69,12 +78,12 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       output: memoryEntry,
       metadata: ACTS_FOR_AGENT,
     },
-    async ({ agentId, ...fields }): Promise<MemoryEntry> => {
+    checked(async ({ agentId, ...fields }): Promise<MemoryEntry> => {
       const entry = entryOf(agentId, fields, nowIso());
       await search.put(MEMORY_INDEX, agentId, entry.id, documentOf(entry));
       await embeddings.stored(agentId, [entry]);
       return entry;
-    },
+    }),
   );
 
   worker.registerFunction(
@@ -86,7 +95,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       output: memoryEntries,
       metadata: ACTS_FOR_AGENT,
     },
-    async ({ agentId, entries }): Promise<{ entries: MemoryEntry[] }> => {
+    checked(async ({ agentId, entries }): Promise<{ entries: MemoryEntry[] }> => {
       const createdAt = nowIso();
       const stored = entries.map((fields) => entryOf(agentId, fields, createdAt));
       await search.putMany(
@@ -96,7 +105,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       );
       await embeddings.stored(agentId, stored);
       return { entries: stored };
-    },
+    }),
   );
 
   worker.registerFunction(
@@ -108,7 +117,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       output: memoryRecallAnswer,
       metadata: ACTS_FOR_AGENT,
     },
-    (input) => recallMemories({ trigger, env, search, vectors, targets, logger }, input),
+    checked((input) => recallMemories({ trigger, env, search, vectors, targets, logger }, input)),
   );
 
   worker.registerFunction(
@@ -119,13 +128,13 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       output: memoryPage,
       metadata: ACTS_FOR_AGENT,
     },
-    async ({ agentId, limit, cursor }) => {
+    checked(async ({ agentId, limit, cursor }) => {
       const page = await search.list<MemoryEntry>(MEMORY_INDEX, agentId, {
         limit,
         ...(cursor ? { cursor } : {}),
       });
       return { memories: page.items.map((item) => item.data), nextCursor: page.nextCursor };
-    },
+    }),
   );
 
   worker.registerFunction(
@@ -135,12 +144,12 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       input: memoryDeleteInput,
       metadata: ACTS_FOR_AGENT,
     },
-    async ({ agentId, id }) => {
+    checked(async ({ agentId, id }) => {
       const { deleted } = await search.delete(MEMORY_INDEX, agentId, id);
       await embeddings.removed(agentId, id);
       if (!deleted) throw notFound(`Memory ${id} not found for agent ${agentId}`);
       return null;
-    },
+    }),
   );
 
   worker.registerFunction(
@@ -151,11 +160,11 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       output: memoryForgotten,
       metadata: ACTS_FOR_AGENT,
     },
-    async ({ agentId }) => {
+    checked(async ({ agentId }) => {
       const forgotten = await search.deleteScope(MEMORY_INDEX, agentId);
       await embeddings.forgotten(agentId);
       return forgotten;
-    },
+    }),
   );
 
   worker.registerFunction(
@@ -167,7 +176,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       output: embeddingStatus,
       metadata: ACTS_FOR_AGENT,
     },
-    ({ agentId }) => embeddingStatusOf(statusDeps, agentId),
+    checked(({ agentId }) => embeddingStatusOf(statusDeps, agentId)),
   );
 
   worker.registerFunction(
@@ -179,7 +188,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       output: embeddingStatus,
       metadata: ACTS_FOR_AGENT,
     },
-    ({ agentId }) => backfill(statusDeps, agentId),
+    checked(({ agentId }) => backfill(statusDeps, agentId)),
   );
 
   worker.registerFunction(
