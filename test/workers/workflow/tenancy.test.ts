@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentPrincipal } from "../../../src/engine/acting-agent.ts";
+import { actsForAgent, agentPrincipal } from "../../../src/engine/acting-agent.ts";
+import { isStepCallable } from "../../../src/shared/internal-functions.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 
@@ -239,5 +240,27 @@ describe("workflow tenancy", () => {
       `Agent ${peer} not found`,
     );
     expect(await trigger("memory::list", {}, actor)).toMatchObject({ memories: [expect.anything()] });
+  });
+
+  it("lets no step-callable function acting for an agent complete for another realm's agent", async () => {
+    const victim = await createAgent(server, realmA, { name: "victim of every function" });
+    const functions = server.service.engine.functions
+      .list()
+      .filter((fn) => actsForAgent(fn.metadata) && isStepCallable(fn.id, fn.metadata));
+    expect(functions.length).toBeGreaterThan(40);
+    const completed: string[] = [];
+    let tried = 0;
+    for (const fn of functions) {
+      const step = { name: "reach", functionId: fn.id, args: { agentId: victim } };
+      const created = await call(server, "POST", "/api/workflows", { name: fn.id, steps: [step] }, keyB);
+      // A function that needs more than the agent is refused when the workflow is written: not reached.
+      if (created.status === 400) continue;
+      expect(created.status, `${fn.id}: ${JSON.stringify(created.body)}`).toBe(201);
+      tried++;
+      const run = await call(server, "POST", "/api/workflows/run", { workflowId: created.body.id }, keyB);
+      if (run.status === 200) completed.push(fn.id);
+    }
+    expect(completed).toEqual([]);
+    expect(tried).toBeGreaterThan(20);
   });
 });
