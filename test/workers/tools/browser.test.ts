@@ -1,3 +1,4 @@
+import { createSocket } from "node:dgram";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -42,6 +43,32 @@ beforeAll(async () => {
     if (req.url === "/leaky") {
       // A page that reaches for another (private) address: the browser must not get there.
       const html = `<title>Leaky</title><img src="http://127.0.0.2:${port}/secret-img"><script>fetch("http://127.0.0.2:${port}/secret-fetch").catch(() => {})</script>`;
+      return void res.writeHead(200, { "content-type": "text/html" }).end(html);
+    }
+    if (req.url?.startsWith("/webrtc?")) {
+      // A page that tries WebRTC (from itself and from a fresh iframe) against a STUN server on loopback:
+      // STUN goes out over UDP, which the guarding proxy never sees.
+      const html = `<title>WebRTC</title><pre id="out"></pre><script>
+const stun = "stun:127.0.0.1:" + new URLSearchParams(location.search).get("port");
+const report = [];
+function attempt(label, win) {
+  const PeerConnection = win.RTCPeerConnection || win.webkitRTCPeerConnection;
+  if (typeof PeerConnection !== "function") return report.push(label + ": RTCPeerConnection unavailable");
+  try {
+    const pc = new PeerConnection({ iceServers: [{ urls: stun }] });
+    pc.createDataChannel("probe");
+    pc.createOffer().then((offer) => pc.setLocalDescription(offer));
+    report.push(label + ": RTCPeerConnection created");
+  } catch (error) {
+    report.push(label + ": " + error.message);
+  }
+}
+attempt("page", window);
+const frame = document.createElement("iframe");
+document.body.append(frame);
+attempt("iframe", frame.contentWindow);
+document.getElementById("out").textContent = report.join("\\n");
+</script>`;
       return void res.writeHead(200, { "content-type": "text/html" }).end(html);
     }
     if (req.url === "/redirect")
@@ -232,6 +259,53 @@ describe.skipIf(!available)("browser tools on a real Chromium", () => {
       ).toBe(true);
     } finally {
       await context.close();
+    }
+  });
+
+  it("gives pages no WebRTC, and Chromium sends no UDP around the guarding proxy", async () => {
+    const udp = createSocket("udp4");
+    const packets: string[] = [];
+    udp.on("message", (message, from) =>
+      packets.push(`${from.address}:${from.port} ${message.length} bytes`),
+    );
+    await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
+    const stunPort = udp.address().port;
+    const policy = {
+      allowPrivateNetwork: false,
+      allowedAddresses: new Set(["127.0.0.1"]),
+      resolve: systemResolver,
+    };
+    const { context, page } = await openPage(chromium, policy);
+    try {
+      await page.goto(`${base}/webrtc?port=${stunPort}`, { waitUntil: "load" });
+      // The launch flag alone: an isolated world (which the page's init script never touches) still has
+      // RTCPeerConnection, and its STUN requests must not leave as UDP either.
+      const cdp = await context.newCDPSession(page);
+      const { frameTree } = await cdp.send("Page.getFrameTree");
+      const { executionContextId } = await cdp.send("Page.createIsolatedWorld", {
+        frameId: frameTree.frame.id,
+        worldName: "webrtc-probe",
+      });
+      const isolated = await cdp.send("Runtime.evaluate", {
+        contextId: executionContextId,
+        awaitPromise: true,
+        returnByValue: true,
+        expression: `(async () => {
+          const pc = new RTCPeerConnection({ iceServers: [{ urls: "stun:127.0.0.1:${stunPort}" }] });
+          pc.createDataChannel("probe");
+          await pc.setLocalDescription(await pc.createOffer());
+          return "created";
+        })()`,
+      });
+      expect(isolated.exceptionDetails).toBeUndefined();
+      await page.waitForTimeout(3000);
+      expect({ report: await page.locator("#out").textContent(), udpPackets: packets }).toEqual({
+        report: "page: RTCPeerConnection unavailable\niframe: RTCPeerConnection unavailable",
+        udpPackets: [],
+      });
+    } finally {
+      await context.close();
+      udp.close();
     }
   });
 });

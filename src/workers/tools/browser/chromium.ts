@@ -25,6 +25,12 @@ async function launch(executablePath: string): Promise<Browser> {
         "--disable-software-rasterizer",
         "--no-first-run",
         "--no-default-browser-check",
+        // WebRTC sends its STUN/TURN and media over UDP, which never passes the guarding proxy (proxy.ts):
+        // a page could reach loopback, private and metadata addresses over it (UDP scans, SSRF). This
+        // policy keeps WebRTC to connections through the proxy, so no UDP at all. It is the switch behind
+        // the WebRtcIPHandling enterprise policy; --force-webrtc-ip-handling-policy is no longer read by
+        // Chromium (156 ignores it). Pages get no WebRTC either (guard.ts); this holds if that is bypassed.
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
       ],
     });
   } catch (error) {

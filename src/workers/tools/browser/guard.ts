@@ -5,15 +5,28 @@ import { assertUrlAllowed, type NetworkPolicy } from "../../../shared/net/guarde
 const INERT = /^(data|blob|about):/;
 
 /**
+ * Removes WebRTC from every realm of a page: RTCPeerConnection, webkitRTCPeerConnection, RTCDataChannel,
+ * RTCIceCandidate, RTCSessionDescription and every other RTC* interface. WebRTC's STUN/TURN and media go
+ * over UDP, which bypasses the guarding proxy, and nothing the agent needs uses it. An init script runs
+ * in every frame's new document before the page's own scripts (about:blank, srcdoc and data: iframes and
+ * popups included), so a page cannot take the interfaces back from a fresh iframe.
+ */
+const NO_WEBRTC = `(() => {
+  for (const name of Object.getOwnPropertyNames(globalThis))
+    if (/^(webkit)?RTC/.test(name)) delete globalThis[name];
+})();`;
+
+/**
  * Every request the context's pages make (navigations, redirects, subresources, fetches, WebSockets)
  * passes the SSRF rule first; a blocked one is aborted and remembered, so the tool can name it with the
- * rule's own message.
+ * rule's own message. The pages get no WebRTC (NO_WEBRTC), whose UDP the proxy would never see.
  */
 export async function guardContext(
   context: BrowserContext,
   policy: NetworkPolicy,
 ): Promise<{ blocked: string[] }> {
   const blocked: string[] = [];
+  await context.addInitScript(NO_WEBRTC);
   const check = async (url: string): Promise<boolean> => {
     if (INERT.test(url)) return true;
     try {
