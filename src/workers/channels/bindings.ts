@@ -3,7 +3,7 @@ import type { StateClient } from "../../engine/state/client.ts";
 import { type InvocationContext, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { assertRealmAccess, DEFAULT_REALM_ID, realmFilter } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { isAppError, notFound } from "../../shared/errors.ts";
+import { conflict, isAppError, notFound } from "../../shared/errors.ts";
 import { oldestFirst, pageOf } from "../../shared/pagination.ts";
 import { BINDINGS_SCOPE, type Binding, bindingKey, storedBinding } from "./schema.ts";
 
@@ -12,6 +12,17 @@ async function agentRealm(trigger: TriggerFn, agentId: string): Promise<string> 
   const agent = await call(trigger, "agent::get", { id: agentId });
   if (agent.status === "deleting") throw notFound(`Agent ${agentId} not found`);
   return agent.realmId;
+}
+
+/** Whether the caller may see the agent (an admin key: any; a realm key: its realm's). */
+async function seesAgent(trigger: TriggerFn, agentId: string): Promise<boolean> {
+  try {
+    await agentRealm(trigger, agentId);
+    return true;
+  } catch (error) {
+    if (isAppError(error) && error.code === "not_found") return false;
+    throw error;
+  }
 }
 
 /**
@@ -64,8 +75,13 @@ export async function bind(
 ): Promise<Binding> {
   const realmId = await agentRealm(trigger, input.agentId);
   const existing = await bindingAt(state, trigger, input.platform, input.channelId);
-  // Rebinding another realm's channel would take its conversations: it reads as not found.
-  if (existing && existing.realmId !== realmId) await agentRealm(trigger, existing.agentId);
+  // Rebinding another realm's channel would take its conversations. The channel id is one namespace for
+  // all realms, so a taken id cannot read as free; the answer names neither the agent nor the realm.
+  if (existing && existing.realmId !== realmId && !(await seesAgent(trigger, existing.agentId))) {
+    throw conflict(
+      `Channel ${input.platform}:${input.channelId} is bound by another realm: choose another channel id`,
+    );
+  }
   const binding: Binding = { ...input, realmId, createdAt: nowIso() };
   await state.set(BINDINGS_SCOPE, bindingKey(input.platform, input.channelId), binding);
   return binding;

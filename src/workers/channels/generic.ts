@@ -11,7 +11,7 @@ import type { Principal } from "../../engine/types.ts";
 import { isAppError } from "../../shared/errors.ts";
 import { guardedRequest, type NetworkPolicy } from "../../shared/net/guarded-request.ts";
 import { vaultSecret } from "../../shared/vault-secret.ts";
-import { bindingOf, type ChannelDeps } from "./pipeline.ts";
+import { bindingOf, type ChannelDeps, DEFAULT_AGENT } from "./pipeline.ts";
 
 export const PLACEHOLDER = "[Unrecognized webhook payload]";
 
@@ -41,7 +41,12 @@ export async function inbound(
   }
   const fields = (body ?? {}) as Record<string, unknown>;
   const text = genericText(fields);
-  const { agentId, realmId } = await bindingOf(deps, "webhook", channelId);
+  const bound = await bindingOf(deps, "webhook", channelId);
+  // A key of another realm than the binding's finds the channel as if it were unbound (its default agent).
+  const { agentId, realmId } =
+    caller.kind === "realm" && bound.realmId !== caller.realmId
+      ? { agentId: DEFAULT_AGENT, realmId: caller.realmId }
+      : bound;
   let content: string;
   try {
     const answer = await call(

@@ -154,6 +154,8 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       output: missionRecord,
     },
     async ({ realmId, id, agentId }, ctx) => {
+      // The realm first: an agent check before it would tell another realm's key where an agent lives.
+      assertRealmAccess(ctx, realmId);
       await assertAgentRef(trigger, agentId, realmId);
       const { before, after } = await change(ctx, realmId, id, (mission, now) =>
         checkedOut(mission, agentId, now),

@@ -117,4 +117,28 @@ describe("the generic webhook POST /webhook/:channelId", () => {
     );
     expect((await call(env.server, "DELETE", "/api/channels/slack/C-BIND", undefined, key)).status).toBe(204);
   });
+
+  it("tells another realm's key neither the agent nor anything else of a channel bound elsewhere", async () => {
+    const taken = await env.boundAgent("webhook", "taken-elsewhere");
+    const mine = await env.boundAgent("slack", "C-MINE");
+    const key = await realmKey(env.server, mine.realmId);
+    const rebind = await call(
+      env.server,
+      "POST",
+      "/api/channels",
+      { platform: "webhook", channelId: "taken-elsewhere", agentId: mine.agentId },
+      key,
+    );
+    expect(rebind.status).toBe(409);
+    expect(JSON.stringify(rebind.body)).not.toContain(taken.agentId);
+    expect(JSON.stringify(rebind.body)).not.toContain(taken.realmId);
+    // Posting to it with the key reads as posting to an unbound channel: the same answer, no agent id.
+    const body = JSON.stringify({ text: "who is there?" });
+    const headers = { "content-type": "application/json", authorization: `Bearer ${key}` };
+    const bound = await env.webhook("/webhook/taken-elsewhere", body, headers);
+    const unbound = await env.webhook("/webhook/nobody-here", body, headers);
+    expect(bound.status).toBe(404);
+    expect(JSON.stringify(bound.body)).not.toContain(taken.agentId);
+    expect(bound).toEqual(unbound);
+  });
 });

@@ -134,6 +134,11 @@ describe("missions", () => {
     const stranger = await createAgent(server, other);
     const checkout = await call(server, "POST", path(mission.id, "/checkout"), { agentId: stranger }, key);
     expect(checkout.status).toBe(404);
+    // Another realm's key learns nothing of where an agent lives: its own agent or ours, the same answer.
+    const probe = (agentId: string) =>
+      call(server, "POST", path(mission.id, "/checkout"), { agentId }, otherKey);
+    const ours = await createAgent(server, realm);
+    expect((await probe(ours)).body).toEqual((await probe(stranger)).body);
     const known = await createAgent(server, realm);
     expect((await call(server, "POST", path(mission.id, "/checkout"), { agentId: known }, key)).status).toBe(
       200,
