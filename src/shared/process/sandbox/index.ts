@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { AppError } from "../../errors.ts";
 import type { NetworkPolicy } from "../../net/guarded-request.ts";
 import { type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
+import { type Attached, attached } from "./attached.ts";
 import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID } from "./bwrap.ts";
 import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
 import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
@@ -40,8 +41,10 @@ export interface ConfinedRun {
   fileLimitBytes?: number;
 }
 
+export type { Attached } from "./attached.ts";
+
 /** A start ready for `spawn`: the command line, environment, identity and extra descriptors. */
-export interface Prepared {
+interface Prepared {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -110,19 +113,36 @@ export class Sandbox {
     run: ConfinedRun,
     limits: Omit<Launch, "command" | "args" | "env" | "cwd">,
   ): Promise<Supervised> {
+    return this.launch(run, (prepared) => supervise({ ...limits, ...prepared, inherit: [] }));
+  }
+
+  /**
+   * Starts `run` confined for a caller that drives it over its pipes (a language server): the same
+   * confinement and quota watch as `start`, without a timeout or output limit of its own (the caller
+   * has its own and cancels). Refused (503) when the sandbox is unavailable.
+   */
+  attach(run: ConfinedRun, options: { maxStderrBytes?: number } = {}): Promise<Attached> {
+    return this.launch(run, (prepared) => attached(prepared, options.maxStderrBytes ?? 4000));
+  }
+
+  /**
+   * The one way a confined process is started: prepared, spawned by `spawn`, and (sandbox on) watched
+   * against the workspace quota, stopped once the workspace grows past it.
+   */
+  private async launch<S extends Supervised>(run: ConfinedRun, spawn: (prepared: Prepared) => S): Promise<S> {
     const prepared = await this.prepare(run);
-    let supervised: Supervised;
+    let started: S;
     try {
-      supervised = supervise({ ...limits, ...prepared, inherit: [] });
+      started = spawn(prepared);
     } finally {
       prepared.release();
     }
-    if (!this.settings.enabled) return supervised;
-    return watchQuota(this.usage, run.workspace, this.settings.limits.workspaceQuotaBytes, supervised);
+    if (!this.settings.enabled) return started;
+    return watchQuota(this.usage, run.workspace, this.settings.limits.workspaceQuotaBytes, started);
   }
 
-  /** The launch of `run` (for callers that drive the process themselves, like a language server). */
-  async prepare(run: ConfinedRun): Promise<Prepared> {
+  /** The launch of `run`: only `launch` spawns it, so no confined process escapes the quota watch. */
+  private async prepare(run: ConfinedRun): Promise<Prepared> {
     const status = await this.ready();
     if (status.mode === "unavailable") {
       throw new AppError("unavailable", `Programs cannot run: the sandbox is unavailable (${status.reason})`);

@@ -32,12 +32,13 @@ export async function withServer<T>(
   const root = await ctx.workspace(agentId);
   const file = await existingInside(root, path);
   const server = await languageServerFor(root, file);
-  const prepared = await ctx.sandbox.prepare({
+  // Started as every confined program is: held to the workspace quota while it runs.
+  const attached = await ctx.sandbox.attach({
     workspace: root,
     executable: server.executable,
     args: server.args,
   });
-  const client = new LspClient(prepared, {
+  const client = new LspClient(attached, {
     host: pathToFileURL(root).href,
     server: pathToFileURL(ctx.sandbox.pathOf(root, root)).href,
   });

@@ -176,6 +176,27 @@ describe("UsageCache", () => {
     expect(await cache.current(root, QUOTA)).toBe(0);
   });
 
+  it("measures instead of trusting its last size while a watched program runs, and after it ends", async () => {
+    const cache = new UsageCache();
+    expect(await cache.current(root, QUOTA)).toBe(0);
+    const first = cache.started(root);
+    const second = cache.started(root);
+    // Written by a running program within the freshness window: a run started now sees it.
+    write(join(root, "running.bin"), 64 * KiB);
+    expect(await cache.current(root, QUOTA)).toBe(allocated(root));
+    first();
+    first(); // once only: the second program still runs
+    write(join(root, "more.bin"), 64 * KiB);
+    expect(await cache.current(root, QUOTA)).toBe(allocated(root));
+    second();
+    // Ended: what it wrote last is measured by the next run, then trusted again.
+    write(join(root, "last.bin"), 64 * KiB);
+    const after = await cache.current(root, QUOTA);
+    expect(after).toBe(allocated(root));
+    write(join(root, "unseen.bin"), 64 * KiB);
+    expect(await cache.current(root, QUOTA)).toBe(after);
+  });
+
   it("passes the quota on as where to stop measuring", async () => {
     for (let index = 0; index < 10; index++) {
       mkdirSync(join(root, `dir-${index}`));
