@@ -66,8 +66,8 @@ export function toolContext(deps: ToolsDeps, call: InvocationContext): ToolConte
 
 /** An agent's workspace and snapshots go (agent or realm delete); the caller removes its records. */
 export async function removeFiles(deps: ToolsDeps, agentId: string): Promise<void> {
-  await deps.sandbox.stopPrograms(workspaceDir(deps.dataDir, agentId));
-  await rm(workspaceDir(deps.dataDir, agentId), { recursive: true, force: true });
+  const workspace = workspaceDir(deps.dataDir, agentId);
+  await deps.sandbox.withoutPrograms(workspace, () => rm(workspace, { recursive: true, force: true }));
   await rm(snapshotsDir(deps.dataDir, agentId), { recursive: true, force: true });
 }
 

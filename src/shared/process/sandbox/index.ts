@@ -11,6 +11,7 @@ import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
 import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
 import { etcCopy, systemLayout } from "./layout.ts";
 import { killAllOf, type Owner, workspaceOwner } from "./owner.ts";
+import { WorkspacePrograms } from "./programs.ts";
 import { overQuota, UsageCache, watchQuota } from "./quota.ts";
 import { seccompFilter } from "./seccomp.ts";
 import { type SandboxSettings, sandboxSettings } from "./settings.ts";
@@ -74,6 +75,7 @@ export class Sandbox {
   private readonly host: HostPrograms;
   private readonly egress: EgressGate;
   private readonly usage = new UsageCache();
+  private readonly programs = new WorkspacePrograms();
   private probing: Promise<SandboxStatus> | undefined;
   private readonly shipped = new ShippedBinds(shippedDirs());
   private readonly layout = systemLayout();
@@ -130,15 +132,20 @@ export class Sandbox {
    * against the workspace quota, stopped once the workspace grows past it.
    */
   private async launch<S extends Supervised>(run: ConfinedRun, spawn: (prepared: Prepared) => S): Promise<S> {
+    this.programs.assertOpen(run.workspace);
     const prepared = await this.prepare(run);
     let started: S;
     try {
+      // Checked again: the workspace may have been closed while the launch was prepared.
+      this.programs.assertOpen(run.workspace);
       started = spawn(prepared);
     } finally {
       prepared.release();
     }
-    if (!this.settings.enabled) return started;
-    return watchQuota(this.usage, run.workspace, this.settings.limits.workspaceQuotaBytes, started);
+    const watched = this.settings.enabled
+      ? watchQuota(this.usage, run.workspace, this.settings.limits.workspaceQuotaBytes, started)
+      : started;
+    return this.programs.track(run.workspace, watched);
   }
 
   /** The launch of `run`: only `launch` spawns it, so no confined process escapes the quota watch. */
@@ -169,10 +176,17 @@ export class Sandbox {
   }
 
   /**
-   * Ends every program of the workspace still running (its uid's processes), before the service
-   * changes or removes its files wholesale: none can then race it by swapping a directory for a link.
+   * Runs `work` (a change of the workspace's files as a whole: a restore, a delete) with no program of
+   * the workspace running: those this service started are ended first (and, as root, every process of
+   * the workspace's uid), and none may start until `work` is done. None can then race the change by
+   * swapping a directory for a link under it.
    */
-  async stopPrograms(workspace: string): Promise<void> {
+  withoutPrograms<T>(workspace: string, work: () => Promise<T>): Promise<T> {
+    return this.programs.without(workspace, () => this.stopPrograms(workspace), work);
+  }
+
+  private async stopPrograms(workspace: string): Promise<void> {
+    await this.programs.stop(workspace);
     const owner = this.settings.enabled ? workspaceOwner(workspace) : null;
     if (owner) await killAllOf(owner.uid);
   }

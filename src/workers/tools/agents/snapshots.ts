@@ -153,8 +153,9 @@ const snapshotRestore = defineTool({
     const state = stateClient(ctx.trigger);
     const snapshot = await state.get<Snapshot>(snapshotsScope(agentId), snapshotId);
     if (!snapshot) throw notFound(`You have no snapshot ${snapshotId}`);
-    await ctx.sandbox.stopPrograms(root);
-    await replaceContent(join(snapshotsDir(ctx.dataDir, agentId), snapshot.id), root);
+    await ctx.sandbox.withoutPrograms(root, () =>
+      replaceContent(join(snapshotsDir(ctx.dataDir, agentId), snapshot.id), root),
+    );
     for await (const { key } of state.scan(todosScope(agentId))) await state.delete(todosScope(agentId), key);
     for (const todo of snapshot.todos as Array<{ id: string }>)
       await state.set(todosScope(agentId), todo.id, todo);
