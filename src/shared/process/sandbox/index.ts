@@ -10,7 +10,7 @@ import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID 
 import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
 import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
 import { etcCopy, systemLayout } from "./layout.ts";
-import { killAllOf, type Owner, workspaceOwner } from "./owner.ts";
+import { chownTreeSync, isWorkspaceUid, killAllOf, type Owner, workspaceOwner } from "./owner.ts";
 import { WorkspacePrograms } from "./programs.ts";
 import { overQuota, UsageCache, watchQuota } from "./quota.ts";
 import { seccompFilter } from "./seccomp.ts";
@@ -340,5 +340,9 @@ export class Sandbox {
 /** The workspace directory belongs to its sandbox uid, which must be able to write in it. */
 function adopt(workspace: string, owner: Owner): void {
   const info = statSync(workspace);
-  if (info.uid !== owner.uid || info.gid !== owner.gid) chownSync(workspace, owner.uid, owner.gid);
+  if (info.uid === owner.uid && info.gid === owner.gid) return;
+  // Another workspace uid had it (two names once shared a hashed uid): its files come along. This runs
+  // before any program of the workspace starts in this process (synchronously, so none starts meanwhile).
+  if (isWorkspaceUid(info.uid)) chownTreeSync(workspace, owner);
+  else chownSync(workspace, owner.uid, owner.gid);
 }
