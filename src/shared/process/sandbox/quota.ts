@@ -1,5 +1,4 @@
-import { lstat, readdir } from "node:fs/promises";
-import { join } from "node:path";
+import { listContained } from "../../fs/contained-dir.ts";
 import type { Finished, Supervised } from "../supervise.ts";
 
 /**
@@ -12,16 +11,10 @@ export async function diskUsage(root: string, stopAbove = Number.POSITIVE_INFINI
   const pending = [root];
   while (pending.length > 0 && total <= stopAbove) {
     const dir = pending.pop() as string;
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    const sizes = await Promise.all(
-      entries.map(async (entry) => {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) pending.push(path);
-        const info = await lstat(path).catch(() => null);
-        return info ? info.blocks * 512 : 0;
-      }),
-    );
-    for (const size of sizes) total += size;
+    for (const entry of (await listContained(root, dir)) ?? []) {
+      if (entry.isDirectory) pending.push(entry.path);
+      total += entry.allocated;
+    }
   }
   return total;
 }

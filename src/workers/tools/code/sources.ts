@@ -1,5 +1,4 @@
-import { readdir } from "node:fs/promises";
-import { join } from "node:path";
+import { listContained } from "../../../shared/fs/contained-dir.ts";
 import { isSource } from "./analyze.ts";
 
 const MAX_FILES = 2000;
@@ -20,10 +19,12 @@ export async function sourceFiles(dir: string, limit = MAX_FILES): Promise<strin
   const queue = [dir];
   while (queue.length > 0 && files.length < limit) {
     const current = queue.shift() as string;
-    for (const entry of await readdir(current, { withFileTypes: true })) {
-      const full = join(current, entry.name);
-      if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name)) queue.push(full);
-      else if (entry.isFile() && isSource(entry.name) && files.length < limit) files.push(full);
+    // Listed only while still inside `dir` (a program may swap a queued directory for a link).
+    const entries = await listContained(dir, current);
+    if (!entries) continue;
+    for (const entry of entries) {
+      if (entry.isDirectory && !SKIPPED_DIRS.has(entry.name)) queue.push(entry.path);
+      else if (entry.isFile && isSource(entry.name) && files.length < limit) files.push(entry.path);
     }
   }
   return files.sort();

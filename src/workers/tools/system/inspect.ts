@@ -1,5 +1,6 @@
-import { lstat, readdir, readFile, readlink } from "node:fs/promises";
-import { join, sep } from "node:path";
+import { readdir, readFile, readlink } from "node:fs/promises";
+import { sep } from "node:path";
+import { listContained } from "../../../shared/fs/contained-dir.ts";
 import { workspaceOwner } from "../../../shared/process/sandbox/owner.ts";
 
 /**
@@ -50,13 +51,13 @@ export async function directorySize(
   const queue = [dir];
   while (queue.length > 0) {
     const current = queue.pop() as string;
-    for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
+    // Listed only while still inside `dir` (a program may swap a queued directory for a link).
+    for (const entry of (await listContained(dir, current)) ?? []) {
       if (files >= 100_000) return { bytes, files, complete: false };
-      const full = join(current, entry.name);
-      if (entry.isDirectory()) queue.push(full);
+      if (entry.isDirectory) queue.push(entry.path);
       else {
         files++;
-        bytes += (await lstat(full).catch(() => ({ size: 0 }))).size;
+        bytes += entry.size;
       }
     }
   }
