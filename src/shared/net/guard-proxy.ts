@@ -8,7 +8,7 @@ import {
 } from "node:http";
 import { connect, isIPv4, isIPv6, type Socket } from "node:net";
 import { domainToASCII } from "node:url";
-import { forbidden, isAppError } from "../errors.ts";
+import { badRequest, forbidden, isAppError } from "../errors.ts";
 import { guardedLookup, type NetworkPolicy } from "./guarded-request.ts";
 import { bareHostname, checkWebUrl, parseWebUrl } from "./ssrf.ts";
 
@@ -141,13 +141,25 @@ export class GuardProxy {
       const headers = `Content-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}`;
       client.end(`HTTP/1.1 ${status}\r\n${headers}\r\n\r\n${body}`);
     };
+    let checked: URL;
     try {
-      this.check(href);
+      checked = this.check(href);
+      // The authority must be the host and port the rule checked, as the URL parser reads them: one
+      // like "api.example.com/.attacker.net:443" passes an example.com allowlist as text, names
+      // another host, and its port would be read as part of a path.
+      const same = normalizeHost(bareHostname(checked)) === normalizeHost(host);
+      if (!same || Number(checked.port || 443) !== Number(port)) {
+        throw badRequest(`CONNECT ${authority}: not a host:port`);
+      }
     } catch (error) {
       refuse(error);
       return;
     }
-    const upstream = connect({ host, port: Number(port), lookup: guardedLookup(this.policy, () => href) });
+    const upstream = connect({
+      host: bareHostname(checked),
+      port: Number(port),
+      lookup: guardedLookup(this.policy, () => href),
+    });
     let established = false;
     upstream.once("connect", () => {
       established = true;

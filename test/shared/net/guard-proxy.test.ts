@@ -100,6 +100,17 @@ describe("GuardProxy on a unix socket", () => {
     expect(answer.body).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*upstream saw allowed\.test:\d+\/tunnelled$/);
   });
 
+  it("refuses a CONNECT authority that is not the host:port the allowlist checked", async () => {
+    // As text this passes the allowed.test allowlist, names other.test, and hides the port in a path.
+    const before = reached.length;
+    for (const authority of [`allowed.test/.other.test:${port}`, `allowed.test@other.test:${port}`]) {
+      const answer = await viaTunnel(authority);
+      expect(answer.status, authority).toBe(403);
+    }
+    expect(reached.length).toBe(before);
+    expect((await viaTunnel(`Allowed.Test:${port}`)).status).toBe(200);
+  });
+
   it("allows subdomains of an allowlisted name, whatever the case", async () => {
     expect((await viaProxy(`http://api.allowed.test:${port}/sub`)).status).toBe(200);
     expect((await viaProxy(`http://API.Allowed.Test:${port}/case`)).status).toBe(200);
