@@ -163,14 +163,23 @@ function lookupPrincipal(
   });
 }
 
-/** Bearer key → principal (synchronously when the key is cached), or a 401. */
+/**
+ * Bearer key → principal (synchronously when the key is cached), or a 401 — for the routes outside the
+ * protected paths that take a key (/metrics, the generic webhook). A refused key is counted against its
+ * address first, as on protected paths, so guessing keys here spends the guesser's budget too (429).
+ */
 export function authenticate(
   deps: GuardDeps,
   request: FastifyRequest,
   reply: FastifyReply,
 ): MaybePromise<Principal> {
   const token = bearerToken(request.headers.authorization);
-  return andThen(lookupPrincipal(deps, token), (principal) => principal ?? refuseKey(reply, token));
+  return andThen(lookupPrincipal(deps, token), (principal) => {
+    if (principal) return principal;
+    return andThen(enforceRateLimit(deps, request, reply, request.routeTemplate, undefined), () =>
+      refuseKey(reply, token),
+    );
+  });
 }
 
 function refuseKey(reply: FastifyReply, token: string | null | undefined): never {

@@ -34,4 +34,22 @@ describe("rate classes of routes that run an LLM turn (DESIGN §6)", () => {
     expect(register.status).toBe(400);
     expect(register.headers.get("ratelimit-limit")).toBe("100");
   });
+
+  it("counts refused keys against their address on /metrics and the generic webhook too", async () => {
+    server = await startTestServer({
+      rateLimits: { read: 3, write: 3, message: 3, workflow_run: 3 },
+      rateLimitAdmin: true,
+    });
+    const guess = (path: string, method = "GET") =>
+      server?.request(path, { method, key: "aos_guess", ...(method === "POST" ? { json: {} } : {}) });
+    for (const [path, method] of [
+      ["/metrics", "GET"],
+      ["/webhook/anything", "POST"],
+    ] as const) {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await guess(path, method))?.status ?? 0);
+      expect(statuses.slice(0, 3), path).toEqual([401, 401, 401]);
+      expect(statuses.slice(3), path).toEqual([429, 429]);
+    }
+  });
 });
