@@ -1,6 +1,11 @@
 import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
-import { type InvocationContext, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import {
+  type InvocationContext,
+  type Principal,
+  systemPrincipal,
+  type TriggerFn,
+} from "../../engine/types.ts";
 import { assertRealmAccess, DEFAULT_REALM_ID, realmFilter } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict, isAppError, notFound } from "../../shared/errors.ts";
@@ -12,17 +17,6 @@ async function agentRealm(trigger: TriggerFn, agentId: string): Promise<string> 
   const agent = await call(trigger, "agent::get", { id: agentId });
   if (agent.status === "deleting") throw notFound(`Agent ${agentId} not found`);
   return agent.realmId;
-}
-
-/** Whether the caller may see the agent (an admin key: any; a realm key: its realm's). */
-async function seesAgent(trigger: TriggerFn, agentId: string): Promise<boolean> {
-  try {
-    await agentRealm(trigger, agentId);
-    return true;
-  } catch (error) {
-    if (isAppError(error) && error.code === "not_found") return false;
-    throw error;
-  }
 }
 
 /**
@@ -72,12 +66,15 @@ export async function bind(
   state: StateClient,
   trigger: TriggerFn,
   input: { platform: string; channelId: string; agentId: string },
+  caller: Principal,
 ): Promise<Binding> {
   const realmId = await agentRealm(trigger, input.agentId);
   const existing = await bindingAt(state, trigger, input.platform, input.channelId);
-  // Rebinding another realm's channel would take its conversations. The channel id is one namespace for
-  // all realms, so a taken id cannot read as free; the answer names neither the agent nor the realm.
-  if (existing && existing.realmId !== realmId && !(await seesAgent(trigger, existing.agentId))) {
+  // Rebinding another realm's channel would take its conversations: only an admin key does that, by
+  // hand. Not a realm key, nor a declaration (config/channels/*.toml, which a migration may have written
+  // from an imported project). The channel id is one namespace for all realms, so a taken id cannot read
+  // as free; the answer names neither the agent nor the realm.
+  if (existing && existing.realmId !== realmId && caller.kind !== "admin") {
     throw conflict(
       `Channel ${input.platform}:${input.channelId} is bound by another realm: choose another channel id`,
     );

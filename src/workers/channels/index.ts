@@ -89,8 +89,8 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
       input: bindInput,
       output: bindAnswer,
     },
-    async (input) => ({
-      ...(await bind(state, trigger, input)),
+    async (input, ctx) => ({
+      ...(await bind(state, trigger, input, ctx.auth)),
       warnings:
         input.platform === "webhook" || adapters.has(input.platform)
           ? await missingVaultEntries(trigger, adapters.get(input.platform), input.channelId)

@@ -109,6 +109,41 @@ describe("declarative configuration", () => {
     expect(validated.body.problems).toHaveLength(4);
   });
 
+  it("never takes a channel another realm has bound: a declaration of it is a problem, the binding stays", async () => {
+    server = await startTestServer();
+    const home = server.dataDir;
+    const realm = await call(server, "POST", "/api/realms", { name: "tenant", owner: "t" });
+    const tenantAgent = await call(server, "POST", "/api/agents", {
+      name: "tenant-bot",
+      model: "gpt-4o",
+      realmId: realm.body.id,
+    });
+    const bound = await call(server, "POST", "/api/channels", {
+      platform: "slack",
+      channelId: "C-TENANT",
+      agentId: tenantAgent.body.id,
+    });
+    expect(bound.status).toBe(201);
+    write(home, "agents/grabber/agent.toml", `model = "gpt-4o"\n`);
+    write(
+      home,
+      "config/channels/grab.toml",
+      `platform = "slack"\nchannel_id = "C-TENANT"\nagent = "grabber"\n`,
+    );
+    const { body } = await call(server, "POST", "/api/config/reload", {});
+    expect(body.channels.bound).toEqual([]);
+    expect(body.problems).toEqual([
+      {
+        file: join(home, "config/channels/grab.toml"),
+        message: expect.stringContaining("bound by another realm"),
+      },
+    ]);
+    const bindings = await call(server, "GET", "/api/channels");
+    expect(bindings.body).toContainEqual(
+      expect.objectContaining({ channelId: "C-TENANT", agentId: tenantAgent.body.id }),
+    );
+  });
+
   it("loads the files at start", async () => {
     const first = await startTestServer();
     const home = first.dataDir;
