@@ -1,5 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, join, relative } from "node:path";
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { basename, join, relative, resolve } from "node:path";
 import { CHANNEL_VAULT_NAMES } from "../../channels/platforms.ts";
 import { MigrationInputError, type SourceSecret } from "./model.ts";
 
@@ -18,10 +18,18 @@ const SKIPPED_DIRS = new Set([
   ".tox",
 ]);
 
-/** A file's text, refusing what is not a readable regular file of reasonable size. */
+/**
+ * A file's text, refusing what is not a readable regular file of reasonable size, and a file reached
+ * through a symbolic link: a project is read from its real path (checkReadable), so a link anywhere below
+ * is the project's own, and could point anywhere the service may read (its environment in /proc, keys in
+ * its home) to land in a prompt a realm's keys can read.
+ */
 export function readText(file: string): string {
   let size: number;
   try {
+    if (realpathSync(file) !== resolve(file)) {
+      throw new MigrationInputError(file, "is reached through a symbolic link: links are not followed");
+    }
     const stat = statSync(file);
     if (!stat.isFile()) throw new MigrationInputError(file, "is not a file");
     size = stat.size;

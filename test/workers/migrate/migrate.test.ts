@@ -7,6 +7,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -376,6 +377,20 @@ describe("migration from six frameworks", () => {
       status: 422,
       body: { error: expect.stringMatching(/agents\.yaml:\d+: is not valid YAML/) },
     });
+    // A project whose persona file is a link (here to the service's environment) is refused, naming it.
+    const linked = join(base, "linked/.openclaw");
+    cpSync(join(base, "openclaw/.openclaw"), linked, { recursive: true });
+    rmSync(join(linked, "workspace/SOUL.md"));
+    symlinkSync("/proc/self/environ", join(linked, "workspace/SOUL.md"));
+    const environ = await call(server, "POST", "/api/migrate/openclaw", {
+      dryRun: true,
+      configPath: join(linked, "openclaw.json"),
+    });
+    expect(environ).toMatchObject({
+      status: 422,
+      body: { error: expect.stringMatching(/SOUL\.md: is reached through a symbolic link/) },
+    });
+    expect(JSON.stringify(environ.body)).not.toContain("OPENAI_API_KEY");
     const badPython = await call(server, "POST", "/api/migrate/langchain", {
       dryRun: true,
       configPath: configPaths().langchain,
