@@ -88,7 +88,7 @@ export class IntegrationRegistry {
       };
       const entry: Live = { hash: hashOf(config), info };
       this.live.set(name, entry);
-      if (!config.mcp && !config.http?.length) {
+      if ((!config.mcp && !config.http?.length) || !config.enabled) {
         report.pending.push(name);
         continue;
       }

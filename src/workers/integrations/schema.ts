@@ -62,6 +62,11 @@ export const integrationFile = z.strictObject({
   description: z.string().max(4000).optional(),
   /** Realms whose keys and agents may call the tools (default: every realm). */
   realms: z.array(z.string().min(1).max(256)).max(100).optional(),
+  /**
+   * false: declared but neither started nor connected (pending) until someone sets it true. A migration
+   * writes its MCP servers so: the command or URL came from an imported project and is reviewed first.
+   */
+  enabled: z.boolean().default(true),
   mcp: mcpServer.optional(),
   http: z.array(httpTool).max(100).optional(),
   /** Where a migrated tool came from (file and line), for whoever provides it. */

@@ -1,5 +1,6 @@
 import { stringify as toToml } from "smol-toml";
 import { stringify as toYaml } from "yaml";
+import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { agentChatSteps } from "../../shared/agent-steps.ts";
 import type { ItemType, Skipped, SourceAgent, SourceProject, SourceSecret, SourceTool } from "./model.ts";
 import { mapModel } from "./models.ts";
@@ -100,6 +101,12 @@ export function planMigration(project: SourceProject, context: PlanContext): Pla
         type: "tool",
         name,
         message: `integrations/${name}.toml is pending: give it an [mcp] server or [[http]] tools to make ${name} callable`,
+      });
+    else
+      plan.flags.push({
+        type: "tool",
+        name,
+        message: `integrations/${name}.toml is disabled until reviewed: it would ${mcpAction(tool.mcp)}; check that, then set enabled = true and reload`,
       });
   }
   for (const channel of project.channels) {
@@ -251,10 +258,22 @@ function pulseCron(cron: string, task: string | undefined): string {
 
 const SECRET_ENV = /(KEY|TOKEN|SECRET|PASSWORD|PASS|CREDENTIAL)/i;
 
+/** What starting a migrated MCP server would do, as the review flag says it. */
+function mcpAction(mcp: NonNullable<SourceTool["mcp"]>): string {
+  if (mcp.url) return `connect to ${mcp.url}`;
+  return `run \`${[mcp.command, ...(mcp.args ?? [])].join(" ").slice(0, 500)}\` as the service`;
+}
+
+/**
+ * A migrated tool's integration, open to realm-default (where migrations put their agents) only. Its
+ * MCP server is written disabled: the command or URL comes from the imported project, and a project is
+ * not trusted to run commands or reach addresses on the service's host before someone has read them.
+ */
 function integrationToml(name: string, tool: SourceTool, plan: Plan): Record<string, unknown> {
   const base = {
     name,
     ...(tool.description ? { description: tool.description } : {}),
+    realms: [DEFAULT_REALM_ID],
     source: tool.source,
   };
   if (!tool.mcp) return base;
@@ -277,7 +296,11 @@ function integrationToml(name: string, tool: SourceTool, plan: Plan): Record<str
         ...(tool.mcp.cwd ? { cwd: tool.mcp.cwd } : {}),
         ...(Object.keys(env).length ? { env } : {}),
       };
-  return { ...base, mcp: { ...mcp, ...(Object.keys(secrets).length ? { secrets } : {}) } };
+  return {
+    ...base,
+    enabled: false,
+    mcp: { ...mcp, ...(Object.keys(secrets).length ? { secrets } : {}) },
+  };
 }
 
 function workflowYaml(name: string, workflow: SourceProject["workflows"][number]) {

@@ -215,6 +215,14 @@ describe("migration from six frameworks", () => {
       expect(status, JSON.stringify(body)).toBe(200);
       expect(body.summary.migrated, framework).toBeGreaterThan(0);
       expect(body.loaded.problems, `${framework}: ${JSON.stringify(body.loaded.problems)}`).toEqual([]);
+      if (framework === "autogen")
+        expect(body.flags).toContainEqual({
+          type: "tool",
+          name: "notes",
+          message: expect.stringMatching(
+            /notes\.toml is disabled until reviewed: it would run `.+` as the service/,
+          ),
+        });
       expect(existsSync(join(home, "migrations", `${body.id}.json`))).toBe(true);
     }
     for (const file of filesUnder(home).filter((entry) =>
@@ -294,6 +302,12 @@ describe("migration from six frameworks", () => {
   it("after a restart the agents answer on the model with their tools, the hand is scheduled and the workflow runs", async () => {
     const ids = await agentsByName();
     await server.service.close();
+    // The AutoGen workbench's MCP server was written disabled: the operator reviews it and turns it on.
+    const notes = join(home, "integrations/notes.toml");
+    const reviewed = readFileSync(notes, "utf8");
+    expect(reviewed).toMatch(/^enabled = false$/m);
+    expect(reviewed).toMatch(/^realms = \[ "realm-default" \]$/m);
+    writeFileSync(notes, reviewed.replace(/^enabled = false$/m, "enabled = true"));
     server = await start();
     const agents = await agentsByName();
     expect(agents.get("critic")?.id).toBe(ids.get("critic")?.id);
