@@ -13,6 +13,12 @@ export interface Charge {
   costCents: number;
   now: number;
   at: string;
+  /**
+   * A cost already incurred (a model call answered, a search made): counted even past a hard limit,
+   * which then stands spent and refuses what comes next. Refusing it would make the call free, and a
+   * call costing more than the budget has left would never be counted at all.
+   */
+  incurred?: boolean;
 }
 
 /** The hard limit refuses this spend: the budget that refused (as of the charge) and the sum it would reach. */
@@ -30,6 +36,8 @@ export interface ChargedBudget {
   next: Budget;
   /** True for exactly the spend that first takes the budget to its soft threshold this period. */
   crossedSoft: boolean;
+  /** An incurred cost that took the budget past its hard limit (it was not past it before). */
+  passedHard?: Refusal;
 }
 
 /**
@@ -40,8 +48,10 @@ export function chargeBudget(stored: Budget, charge: Charge): ChargedBudget | Re
   const budget = currentPeriod(stored, charge.now);
   const spent = round6(budget.spentCents + charge.costCents);
   // DESIGN §6 (spent + cost > monthly refuses); a zero budget has no limit to pass (see reachesLimit).
-  if (budget.hardLimit && budget.monthlyCents > 0 && spent > budget.monthlyCents)
-    return new Refusal(budget, spent);
+  const passes = budget.hardLimit && budget.monthlyCents > 0 && spent > budget.monthlyCents;
+  if (passes && !charge.incurred) return new Refusal(budget, spent);
+  const passedHard =
+    passes && budget.spentCents <= budget.monthlyCents ? new Refusal(budget, spent) : undefined;
   const crossedSoft =
     !budget.softAlert && alertLevel(spent, budget.monthlyCents, budget.softThreshold) !== null;
   const next: Budget = {
@@ -51,7 +61,7 @@ export function chargeBudget(stored: Budget, charge: Charge): ChargedBudget | Re
     updatedAt: charge.at,
     ...(crossedSoft ? { softAlert: { at: charge.at, spendId: charge.spendId } } : {}),
   };
-  return { next, crossedSoft };
+  return { next, crossedSoft, ...(passedHard ? { passedHard } : {}) };
 }
 
 /** One spend of a group: whose it is, its own billing code if any, and the charge. */
@@ -68,6 +78,8 @@ export type ChargeOutcome =
       billingCode: string | undefined;
       /** The budgets (as charged) whose soft threshold this spend crossed. */
       crossedSoft: Budget[];
+      /** The hard limits this incurred cost passed (each as a refusal would have reported it). */
+      passedHard: Refusal[];
     }
   | { accepted: false; refusal: Refusal };
 
@@ -83,7 +95,8 @@ export interface ChargedGroup {
 /**
  * Spends of one realm charged in order to the budgets that exist of theirs (keyed by budgetKey: the
  * agent's and the realm's). A spend either is charged to both, building on the spends before it, or
- * is refused when either's hard limit would be passed, and then neither is charged.
+ * is refused when either's hard limit would be passed, and then neither is charged — unless it is an
+ * incurred cost, which is always charged (and says which hard limits it passed).
  */
 export function chargeSpends(
   budgets: ReadonlyMap<string, Budget>,
@@ -107,6 +120,7 @@ export function chargeSpends(
       accepted: true,
       billingCode: spend.billingCode ?? applied.find(({ next }) => next.billingCode)?.next.billingCode,
       crossedSoft: applied.filter((entry) => entry.crossedSoft).map(({ next }) => next),
+      passedHard: applied.flatMap((entry) => (entry.passedHard ? [entry.passedHard] : [])),
     };
   });
   return { outcomes, budgets: current, changed };

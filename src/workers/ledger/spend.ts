@@ -148,10 +148,17 @@ async function attemptGroup(
   const drafts = counted.map((index) => draftEvent(inputs[index] as SpendInput, now));
   const charged = chargeSpends(
     new Map([...read].map(([key, { value }]) => [key, value])),
-    drafts.map((draft) => ({
+    drafts.map((draft, position) => ({
       agentId: draft.agentId,
       ...(draft.billingCode === undefined ? {} : { billingCode: draft.billingCode }),
-      charge: { spendId: draft.id, costCents: draft.costCents, now, at: draft.timestamp },
+      charge: {
+        spendId: draft.id,
+        costCents: draft.costCents,
+        now,
+        at: draft.timestamp,
+        // A queued cost (ledger::record_cost, cost.incurred) was incurred already: it is always counted.
+        incurred: group[counted[position] as number]?.pendingKey !== undefined,
+      },
     })),
   );
   // A queued cost leaves the pending scope with its outcome, whichever it is (a replay's too).
@@ -161,6 +168,7 @@ async function attemptGroup(
   const accepted: SpendEvent[] = [];
   const refusals: Array<{ rejected: SpendEvent; refusal: Refusal }> = [];
   const softCrossings: Array<{ event: SpendEvent; budget: Budget }> = [];
+  const hardCrossings: Array<{ event: SpendEvent; refusal: Refusal }> = [];
   for (const [position, index] of counted.entries()) {
     const draft = drafts[position] as SpendEvent;
     const charge = charged.outcomes[position] as ChargeOutcome;
@@ -179,6 +187,7 @@ async function attemptGroup(
     ops.push(...claimOp(event, claimVersion), eventOp(event));
     accepted.push(event);
     for (const budget of charge.crossedSoft) softCrossings.push({ event, budget });
+    for (const refusal of charge.passedHard) hardCrossings.push({ event, refusal });
     outcomes[index] = { value: event };
   }
   // In the order read: every group writes the budgets of a realm in the same order.
@@ -197,6 +206,8 @@ async function attemptGroup(
   for (const { event, budget } of softCrossings) await announceSoftThreshold(deps.trigger, event, budget);
   for (const { rejected, refusal } of refusals)
     await announceRefusal(deps.trigger, rejected, refusal).catch(() => undefined);
+  for (const { event, refusal } of hardCrossings)
+    await announceRefusal(deps.trigger, event, refusal).catch(() => undefined);
   return inputs.map((input, index) => {
     const own = outcomes[index];
     if (own) return own;

@@ -76,6 +76,30 @@ describe("plain chat completions respect the ledger", () => {
     );
   });
 
+  it("counts a completion that costs more than the budget has left, and refuses the next one", async () => {
+    const { realmId, key, keyId } = await realmWithKey();
+    const budget = { realmId, monthlyCents: 1, hardLimit: true };
+    expect((await call(env.server, "POST", "/api/ledger/budget", budget)).status).toBe(200);
+    const nearlySpent = await call(env.server, "POST", "/api/ledger/spend", {
+      realmId,
+      agentId: `apikey:${keyId}`,
+      costCents: 0.995,
+      provider: "openai",
+      model: "gpt-4o",
+      inputTokens: 1,
+      outputTokens: 1,
+    });
+    expect(nearlySpent.status).toBe(201);
+    // Allowed (0.995 < 1), and it costs 0.008 ¢ (12 + 5 tokens of gpt-4o): past the limit once answered.
+    env.fake.reply({ content: "the last one" });
+    expect((await complete(key)).status).toBe(200);
+    const check = await call(env.server, "GET", `/api/ledger/check/${realmId}/apikey:${keyId}`);
+    expect(check.body).toMatchObject({ allowed: false, spentCents: 1.003 });
+    const calls = env.fake.requests.length;
+    expect((await complete(key)).status).toBe(402);
+    expect(env.fake.requests.length).toBe(calls);
+  });
+
   it("charges and checks an admin key's completions in the default realm", async () => {
     await spentBudget(env.server, "realm-default");
     expect((await complete(undefined)).status).toBe(402);

@@ -58,15 +58,16 @@ const spends = fc
       agentId: fc.constantFrom(...AGENTS),
       billingCode: fc.option(fc.constant("own"), { nil: undefined }),
       costCents: cents(30),
+      incurred: fc.boolean(),
     }),
     { maxLength: 30 },
   )
   .map((list) =>
     list.map(
-      ({ agentId, billingCode, costCents }, index): SpendCharge => ({
+      ({ agentId, billingCode, costCents, incurred }, index): SpendCharge => ({
         agentId,
         ...(billingCode === undefined ? {} : { billingCode }),
-        charge: { spendId: `spn-${index}`, costCents, now: NOW, at: AT },
+        charge: { spendId: `spn-${index}`, costCents, now: NOW, at: AT, ...(incurred ? { incurred } : {}) },
       }),
     ),
   );
@@ -99,14 +100,14 @@ describe("chargeSpends (properties)", () => {
     );
   });
 
-  it("never lets an accepted spend take a hard-limited budget past a positive limit", () => {
+  it("never lets an accepted spend take a hard-limited budget past a positive limit, unless it was incurred", () => {
     fc.assert(
       fc.property(budgets, spends, (start, group) => {
         let current = start;
         for (const spend of group) {
           const step = chargeSpends(current, [spend]);
           current = step.budgets;
-          if (!step.outcomes[0]?.accepted) continue;
+          if (!step.outcomes[0]?.accepted || spend.charge.incurred) continue;
           for (const key of keysOf(start, spend.agentId)) {
             const budget = current.get(key) as Budget;
             if (budget.hardLimit && budget.monthlyCents > 0)
@@ -163,6 +164,36 @@ describe("chargeSpends (properties)", () => {
             // Rounded to 6 places after every addition: off by at most half a micro-cent per spend.
             expect(Math.abs(spent - (opening + added))).toBeLessThanOrEqual(1e-6 * (group.length + 1));
           }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("charges every incurred cost, and says which hard limits it took a budget past from at or under", () => {
+    fc.assert(
+      fc.property(budgets, spends, (start, group) => {
+        let current = start;
+        for (const spend of group) {
+          const step = chargeSpends(current, [spend]);
+          const [outcome] = step.outcomes;
+          if (spend.charge.incurred) expect(outcome?.accepted).toBe(true);
+          if (outcome?.accepted) {
+            const passed = outcome.passedHard.map((refusal) => refusal.budget.id).sort();
+            const expected = keysOf(start, spend.agentId)
+              .filter((key) => {
+                const before = currentPeriod(current.get(key) as Budget, NOW);
+                const after = step.budgets.get(key) as Budget;
+                const limited = before.hardLimit && before.monthlyCents > 0;
+                return (
+                  limited && before.spentCents <= before.monthlyCents && after.spentCents > after.monthlyCents
+                );
+              })
+              .sort();
+            expect(passed).toEqual(expected);
+            if (!spend.charge.incurred) expect(passed).toEqual([]);
+          }
+          current = step.budgets;
         }
       }),
       { numRuns: 500 },
@@ -254,7 +285,7 @@ describe("chargeSpends (examples)", () => {
 
   it("charges nothing and changes nothing when the spend has no budget", () => {
     const { outcomes, changed, budgets } = chargeSpends(new Map(), [spendOf("a1", 1_000_000)]);
-    expect(outcomes).toEqual([{ accepted: true, billingCode: undefined, crossedSoft: [] }]);
+    expect(outcomes).toEqual([{ accepted: true, billingCode: undefined, crossedSoft: [], passedHard: [] }]);
     expect(changed.size).toBe(0);
     expect(budgets.size).toBe(0);
   });

@@ -77,16 +77,23 @@ describe("ledger::record_cost (a model call's cost, counted just after it is tak
     expect(await summaryOf(ctx.server, realmId)).toMatchObject({ totalCents: 4, eventCount: 1 });
   });
 
-  it("records a cost past a hard limit as refused, without failing the call that incurred it", async () => {
+  it("counts an incurred cost even past a hard limit, which then refuses, without failing the call that incurred it", async () => {
     const { realmId, agentId } = await realmWithAgent(ctx.server);
     await setBudget(ctx.server, { realmId, agentId, monthlyCents: 5, hardLimit: true });
     const trigger = triggerOf(ctx.server.service);
     expect((await recordCost(trigger, spendOf(realmId, agentId, 4))).status).toBe("queued");
-    expect((await recordCost(trigger, spendOf(realmId, agentId, 4))).status).toBe("queued");
-    expect(await check(ctx.server, realmId, agentId)).toMatchObject({ spentCents: 4, allowed: true });
+    // More than the budget has left: a call already answered is counted, or it would have been free.
+    expect((await recordCost(trigger, spendOf(realmId, agentId, 150))).status).toBe("queued");
+    expect(await check(ctx.server, realmId, agentId)).toMatchObject({ spentCents: 154, allowed: false });
+    expect(await summaryOf(ctx.server, realmId)).toMatchObject({ totalCents: 154, eventCount: 2 });
     const events = await listed(trigger, `ledger_spend:${realmId}`);
-    expect(events.map((event) => event.status).sort()).toEqual(["accepted", "rejected"]);
+    expect(events.map((event) => event.status)).toEqual(["accepted", "accepted"]);
     expect(await listed(trigger, PENDING)).toEqual([]);
+    const log = await ctx.server.service.engine.trigger({
+      function_id: "council::log",
+      payload: { realmId },
+    });
+    expect(JSON.stringify(log)).toContain("budget_exceeded");
   });
 
   it("refuses a realm-bound key's cost for another realm as not found (404) and stores nothing", async () => {
