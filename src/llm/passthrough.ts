@@ -46,7 +46,36 @@ export async function forwardStream(request: ForwardRequest): Promise<AsyncGener
   const clientWantsUsage =
     (request.body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
   const call = await openOpenAiCall(upstreamRequest(request, true));
-  return relayEvents(request, call, clientWantsUsage);
+  const client = { left: false };
+  return closingFirst(relayEvents(request, call, clientWantsUsage, client), () => {
+    client.left = true;
+    call.done();
+  });
+}
+
+/**
+ * `events` whose end, when the consumer stops early (the HTTP client hung up and its stream is
+ * destroyed), first runs `close`: a generator waiting on the provider's next event would otherwise take
+ * its return only once that event came, and a stalled provider never sends it.
+ */
+function closingFirst(events: AsyncGenerator<string>, close: () => void): AsyncGenerator<string> {
+  const closing: AsyncGenerator<string> = {
+    next: (...args) => events.next(...args),
+    return: (value) => {
+      close();
+      return events.return(value);
+    },
+    throw: (error) => {
+      close();
+      return events.return(undefined).then(() => Promise.reject(error));
+    },
+    [Symbol.asyncIterator]: () => closing,
+    [Symbol.asyncDispose]: async () => {
+      close();
+      await events.return(undefined);
+    },
+  };
+  return closing;
 }
 
 function upstreamRequest(request: ForwardRequest, stream: boolean) {
@@ -79,29 +108,60 @@ async function* relayEvents(
   request: ForwardRequest,
   call: OpenAiCall,
   clientWantsUsage: boolean,
+  client: { left: boolean },
 ): AsyncGenerator<string> {
-  let usage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  let usage: Usage | undefined;
+  let charged = false;
+  let failed = false;
+  let streamedChars = 0;
   call.response.body.setEncoding("utf8");
   try {
     try {
       for await (const data of serverSentData(call.response.body)) {
         if (data === "[DONE]") break;
         const event = parseChunk(data);
+        streamedChars += generatedChars(event);
         if (event?.usage) {
           usage = fromOpenAiUsage(event.usage);
           if (!clientWantsUsage && Array.isArray(event.choices) && event.choices.length === 0) continue;
         }
         yield `data: ${data}\n\n`;
       }
-      await request.onUsage(usage);
+      charged = true;
+      await request.onUsage(usage ?? estimatedUsage(request.body, streamedChars));
     } catch (error) {
+      failed = true;
       yield errorEvent(toOpenAiError(providerError(request.choice, call.baseUrl, error)).body);
     }
     yield DONE_EVENT;
   } finally {
     // Also when the client leaves mid-stream: the provider's request goes with it.
     call.done();
+    // Left before the usage came (the client hung up, or the provider failed after it began to answer):
+    // the provider bills what it read and generated all the same, so it is charged as estimated. A
+    // provider that sends no usage at all is charged so too (it was free before).
+    if (!charged && (client.left || !failed || usage || streamedChars > 0)) {
+      void request.onUsage(usage ?? estimatedUsage(request.body, streamedChars)).catch(() => undefined);
+    }
   }
+}
+
+/** Characters of answer an event carries: its content and its tool calls' names and arguments. */
+function generatedChars(event: OpenAiChunk | undefined): number {
+  let chars = 0;
+  for (const choice of event?.choices ?? []) {
+    chars += choice.delta?.content?.length ?? 0;
+    for (const call of choice.delta?.tool_calls ?? [])
+      chars += (call.function?.name?.length ?? 0) + (call.function?.arguments?.length ?? 0);
+  }
+  return chars;
+}
+
+/** About four characters a token (OpenAI's own rule of thumb), of the messages sent and the text received. */
+function estimatedUsage(body: Record<string, unknown>, streamedChars: number): Usage {
+  const inputTokens = Math.ceil(JSON.stringify(body.messages ?? "").length / 4);
+  const outputTokens = Math.ceil(streamedChars / 4);
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
 }
 
 function parseChunk(data: string): OpenAiChunk | undefined {

@@ -8,7 +8,11 @@ import { startTestServer, type TestServer } from "./server.ts";
 
 /** What the fake model answers next: text, tool calls, an HTTP error, or nothing for a while. */
 export type FakeReply =
-  | { content: string; delayMs?: number }
+  | {
+      content: string;
+      delayMs?: number /** Streamed, then no end and no usage: as a provider mid-answer. */;
+      stall?: true;
+    }
   | { toolCalls: Array<{ name: string; arguments: unknown }>; delayMs?: number }
   | { status: number; retryAfter?: string; delayMs?: number }
   | { hang: true };
@@ -269,6 +273,7 @@ function streamReply(res: ServerResponse, model: string, reply: FakeReply): void
     for (const piece of reply.content.match(/.{1,4}/gs) ?? []) {
       write({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
     }
+    if ("stall" in reply && reply.stall) return;
   }
   write({ ...base, choices: [{ index: 0, delta: {}, finish_reason: toolCalls ? "tool_calls" : "stop" }] });
   write({ ...base, choices: [], usage: USAGE });

@@ -100,6 +100,28 @@ describe("plain chat completions respect the ledger", () => {
     expect(env.fake.requests.length).toBe(calls);
   });
 
+  it("charges a stream the client leaves before its usage came, as estimated from what was sent and streamed", async () => {
+    const { realmId, key, keyId } = await realmWithKey();
+    env.fake.reply({ content: "x".repeat(400), stall: true });
+    const response = await complete(key, true);
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let received = "";
+    while (!received.includes("xxxx")) received += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    // 400 characters streamed: about 100 output tokens of gpt-4o ($10 per million) and a few input tokens.
+    let spent = 0;
+    for (let attempt = 0; attempt < 100 && spent === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const summary = await call(env.server, "GET", `/api/ledger/summary/${realmId}`);
+      spent = summary.body.totalCents ?? 0;
+    }
+    expect(spent).toBeGreaterThan(0.09);
+    expect(spent).toBeLessThan(0.2);
+    const spends = await storedSpends(realmId);
+    expect(spends).toEqual([expect.objectContaining({ agentId: `apikey:${keyId}`, status: "accepted" })]);
+  });
+
   it("charges and checks an admin key's completions in the default realm", async () => {
     await spentBudget(env.server, "realm-default");
     expect((await complete(undefined)).status).toBe(402);
