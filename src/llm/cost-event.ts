@@ -38,13 +38,15 @@ export function costEvent(
   account: CostAccount,
   sessionId: string | null,
   choice: PricedModel,
-  usage: Usage,
-  cost = costOf(choice.model, usage),
+  reported: Usage,
+  cost = costOf(choice.model, countedUsage(reported)),
 ) {
+  const usage = countedUsage(reported);
   return {
     realmId: account.realmId,
     agentId: account.agentId,
-    costCents: Math.round(cost * 100 * 1e6) / 1e6,
+    // A price that is not a number (a catalog entry gone wrong) charges nothing rather than losing the event.
+    costCents: Number.isFinite(cost) && cost > 0 ? Math.round(cost * 100 * 1e6) / 1e6 : 0,
     provider: choice.provider.id,
     model: choice.model.id,
     inputTokens: usage.inputTokens,
@@ -57,6 +59,24 @@ export function costEvent(
 }
 
 export type CostEvent = ReturnType<typeof costEvent>;
+
+/** The most tokens one call is counted for (the ledger's own bound on a spend's token counts). */
+const MAX_COUNTED_TOKENS = 1_000_000_000;
+
+/**
+ * A provider's usage as the ledger can count it: whole, non-negative token counts, at most a billion.
+ * A negative, fractional or non-numeric count (a custom or broken compatible server) failed the
+ * ledger's input, and then nothing at all was recorded for the call.
+ */
+function countedUsage(usage: Usage): Usage {
+  const tokens = (value: unknown) =>
+    typeof value === "number" && Number.isFinite(value)
+      ? Math.min(Math.max(Math.ceil(value), 0), MAX_COUNTED_TOKENS)
+      : 0;
+  const inputTokens = tokens(usage.inputTokens);
+  const outputTokens = tokens(usage.outputTokens);
+  return { ...usage, inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+}
 
 /**
  * Gives a model call's cost to the ledger before the answer goes out (`ledger::record_cost`: a durable
