@@ -76,6 +76,22 @@ describe("jq expressions", () => {
   });
 });
 
+describe("jq's limits", () => {
+  it("refuses a value that doubles past its weight limit, however cheaply it shares its parts", () => {
+    // 2^30 copies of the input as JSON: refused at about 2^20, in microseconds, not built and written out.
+    const doubling = Array.from({ length: 30 }, () => "[.,.]").join("|");
+    expect(() => jq(doubling, "x")).toThrow(/built a value of more than 10000000 bytes/);
+    expect(() => jq(`${doubling}|tostring`, "x")).toThrow(/built a value/);
+    const strings = Array.from({ length: 40 }, () => ".+.").join("|");
+    expect(() => jq(strings, "xx")).toThrow(/built a value|went past a limit/);
+  });
+
+  it("still builds what stays under the limit", () => {
+    const doubling = Array.from({ length: 10 }, () => "[.,.]").join("|");
+    expect(JSON.stringify(jq(doubling, 1)).length).toBeGreaterThan(2000);
+  });
+});
+
 describe("CSV", () => {
   it("parses quotes, doubled quotes, delimiters and line breaks inside quotes", () => {
     expect(parseCsv('a,"b,c","d ""q"""\r\n"multi\nline",x,\n')).toEqual([

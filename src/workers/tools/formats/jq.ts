@@ -10,11 +10,50 @@ export function jq(expression: string, input: unknown): unknown[] {
   const parser = new Parser(tokenize(expression));
   const ast = parser.pipe();
   parser.end();
-  const budget = { left: MAX_OUTPUTS };
-  return evaluate(ast, input, budget);
+  const budget: Budget = { left: MAX_OUTPUTS, sizes: new WeakMap() };
+  try {
+    return evaluate(ast, input, budget);
+  } catch (error) {
+    // A string past V8's limit, or nesting past the stack: the expression's fault, said as such.
+    if (error instanceof RangeError) throw badRequest(`expression went past a limit: ${error.message}`);
+    throw error;
+  }
 }
 
 const MAX_OUTPUTS = 100_000;
+/**
+ * The most a value may weigh, about its size as JSON: `[.,.]` twenty-six times is one value whose
+ * arrays share their elements, cheap to build and 2^26 times the input to write out (or to compare,
+ * or to turn into a string), so each value made is weighed, shared parts once.
+ */
+const MAX_VALUE_WEIGHT = 10_000_000;
+
+interface Budget {
+  left: number;
+  /** Weights of the arrays and objects already weighed, by identity. */
+  sizes: WeakMap<object, number>;
+}
+
+function weightOf(value: unknown, sizes: WeakMap<object, number>): number {
+  if (typeof value === "string") return value.length + 2;
+  if (value === null || typeof value !== "object") return 8;
+  const known = sizes.get(value);
+  if (known !== undefined) return known;
+  let total = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      total += weightOf(item, sizes) + 1;
+      if (total > MAX_VALUE_WEIGHT) break;
+    }
+  } else {
+    for (const [key, item] of Object.entries(value)) {
+      total += key.length + 4 + weightOf(item, sizes);
+      if (total > MAX_VALUE_WEIGHT) break;
+    }
+  }
+  sizes.set(value, total);
+  return total;
+}
 
 type Token =
   | { kind: "num"; value: number }
@@ -247,10 +286,13 @@ class Parser {
 const typeOf = (value: unknown) => (value === null ? "null" : Array.isArray(value) ? "array" : typeof value);
 const truthy = (value: unknown) => value !== false && value !== null;
 
-function evaluate(node: Node, input: unknown, budget: { left: number }): unknown[] {
+function evaluate(node: Node, input: unknown, budget: Budget): unknown[] {
   const out = (values: unknown[]) => {
     budget.left -= values.length;
     if (budget.left < 0) throw badRequest(`expression produced more than ${MAX_OUTPUTS} values`);
+    for (const value of values)
+      if (weightOf(value, budget.sizes) > MAX_VALUE_WEIGHT)
+        throw badRequest(`expression built a value of more than ${MAX_VALUE_WEIGHT} bytes as JSON`);
     return values;
   };
   const ev = (n: Node, value: unknown) => evaluate(n, value, budget);
@@ -303,7 +345,7 @@ function evaluate(node: Node, input: unknown, budget: { left: number }): unknown
         return -value;
       });
     case "array":
-      return [node.of ? ev(node.of, input) : []];
+      return out([node.of ? ev(node.of, input) : []]);
     case "object": {
       let results: Array<Record<string, unknown>> = [{}];
       for (const entry of node.entries) {
