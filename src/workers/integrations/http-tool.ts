@@ -5,10 +5,19 @@ import type { HttpTool } from "./schema.ts";
 const MAX_RESPONSE_BYTES = 5_000_000;
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;
 
-/** The JSON Schema the model sees for a plain HTTP tool. */
+/** The JSON Schema the model sees for a plain HTTP tool (only its declared arguments, when it declares some). */
 export function httpToolSchema(tool: HttpTool): Record<string, unknown> {
-  return { type: "object", properties: tool.parameters, required: tool.required, additionalProperties: true };
+  const declared = Object.keys(tool.parameters).length > 0;
+  return {
+    type: "object",
+    properties: tool.parameters,
+    required: tool.required,
+    additionalProperties: !declared,
+  };
 }
+
+/** A path segment the URL parser resolves (`.`, `..`, also written `%2e`): an argument must not make one. */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 
 /**
  * The request a call makes: each `{{name}}` of the URL replaced by that argument, URL-encoded (so an
@@ -27,8 +36,23 @@ export function httpToolRequest(
     used.add(name);
     return encodeURIComponent(typeof value === "string" ? value : JSON.stringify(value));
   });
+  const path = text.replace(/^[a-z]+:\/\/[^/]*/i, "").split(/[?#]/)[0] ?? "";
+  if (used.size > 0 && path.split("/").some((segment) => DOT_SEGMENT.test(segment)))
+    throw new AppError(
+      "validation",
+      `the arguments of ${tool.name} would make a "." or ".." segment of its path`,
+    );
   const url = new URL(text);
   const rest = Object.entries(args).filter(([name]) => !used.has(name));
+  const undeclared = Object.keys(tool.parameters).length
+    ? rest.filter(([name]) => !Object.hasOwn(tool.parameters, name)).map(([name]) => name)
+    : [];
+  if (undeclared.length > 0)
+    throw new AppError("validation", `${undeclared.join(", ")}: not arguments of ${tool.name}`);
+  // The URL's own query parameters are the tool's: an argument cannot add a second value to one.
+  const fixed = rest.filter(([name]) => url.searchParams.has(name)).map(([name]) => name);
+  if (fixed.length > 0)
+    throw new AppError("validation", `${fixed.join(", ")}: set by the URL of ${tool.name}, not an argument`);
   const inQuery = ["GET", "HEAD", "DELETE", "OPTIONS"].includes(tool.method);
   if (inQuery) {
     for (const [name, value] of rest)
