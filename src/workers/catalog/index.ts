@@ -1,4 +1,5 @@
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { requireAdmin } from "../../shared/access.ts";
 import { notFound } from "../../shared/errors.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { vaultSecret } from "../../shared/vault-secret.ts";
@@ -208,8 +209,11 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
       input: providerTestInput,
       output: providerTestResult,
     },
-    ({ provider }) =>
-      testProvider(catalog, provider, { env: options.env, trigger: (call) => worker.trigger(call) }),
+    ({ provider }, ctx) => {
+      // A paid request on the operator's provider key, charged to nobody: the operator's to make.
+      requireAdmin(ctx);
+      return testProvider(catalog, provider, { env: options.env, trigger: (call) => worker.trigger(call) });
+    },
   );
   worker.registerTrigger({
     type: "http",

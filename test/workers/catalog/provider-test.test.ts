@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { call, realmKey } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
 import { json } from "../../helpers/server.ts";
 
@@ -17,6 +18,15 @@ describe("POST /api/providers/:provider/test", () => {
     const result = await json(await env.server.request("/api/providers/anthropic/test", { method: "POST" }));
     expect(result).toMatchObject({ provider: "anthropic", ok: false });
     expect(result.error).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("is the operator's: a realm key gets 403 and no request is made", async () => {
+    const realm = await call(env.server, "POST", "/api/realms", { name: "tenant", owner: "t" });
+    const key = await realmKey(env.server, realm.body.id);
+    const before = env.fake.requests.length;
+    const response = await env.server.request("/api/providers/openai/test", { method: "POST", key });
+    expect(response.status).toBe(403);
+    expect(env.fake.requests).toHaveLength(before);
   });
 
   it("answers 404 for a provider the catalog does not know", async () => {
