@@ -7,6 +7,7 @@ import { DONE_EVENT, errorEvent } from "./openai/responses.ts";
 import { fromOpenAiUsage } from "./openai/usage.ts";
 import { providerError } from "./provider-errors.ts";
 import type { ModelChoice, Usage } from "./types.ts";
+import { estimatedUsage } from "./usage-estimate.ts";
 
 /**
  * The plain-model path of `/v1/chat/completions` for providers that speak OpenAI's wire format
@@ -128,7 +129,7 @@ async function* relayEvents(
         yield `data: ${data}\n\n`;
       }
       charged = true;
-      await request.onUsage(usage ?? estimatedUsage(request.body, streamedChars));
+      await request.onUsage(usage ?? estimatedUsage(request.body.messages, streamedChars));
     } catch (error) {
       failed = true;
       yield errorEvent(toOpenAiError(providerError(request.choice, call.baseUrl, error)).body);
@@ -141,7 +142,9 @@ async function* relayEvents(
     // the provider bills what it read and generated all the same, so it is charged as estimated. A
     // provider that sends no usage at all is charged so too (it was free before).
     if (!charged && (client.left || !failed || usage || streamedChars > 0)) {
-      void request.onUsage(usage ?? estimatedUsage(request.body, streamedChars)).catch(() => undefined);
+      void request
+        .onUsage(usage ?? estimatedUsage(request.body.messages, streamedChars))
+        .catch(() => undefined);
     }
   }
 }
@@ -155,13 +158,6 @@ function generatedChars(event: OpenAiChunk | undefined): number {
       chars += (call.function?.name?.length ?? 0) + (call.function?.arguments?.length ?? 0);
   }
   return chars;
-}
-
-/** About four characters a token (OpenAI's own rule of thumb), of the messages sent and the text received. */
-function estimatedUsage(body: Record<string, unknown>, streamedChars: number): Usage {
-  const inputTokens = Math.ceil(JSON.stringify(body.messages ?? "").length / 4);
-  const outputTokens = Math.ceil(streamedChars / 4);
-  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
 }
 
 function parseChunk(data: string): OpenAiChunk | undefined {

@@ -169,4 +169,41 @@ describe("generateStream", () => {
     expect(parts.join("")).toBe("streamed answer");
     expect(done).toMatchObject({ model: "fake-model", usage: { inputTokens: 12, outputTokens: 5 } });
   });
+
+  it("charges an estimate when its caller stops before the usage came, and only once", async () => {
+    fake.reply({ content: "y".repeat(400), stall: true });
+    const charged: Array<{ inputTokens: number; outputTokens: number }> = [];
+    const stream = generateStream({
+      choices: [choiceFor(fake.baseUrl)],
+      messages: [{ role: "user", content: "x".repeat(40) }],
+      env: env(),
+      trigger: noVault,
+      onStepUsage: (_choice, usage) => {
+        charged.push(usage);
+      },
+    });
+    let received = "";
+    for await (const part of stream) {
+      if (part.type === "delta") received += part.text;
+      if (received.length >= 40) break;
+    }
+    expect(charged).toHaveLength(1);
+    expect(charged[0]?.outputTokens).toBe(Math.ceil(received.length / 4));
+    expect(charged[0]?.inputTokens).toBeGreaterThanOrEqual(10);
+  });
+
+  it("charges nothing more than the usage when the stream ends as it should", async () => {
+    fake.reply({ content: "complete" });
+    const charged: unknown[] = [];
+    for await (const _part of generateStream({
+      choices: [choiceFor(fake.baseUrl)],
+      messages: [{ role: "user", content: "x" }],
+      env: env(),
+      trigger: noVault,
+      onStepUsage: (_choice, usage) => {
+        charged.push(usage);
+      },
+    }));
+    expect(charged).toEqual([{ inputTokens: 12, outputTokens: 5, totalTokens: 17 }]);
+  });
 });

@@ -12,6 +12,7 @@ import {
   type TurnEvent,
   type Usage,
 } from "../types.ts";
+import { estimatedUsage } from "../usage-estimate.ts";
 
 /**
  * A turn through the AI SDK: every provider and prompt it knows, its own tool loop, retries and
@@ -90,16 +91,31 @@ export async function* generateStream(
       failure = error;
     },
   });
-  for await (const text of result.textStream) yield { type: "delta", text };
-  if (failure) throw providerError(choice, baseUrlOf(choice.provider, request.env), failure);
-  const usage = usageOf(await result.totalUsage);
-  await Promise.all(recording);
-  yield {
-    type: "done",
-    model: choice.model.id,
-    usage,
-    finishReason: String(await result.finishReason),
-  };
+  let streamedChars = 0;
+  let finished = false;
+  try {
+    for await (const text of result.textStream) {
+      streamedChars += text.length;
+      yield { type: "delta", text };
+    }
+    if (failure) throw providerError(choice, baseUrlOf(choice.provider, request.env), failure);
+    const usage = usageOf(await result.totalUsage);
+    await Promise.all(recording);
+    finished = true;
+    yield {
+      type: "done",
+      model: choice.model.id,
+      usage,
+      finishReason: String(await result.finishReason),
+    };
+  } finally {
+    // Ended before its step was counted (the caller left mid-stream, or the provider failed after it
+    // began to answer): the provider bills it all the same, so it is charged as estimated.
+    if (!finished && recording.length === 0 && (streamedChars > 0 || !failure)) {
+      const estimate = estimatedUsage([request.system, request.messages], streamedChars);
+      void Promise.resolve(request.onStepUsage?.(choice, estimate)).catch(() => undefined);
+    }
+  }
 }
 
 type Step = {
