@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Engine } from "../engine/engine.ts";
+import { closingFirst } from "../shared/closing-first.ts";
 import { isJsonObject, type JsonObject } from "../shared/json-object.ts";
 import { openProgress, type ProgressItem } from "../shared/progress-stream.ts";
 import { SSE_HEADERS } from "../shared/sse.ts";
@@ -70,7 +71,12 @@ async function answerRoute(
     reply
       .code(200)
       .headers(SSE_HEADERS)
-      .send(Readable.from(serverSentEvents(items)));
+      // A client that leaves between events stops the call at once (the events' own return aborts it).
+      .send(
+        Readable.from(
+          closingFirst(serverSentEvents(items), () => void items.return(undefined).catch(() => undefined)),
+        ),
+      );
     return;
   }
   const result = await routeCaller(engine, match, request, options)(target.functionId, payload);

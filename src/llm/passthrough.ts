@@ -1,4 +1,5 @@
 import type { TriggerFn } from "../engine/types.ts";
+import { closingFirst } from "../shared/closing-first.ts";
 import { serverSentEvents } from "../shared/sse.ts";
 import type { OpenAiChunk } from "./openai/api-types.ts";
 import { type OpenAiCall, openOpenAiCall, requestJson } from "./openai/client.ts";
@@ -52,31 +53,6 @@ export async function forwardStream(request: ForwardRequest): Promise<AsyncGener
     client.left = true;
     call.done();
   });
-}
-
-/**
- * `events` whose end, when the consumer stops early (the HTTP client hung up and its stream is
- * destroyed), first runs `close`: a generator waiting on the provider's next event would otherwise take
- * its return only once that event came, and a stalled provider never sends it.
- */
-function closingFirst(events: AsyncGenerator<string>, close: () => void): AsyncGenerator<string> {
-  const closing: AsyncGenerator<string> = {
-    next: (...args) => events.next(...args),
-    return: (value) => {
-      close();
-      return events.return(value);
-    },
-    throw: (error) => {
-      close();
-      return events.return(undefined).then(() => Promise.reject(error));
-    },
-    [Symbol.asyncIterator]: () => closing,
-    [Symbol.asyncDispose]: async () => {
-      close();
-      await events.return(undefined);
-    },
-  };
-  return closing;
 }
 
 function upstreamRequest(request: ForwardRequest, stream: boolean) {

@@ -10,6 +10,8 @@ export type ProgressItem<T> =
  * 429…) can still be a real HTTP status; after that, everything comes through the stream. Leaving the
  * stream early (the client went away) aborts the call through the signal given to `start`.
  */
+import { closingFirst } from "./closing-first.ts";
+
 export async function openProgress<T>(
   start: (onProgress: (event: unknown) => void, signal: AbortSignal) => Promise<T>,
 ): Promise<AsyncGenerator<ProgressItem<T>>> {
@@ -40,18 +42,25 @@ export async function openProgress<T>(
   await arrival();
   const first = queue[0] as ProgressItem<T>;
   if (first.kind === "error") throw first.error;
-  return (async function* () {
-    try {
-      for (;;) {
-        while (queue.length > 0) {
-          const item = queue.shift() as ProgressItem<T>;
-          yield item;
-          if (item.kind !== "event") return;
+  const leave = () => {
+    if (!ended) controller.abort(new Error("The client went away"));
+  };
+  // A client that leaves while the work is between events (a model thinking) stops it at once.
+  return closingFirst(
+    (async function* () {
+      try {
+        for (;;) {
+          while (queue.length > 0) {
+            const item = queue.shift() as ProgressItem<T>;
+            yield item;
+            if (item.kind !== "event") return;
+          }
+          await arrival();
         }
-        await arrival();
+      } finally {
+        leave();
       }
-    } finally {
-      if (!ended) controller.abort(new Error("The client went away"));
-    }
-  })();
+    })(),
+    leave,
+  );
 }

@@ -26,13 +26,36 @@ export const aiSdkDriver: TurnDriver = {
 async function generateTurn(choice: ModelChoice, request: GenerateRequest): Promise<GenerateResult> {
   const model = await resolveModel(choice, request);
   const recording: Array<void | Promise<void>> = [];
+  const step: StepInFlight = { inFlight: false };
   try {
-    const result = await generateText(callSettings(choice, model, request, recording));
+    const result = await generateText(callSettings(choice, model, request, recording, step));
     await Promise.all(recording);
     return resultOf(choice, result.text, result.totalUsage, result.finishReason, result.steps);
   } catch (error) {
+    chargeAbortedStep(choice, request, step, 0);
     throw providerError(choice, baseUrlOf(choice.provider, request.env), error);
   }
+}
+
+/** Whether a step's model call is under way (set before it is sent, cleared when its usage came). */
+interface StepInFlight {
+  inFlight: boolean;
+}
+
+/**
+ * A turn its caller gave up on (the client went away, its time ran out) while a step was with the
+ * provider: that step's usage never comes, yet the provider bills what it read and wrote, so it is
+ * charged as estimated (what was sent, and the text that came back of it).
+ */
+function chargeAbortedStep(
+  choice: ModelChoice,
+  request: GenerateRequest,
+  step: StepInFlight,
+  receivedChars: number,
+): void {
+  if (!request.abortSignal?.aborted || !step.inFlight) return;
+  const estimate = estimatedUsage([request.system, request.messages], receivedChars);
+  void Promise.resolve(request.onStepUsage?.(choice, estimate)).catch(() => undefined);
 }
 
 /** generateTurn, streamed: each part is told (`onEvent`) as it arrives, and the result is the same. */
@@ -41,16 +64,21 @@ async function streamTurn(choice: ModelChoice, request: GenerateRequest): Promis
   const recording: Array<void | Promise<void>> = [];
   const tell = (event: TurnEvent) => request.onEvent?.(event);
   let failure: unknown;
+  let charsInStep = 0;
+  const step: StepInFlight = { inFlight: false };
   try {
     const result = streamText({
-      ...callSettings(choice, model, request, recording),
+      ...callSettings(choice, model, request, recording, step),
       onError: ({ error }) => {
         failure ??= error;
       },
     });
     for await (const part of result.fullStream) {
-      if (part.type === "text-delta") tell({ type: "text", text: part.text });
-      else if (part.type === "tool-call") {
+      if (part.type === "finish-step") charsInStep = 0;
+      else if (part.type === "text-delta") {
+        charsInStep += part.text.length;
+        tell({ type: "text", text: part.text });
+      } else if (part.type === "tool-call") {
         tell({ type: "tool_call", toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
       } else if (part.type === "tool-result") {
         const { toolCallId, toolName, output } = part;
@@ -67,6 +95,7 @@ async function streamTurn(choice: ModelChoice, request: GenerateRequest): Promis
     await Promise.all(recording);
     return resultOf(choice, text, usage, finishReason, steps);
   } catch (error) {
+    chargeAbortedStep(choice, request, step, charsInStep);
     throw providerError(choice, baseUrlOf(choice.provider, request.env), error);
   }
 }
@@ -155,6 +184,7 @@ function callSettings(
   model: LanguageModel,
   request: GenerateRequest,
   recording: Array<void | Promise<void>>,
+  step: StepInFlight = { inFlight: false },
 ) {
   return {
     model,
@@ -168,12 +198,14 @@ function callSettings(
     maxRetries: request.maxRetries ?? 2,
     abortSignal: request.abortSignal,
     timeout: { totalMs: request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS },
-    onStepFinish: (step: { usage: Parameters<typeof usageOf>[0] }) => {
-      recording.push(request.onStepUsage?.(choice, usageOf(step.usage)));
+    onStepFinish: (finished: { usage: Parameters<typeof usageOf>[0] }) => {
+      step.inFlight = false;
+      recording.push(request.onStepUsage?.(choice, usageOf(finished.usage)));
     },
     // Before every model call after the first (the caller checks before the turn starts).
     prepareStep: async ({ stepNumber }: { stepNumber: number }) => {
       if (stepNumber > 0) await request.beforeStep?.();
+      step.inFlight = true;
       return undefined;
     },
   };

@@ -57,6 +57,31 @@ describe("an agent's turn streamed from the message route", () => {
     expect(session.body.messages.at(-1)).toMatchObject({ role: "assistant", content: "The hash is ready." });
   });
 
+  it("charges the step under way when the client leaves mid-answer, as estimated", async () => {
+    const realmId = await newRealm(env.server);
+    const id = await createAgent(env.server, realmId);
+    env.fake.reply({ content: "z".repeat(400), stall: true });
+    const controller = new AbortController();
+    const response = await env.server.request(`/api/agents/${id}/message`, {
+      method: "POST",
+      json: { message: "tell me everything", stream: true },
+      signal: controller.signal,
+    });
+    let text = "";
+    for await (const event of events(response)) {
+      if (event.event === "text") text += (event.data as { text: string }).text;
+      if (text.length >= 40) break;
+    }
+    controller.abort();
+    let spent = 0;
+    for (let attempt = 0; attempt < 100 && spent === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      spent = (await call(env.server, "GET", `/api/ledger/summary/${realmId}`)).body.totalCents ?? 0;
+    }
+    // At least the text the client got (40 characters: 10 tokens of gpt-4o output at $10 per million).
+    expect(spent).toBeGreaterThanOrEqual(0.01);
+  });
+
   it("is asked for by Accept: text/event-stream too; stream: false keeps the JSON reply", async () => {
     const id = await createAgent(env.server, await newRealm(env.server));
     const accepted = await env.server.request(`/api/agents/${id}/message`, {
