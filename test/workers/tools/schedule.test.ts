@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DUE_SCOPE, dueKey, jobsScope } from "../../../src/workers/tools/schedule/store.ts";
 import { call } from "../../helpers/control-plane.ts";
 import { toolsServer } from "./setup.ts";
 
@@ -63,6 +64,62 @@ describe("scheduling tools", () => {
     expect(
       (await env.failure("tool::schedule_reminder", { message: "x", at: "2001-01-01T00:00:00Z" })).message,
     ).toContain("in the past");
+  });
+
+  it("refuses a one-time date as a cron schedule (a reminder is for that)", async () => {
+    await env.agent();
+    const soon = new Date(Date.now() + 5000).toISOString();
+    const refused = await env.failure("tool::cron_create", { schedule: soon, message: "x" });
+    expect(refused.status).toBe(400);
+    expect(refused.message).toContain("5 fields, or 6 with seconds");
+  });
+
+  it("ends a stored job whose schedule fires no more, and never stops the other realms' jobs", async () => {
+    const { agentId, realmId } = await env.agent();
+    // As an older build could store it: a one-time date, due now, first in the sweep's order.
+    const poison = {
+      id: "job-poison",
+      kind: "cron",
+      agentId,
+      realmId,
+      name: "poison",
+      schedule: "2001-01-01T00:00:00Z",
+      message: "never again",
+      nextRunAt: "2001-01-01T00:00:00.000Z",
+      lastRunAt: null,
+      lastError: null,
+      runs: 0,
+      status: "scheduled",
+      createdAt: "2001-01-01T00:00:00.000Z",
+    };
+    const trigger = (function_id: string, payload: unknown) =>
+      env.server.service.engine.trigger({ function_id, payload });
+    await trigger("state::batch", {
+      ops: [
+        { type: "set", scope: jobsScope(realmId), key: poison.id, value: poison },
+        { type: "set", scope: DUE_SCOPE, key: dueKey(poison), value: { realmId, jobId: poison.id } },
+      ],
+    });
+    const other = await env.agent();
+    const { job } = await env.tool<{ job: { id: string } }>(
+      "tool::schedule_reminder",
+      { message: "still fires", inSeconds: 1 },
+      other,
+    );
+    await waitFor(async () => {
+      const { jobs } = await env.tool<{ jobs: Array<{ id: string; status: string }> }>(
+        "tool::cron_list",
+        {},
+        other,
+      );
+      return jobs.find((j) => j.id === job.id)?.status === "done" ? true : undefined;
+    });
+    const { jobs } = await env.tool<{ jobs: Array<{ id: string; status: string; runs: number }> }>(
+      "tool::cron_list",
+      {},
+      { agentId, realmId },
+    );
+    expect(jobs.find((j) => j.id === poison.id)).toMatchObject({ status: "done", runs: 1 });
   });
 
   it("keeps a todo list: create, list by status, update, delete", async () => {

@@ -34,6 +34,23 @@ export type Job = z.infer<typeof jobRecord>;
 
 /** The next time the expression fires after `after`, or an error naming what is wrong with it. */
 export function nextRun(schedule: string, after = new Date()): string {
+  const next = upcoming(schedule, after);
+  if (!next) throw badRequest(`schedule ${JSON.stringify(schedule)} never fires`);
+  return next;
+}
+
+/**
+ * The next time after `after`, or null when there is none (a schedule that has fired its last time).
+ * Only cron expressions of 5 fields, or 6 with seconds: the library also takes an ISO date as a
+ * one-time pattern, whose "next run" vanishes once it has fired.
+ */
+export function upcoming(schedule: string, after = new Date()): string | null {
+  const fields = schedule.trim().split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) {
+    throw badRequest(
+      `schedule ${JSON.stringify(schedule)} is not a cron expression: it needs 5 fields, or 6 with seconds (a one-time task is a reminder)`,
+    );
+  }
   let cron: Cron;
   try {
     cron = new Cron(schedule, { paused: true, timezone: "UTC" });
@@ -42,9 +59,7 @@ export function nextRun(schedule: string, after = new Date()): string {
       `schedule ${JSON.stringify(schedule)} is not a cron expression: ${(error as Error).message}`,
     );
   }
-  const next = cron.nextRun(after);
-  if (!next) throw badRequest(`schedule ${JSON.stringify(schedule)} never fires`);
-  return next.toISOString();
+  return cron.nextRun(after)?.toISOString() ?? null;
 }
 
 /** The writes that store a job and its due entry (none once it is done). */

@@ -3,7 +3,7 @@ import { isConflict } from "../../../engine/state/cas.ts";
 import type { StateClient } from "../../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../../engine/types.ts";
 import { nowIso } from "../../../shared/clock.ts";
-import { DUE_SCOPE, type Job, jobsScope, jobWrites, nextRun, saveJob } from "./store.ts";
+import { DUE_SCOPE, type Job, jobsScope, jobWrites, saveJob, upcoming } from "./store.ts";
 
 const BATCH = 100;
 
@@ -24,12 +24,15 @@ export async function sweepDue(state: StateClient, trigger: TriggerFn, now = new
       await state.delete(DUE_SCOPE, key, version).catch(() => undefined);
       continue;
     }
+    // A schedule that fires no more (or no longer reads as one) ends with this run: it must never stop
+    // the sweep, which takes every realm's due jobs in one order.
+    const after = job.kind === "cron" && job.schedule ? nextTime(job.schedule, now) : null;
     const next: Job = {
       ...job,
       runs: job.runs + 1,
       lastRunAt: nowIso(),
-      nextRunAt: job.kind === "cron" && job.schedule ? nextRun(job.schedule, now) : null,
-      status: job.kind === "cron" ? "scheduled" : "done",
+      nextRunAt: after,
+      status: after ? "scheduled" : "done",
     };
     try {
       await state.batch([
@@ -44,6 +47,14 @@ export async function sweepDue(state: StateClient, trigger: TriggerFn, now = new
     void fire(state, trigger, next);
   }
   return fired;
+}
+
+function nextTime(schedule: string, now: Date): string | null {
+  try {
+    return upcoming(schedule, now);
+  } catch {
+    return null;
+  }
 }
 
 async function fire(state: StateClient, trigger: TriggerFn, job: Job): Promise<void> {
