@@ -55,10 +55,17 @@ function overlapping(source: EntityVersion, version: EntityVersion): boolean {
   return source.validFrom < end && (source.validUntil === null || source.validUntil > version.validFrom);
 }
 
-/** The inverse relations of one version of an entity (see the rule above), in source order. */
+/** The most inverse relations told of one version: an answer stays a size a model and a page can take. */
+export const MAX_INVERSES = 1000;
+
+/** The inverse relations of one version of an entity (see the rule above), in source order, at most MAX_INVERSES. */
 export async function inversesOf(reader: IncomingReader, version: EntityVersion): Promise<Relation[]> {
   const found: Relation[] = [];
+  // Seen by key, not by a scan of those found: an entity many sources point at (a hub, with thousands
+  // of relations to it) was quadratic work on the event loop, seconds to minutes for one query.
+  const seen = new Set<string>();
   for (const source of await reader.sources(version.entity)) {
+    if (found.length >= MAX_INVERSES) break;
     const held =
       version.validUntil === null
         ? await reader.currentRelations(source)
@@ -68,7 +75,11 @@ export async function inversesOf(reader: IncomingReader, version: EntityVersion)
     for (const relation of held) {
       if (relation.target !== version.entity) continue;
       const inverse = { target: source, type: inverseType(relation.type) };
-      if (!found.some((other) => sameRelation(other, inverse))) found.push(inverse);
+      const key = `${inverse.target}\u0000${inverse.type}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      found.push(inverse);
+      if (found.length >= MAX_INVERSES) break;
     }
   }
   return found;

@@ -73,6 +73,27 @@ describe("inverse relations on the target (spec: `inverse:<type>` on each target
     expect(after[0]?.relations).toEqual([{ target: "berlin", type: "based_in" }]);
   });
 
+  it("tells at most 1 000 inverses of a hub many sources point at, each source and type once", async () => {
+    const agentId = await createAgent(server, realmId);
+    await kg("add", { agentId, entity: "hub", type: "thing", relations: [] });
+    // 12 sources × 100 relation types: 1 200 distinct inverses, and each source says each type twice.
+    const types = Array.from({ length: 100 }, (_, i) => ({ target: "hub", type: `t${i}` }));
+    for (let source = 0; source < 12; source++) {
+      const added = await kg("add", {
+        agentId,
+        entity: `s${source}`,
+        type: "thing",
+        relations: [...types, ...types],
+      });
+      expect(added.status, JSON.stringify(added.body)).toBeLessThan(300);
+    }
+    const [hub] = (await kg("query", { agentId, entity: "hub", depth: 0 })).body as Version[];
+    const inverses = hub?.relations ?? [];
+    expect(inverses).toHaveLength(1000);
+    expect(new Set(inverses.map((r) => `${r.target}/${r.type}`)).size).toBe(1000);
+    expect(inverses[0]).toEqual({ target: "s0", type: "inverse:t0" });
+  });
+
   it("shows in kg::timeline, per version, the inverses of relations held while that version was valid", async () => {
     const agentId = await createAgent(server, realmId);
     let now = 1_000_000;
