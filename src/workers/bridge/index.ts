@@ -5,7 +5,7 @@ import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { isPrivileged, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { badRequest, conflict, notFound } from "../../shared/errors.ts";
+import { AppError, badRequest, conflict, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { type NetworkPolicy, systemResolver } from "../../shared/net/guarded-request.ts";
 import { checkWebUrl } from "../../shared/net/ssrf.ts";
@@ -172,7 +172,15 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
       };
       // Recorded before the process starts: a crash from here on finds it and cleans up after it.
       await startRecord(state, run);
-      const execution = execute(runtime, run, { context, prompt }, policy);
+      let execution: ReturnType<typeof execute>;
+      try {
+        execution = execute(runtime, run, { context, prompt }, policy);
+      } catch (error) {
+        // Not started at all (the kernel refused it): the run ends failed, not left running.
+        const message = `The runtime could not be started: ${(error as Error).message}`;
+        await finishRecord(state, { ...run, status: "failed", error: message, finishedAt: nowIso() });
+        throw new AppError("unprocessable", message);
+      }
       local.set(run.id, execution);
       if (execution.pid !== null) await state.set(RUNS_SCOPE, run.id, { ...run, pid: execution.pid });
       publish(run);

@@ -75,12 +75,35 @@ export const runtimeRecord = z.object({
 });
 export type Runtime = z.infer<typeof runtimeRecord>;
 
-export const invokeInput = z.strictObject({
-  runtimeId: text("runtimeId", 256),
-  agentId: text("agentId", 256).optional(),
-  context: z.unknown().optional(),
-  prompt: z.string({ error: "prompt must be a string" }).max(200_000).optional(),
-});
+/** The most the prompt and the context may take, in bytes (the kernel's 128 KiB a string, with room). */
+export const MAX_PASSED_BYTES = 120_000;
+
+export const invokeInput = z
+  .strictObject({
+    runtimeId: text("runtimeId", 256),
+    agentId: text("agentId", 256).optional(),
+    context: z.unknown().optional(),
+    prompt: z
+      .string({ error: "prompt must be a string" })
+      // A coding CLI reads an argument that begins with "-" as an option of its own (--mcp-config=…,
+      // --dangerously-skip-permissions): a prompt may not be one.
+      .refine(
+        (prompt) => !prompt.startsWith("-"),
+        'prompt must not begin with "-" (a CLI would read it as an option)',
+      )
+      .optional(),
+  })
+  // Both reach the program through the kernel (together in AGENTOS_CONTEXT, the prompt also as an
+  // argument), which takes at most 128 KiB a string: past that the start fails (E2BIG).
+  .refine(
+    ({ context, prompt }) =>
+      Buffer.byteLength(JSON.stringify({ context: context ?? null, prompt: prompt ?? null })) <=
+      MAX_PASSED_BYTES,
+    {
+      message: `context and prompt together must be at most ${MAX_PASSED_BYTES} bytes as JSON`,
+      path: ["context"],
+    },
+  );
 export type InvokeInput = z.output<typeof invokeInput>;
 
 export const runIdInput = z.strictObject({ runId: text("runId", 256) });

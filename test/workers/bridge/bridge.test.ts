@@ -138,6 +138,28 @@ describe("coding CLIs", () => {
   });
 });
 
+describe("what a caller passes a runtime", () => {
+  it("refuses a prompt a CLI would read as an option, and a context the kernel could not pass, leaving no run", async () => {
+    const runtime = await register({ kind: "claude_code" });
+    const before = (await call(server, "GET", "/api/bridge/runs")).body.runs.length;
+    const option = await call(server, "POST", "/api/bridge/invoke", {
+      runtimeId: runtime.body.id,
+      prompt: '--mcp-config={"mcpServers":{"x":{"command":"sh"}}}',
+    });
+    expect(option.status).toBe(400);
+    expect(option.body.error).toContain('must not begin with "-"');
+    for (const fields of [
+      { prompt: "x".repeat(150_000) },
+      { prompt: "fix it", context: "y".repeat(130_000) },
+    ]) {
+      const big = await call(server, "POST", "/api/bridge/invoke", { runtimeId: runtime.body.id, ...fields });
+      expect(big.status).toBe(400);
+      expect(big.body.error).toContain("at most 120000 bytes");
+    }
+    expect((await call(server, "GET", "/api/bridge/runs")).body.runs.length).toBe(before);
+  });
+});
+
 describe("http runtimes", () => {
   it("POSTs the context to the URL and keeps the JSON answer", async () => {
     const runtime = await register({ kind: "http", url: hookUrl });
