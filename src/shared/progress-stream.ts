@@ -1,3 +1,5 @@
+import { closingFirst } from "./closing-first.ts";
+
 /** What a call reporting progress yields: its events in order, then its result or its failure. */
 export type ProgressItem<T> =
   | { kind: "event"; event: unknown }
@@ -10,8 +12,6 @@ export type ProgressItem<T> =
  * 429…) can still be a real HTTP status; after that, everything comes through the stream. Leaving the
  * stream early (the client went away) aborts the call through the signal given to `start`.
  */
-import { closingFirst } from "./closing-first.ts";
-
 export async function openProgress<T>(
   start: (onProgress: (event: unknown) => void, signal: AbortSignal) => Promise<T>,
 ): Promise<AsyncGenerator<ProgressItem<T>>> {

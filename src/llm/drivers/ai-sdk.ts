@@ -53,7 +53,11 @@ function chargeAbortedStep(
   step: StepInFlight,
   receivedChars: number,
 ): void {
-  if (!request.abortSignal?.aborted || !step.inFlight) return;
+  if (request.abortSignal?.aborted && step.inFlight) chargeEstimated(choice, request, receivedChars);
+}
+
+/** The step under way charged as estimated (its usage will not come): what was sent, and the text back. */
+function chargeEstimated(choice: ModelChoice, request: GenerateRequest, receivedChars: number): void {
   const estimate = estimatedUsage([request.system, request.messages], receivedChars);
   void Promise.resolve(request.onStepUsage?.(choice, estimate)).catch(() => undefined);
 }
@@ -114,8 +118,9 @@ export async function* generateStream(
   const model = await resolveModel(choice, request);
   let failure: unknown;
   const recording: Array<void | Promise<void>> = [];
+  const step: StepInFlight = { inFlight: false };
   const result = streamText({
-    ...callSettings(choice, model, request, recording),
+    ...callSettings(choice, model, request, recording, step),
     onError: ({ error }) => {
       failure = error;
     },
@@ -140,9 +145,8 @@ export async function* generateStream(
   } finally {
     // Ended before its step was counted (the caller left mid-stream, or the provider failed after it
     // began to answer): the provider bills it all the same, so it is charged as estimated.
-    if (!finished && recording.length === 0 && (streamedChars > 0 || !failure)) {
-      const estimate = estimatedUsage([request.system, request.messages], streamedChars);
-      void Promise.resolve(request.onStepUsage?.(choice, estimate)).catch(() => undefined);
+    if (!finished && step.inFlight && (streamedChars > 0 || !failure)) {
+      chargeEstimated(choice, request, streamedChars);
     }
   }
 }
@@ -184,7 +188,7 @@ function callSettings(
   model: LanguageModel,
   request: GenerateRequest,
   recording: Array<void | Promise<void>>,
-  step: StepInFlight = { inFlight: false },
+  step: StepInFlight,
 ) {
   return {
     model,
