@@ -79,6 +79,13 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
     return (value as Proposal | null) ?? proposal;
   };
 
+  /** One proposal of the realm (expired first if its time ran out); another realm's is a 404. */
+  const proposalOf = async (realmId: string, id: string): Promise<Proposal> => {
+    const proposal = await state.get<Proposal>(proposalsScope(realmId), id);
+    if (!proposal) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
+    return expireIfDue(proposal);
+  };
+
   worker.registerFunction(
     {
       id: "council::submit",
@@ -136,9 +143,7 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
     async ({ realmId, id, voterId, vote }, ctx) => {
       assertRealmAccess(ctx, realmId);
       await requireRealm(trigger, realmId, { write: true });
-      const current = await state.get<Proposal>(proposalsScope(realmId), id);
-      if (!current) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
-      await expireIfDue(current);
+      await proposalOf(realmId, id);
       let before: Proposal | undefined;
       const { value } = await casUpdate<Proposal>(state, proposalsScope(realmId), id, ({ value: stored }) => {
         if (!stored) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
@@ -206,13 +211,6 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       return { proposals: page.items, count: matching.length, nextCursor: page.nextCursor };
     },
   );
-
-  /** One proposal of the realm (expired first if its time ran out); another realm's is a 404. */
-  const proposalOf = async (realmId: string, id: string): Promise<Proposal> => {
-    const proposal = await state.get<Proposal>(proposalsScope(realmId), id);
-    if (!proposal) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
-    return expireIfDue(proposal);
-  };
 
   worker.registerFunction(
     {
