@@ -3988,7 +3988,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Schedule a recurring task for yourself: at every time the cron expression (UTC; 5 fields, or 6 with seconds) names, you receive message in session cron:<jobId>. {job}. */
+  /** Schedule a recurring task for yourself: at every time the cron expression (UTC; 5 fields, or 6 with seconds; at most once a minute) names, you receive message in session cron:<jobId>; a time that comes while the previous one's turn is still under way is skipped. {job}. */
   "tool::cron_create": {
     input: {
       /** The agent whose workspace (or data) the tool acts on */
@@ -4013,6 +4013,8 @@ export interface Functions {
         nextRunAt: string | null;
         lastRunAt: string | null;
         lastError: string | null;
+        runningSince?: string | null;
+        skipped?: number;
         runs: number;
         createdAt: string;
       };
@@ -4741,6 +4743,8 @@ export interface Functions {
         nextRunAt: string | null;
         lastRunAt: string | null;
         lastError: string | null;
+        runningSince?: string | null;
+        skipped?: number;
         runs: number;
         createdAt: string;
       };

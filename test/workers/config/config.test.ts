@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { DUE_SCOPE, dueKey, type Job, jobsScope } from "../../../src/workers/tools/schedule/store.ts";
 import { call } from "../../helpers/control-plane.ts";
 import { startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
@@ -206,7 +207,7 @@ describe("declarative configuration", () => {
       write(
         home,
         "hands/morning/HAND.toml",
-        `agent = "digest"\nschedule = "* * * * * *"\ntask = "Summarise the overnight news"\n`,
+        `agent = "digest"\nschedule = "0 * * * * *"\ntask = "Summarise the overnight news"\n`,
       );
       expect((await call(server, "POST", "/api/config/reload", {})).body.hands).toEqual({
         scheduled: ["morning"],
@@ -216,6 +217,7 @@ describe("declarative configuration", () => {
         scheduled: [],
         unchanged: ["morning"],
       });
+      await dueNow(server, "digest");
       for (let i = 0; i < 50 && !JSON.stringify(fakeModel.requests).includes("overnight news"); i++)
         await new Promise((resolve) => setTimeout(resolve, 100));
       expect(JSON.stringify(fakeModel.requests)).toContain("Summarise the overnight news");
@@ -285,3 +287,23 @@ describe("declarative configuration", () => {
     }
   });
 });
+
+/** Moves the default realm agent's one scheduled job to now, so the sweep fires it within a second. */
+async function dueNow(server: TestServer, agentName: string): Promise<void> {
+  const { body } = await call(server, "GET", "/api/agents?realmId=realm-default");
+  const agent = (body.agents ?? body).find((entry: { name: string }) => entry.name === agentName);
+  const trigger = (function_id: string, payload: unknown) =>
+    server.service.engine.trigger({ function_id, payload });
+  const { items } = (await trigger("state::list", { scope: jobsScope("realm-default"), limit: 100 })) as {
+    items: Array<{ value: Job }>;
+  };
+  const job = items.map((item) => item.value).find((entry) => entry.agentId === agent.id) as Job;
+  const due = { ...job, nextRunAt: new Date().toISOString() };
+  await trigger("state::batch", {
+    ops: [
+      { type: "delete", scope: DUE_SCOPE, key: dueKey(job) },
+      { type: "set", scope: jobsScope("realm-default"), key: job.id, value: due },
+      { type: "set", scope: DUE_SCOPE, key: dueKey(due), value: { realmId: "realm-default", jobId: job.id } },
+    ],
+  });
+}

@@ -40,20 +40,26 @@ describe("scheduling tools", () => {
     expect(JSON.stringify(env.fake.requests)).toContain("Reminder: water the plants");
   });
 
-  it("runs a cron job every time it is due until it is deleted", async () => {
+  it("creates, lists and deletes a recurring job (the sweep's own tests fire it)", async () => {
     await env.agent();
-    const { job } = await env.tool<{ job: { id: string } }>("tool::cron_create", {
-      schedule: "* * * * * *",
+    const { job } = await env.tool<{ job: { id: string; nextRunAt: string } }>("tool::cron_create", {
+      schedule: "0 * * * * *",
       message: "tick",
     });
-    await waitFor(async () => {
-      const { jobs } = await env.tool<{ jobs: Array<{ id: string; runs: number }> }>("tool::cron_list", {});
-      return (jobs.find((j) => j.id === job.id)?.runs ?? 0) >= 2 ? true : undefined;
-    });
+    expect(new Date(job.nextRunAt).getUTCSeconds()).toBe(0);
+    const listed = await env.tool<{ jobs: Array<{ id: string }> }>("tool::cron_list", {});
+    expect(listed.jobs.map((j) => j.id)).toEqual([job.id]);
     expect(await env.tool("tool::cron_delete", { jobId: job.id })).toEqual({ deleted: job.id });
     const { jobs } = await env.tool<{ jobs: unknown[] }>("tool::cron_list", {});
     expect(jobs).toEqual([]);
     expect((await env.failure("tool::cron_delete", { jobId: job.id })).status).toBe(404);
+  });
+
+  it("refuses a recurring job more often than once a minute (each time is a model call)", async () => {
+    await env.agent();
+    const refused = await env.failure("tool::cron_create", { schedule: "*/10 * * * * *", message: "x" });
+    expect(refused.status).toBe(400);
+    expect(refused.message).toContain("at most once a minute");
   });
 
   it("refuses a bad cron expression and a reminder in the past", async () => {

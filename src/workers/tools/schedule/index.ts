@@ -5,7 +5,15 @@ import { badRequest, notFound } from "../../../shared/errors.ts";
 import { newId } from "../../../shared/ids.ts";
 import { agentIdField } from "../fields.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
-import { type Job, jobRecord, jobsScope, nextRun, removeJob, saveJob } from "./store.ts";
+import {
+  assertAtMostOncePerMinute,
+  type Job,
+  jobRecord,
+  jobsScope,
+  nextRun,
+  removeJob,
+  saveJob,
+} from "./store.ts";
 import { todoTools } from "./todos.ts";
 
 const MAX_JOBS_PER_AGENT = 100;
@@ -52,7 +60,7 @@ const cronCreate = defineTool({
   id: "tool::cron_create",
   actsFor: "agent",
   description:
-    "Schedule a recurring task for yourself: at every time the cron expression (UTC; 5 fields, or 6 with seconds) names, you receive message in session cron:<jobId>. {job}.",
+    "Schedule a recurring task for yourself: at every time the cron expression (UTC; 5 fields, or 6 with seconds; at most once a minute) names, you receive message in session cron:<jobId>; a time that comes while the previous one's turn is still under way is skipped. {job}.",
   input: z.strictObject({
     agentId: agentIdField,
     schedule: z.string().min(1).max(200).describe("e.g. 0 9 * * 1-5"),
@@ -62,6 +70,7 @@ const cronCreate = defineTool({
   output: z.object({ job: jobRecord }),
   risky: true,
   async run({ agentId, schedule, message, name }, ctx) {
+    assertAtMostOncePerMinute(schedule);
     return {
       job: await createJob(ctx, agentId, {
         kind: "cron",

@@ -27,16 +27,44 @@ export const jobRecord = z.object({
   nextRunAt: z.string().nullable(),
   lastRunAt: z.string().nullable(),
   lastError: z.string().nullable(),
+  /** Set while a time's turn (or run) is under way: the job does not fire again until it ends. */
+  runningSince: z.string().nullable().optional(),
+  /** Times the job was due while its previous turn was still under way (those times were skipped). */
+  skipped: z.number().optional(),
   runs: z.number(),
   createdAt: z.string(),
 });
 export type Job = z.infer<typeof jobRecord>;
+
+/**
+ * The shortest time between two turns of an agent's recurring task. An agent (its model steered by
+ * whatever it reads) schedules these for itself, and each time is a model call: every second, 100 jobs
+ * would be 100 turns a second for one agent.
+ */
+export const MIN_INTERVAL_MS = 60_000;
 
 /** The next time the expression fires after `after`, or an error naming what is wrong with it. */
 export function nextRun(schedule: string, after = new Date()): string {
   const next = upcoming(schedule, after);
   if (!next) throw badRequest(`schedule ${JSON.stringify(schedule)} never fires`);
   return next;
+}
+
+/**
+ * Refuses a schedule that fires more often than once a minute. Its seconds field repeats within every
+ * minute it fires in, so the first two minutes of times (at most 120) show the shortest gap.
+ */
+export function assertAtMostOncePerMinute(schedule: string, after = new Date()): void {
+  upcoming(schedule, after); // the expression's own errors first
+  const times = new Cron(schedule, { paused: true, timezone: "UTC" }).nextRuns(121, after);
+  for (let i = 1; i < times.length; i++) {
+    const gapMs = (times[i] as Date).getTime() - (times[i - 1] as Date).getTime();
+    if (gapMs < MIN_INTERVAL_MS) {
+      throw badRequest(
+        `schedule ${JSON.stringify(schedule)} fires ${gapMs / 1000} s apart: a recurring task fires at most once a minute`,
+      );
+    }
+  }
 }
 
 /**

@@ -1,9 +1,10 @@
 import { agentPrincipal } from "../../../engine/acting-agent.ts";
-import { isConflict } from "../../../engine/state/cas.ts";
+import { DEFAULT_TIMEOUT_MS } from "../../../engine/engine.ts";
+import { casUpdate, isConflict } from "../../../engine/state/cas.ts";
 import type { StateClient } from "../../../engine/state/client.ts";
 import { systemPrincipal, type TriggerFn } from "../../../engine/types.ts";
 import { nowIso } from "../../../shared/clock.ts";
-import { DUE_SCOPE, type Job, jobsScope, jobWrites, saveJob, upcoming } from "./store.ts";
+import { DUE_SCOPE, type Job, jobsScope, jobWrites, MIN_INTERVAL_MS, upcoming } from "./store.ts";
 
 const BATCH = 100;
 
@@ -26,14 +27,18 @@ export async function sweepDue(state: StateClient, trigger: TriggerFn, now = new
     }
     // A schedule that fires no more (or no longer reads as one) ends with this run: it must never stop
     // the sweep, which takes every realm's due jobs in one order.
-    const after = job.kind === "cron" && job.schedule ? nextTime(job.schedule, now) : null;
-    const next: Job = {
-      ...job,
-      runs: job.runs + 1,
-      lastRunAt: nowIso(),
-      nextRunAt: after,
-      status: after ? "scheduled" : "done",
-    };
+    const after = job.kind === "cron" && job.schedule ? nextTime(job, now) : null;
+    const busy = stillRunning(job, now);
+    const next: Job = busy
+      ? { ...job, skipped: (job.skipped ?? 0) + 1, nextRunAt: after, status: after ? "scheduled" : "done" }
+      : {
+          ...job,
+          runs: job.runs + 1,
+          lastRunAt: nowIso(),
+          runningSince: now.toISOString(),
+          nextRunAt: after,
+          status: after ? "scheduled" : "done",
+        };
     try {
       await state.batch([
         { type: "delete", scope: DUE_SCOPE, key, expectedVersion: version },
@@ -43,15 +48,32 @@ export async function sweepDue(state: StateClient, trigger: TriggerFn, now = new
       if (isConflict(error)) continue;
       throw error;
     }
+    if (busy) continue;
     fired++;
     void fire(state, trigger, next);
   }
   return fired;
 }
 
-function nextTime(schedule: string, now: Date): string | null {
+/**
+ * A time whose turn has not ended after this long is taken for lost (its process died, say) and the job
+ * fires again: twice as long as the sweep waits for a turn or run (the engine's call timeout).
+ */
+const RUNNING_STALE_MS = 2 * DEFAULT_TIMEOUT_MS;
+
+/** The job's previous time is still under way: this time is skipped, so turns never pile up. */
+function stillRunning(job: Job, now: Date): boolean {
+  return !!job.runningSince && now.getTime() - Date.parse(job.runningSince) < RUNNING_STALE_MS;
+}
+
+/**
+ * The job's next time. An agent's own task waits at least MIN_INTERVAL_MS, whatever its expression says
+ * (one stored by an older build may fire every second); a hand's schedule is the operator's.
+ */
+function nextTime(job: Job, now: Date): string | null {
+  const from = job.workflowId ? now : new Date(now.getTime() + MIN_INTERVAL_MS - 1000);
   try {
-    return upcoming(schedule, now);
+    return upcoming(job.schedule as string, from);
   } catch {
     return null;
   }
@@ -83,6 +105,8 @@ async function fire(state: StateClient, trigger: TriggerFn, job: Job): Promise<v
   } catch (error) {
     lastError = (error as Error).message;
   }
-  const current = await state.get<Job>(jobsScope(job.realmId), job.id);
-  if (current && current.lastError !== lastError) await saveJob(state, { ...current, lastError }, current);
+  // Only these two fields, on the record as it is now: the sweep may have moved the job meanwhile.
+  await casUpdate<Job>(state, jobsScope(job.realmId), job.id, ({ value }) =>
+    value ? { ...value, lastError, runningSince: null } : undefined,
+  ).catch(() => undefined);
 }
