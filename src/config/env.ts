@@ -56,6 +56,7 @@ const envSchema = z.object({
   AGENTOS_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1_000_000).default(2048),
   AGENTOS_MAX_IN_FLIGHT_PER_CLIENT: z.coerce.number().int().min(1).max(1_000_000).default(256),
   AGENTOS_WORKFLOW_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
+  AGENTOS_CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
   AGENTOS_WORKFLOW_RESUME_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   /** Development and tests: every JSON answer is checked against its documented output schema. */
   AGENTOS_CHECK_OUTPUTS: z.enum(["0", "1", "false", "true"]).default("0"),
@@ -108,6 +109,8 @@ export interface Config {
   workflowLeaseMs: number;
   /** How long a resumed run waits for its steps' functions (remote workers reconnecting). */
   workflowResumeGraceMs: number;
+  /** Channel jobs (agent turns and replies) one process works on at once, shared fairly among realms. */
+  channelConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -146,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxInFlight: vars.AGENTOS_MAX_IN_FLIGHT,
     maxInFlightPerClient: vars.AGENTOS_MAX_IN_FLIGHT_PER_CLIENT,
     workflowLeaseMs: vars.AGENTOS_WORKFLOW_LEASE_MS,
+    channelConcurrency: vars.AGENTOS_CHANNEL_CONCURRENCY,
     workflowResumeGraceMs: vars.AGENTOS_WORKFLOW_RESUME_GRACE_MS,
     bodyLimitBytes: 1024 * 1024,
   };

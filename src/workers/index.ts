@@ -97,6 +97,7 @@ export async function registerWorkers(
       allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
       background,
       cluster: Boolean(config.databaseUrl),
+      concurrency: config.channelConcurrency,
     },
   );
   registerChatCompletions(engine.worker("chat-completions", "OpenAI-compatible /v1 endpoint"), {

@@ -9,7 +9,15 @@ import { ADAPTERS } from "./adapters.ts";
 import { bind, listBindings, unbind } from "./bindings.ts";
 import { inbound } from "./generic.ts";
 import { type ChannelDeps, missingVaultEntries, pruneSeen, receive, work } from "./pipeline.ts";
-import { FAILED_SCOPE, failedJobs, QUEUE_SCOPE, recoverLeases, runDue } from "./queue.ts";
+import {
+  FAILED_SCOPE,
+  failedJobs,
+  LEGACY_QUEUE_SCOPE,
+  QUEUED_REALMS_SCOPE,
+  QueueRunner,
+  queueScope,
+  recoverLeases,
+} from "./queue.ts";
 import type { ChannelJob } from "./schema.ts";
 import {
   BINDINGS_SCOPE,
@@ -31,6 +39,8 @@ export interface ChannelsOptions {
   background?: boolean;
   /** Cluster mode: leases of other nodes are left to expire instead of being taken over at start. */
   cluster?: boolean;
+  /** Jobs worked on at once by this process, all realms together (default DEFAULT_CONCURRENCY). */
+  concurrency?: number;
 }
 
 const envelopeInput = z.object({}).passthrough();
@@ -40,7 +50,13 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
   const adapters = new Map(ADAPTERS.map((adapter) => [adapter.platform, adapter]));
-  const sweep = () => runDue(state, (job) => work(deps, adapters, job)).catch(() => 0);
+  const runner = new QueueRunner(
+    state,
+    (job) => work(deps, adapters, job),
+    options.concurrency,
+    () => void sweep(),
+  );
+  const sweep = () => runner.sweep().catch(() => 0);
   const deps: ChannelDeps = { state, trigger, env: options.env, kick: () => void sweep() };
   const policy = {
     allowPrivateNetwork: options.allowPrivateNetwork ?? false,
@@ -181,13 +197,16 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
 }
 
 function registerPurges(worker: WorkerClient, state: ReturnType<typeof stateClient>): void {
-  const purge = async (keep: (binding: Binding) => boolean) => {
+  /** The realm's bindings and jobs that `keep` refuses (its queue, and the legacy queue every realm shared). */
+  const purge = async (realmId: string, keep: (binding: Binding) => boolean) => {
     let removed = 0;
     for await (const { key, value } of state.scan<Binding>(BINDINGS_SCOPE)) {
       if (!keep(value) && (await state.delete(BINDINGS_SCOPE, key))) removed++;
     }
-    for await (const { key, value } of state.scan<ChannelJob>(QUEUE_SCOPE)) {
-      if (!keep(value as unknown as Binding)) await state.delete(QUEUE_SCOPE, key);
+    for (const scope of [LEGACY_QUEUE_SCOPE, queueScope(realmId)]) {
+      for await (const { key, value } of state.scan<ChannelJob>(scope)) {
+        if (!keep(value as unknown as Binding)) await state.delete(scope, key);
+      }
     }
     for await (const { key, value } of state.scan<ChannelJob>(FAILED_SCOPE)) {
       if (!keep(value as unknown as Binding)) await state.delete(FAILED_SCOPE, key);
@@ -201,9 +220,11 @@ function registerPurges(worker: WorkerClient, state: ReturnType<typeof stateClie
       description: "Delete a realm's channel bindings and queued replies (realm delete)",
       input: z.strictObject({ realmId: id }),
     },
-    ({ realmId }, ctx) => {
+    async ({ realmId }, ctx) => {
       requireAdmin(ctx);
-      return purge((item) => item.realmId !== realmId);
+      const purged = await purge(realmId, (item) => item.realmId !== realmId);
+      await state.delete(QUEUED_REALMS_SCOPE, realmId);
+      return purged;
     },
   );
   worker.registerFunction(
@@ -212,9 +233,9 @@ function registerPurges(worker: WorkerClient, state: ReturnType<typeof stateClie
       description: "Delete an agent's channel bindings and queued replies (agent delete)",
       input: z.strictObject({ realmId: id, agentId: id }),
     },
-    ({ agentId }, ctx) => {
+    ({ realmId, agentId }, ctx) => {
       requireAdmin(ctx);
-      return purge((item) => item.agentId !== agentId);
+      return purge(realmId, (item) => item.agentId !== agentId);
     },
   );
 }
