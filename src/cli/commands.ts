@@ -7,6 +7,7 @@ import { readDeclared } from "../workers/config/files.ts";
 import { readIntegrations } from "../workers/integrations/files.ts";
 import { checkWorkflowFiles } from "../workers/workflow/check-file.ts";
 import { output, table } from "./api.ts";
+import { secretArgument } from "./secret-input.ts";
 import { callService, defaultKey, serviceAddress, unreachable } from "./service-call.ts";
 
 /**
@@ -48,8 +49,9 @@ function print(value: unknown): void {
   process.stdout.write(`${typeof value === "string" ? value : JSON.stringify(value, null, 2)}\n`);
 }
 
-export async function configSetKey(provider: string, key: string): Promise<void> {
+export async function configSetKey(provider: string, given?: string): Promise<void> {
   const id = provider.toLowerCase();
+  const key = await secretArgument(given, `${provider} API key`);
   await withService(async (service) => {
     // A misspelt provider would store a key nothing ever reads: the catalog must know it.
     const { providers } = await call(triggerOf(service), "catalog::providers", {});
@@ -108,7 +110,8 @@ export function configValidate(directory = "."): void {
   reportProblems("invalid", problems);
 }
 
-export async function configSetSecret(name: string, value: string): Promise<void> {
+export async function configSetSecret(name: string, given?: string): Promise<void> {
+  const value = await secretArgument(given, `value of ${name}`);
   await withService((service) => call(triggerOf(service), "vault::set", { key: name, value }));
   print(`Stored ${name} in the vault (encrypted).`);
 }

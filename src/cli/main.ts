@@ -46,8 +46,10 @@ program
 
 const config = program.command("config").description("Service configuration");
 config
-  .command("set-key <provider> <key>")
-  .description("Store a model provider's API key, encrypted, in the vault")
+  .command("set-key <provider> [key]")
+  .description(
+    "Store a model provider's API key, encrypted, in the vault (key left out or -: read from standard input, so no process list shows it)",
+  )
   .action(configSetKey);
 
 config
@@ -63,8 +65,10 @@ config
   )
   .action(configValidate);
 config
-  .command("set-secret <name> <value>")
-  .description("Store a secret, encrypted, in the vault (e.g. channel:slack:signing_secret)")
+  .command("set-secret <name> [value]")
+  .description(
+    "Store a secret, encrypted, in the vault (e.g. channel:slack:signing_secret; value left out or -: read from standard input)",
+  )
   .action(configSetSecret);
 
 const migrate = program

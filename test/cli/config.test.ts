@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, describe, expect, it } from "vitest";
+import { startFakeOpenAI } from "../helpers/fake-openai.ts";
 import {
   freePort,
   makeDataDir,
@@ -72,6 +73,49 @@ describe("agentos config set-key", () => {
     expect(await vaultNames(server)).toEqual(["provider:openai:api_key"]);
     const verify = await server.request("/api/audit/verify", { key: ADMIN_KEY });
     expect(await verify.json()).toMatchObject({ valid: true, length: 1 });
+  });
+
+  it("reads the key from standard input when it is left out or -, so no process list shows it", async () => {
+    const dataDir = newDataDir();
+    const piped = await runCli(
+      ["config", "set-key", "openai"],
+      { AGENTOS_DATA_DIR: dataDir },
+      20_000,
+      `${SECRET}\n`,
+    );
+    expect(piped.code).toBe(0);
+    const dashed = await runCli(
+      ["config", "set-secret", "channel:slack:signing_secret", "-"],
+      { AGENTOS_DATA_DIR: dataDir },
+      20_000,
+      "s3cret-value",
+    );
+    expect(dashed.code).toBe(0);
+    const empty = await runCli(["config", "set-key", "openai"], { AGENTOS_DATA_DIR: dataDir }, 20_000, "\n");
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain("No openai API key given");
+    const fake = await startFakeOpenAI();
+    try {
+      const server = await startServe({
+        dataDir,
+        env: { AGENTOS_API_KEY: ADMIN_KEY, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "" },
+      });
+      servers.push(server);
+      expect((await vaultNames(server)).sort()).toEqual([
+        "channel:slack:signing_secret",
+        "provider:openai:api_key",
+      ]);
+      // The key as piped, without its newline: the provider is called with exactly it.
+      const embedded = await server.request("/v1/embeddings", {
+        key: ADMIN_KEY,
+        method: "POST",
+        json: { model: "text-embedding-3-small", input: "hello" },
+      });
+      expect(embedded.status).toBe(200);
+      expect(fake.requests.at(-1)).toMatchObject({ authorization: `Bearer ${SECRET}` });
+    } finally {
+      await fake.close();
+    }
   });
 
   it("reaches a server already running on the same data dir, with the provider name lower-cased", async () => {

@@ -62,9 +62,11 @@ export interface CliResult extends Exit {
 }
 
 /** Runs `agentos <args>` to completion (killed after `timeoutMs`, which then fails the caller). */
-export function runCli(args: string[], env: Env, timeoutMs = 20_000): Promise<CliResult> {
+export function runCli(args: string[], env: Env, timeoutMs = 20_000, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [CLI, ...args], { env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(NODE, [CLI, ...args], { env: childEnv(env), stdio: ["pipe", "pipe", "pipe"] });
+    // Standard input is `input`, or empty (closed at once) as when nothing is piped in.
+    child.stdin.end(input);
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
