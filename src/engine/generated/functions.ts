@@ -1055,7 +1055,7 @@ export interface Functions {
     };
     output: void;
   };
-  /** Generic webhook: a message to the channel's agent, answered with {response}. Authenticated by an API key, or by X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body> under the vault secret channel:<channelId>:secret */
+  /** Generic webhook: a message to the channel's agent, answered with {response}. Authenticated by an API key, or by X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body> under the vault secret channel:<channelId>:secret; with X-Signature-Timestamp: <unix seconds>, of <timestamp>.<raw body>, within 300 s and taken once */
   "channel::webhook::inbound": {
     input: Record<string, unknown>;
     output: {

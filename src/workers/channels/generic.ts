@@ -11,14 +11,15 @@ import type { Principal } from "../../engine/types.ts";
 import { isAppError } from "../../shared/errors.ts";
 import { guardedRequest, type NetworkPolicy } from "../../shared/net/guarded-request.ts";
 import { vaultSecret } from "../../shared/vault-secret.ts";
-import { bindingOf, type ChannelDeps, DEFAULT_AGENT } from "./pipeline.ts";
+import { bindingOf, type ChannelDeps, DEFAULT_AGENT, firstTime } from "./pipeline.ts";
 
 export const PLACEHOLDER = "[Unrecognized webhook payload]";
 
 /**
  * `POST /webhook/:channelId` (spec: Channel webhooks, rules 1–6). Accepted with a valid API key (the
- * caller), or with `X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>` under the channel's vault
- * secret `channel:<channelId>:secret`; anything else is a 401 and runs no turn.
+ * caller), or with `X-Signature-256` under the channel's vault secret `channel:<channelId>:secret`
+ * (verifyGenericSignature: of the raw body, or timestamped and taken once); anything else is a 401 and
+ * runs no turn.
  */
 export async function inbound(
   deps: ChannelDeps & { policy: NetworkPolicy },
@@ -30,10 +31,14 @@ export async function inbound(
     envelope.path_params.channelId || (typeof query.channel === "string" && query.channel) || "default";
   if (caller.kind === "anonymous") {
     const key = await vaultSecret(deps.trigger, genericVaultName(channelId));
-    const problem = key
-      ? verifyGenericSignature(envelope, key)
-      : "Send an API key, or X-Signature-256 when the channel has a secret in the vault";
-    if (problem) return refused(problem);
+    const proof = key
+      ? verifyGenericSignature(envelope, key, Date.now())
+      : { problem: "Send an API key, or X-Signature-256 when the channel has a secret in the vault" };
+    if (proof.problem !== null) return refused(proof.problem);
+    // A timestamped signature is taken once: a captured request sent again within the window is refused.
+    if (proof.once && !(await firstTime(deps.state, `webhook:${channelId}:${proof.once}`))) {
+      return refused("This signed request was already received (X-Signature-Timestamp): sign each one anew");
+    }
   }
   const body = envelope.body;
   if (body !== null && body !== undefined && (typeof body !== "object" || Array.isArray(body))) {

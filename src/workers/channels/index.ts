@@ -68,7 +68,7 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
     {
       id: "channel::webhook::inbound",
       description:
-        "Generic webhook: a message to the channel's agent, answered with {response}. Authenticated by an API key, or by X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body> under the vault secret channel:<channelId>:secret",
+        "Generic webhook: a message to the channel's agent, answered with {response}. Authenticated by an API key, or by X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body> under the vault secret channel:<channelId>:secret; with X-Signature-Timestamp: <unix seconds>, of <timestamp>.<raw body>, within 300 s and taken once",
       input: envelopeInput,
       body: genericWebhookBody,
       output: z.object({ response: z.string().describe("The agent's answer") }),

@@ -171,7 +171,7 @@ export async function pruneSeen(state: StateClient, nowMs: number): Promise<numb
 }
 
 /** True for the first delivery of an event: a create-only write, so two nodes cannot both take it. */
-async function firstTime(state: StateClient, key: string): Promise<boolean> {
+export async function firstTime(state: StateClient, key: string): Promise<boolean> {
   try {
     await state.set(SEEN_SCOPE, key, { at: nowIso() }, 0);
     return true;

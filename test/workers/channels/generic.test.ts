@@ -22,6 +22,33 @@ describe("the generic webhook POST /webhook/:channelId", () => {
     expect(JSON.stringify(sessions.body)).toContain("webhook:support");
   });
 
+  it("takes a timestamped signature once, and refuses it replayed, stale or over other bytes", async () => {
+    await env.boundAgent("webhook", "stamped");
+    await env.secret("channel:stamped:secret", "s3cret");
+    env.fake.reply({ content: "once" });
+    const body = JSON.stringify({ text: "pay the invoice" });
+    const now = Math.floor(Date.now() / 1000);
+    const stamped = (at: number, signed = body) => ({
+      "content-type": "application/json",
+      "x-signature-timestamp": String(at),
+      "x-signature-256": sign("s3cret", `${at}.${signed}`),
+    });
+    const first = await env.webhook("/webhook/stamped", body, stamped(now));
+    expect(first).toEqual({ status: 200, body: { response: "once" } });
+    const before = env.fake.requests.length;
+    const replayed = await env.webhook("/webhook/stamped", body, stamped(now));
+    expect(replayed.status).toBe(401);
+    expect(JSON.stringify(replayed.body)).toContain("already received");
+    const stale = await env.webhook("/webhook/stamped", body, stamped(now - 600));
+    expect(JSON.stringify(stale.body)).toContain("more than 300 s from now");
+    // The body-only signature does not verify a timestamped request, nor one timestamp another.
+    const moved = { ...stamped(now + 1), "x-signature-256": sign("s3cret", body) };
+    expect((await env.webhook("/webhook/stamped", body, moved)).status).toBe(401);
+    const other = { ...stamped(now), "x-signature-timestamp": String(now + 1) };
+    expect((await env.webhook("/webhook/stamped", body, other)).status).toBe(401);
+    expect(env.fake.requests.length).toBe(before);
+  });
+
   it("refuses a bad or missing signature, and a channel without a secret, with 401 and no turn", async () => {
     await env.boundAgent("webhook", "locked");
     await env.secret("channel:locked:secret", "right");
