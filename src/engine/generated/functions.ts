@@ -3770,7 +3770,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Create a sub-agent in your realm (at most 20, nested at most 3 deep) that can do no more than you can, optionally give it a first message: {agentId, response}. */
+  /** Create a sub-agent in your realm (at most 20 under you and your sub-agents together, nested at most 3 deep) that can do no more than you can, optionally give it a first message: {agentId, response}. */
   "tool::agent_spawn": {
     input: {
       /** The agent whose workspace (or data) the tool acts on */

@@ -17,10 +17,30 @@ describe("tools that act on other agents", () => {
     expect(child.body).toMatchObject({
       realmId: parent.realmId,
       capabilities: ["tool::web_search", "tool::web_fetch", "memory::recall", "memory::store", "memory::*"],
-      metadata: { spawnedBy: parent.agentId, spawnDepth: 1 },
+      metadata: { spawnedBy: parent.agentId, spawnDepth: 1, spawnRoot: parent.agentId },
     });
     const { agents } = await env.tool<{ agents: Array<{ id: string }> }>("tool::agent_list", {});
     expect(agents.map((a) => a.id).sort()).toEqual([parent.agentId, spawned.agentId].sort());
+  });
+
+  it("counts every sub-agent of a tree against its root, so nesting does not multiply the quota", async () => {
+    const root = await env.agent({ toolProfile: "chat" });
+    const child = await env.tool<{ agentId: string }>("tool::agent_spawn", { name: "child" });
+    const asChild = { agentId: child.agentId, realmId: root.realmId };
+    const grandchild = await env.tool<{ agentId: string; depth: number }>(
+      "tool::agent_spawn",
+      { name: "grandchild" },
+      asChild,
+    );
+    expect(grandchild.depth).toBe(2);
+    const stored = await call(env.server, "GET", `/api/agents/${grandchild.agentId}`);
+    expect(stored.body.metadata).toMatchObject({ spawnedBy: child.agentId, spawnRoot: root.agentId });
+    // The root has 2 of its 20: 18 more anywhere in its tree, then none.
+    for (let i = 0; i < 18; i++) await env.tool("tool::agent_spawn", { name: `more-${i}` }, asChild);
+    const refused = await env.failure("tool::agent_spawn", { name: "one-too-many" }, asChild);
+    expect(refused.status).toBe(403);
+    expect(refused.message).toContain(`Agent ${root.agentId}'s sub-agents`);
+    expect((await env.failure("tool::agent_spawn", { name: "nor-here" })).status).toBe(403);
   });
 
   it("sends to and delegates to an agent of its realm, never one of another realm, and limits the rate", async () => {

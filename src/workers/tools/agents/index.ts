@@ -7,7 +7,10 @@ import { agentIdField } from "../fields.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
 import { snapshotTools } from "./snapshots.ts";
 
-/** How deep sub-agents may nest, and how many one agent may create. */
+/**
+ * How deep sub-agents may nest, and how many one agent's whole tree of them may hold: counted for the
+ * tree's root, since 20 per agent at three levels would let one agent's model create 8 420 agents.
+ */
 export const MAX_SPAWN_DEPTH = 3;
 export const MAX_SPAWNS = 20;
 /** Messages one agent may send to another per minute (counted in state, so on every node). */
@@ -54,7 +57,7 @@ const agentList = defineTool({
 const agentSpawn = defineTool({
   id: "tool::agent_spawn",
   actsFor: "agent",
-  description: `Create a sub-agent in your realm (at most ${MAX_SPAWNS}, nested at most ${MAX_SPAWN_DEPTH} deep) that can do no more than you can, optionally give it a first message: {agentId, response}.`,
+  description: `Create a sub-agent in your realm (at most ${MAX_SPAWNS} under you and your sub-agents together, nested at most ${MAX_SPAWN_DEPTH} deep) that can do no more than you can, optionally give it a first message: {agentId, response}.`,
   input: z.strictObject({
     agentId: agentIdField,
     name: z.string().trim().min(1).max(200),
@@ -68,9 +71,12 @@ const agentSpawn = defineTool({
     const parent = await ctx.agent(agentId);
     const depth = Number(parent.metadata?.spawnDepth ?? 0) + 1;
     if (depth > MAX_SPAWN_DEPTH) throw forbidden(`Sub-agents nest at most ${MAX_SPAWN_DEPTH} deep`);
-    await casUpdate<{ count: number }>(stateClient(ctx.trigger), spawnsScope, agentId, ({ value }) => {
+    const root = typeof parent.metadata?.spawnRoot === "string" ? parent.metadata.spawnRoot : agentId;
+    await casUpdate<{ count: number }>(stateClient(ctx.trigger), spawnsScope, root, ({ value }) => {
       if ((value?.count ?? 0) >= MAX_SPAWNS)
-        throw forbidden(`You have created ${MAX_SPAWNS} sub-agents, the most one agent may`);
+        throw forbidden(
+          `${root === agentId ? "You and your sub-agents have" : `Agent ${root}'s sub-agents (you among them) have`} created ${MAX_SPAWNS} sub-agents, the most one agent's tree may hold`,
+        );
       return { count: (value?.count ?? 0) + 1 };
     });
     const created = call(ctx.trigger, "agent::create", {
@@ -81,11 +87,11 @@ const agentSpawn = defineTool({
       ...(toolProfile ? { toolProfile } : {}),
       // The child may call nothing its parent could not.
       capabilities: parent.capabilities ?? [...parent.tools, "memory::*"],
-      metadata: { spawnedBy: agentId, spawnDepth: depth },
+      metadata: { spawnedBy: agentId, spawnDepth: depth, spawnRoot: root },
     });
     const { id } = await created.catch(async (error) => {
       // Not created: the spawn does not count against the quota.
-      await casUpdate<{ count: number }>(stateClient(ctx.trigger), spawnsScope, agentId, ({ value }) => ({
+      await casUpdate<{ count: number }>(stateClient(ctx.trigger), spawnsScope, root, ({ value }) => ({
         count: Math.max(0, (value?.count ?? 1) - 1),
       }));
       throw error;
