@@ -2,9 +2,10 @@ import { z } from "zod";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
+import { conflict } from "../../shared/errors.ts";
 import { noContent } from "../../shared/outputs.ts";
 import { oldestFirst, pageFields, pageOf } from "../../shared/pagination.ts";
-import { requireRealm } from "../../shared/realm-refs.ts";
+import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import type { KeyCache } from "./cache.ts";
 import { createdKey, createKey, keyPage, listKeys, revokeKey, revokeRealmKeys } from "./keys.ts";
 
@@ -36,9 +37,20 @@ export function registerKeyFunctions(worker: WorkerClient, cache: KeyCache): voi
     },
     async (input, ctx) => {
       requireAdmin(ctx);
-      // A key for a realm that does not exist would be a key for whoever creates that realm later.
-      if (input.realmId !== undefined) await requireRealm(worker.trigger.bind(worker), input.realmId);
-      return createKey(state, input);
+      const { realmId } = input;
+      if (realmId === undefined) return createKey(state, input);
+      const trigger = worker.trigger.bind(worker);
+      // A key for a realm that does not exist would be a key for whoever creates that realm later; one
+      // for a realm being deleted would outlive it (its keys may be purged already).
+      const realm = await requireRealm(trigger, realmId);
+      if (realm?.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+      const created = await createKey(state, input);
+      // A delete that began meanwhile may have purged the realm's keys before this one was stored:
+      // then it is taken back (409, or 404 when the realm is gone), so no key outlives its realm.
+      await recheckRealm(trigger, realmId, async () => {
+        cache.evictHash((await revokeKey(state, created.id)).hash);
+      });
+      return created;
     },
   );
   worker.registerFunction(

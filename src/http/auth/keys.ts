@@ -34,8 +34,17 @@ export function hashKey(key: string): string {
   return createHash("sha256").update(key, "utf8").digest("hex");
 }
 
-/** The key id is the hash's first 16 hex digits, so revoking by id is a prefix lookup, not a scan. */
-export function keyIdOf(hash: string): string {
+/**
+ * A key's id is random. It is shown wherever a key is named (a workflow's author, who decided an
+ * approval, a realm key's own records): one derived from the key, as the hash's first 16 hex digits once
+ * were, would let anyone who sees it test guesses at a key the operator chose (AGENTOS_API_KEY) offline.
+ */
+export function newKeyId(): string {
+  return `key_${randomBytes(8).toString("hex")}`;
+}
+
+/** The id keys stored before ids were random have: the hash's first 16 hex digits. */
+export function hashDerivedKeyId(hash: string): string {
   return `key_${hash.slice(0, 16)}`;
 }
 
@@ -62,7 +71,7 @@ export async function storeKey(
 ): Promise<PublicKeyRecord> {
   const hash = hashKey(key);
   const record: ApiKeyRecord = {
-    id: keyIdOf(hash),
+    id: newKeyId(),
     hash,
     name: options.name,
     role: options.role,
@@ -93,11 +102,18 @@ export async function listKeys(state: StateClient): Promise<PublicKeyRecord[]> {
   return keys.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
 }
 
-/** Deletes the key; returns the full record so callers can evict its hash from caches. */
+/**
+ * Deletes the key; returns the full record so callers can evict its hash from caches. Ids say nothing
+ * of the key, so it is found by a scan: keys are few and revocations rare.
+ */
 export async function revokeKey(state: StateClient, id: string): Promise<ApiKeyRecord> {
-  const match = /^key_([0-9a-f]{16})$/.exec(id);
-  const page = match ? await state.list<ApiKeyRecord>(KEYS_SCOPE, { prefix: match[1], limit: 2 }) : null;
-  const record = page?.items.find((item) => item.value.id === id);
+  let record: { key: string; value: ApiKeyRecord } | undefined;
+  for await (const item of state.scan<ApiKeyRecord>(KEYS_SCOPE)) {
+    if (item.value.id === id) {
+      record = item;
+      break;
+    }
+  }
   if (!record) throw notFound(`API key ${id} not found`);
   await state.delete(KEYS_SCOPE, record.key);
   await bumpRevocationEpoch(state);

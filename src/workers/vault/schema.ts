@@ -17,6 +17,8 @@ export const vaultKeyName = z
 const secretValue = z
   .string()
   .min(1, "value must not be empty")
+  // A lone surrogate cannot be encoded as UTF-8: it would be stored as U+FFFD, another secret than sent.
+  .refine((value) => value.isWellFormed(), "value must be valid text (no lone surrogates)")
   .refine(
     (value) => Buffer.byteLength(value) <= MAX_SECRET_BYTES,
     `value must be at most ${MAX_SECRET_BYTES} bytes`,

@@ -132,6 +132,16 @@ describe("vault secrets", () => {
     }
     await expect(call("vault::set", { key: "x".repeat(256), value: SECRET })).resolves.toBeTruthy();
   });
+
+  it("refuses a value with a lone surrogate (400) rather than storing another secret than sent", async () => {
+    await expect(call("vault::set", { key: "k", value: "\ud800abc" })).rejects.toMatchObject({
+      code: "validation",
+    });
+    expect(await call("vault::get", { key: "k" })).toBeNull();
+    // NUL and any well-formed text are values like others.
+    await call("vault::set", { key: "k", value: "a\u0000b\u{1F511}" });
+    expect(await call("vault::get", { key: "k" })).toEqual({ key: "k", value: "a\u0000b\u{1F511}" });
+  });
 });
 
 describe("vault access", () => {
