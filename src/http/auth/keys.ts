@@ -159,9 +159,11 @@ export async function principalForHash(state: StateClient, hash: string): Promis
   const record = await state.get<ApiKeyRecord>(KEYS_SCOPE, hash);
   if (!record) return null;
   if (!timingSafeEqual(Buffer.from(record.hash, "hex"), Buffer.from(hash, "hex"))) return null;
+  // Fails closed: only a record that says admin is one (a realm key missing its realm is no key).
+  if (record.role === "admin") return { kind: "admin", keyId: record.id };
   return record.role === "realm" && record.realmId
     ? { kind: "realm", keyId: record.id, realmId: record.realmId }
-    : { kind: "admin", keyId: record.id };
+    : null;
 }
 
 /** `Authorization: Bearer <key>` → the key, or null when the header is absent or malformed. */

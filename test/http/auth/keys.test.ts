@@ -34,6 +34,20 @@ describe("key ids", () => {
     expect(await verifyKey(harness.state, chosen)).toEqual({ kind: "admin", keyId: stored.id });
   });
 
+  it("fails closed: a realm key record that lost its realm authenticates as nobody, never as an admin", async () => {
+    const key = "realm-key-without-realm-0123456789";
+    const hash = hashKey(key);
+    await harness.state.set(KEYS_SCOPE, hash, {
+      id: "key_0123456789abcdef",
+      hash,
+      name: "broken",
+      role: "realm",
+      hint: "realm-ke",
+      createdAt: "2025-01-01T00:00:00.000Z",
+    });
+    expect(await verifyKey(harness.state, key)).toBeNull();
+  });
+
   it("revokes by id, also a key stored when ids were derived from the hash", async () => {
     const created = await createKey(harness.state, {});
     await revokeKey(harness.state, created.id);
