@@ -4479,12 +4479,21 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Save your workspace's files and your todo list as a snapshot you can restore later (at most 20): {snapshot}. */
+  /** Save your workspace's files and your todo list as a snapshot you can restore later (at most 20, together no larger than your workspace's quota): {snapshot}. */
   "tool::snapshot_create": {
     input: {
       /** The agent whose workspace (or data) the tool acts on */
       agentId: string;
       label?: string;
+    };
+    output: unknown;
+  };
+  /** Delete one of your snapshots, freeing its place and its bytes: {deleted}. */
+  "tool::snapshot_delete": {
+    input: {
+      /** The agent whose workspace (or data) the tool acts on */
+      agentId: string;
+      snapshotId: string;
     };
     output: unknown;
   };

@@ -16,7 +16,8 @@ import { chownTree } from "../workspace-fs.ts";
 
 export const snapshotsScope = (agentId: string) => `tool_snapshots:${agentId}`;
 const MAX_SNAPSHOTS = 20;
-const MAX_SNAPSHOT_BYTES = 200 * 1024 * 1024;
+const MiB = 1024 * 1024;
+const MAX_SNAPSHOT_BYTES = 200 * MiB;
 
 interface Snapshot {
   id: string;
@@ -95,14 +96,14 @@ async function replaceContent(snapshot: string, root: string): Promise<void> {
 const snapshotCreate = defineTool({
   id: "tool::snapshot_create",
   actsFor: "agent",
-  description: `Save your workspace's files and your todo list as a snapshot you can restore later (at most ${MAX_SNAPSHOTS}): {snapshot}.`,
+  description: `Save your workspace's files and your todo list as a snapshot you can restore later (at most ${MAX_SNAPSHOTS}, together no larger than your workspace's quota): {snapshot}.`,
   input: z.strictObject({ agentId: agentIdField, label: z.string().max(200).optional() }),
   async run({ agentId, label }, ctx) {
     const root = await ctx.workspace(agentId);
     const state = stateClient(ctx.trigger);
-    const { items } = await state.list(snapshotsScope(agentId), { limit: MAX_SNAPSHOTS + 1 });
+    const { items } = await state.list<Snapshot>(snapshotsScope(agentId), { limit: MAX_SNAPSHOTS + 1 });
     if (items.length >= MAX_SNAPSHOTS)
-      throw badRequest(`You have ${MAX_SNAPSHOTS} snapshots: delete one first`);
+      throw badRequest(`You have ${MAX_SNAPSHOTS} snapshots: delete one first (snapshot_delete)`);
     const size = await directorySize(root);
     if (!size.complete || size.bytes > MAX_SNAPSHOT_BYTES)
       throw badRequest(
@@ -110,15 +111,28 @@ const snapshotCreate = defineTool({
       );
     const todos: unknown[] = [];
     for await (const { value } of state.scan(todosScope(agentId))) todos.push(value);
+    const id = newId("snap");
+    const to = join(snapshotsDir(ctx.dataDir, agentId), id);
+    await saveContent(ctx, root, to);
+    // Measured as copied (the workspace may have changed since it was measured): snapshots live outside
+    // the workspace's quota, so together they get one of their own, the same size.
+    const copied = await directorySize(to);
+    const held = items.reduce((sum, item) => sum + item.value.bytes, 0);
+    const quota = ctx.sandbox.settings.limits.workspaceQuotaBytes;
+    if (!copied.complete || held + copied.bytes > quota) {
+      await rm(to, { recursive: true, force: true });
+      throw badRequest(
+        `Your snapshots would hold ${Math.ceil((held + copied.bytes) / MiB)} MiB, more than your workspace's quota (${Math.floor(quota / MiB)} MiB): delete one first (snapshot_delete)`,
+      );
+    }
     const snapshot: Snapshot = {
-      id: newId("snap"),
+      id,
       label: label ?? null,
       createdAt: nowIso(),
-      files: size.files,
-      bytes: size.bytes,
+      files: copied.files,
+      bytes: copied.bytes,
       todos,
     };
-    await saveContent(ctx, root, join(snapshotsDir(ctx.dataDir, agentId), snapshot.id));
     await state.set(snapshotsScope(agentId), snapshot.id, snapshot);
     const { todos: _saved, ...shown } = snapshot;
     return { snapshot: { ...shown, todos: todos.length } };
@@ -163,4 +177,20 @@ const snapshotRestore = defineTool({
   },
 });
 
-export const snapshotTools = [snapshotCreate, snapshotList, snapshotRestore];
+const snapshotDelete = defineTool({
+  id: "tool::snapshot_delete",
+  actsFor: "agent",
+  description: "Delete one of your snapshots, freeing its place and its bytes: {deleted}.",
+  input: z.strictObject({ agentId: agentIdField, snapshotId: z.string().min(1).max(256) }),
+  async run({ agentId, snapshotId }, ctx) {
+    await ctx.workspace(agentId);
+    const state = stateClient(ctx.trigger);
+    const snapshot = await state.get<Snapshot>(snapshotsScope(agentId), snapshotId);
+    if (!snapshot) throw notFound(`You have no snapshot ${snapshotId}`);
+    await state.delete(snapshotsScope(agentId), snapshot.id);
+    await rm(join(snapshotsDir(ctx.dataDir, agentId), snapshot.id), { recursive: true, force: true });
+    return { deleted: snapshot.id };
+  },
+});
+
+export const snapshotTools = [snapshotCreate, snapshotList, snapshotRestore, snapshotDelete];
