@@ -2,10 +2,10 @@ import type { StateClient } from "../../engine/state/client.ts";
 import { systemCall } from "../../engine/system-call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { badRequest, describeZodError } from "../../shared/errors.ts";
+import { badRequest, conflict, describeZodError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { purgeRealmData, secretPrefix } from "./cascade.ts";
-import { orderDirectives, orderHierarchy } from "./order.ts";
+import { assertUnique, orderDirectives, orderHierarchy } from "./order.ts";
 import { EXPORT_VERSION, type ExportDocument, exportDocument, REALMS_SCOPE, type Realm } from "./schema.ts";
 import { insertRealm, updateRealm } from "./store.ts";
 
@@ -35,7 +35,12 @@ export async function importRealm(
   const owner = newOwner ?? doc.realm.owner;
   if (!owner) throw badRequest("owner is required: give newOwner or data.realm.owner");
   if (doc.realm.defaultModel) await deps.checkModel(doc.realm.defaultModel);
-  // Order (and so check) the references before anything is written.
+  // Order (and so check) the references before anything is written. Two agents under one id would
+  // both be created, with every reference to the id going to whichever came last.
+  assertUnique(
+    doc.agents.map((agent) => agent.id),
+    "agent",
+  );
   const directives = orderDirectives(doc.directives);
   const hierarchy = orderHierarchy(doc.hierarchy);
   const realmId = await createShell(deps.state, doc, owner);
@@ -87,16 +92,24 @@ async function createShell(state: StateClient, doc: ExportDocument, owner: strin
   return record.id;
 }
 
-/** A Paused realm stays Paused; Active and Archived come back Active (an archive restored is usable). */
+/**
+ * A Paused realm stays Paused; Active and Archived come back Active (an archive restored is usable).
+ * The realm is read again even with nothing to set: a delete that started during the import may have
+ * purged before the last items were written (the vault stores secrets without asking the realm), so a
+ * realm being deleted, or gone, fails the import and its undo takes every item away again.
+ */
 async function finishRealm(state: StateClient, realmId: string, doc: ExportDocument): Promise<void> {
   const { maxAgents, status } = doc.realm;
-  if (maxAgents == null && status !== "Paused") return;
-  await updateRealm(state, realmId, (realm) => ({
-    ...realm,
-    ...(maxAgents != null ? { maxAgents } : {}),
-    ...(status === "Paused" ? { status: "Paused" as const } : {}),
-    updatedAt: nowIso(),
-  }));
+  await updateRealm(state, realmId, (realm) => {
+    if (realm.deleting) throw conflict(`Realm ${realmId} is being deleted`);
+    if (maxAgents == null && status !== "Paused") return undefined;
+    return {
+      ...realm,
+      ...(maxAgents != null ? { maxAgents } : {}),
+      ...(status === "Paused" ? { status: "Paused" as const } : {}),
+      updatedAt: nowIso(),
+    };
+  });
 }
 
 async function createAgents(

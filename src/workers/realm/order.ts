@@ -10,13 +10,19 @@ function parentFirst<T>(
   idOf: (item: T) => string,
   parentOf: (item: T) => string | undefined,
 ): T[] {
+  // Siblings are appended in place: a copy of the list per item was quadratic, and a document of tens of
+  // thousands of rows, well within the body limit, held the event loop for many seconds.
   const children = new Map<string | undefined, T[]>();
   for (const item of items) {
     const parent = parentOf(item);
-    children.set(parent, [...(children.get(parent) ?? []), item]);
+    const siblings = children.get(parent);
+    if (siblings) siblings.push(item);
+    else children.set(parent, [item]);
   }
   const ordered: T[] = [...(children.get(undefined) ?? [])];
-  for (let i = 0; i < ordered.length; i++) ordered.push(...(children.get(idOf(ordered[i] as T)) ?? []));
+  for (let i = 0; i < ordered.length; i++) {
+    for (const child of children.get(idOf(ordered[i] as T)) ?? []) ordered.push(child);
+  }
   if (ordered.length < items.length) {
     const placed = new Set(ordered.map(idOf));
     const stuck = items.filter((item) => !placed.has(idOf(item))).map(idOf);
@@ -25,7 +31,8 @@ function parentFirst<T>(
   return ordered;
 }
 
-function assertUnique(ids: string[], what: string): void {
+/** 400 when an id appears twice: references to it (directive owners, org-chart rows) would be ambiguous. */
+export function assertUnique(ids: string[], what: string): void {
   const seen = new Set<string>();
   for (const id of ids) {
     if (seen.has(id)) throw badRequest(`data: ${what} ${id} appears twice`);
