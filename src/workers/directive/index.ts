@@ -20,7 +20,14 @@ import {
   purgeInput,
   updateInput,
 } from "./schema.ts";
-import { ancestryOf, directivesScope, listDirectives, loadDirective, purgeDirectives } from "./store.ts";
+import {
+  ancestryOf,
+  directivesById,
+  directivesScope,
+  loadDirective,
+  matchingDirectives,
+  purgeDirectives,
+} from "./store.ts";
 
 const TOPIC = "directive.lifecycle";
 
@@ -96,10 +103,15 @@ export function registerDirective(worker: WorkerClient): { ready?: Promise<void>
     async ({ limit, cursor, ...filter }, ctx) => {
       assertRealmAccess(ctx, filter.realmId);
       await requireRealm(trigger, filter.realmId);
-      const matching = await listDirectives(state, filter);
+      const matching = await matchingDirectives(state, filter);
       const page = pageOf(matching, (entry) => oldestFirst(entry.createdAt, entry.id), { limit, cursor });
+      const directives = await directivesById(
+        state,
+        filter.realmId,
+        page.items.map((entry) => entry.id),
+      );
       // count: every directive the filter matches, across pages.
-      return { directives: page.items, count: matching.length, nextCursor: page.nextCursor };
+      return { directives, count: matching.length, nextCursor: page.nextCursor };
     },
   );
 

@@ -9,17 +9,33 @@ export function loadDirective(state: StateClient, realmId: string, id: string): 
 }
 
 /** The realm's directives that pass every given filter, oldest first (ties by id, so the order is stable). */
-export async function listDirectives(state: StateClient, filter: ListInput): Promise<Directive[]> {
-  const matches: Directive[] = [];
+/**
+ * Where each directive matching the filter stands (id and creation time), not the directives: a realm's
+ * directives have no size limit, and holding every matching record to answer one page let a realm key's
+ * listing take the process's memory. The page's records are read afterwards (directivesById).
+ */
+export async function matchingDirectives(
+  state: StateClient,
+  filter: ListInput,
+): Promise<Array<Pick<Directive, "id" | "createdAt">>> {
+  const matches: Array<Pick<Directive, "id" | "createdAt">> = [];
   for await (const { value } of state.scan<Directive>(directivesScope(filter.realmId))) {
     if (filter.level !== undefined && value.level !== filter.level) continue;
     if (filter.status !== undefined && value.status !== filter.status) continue;
     if (filter.parentId !== undefined && value.parentId !== filter.parentId) continue;
-    matches.push(value);
+    matches.push({ id: value.id, createdAt: value.createdAt });
   }
-  return matches.sort(
-    (a, b) => a.createdAt.localeCompare(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  );
+  return matches;
+}
+
+/** The directives of these ids, in their order (one deleted meanwhile is left out). */
+export async function directivesById(
+  state: StateClient,
+  realmId: string,
+  ids: string[],
+): Promise<Directive[]> {
+  const found = await Promise.all(ids.map((id) => loadDirective(state, realmId, id)));
+  return found.filter((directive): directive is Directive => directive !== null);
 }
 
 /**
