@@ -51,6 +51,22 @@ export async function post(
 const NO_BODY = new Set([101, 204, 205, 304]);
 
 /**
+ * The most bytes of a provider's answer `keepAliveFetch` reads into memory (not an event stream, which
+ * is passed on as it comes). A chat answer is its output tokens, at most a few megabytes with images
+ * inline; without a bound a broken or hostile provider's endless answer was held whole until the call's
+ * deadline (2 GB of answer: 2.2 GB of the service's memory, for one call).
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** A provider's answer past MAX_ANSWER_BYTES: not a network failure, so the SDK does not retry it. */
+export class AnswerTooLargeError extends Error {
+  constructor(limit: number) {
+    super(`the provider's answer is larger than ${limit / (1024 * 1024)} MB`);
+    this.name = "AnswerTooLargeError";
+  }
+}
+
+/**
  * `fetch` for the AI SDK's providers over the same pools: the global fetch (undici's, with WHATWG
  * streams for every body) cost about a tenth of an agent turn's CPU. A JSON answer is read whole and
  * handed over as one buffer; an event stream is passed on as it arrives. Failures look as they do from
@@ -82,11 +98,27 @@ export const keepAliveFetch: typeof fetch = async (input, init) => {
     if (String(answer.headers["content-type"] ?? "").includes("text/event-stream")) {
       return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, options);
     }
-    return new Response(Buffer.from(await answer.body.arrayBuffer()), options);
+    return new Response(await readBounded(answer.body, MAX_ANSWER_BYTES), options);
   } catch (error) {
+    if (error instanceof AnswerTooLargeError) throw error;
     throw signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error });
   }
 };
+
+/** The whole body, or AnswerTooLargeError (the body destroyed) once it passes `limit` bytes. */
+async function readBounded(body: Readable, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      throw new AnswerTooLargeError(limit);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
 
 function headerRecord(headers: RequestInit["headers"]): Record<string, string> {
   if (!headers) return {};

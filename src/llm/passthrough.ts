@@ -1,6 +1,6 @@
 import type { TriggerFn } from "../engine/types.ts";
 import { closingFirst } from "../shared/closing-first.ts";
-import { serverSentEvents } from "../shared/sse.ts";
+import { MAX_EVENT_CHARS, serverSentEvents } from "../shared/sse.ts";
 import type { OpenAiChunk } from "./openai/api-types.ts";
 import { type OpenAiCall, openOpenAiCall, requestJson } from "./openai/client.ts";
 import { toOpenAiError } from "./openai/errors.ts";
@@ -145,6 +145,9 @@ function parseChunk(data: string): OpenAiChunk | undefined {
 }
 
 /** The `data:` payload of each server-sent event, in order (comments and other fields skipped). */
-export async function* serverSentData(stream: AsyncIterable<string | Buffer>): AsyncGenerator<string> {
-  for await (const { data } of serverSentEvents(stream)) yield data;
+export async function* serverSentData(
+  stream: AsyncIterable<string | Buffer>,
+  maxEventChars = MAX_EVENT_CHARS,
+): AsyncGenerator<string> {
+  for await (const { data } of serverSentEvents(stream, maxEventChars)) yield data;
 }

@@ -1,10 +1,14 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { generateText } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keepAliveFetch } from "../../src/llm/http-client.ts";
+import { AnswerTooLargeError, keepAliveFetch, MAX_ANSWER_BYTES } from "../../src/llm/http-client.ts";
 
 let server: http.Server;
 let base: string;
+/** Requests to /huge (and /messages), and how many of their answers were cut off before their end. */
+const huge = { requests: 0, cut: 0 };
 
 beforeAll(async () => {
   server = http.createServer((request, response) => {
@@ -23,6 +27,24 @@ beforeAll(async () => {
         setTimeout(() => response.end("data: two\n\n"), 20);
       } else if (request.url === "/empty") {
         response.writeHead(204).end();
+      } else if (request.url?.endsWith("/huge") || request.url?.endsWith("/messages")) {
+        // A provider's answer that does not end: more than MAX_ANSWER_BYTES of one JSON value.
+        huge.requests++;
+        response.writeHead(200, { "content-type": "application/json" });
+        response.write('{"content":"');
+        const chunk = Buffer.alloc(1024 * 1024, "x");
+        let sent = 0;
+        response.on("close", () => {
+          if (!response.writableFinished) huge.cut++;
+        });
+        const pump = () => {
+          while (sent < MAX_ANSWER_BYTES + 8 * chunk.length) {
+            sent += chunk.length;
+            if (!response.write(chunk)) return void response.once("drain", pump);
+          }
+          response.end('"}');
+        };
+        pump();
       } else if (request.url === "/slow") {
         setTimeout(() => response.end("late"), 2000);
       } else {
@@ -61,6 +83,20 @@ describe("keepAliveFetch", () => {
     const missing = await keepAliveFetch(`${base}/nothing`);
     expect(missing.status).toBe(404);
     expect(await missing.text()).toBe("no such thing");
+  });
+
+  it("stops reading an answer past MAX_ANSWER_BYTES, which the AI SDK then neither retries nor holds", async () => {
+    const failure = await keepAliveFetch(`${base}/huge`, { method: "POST", body: "{}" }).catch(
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(AnswerTooLargeError);
+    expect((failure as Error).message).toBe("the provider's answer is larger than 64 MB");
+    const model = createAnthropic({ apiKey: "k", baseURL: `${base}/v1`, fetch: keepAliveFetch })("claude");
+    await expect(generateText({ model, prompt: "hi", maxRetries: 2 })).rejects.toBeInstanceOf(
+      AnswerTooLargeError,
+    );
+    expect(huge.requests).toBe(2);
+    await expect.poll(() => huge.cut).toBe(2);
   });
 
   it("fails as fetch does: the abort reason when aborted, TypeError 'fetch failed' when unreachable", async () => {

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { jsonSchema, type ModelMessage, type ToolSet, tool } from "ai";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -154,6 +156,55 @@ describe("the OpenAI-wire turn", () => {
       "fake-model",
       "fake-fallback",
     ]);
+  });
+
+  it("fails an answer it cannot read as the provider's failure (502), not an internal error", async () => {
+    const message = (fields: Record<string, unknown>) => ({
+      choices: [{ message: { role: "assistant", ...fields }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    });
+    const broken: Record<string, unknown> = {
+      "tool calls that are not a list": message({ content: "hi", tool_calls: 5 }),
+      "a tool call without its function": message({ content: null, tool_calls: [{ id: "a" }] }),
+      "arguments that are not text": message({
+        content: null,
+        tool_calls: [
+          { id: "a", type: "function", function: { name: "weather", arguments: { city: "Oslo" } } },
+        ],
+      }),
+      "content that is not text": message({ content: { text: "hi" } }),
+      "choices that are not a list": { choices: "hi", usage: { prompt_tokens: 1, completion_tokens: 1 } },
+    };
+    let answer: unknown;
+    const provider = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+      });
+    });
+    await new Promise<void>((resolve) => provider.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = provider.address() as AddressInfo;
+      for (const [what, body] of Object.entries(broken)) {
+        answer = body;
+        const failure = await generate({
+          choices: [fakeModelChoice(`http://127.0.0.1:${port}/v1`)],
+          messages: [{ role: "user", content: "Weather in Oslo?" }],
+          tools: weatherTools([]),
+          env,
+          trigger: noVault,
+        }).then(
+          (result) => result,
+          (error: unknown) => error,
+        );
+        expect(failure, what).toMatchObject({
+          status: 502,
+          message: expect.stringMatching(/^Provider fakeai gave no usable answer for model fake-model: /),
+        });
+      }
+    } finally {
+      provider.close();
+    }
   });
 
   it("keeps OpenAI's reasoning models and non-text prompts on the AI SDK", () => {

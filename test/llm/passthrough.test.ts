@@ -1,8 +1,11 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { speaksOpenAi } from "../../src/llm/openai/client.ts";
 import { forwardCompletion, forwardStream, serverSentData } from "../../src/llm/passthrough.ts";
 import type { ModelChoice, Usage } from "../../src/llm/types.ts";
+import { MAX_EVENT_CHARS } from "../../src/shared/sse.ts";
 import { type FakeOpenAI, fakeModelChoice, startFakeOpenAI } from "../helpers/fake-openai.ts";
 
 let fake: FakeOpenAI;
@@ -67,6 +70,32 @@ describe("forwardCompletion", () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  it("never passes on the operator's API key when the provider's error words repeat it", async () => {
+    // Some gateways (proxies in front of a provider) quote the key they were sent in their errors.
+    const echoing = createServer((request, response) => {
+      request.resume();
+      const key = String(request.headers.authorization).slice("Bearer ".length);
+      // The key across the 300th character, where the detail is cut.
+      const message = `${"x".repeat(270)} Invalid model for key ${key}; see the docs`;
+      response.writeHead(400, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message } }));
+    });
+    await new Promise<void>((resolve) => echoing.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = echoing.address() as AddressInfo;
+      const request = forwardRequest({ model: "fake-model", messages: [{ role: "user", content: "x" }] });
+      request.choice = choiceFor(`http://127.0.0.1:${port}/v1`);
+      request.env = { FAKEAI_API_KEY: "sk-operator-0123456789" };
+      const error = await forwardCompletion(request).catch((failure: Error) => failure);
+      expect(error).toMatchObject({ status: 502, message: expect.stringContaining("answered HTTP 400") });
+      // Not the key, nor the part of it the message's 300 characters would have kept.
+      expect((error as Error).message).toContain("Invalid model for key ");
+      expect((error as Error).message).not.toContain("sk-op");
+    } finally {
+      echoing.close();
+    }
+  });
+
   it("says when the provider cannot be reached", async () => {
     const request = forwardRequest({ model: "fake-model", messages: [{ role: "user", content: "x" }] });
     request.choice = choiceFor("http://127.0.0.1:1/v1");
@@ -107,6 +136,45 @@ describe("forwardStream", () => {
     expect(usages).toHaveLength(2);
   });
 
+  it("ends with an error, without relaying it, when a provider's event grows past its limit without ending", async () => {
+    // A broken or hostile provider: one event that never ends. Scanned anew with every chunk, such an
+    // event cost time in the square of its size (64 MB: a minute of the service's thread).
+    const endless = createServer((request, response) => {
+      request.resume();
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write("data: ");
+      const chunk = "x".repeat(64 * 1024);
+      let sent = 0;
+      const pump = () => {
+        while (sent < MAX_EVENT_CHARS + 4 * chunk.length) {
+          sent += chunk.length;
+          if (!response.write(chunk)) return void response.once("drain", pump);
+        }
+        response.end("\n\n");
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = endless.address() as AddressInfo;
+      const request = forwardRequest({
+        model: "fake-model",
+        messages: [{ role: "user", content: "x" }],
+        stream: true,
+      });
+      request.choice = choiceFor(`http://127.0.0.1:${port}/v1`);
+      const relayed = await collect(await forwardStream(request));
+      expect(relayed.length).toBeLessThan(1000);
+      expect(relayed).toMatch(
+        /^data: \{"error":\{"message":"Provider fakeai gave no usable answer for model fake-model: .*server-sent event of more than/,
+      );
+      expect(relayed.endsWith("data: [DONE]\n\n")).toBe(true);
+    } finally {
+      endless.closeAllConnections();
+      endless.close();
+    }
+  });
+
   it("refuses before the stream opens when the provider refuses", async () => {
     fake.reply({ status: 401 });
     const body = { model: "fake-model", messages: [{ role: "user", content: "x" }], stream: true };
@@ -118,6 +186,22 @@ describe("forwardStream", () => {
 });
 
 describe("serverSentData", () => {
+  it("refuses an event longer than its limit, and takes one up to it", async () => {
+    async function* chunks(text: string) {
+      for (let at = 0; at < text.length; at += 7) yield text.slice(at, at + 7);
+    }
+    const read = async (text: string) => {
+      const seen: string[] = [];
+      for await (const data of serverSentData(chunks(text), 64)) seen.push(data);
+      return seen;
+    };
+    const fits = `data: ${"a".repeat(56)}`;
+    expect(await read(`${fits}\n\n${fits}\r\n\r\n`)).toEqual(["a".repeat(56), "a".repeat(56)]);
+    await expect(read(`data: ${"a".repeat(100)}\n\n`)).rejects.toThrow(
+      "a server-sent event of more than 64 characters",
+    );
+  });
+
   it("yields each event's data however the bytes are split", async () => {
     const payload = fc.string({ maxLength: 20 }).filter((text) => !/[\r\n]/.test(text));
     await fc.assert(

@@ -15,6 +15,8 @@ import {
   toolResultMessage,
 } from "../openai/messages.ts";
 import { parseToolArguments, toOpenAiToolChoice, toOpenAiTools } from "../openai/tools.ts";
+import { providerError } from "../provider-errors.ts";
+import { baseUrlOf } from "../providers.ts";
 import {
   DEFAULT_LLM_TIMEOUT_MS,
   type GenerateRequest,
@@ -108,8 +110,35 @@ function callModel(
       },
       async (usage) => onUsage(usage),
     );
+    const problem = unreadable(answer as OpenAiChatCompletion);
+    if (problem) throw providerError(choice, baseUrlOf(choice.provider, request.env), new Error(problem));
     return answer as OpenAiChatCompletion;
   });
+}
+
+/**
+ * What in a provider's answer this loop cannot read, if anything: tool calls that are not a list of
+ * calls with an id, a name and their arguments as text, content that is not text, choices that are not
+ * a list. The AI SDK checks the same and fails such an answer as the provider's (502); read as it came,
+ * it failed the turn with a TypeError (an internal error, 500) or handed on content of another type.
+ */
+function unreadable(answer: OpenAiChatCompletion): string | undefined {
+  const choices: unknown = answer.choices;
+  if (choices !== undefined && choices !== null && !Array.isArray(choices))
+    return "its choices are not a list";
+  const message: unknown = answer.choices?.[0]?.message;
+  if (message === undefined || message === null) return undefined;
+  const { content, tool_calls: calls } = message as { content?: unknown; tool_calls?: unknown };
+  if (content !== undefined && content !== null && typeof content !== "string") {
+    return "its content is not text";
+  }
+  if (calls === undefined || calls === null) return undefined;
+  if (!Array.isArray(calls)) return "its tool calls are not a list";
+  const readable = (call: { id?: unknown; function?: { name?: unknown; arguments?: unknown } } | null) =>
+    typeof call?.id === "string" &&
+    typeof call.function?.name === "string" &&
+    typeof call.function.arguments === "string";
+  return calls.every(readable) ? undefined : "a tool call lacks its id, its name or its arguments as text";
 }
 
 /** A tool call run as the AI SDK runs one: its input parsed, an unknown tool or bad input told to the model. */

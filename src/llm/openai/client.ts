@@ -71,12 +71,22 @@ export async function openOpenAiCall(request: OpenAiRequest): Promise<OpenAiCall
       timeoutMs: request.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS,
       maxRetries: request.maxRetries ?? 2,
       signal: request.signal,
-      detailOf: openAiErrorMessage,
+      detailOf: (body) => openAiErrorMessage(withoutKey(body, apiKey)),
     });
     return { ...call, baseUrl };
   } catch (error) {
     throw providerError(choice, baseUrl, error);
   }
+}
+
+/**
+ * A provider's error body without the API key it was sent: the detail reaches whoever made the call
+ * (a realm's key), and some gateways in front of a provider quote the key they got in their errors.
+ * Taken out before the detail is cut short, so no part of it is left either. A short placeholder (what a
+ * local server may be given) is left: replacing it would garble the words and protect nothing.
+ */
+function withoutKey(body: string, apiKey: string | undefined): string {
+  return apiKey && apiKey.length >= 8 ? body.replaceAll(apiKey, "[the API key]") : body;
 }
 
 /**
