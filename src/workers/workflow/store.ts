@@ -4,7 +4,7 @@ import type { BatchOp } from "../../engine/state/types.ts";
 import { RecentReads } from "../../engine/state/watch.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { AppError, notFound } from "../../shared/errors.ts";
+import { AppError, conflict, notFound } from "../../shared/errors.ts";
 import { RunCancelled } from "./executor.ts";
 import type { Run, Workflow } from "./schema.ts";
 
@@ -153,9 +153,25 @@ export async function startRun(state: StateClient, run: Run): Promise<void> {
 export async function saveRun(state: StateClient, run: Run): Promise<void> {
   // Each checkpoint also says the run's node is alive (cluster mode resumes only quiet runs).
   run.heartbeatAt = nowIso();
-  const ops = checkpointOps(run);
-  await state.batch(ops);
+  // On the version this process last wrote (no read needed): a record deleted meanwhile (its realm or
+  // workflow purged while the step ran) is not written back, with the step's results, after the purge.
+  const known = storedVersions.get(run);
+  const ops = checkpointOps(run, known);
+  let results: Awaited<ReturnType<StateClient["batch"]>>;
+  try {
+    results = await state.batch(ops);
+  } catch (error) {
+    if (known !== undefined && isConflict(error)) throw runGone(run.runId);
+    throw error;
+  }
   storedResults.set(run, run.results.length);
+  const record = results[ops.findIndex((op) => op.scope === RUNS_SCOPE)];
+  if (record && known !== undefined) storedVersions.set(run, record.version);
+}
+
+/** The run's record changed under it (deleted with its realm): the run stops, writing nothing more. */
+function runGone(runId: string): AppError {
+  return conflict(`Run ${runId} was deleted while it ran (its realm or its runs were deleted)`);
 }
 
 /** The writes of a checkpoint: new step results, the record (`expectedVersion` if given), the active set. */

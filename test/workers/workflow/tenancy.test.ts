@@ -193,6 +193,34 @@ describe("workflow tenancy", () => {
     expect((await call(server, "GET", `/api/workflows/runs/${run.body.runId}`)).status).toBe(404);
   });
 
+  it("writes nothing back when its realm is deleted while a step runs: the run stops with a 409", async () => {
+    const doomed = await newRealm(server, "doomed-mid-run");
+    let started: () => void = () => {};
+    const running = new Promise<void>((resolve) => (started = resolve));
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    server.service.engine.worker("test").registerFunction({ id: "test::held" }, async () => {
+      started();
+      await held;
+      return "the step's output, which must not outlive the realm";
+    });
+    const steps = [{ name: "held", functionId: "test::held" }, ...echo];
+    const created = await call(server, "POST", "/api/workflows", { name: "h", steps, realmId: doomed });
+    const run = call(server, "POST", "/api/workflows/run", { workflowId: created.body.id, realmId: doomed });
+    await running;
+    expect((await call(server, "DELETE", `/api/realms/${doomed}`)).status).toBeLessThan(300);
+    release();
+    const answer = await run;
+    expect(answer.status).toBe(409);
+    expect(answer.body.error).toContain("was deleted while it ran");
+    const runId = /Run (run-[0-9a-f-]+)/.exec(answer.body.error)?.[1];
+    const state = (function_id: string, payload: unknown) =>
+      server.service.engine.trigger({ function_id, payload });
+    expect(await state("state::get", { scope: "workflow_runs", key: runId })).toBeNull();
+    const results = await state("state::list", { scope: `workflow_run_steps:${runId}`, limit: 10 });
+    expect(results).toMatchObject({ items: [] });
+  });
+
   it("keeps another realm's agent memory out of a realm key's workflow steps, and an agent to its own", async () => {
     const victim = await createAgent(server, realmA, { name: "victim" });
     const own = await createAgent(server, realmB, { name: "own" });
