@@ -9,7 +9,6 @@ import { AppError, badRequest, conflict, notFound } from "../../shared/errors.ts
 import { newId } from "../../shared/ids.ts";
 import { type NetworkPolicy, systemResolver } from "../../shared/net/guarded-request.ts";
 import { checkWebUrl } from "../../shared/net/ssrf.ts";
-import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { findExecutable } from "../../shared/process/supervise.ts";
 import { assertAgentRef, requireRealm } from "../../shared/realm-refs.ts";
 import { type Execution, execute } from "./execute.ts";
@@ -31,12 +30,16 @@ import {
   runtimeRecord,
 } from "./schema.ts";
 import {
+  ALL_RUNS_INDEX,
+  buildRunIndexes,
   finishRecord,
   interruptLeftovers,
   listRuntimes,
   purgeRealmRuns,
   RUNS_SCOPE,
   RUNTIMES_SCOPE,
+  realmRunsIndex,
+  runsPage,
   startRecord,
 } from "./store.ts";
 
@@ -213,14 +216,9 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
       output: runPage,
     },
     async ({ runtimeId, limit, cursor }, ctx) => {
-      const visible = (run: BridgeRun) =>
-        isPrivileged(ctx.auth) || (ctx.auth.kind === "realm" && run.realmId === ctx.auth.realmId);
-      const runs: BridgeRun[] = [];
-      for await (const { value } of state.scan<BridgeRun>(RUNS_SCOPE)) {
-        if (visible(value) && (runtimeId === undefined || value.runtimeId === runtimeId)) runs.push(value);
-      }
-      const page = pageOf(runs, (run) => newestFirst(run.startedAt, run.id), { limit, cursor });
-      return { runs: page.items, nextCursor: page.nextCursor };
+      if (!isPrivileged(ctx.auth) && ctx.auth.kind !== "realm") return { runs: [], nextCursor: null };
+      const index = ctx.auth.kind === "realm" ? realmRunsIndex(ctx.auth.realmId) : ALL_RUNS_INDEX;
+      return runsPage(state, index, { runtimeId, limit, cursor });
     },
   );
 
@@ -266,6 +264,7 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
   const ready = (async () => {
     if (options.startup === false) return;
     for (const run of await interruptLeftovers(state)) publish(run);
+    await buildRunIndexes(state);
   })();
   return { ready };
 }
