@@ -1,15 +1,24 @@
 import type { ModelMessage } from "ai";
 import { call } from "../../engine/call.ts";
+import { systemPrincipal } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
 import { generate } from "../../llm/generate.ts";
 import { assertRealmOpen } from "../../llm/guards.ts";
 import type { GenerateResult, ModelChoice, TurnEvent, TurnProgress, Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { conflict } from "../../shared/errors.ts";
+import { conflict, isFunctionNotFound, notFound } from "../../shared/errors.ts";
+import { AGENT_DELETING } from "../../shared/realm-refs.ts";
 import { checkBudget, recordTurnCost } from "./accounting.ts";
 import type { ChatDeps } from "./chat-deps.ts";
 import type { Agent } from "./schema.ts";
-import { appendTurn, openSession, recentMessages, type StoredMessage } from "./store.ts";
+import {
+  AGENTS_SCOPE,
+  appendTurn,
+  deleteConversations,
+  openSession,
+  recentMessages,
+  type StoredMessage,
+} from "./store.ts";
 import { keepExchange } from "./threads.ts";
 import { abortableTools, toolsFor } from "./tool-sets.ts";
 import { functionIdOf } from "./tools.ts";
@@ -96,6 +105,7 @@ export async function chatTurn(
     appendTurn(deps.state, session, stored),
     registered.has("memory::store") ? remember(deps, registered, agent, session.id, stored) : undefined,
   ]);
+  await recheckAgent(deps, agent.id);
   return {
     content: result.content,
     model: result.model,
@@ -156,7 +166,27 @@ export async function agentCompletion(
     keepExchange(deps.state, agent.id, call.messages, result),
     ...costs,
   ]);
+  await recheckAgent(deps, agent.id);
   return { ...result, sessionId };
+}
+
+/**
+ * The agent may have been deleted while its turn ran: agent::delete marks it `deleting` before it purges
+ * its memory and sessions (a realm delete removes its record), so a turn whose writes came after the
+ * purge sees that here and takes them away again — all of the agent's, as the delete meant — and answers
+ * 404 as for any missing agent. Writes made before the mark are found by the purge itself. Without this,
+ * a deleted agent's last session, messages and memories stayed in the store for good.
+ */
+async function recheckAgent(deps: ChatDeps, agentId: string): Promise<void> {
+  const stored = await deps.state.get<{ status: string }>(AGENTS_SCOPE, agentId);
+  if (stored && stored.status !== AGENT_DELETING) return;
+  await deps
+    .trigger({ function_id: "memory::forget_agent", payload: { agentId }, auth: systemPrincipal })
+    .catch((error) => {
+      if (!isFunctionNotFound(error)) throw error;
+    });
+  await deleteConversations(deps.state, agentId);
+  throw notFound(`Agent ${agentId} not found`);
 }
 
 /**

@@ -5,10 +5,9 @@ import { isStorableText } from "../../engine/state/schema.ts";
 import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, realmFilter, requireAdmin } from "../../shared/access.ts";
-import { notFound } from "../../shared/errors.ts";
+import { conflict, notFound } from "../../shared/errors.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { noContent } from "../../shared/outputs.ts";
-import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { inSpan } from "../../shared/tracing.ts";
 import { agentCompletion, chatTurn } from "./chat.ts";
 import type { ChatDeps } from "./chat-deps.ts";
@@ -37,6 +36,7 @@ import {
   completeInput,
   completionReply,
   createAgentInput,
+  DEFAULT_REALM,
   listInput,
   messageReply,
   messageRouteInput,
@@ -48,7 +48,7 @@ import {
   sessionWithMessages,
   updateAgentInput,
 } from "./schema.ts";
-import { AGENTS_SCOPE, getSession, listSessions, sessionMessages } from "./store.ts";
+import { AGENTS_SCOPE, getSession, sessionMessages, sessionsPage } from "./store.ts";
 import { agentToolIds, mayCall } from "./tools.ts";
 
 export interface AgentsOptions {
@@ -109,11 +109,33 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
       const byId = isStorableText(model) ? await state.get<Agent>(AGENTS_SCOPE, model) : null;
       if (byId && visible(byId.realmId)) return { agentId: byId.id };
       const named = isStorableText(model) ? await agentsNamed(state, model) : [];
-      const match = named.find((entry) => visible(entry.realmId));
-      if (!match) throw notFound(`No agent ${model}`);
-      return { agentId: match.agentId };
+      const matches = named.filter((entry) => visible(entry.realmId));
+      if (matches.length > 1) return { agentId: await oneOfNamed(model, matches) };
+      if (!matches[0]) throw notFound(`No agent ${model}`);
+      return { agentId: matches[0].agentId };
     },
   );
+
+  /**
+   * Names are unique per realm, so only a caller that sees every realm (an admin key) finds several
+   * agents of one name. Taking the oldest, as before, let any tenant take a name first and receive the
+   * operator's `/v1` conversations meant for the operator's own agent (kept in the tenant's session,
+   * read by the tenant's tools). The default realm's agent is the one meant (admin keys that name no
+   * realm work there); with none there, the name is ambiguous: 409, naming the agents to pick by id.
+   */
+  const oneOfNamed = async (name: string, matches: Array<{ agentId: string; realmId: string }>) => {
+    const agents = await Promise.all(matches.map((match) => state.get<Agent>(AGENTS_SCOPE, match.agentId)));
+    const live = agents.filter((agent): agent is Agent => agent !== null && agent.name === name);
+    const own = live.filter((agent) => agent.realmId === DEFAULT_REALM);
+    if (own.length === 1 && own[0]) return own[0].id;
+    if (live.length === 1 && live[0]) return live[0].id;
+    if (live.length === 0) throw notFound(`No agent ${name}`);
+    const listed = live
+      .slice(0, 5)
+      .map((agent) => `agent:${agent.id} (realm ${agent.realmId})`)
+      .join(", ");
+    throw conflict(`Several agents are named "${name}": ${listed}; name one as agent:<id>`);
+  };
 
   worker.registerFunction(
     {
@@ -241,12 +263,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
     },
     async ({ id, limit, cursor }, ctx) => {
       await load(id, ctx);
-      const sessions = await listSessions(state, id);
-      const page = pageOf(sessions, (session) => newestFirst(session.updatedAt, session.id), {
-        limit,
-        cursor,
-      });
-      return { sessions: page.items, nextCursor: page.nextCursor };
+      return sessionsPage(state, id, { limit, cursor });
     },
   );
 

@@ -23,7 +23,13 @@ import {
   unindexAge,
   unindexAgent,
 } from "./realm-index.ts";
-import { checkNameFree, checkTools, usableEmbeddingModel, usableModel } from "./references.ts";
+import {
+  checkNameFree,
+  checkTools,
+  usableEmbeddingModel,
+  usableModel,
+  usableModelName,
+} from "./references.ts";
 import {
   type Agent,
   type CreateAgentInput,
@@ -108,7 +114,7 @@ async function configure(
   realmId: string,
   realmModel: string | undefined,
 ): Promise<Agent> {
-  const model = await usableModel(trigger, input.model ?? realmModel);
+  const model = await usableModelName(trigger, input.model ?? realmModel);
   for (const fallback of input.fallbackModels ?? []) await usableModel(trigger, fallback);
   const { embeddingModel, ...fields } = input;
   const embedding = embeddingModel == null ? undefined : await usableEmbeddingModel(trigger, embeddingModel);
@@ -117,7 +123,7 @@ async function configure(
     ...fields,
     ...(embedding === undefined ? {} : { embeddingModel: embedding }),
     id: newId("agent"),
-    model: model.id,
+    model,
     tools: input.tools ?? profilePatterns[input.toolProfile],
     realmId,
     status: "active",
@@ -231,7 +237,7 @@ export async function updateAgent(
 ): Promise<Agent> {
   await writableRealm(deps.trigger, agent.realmId);
   const { id, ...changes } = input;
-  if (changes.model !== undefined) changes.model = (await usableModel(deps.trigger, changes.model)).id;
+  if (changes.model !== undefined) changes.model = await usableModelName(deps.trigger, changes.model);
   for (const fallback of changes.fallbackModels ?? []) await usableModel(deps.trigger, fallback);
   if (changes.embeddingModel != null)
     changes.embeddingModel = await usableEmbeddingModel(deps.trigger, changes.embeddingModel);

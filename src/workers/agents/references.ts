@@ -20,6 +20,23 @@ export async function usableModel(trigger: TriggerFn, model: string | undefined)
   return entry;
 }
 
+/**
+ * usableModel's entry as the name the agent stores: the catalog id when that id names the same model
+ * again, else `<provider>/<model>`. An unlisted local model (`ollama/qwen3:8b`) has a bare id that names
+ * no model at all (every later message was a 404), or another provider's model of the same id
+ * (`ollama/gpt-4o` would have become the hosted gpt-4o).
+ */
+export async function usableModelName(trigger: TriggerFn, model: string | undefined): Promise<string> {
+  const entry = await usableModel(trigger, model);
+  const byId = await call(trigger, "catalog::resolve", { model: entry.id }).catch((error: unknown) => {
+    if (isAppError(error) && !isFunctionNotFound(error)) return null;
+    throw error;
+  });
+  return byId?.id === entry.id && byId.provider === entry.provider
+    ? entry.id
+    : `${entry.provider}/${entry.id}`;
+}
+
 /** The provider of a model the agent names must be usable: a key for a hosted one (422 naming it). */
 async function requireConfigured(
   trigger: TriggerFn,

@@ -151,17 +151,31 @@ const message = z
   .max(200_000)
   .refine(isStorableText, "message must be valid text without NUL or unpaired surrogates");
 
+/**
+ * Most characters of a session id a caller names. Its messages are kept in the state scope
+ * `agent_messages:<agentId>:<sessionId>`, which holds at most 256 characters (58 taken by the prefix and
+ * an agent id): a longer id was refused by the store only after the model had answered (and been paid),
+ * with the turn's memories already kept and the session not. Checked here, before anything runs.
+ */
+export const MAX_SESSION_ID_LENGTH = 192;
+
+const sessionId = z
+  .string({ error: "sessionId must be a string" })
+  .min(1, "sessionId must not be empty")
+  .max(MAX_SESSION_ID_LENGTH, `sessionId must be at most ${MAX_SESSION_ID_LENGTH} characters`)
+  .refine(isStorableText, "sessionId must be valid text without NUL or unpaired surrogates");
+
 export const chatInput = z.strictObject({
   agentId: z.string().min(1).max(256),
   message,
-  sessionId: z.string().min(1).max(256).optional(),
+  sessionId: sessionId.optional(),
   context: turnContext.optional(),
 });
 
 export const messageRouteInput = z.strictObject({
   id: z.string().min(1).max(256),
   message,
-  sessionId: z.string().min(1).max(256).optional(),
+  sessionId: sessionId.optional(),
   context: turnContext.optional(),
   /** Answer with server-sent events as the turn happens (also asked by `Accept: text/event-stream`). */
   stream: z.boolean().optional(),
@@ -177,7 +191,7 @@ export const sessionsInput = z.strictObject({ id: z.string().min(1).max(256), ..
 /** One session and a page of its messages, oldest first. */
 export const sessionInput = z.strictObject({
   id: z.string().min(1).max(256),
-  sessionId: z.string().min(1).max(256),
+  sessionId,
   ...pageFields,
 });
 

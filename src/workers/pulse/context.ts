@@ -1,5 +1,6 @@
 import { call } from "../../engine/call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
+import { MAX_TURN_CONTEXT_BYTES } from "../../shared/limits.ts";
 import type { ContextMode } from "./schema.ts";
 
 export type PulseContext = Record<string, unknown>;
@@ -43,7 +44,39 @@ export async function buildContext(
     ),
   ]);
   const full = { agentId, realmId, mode: "full", missions, budget: budgetNow, chain, directives };
-  return withGraph ? { ...full, graph: await missionGraph(trigger, agentId, missions) } : full;
+  return fitted(withGraph ? { ...full, graph: await missionGraph(trigger, agentId, missions) } : full);
+}
+
+/** The lists a Full context may lose entries of to fit, the first the most readily. */
+const CUT_FIRST = ["graph", "directives", "chain", "missions"] as const;
+/** Left free for the note of what was left out. */
+const NOTE_BYTES = 256;
+
+/**
+ * agent::chat takes at most MAX_TURN_CONTEXT_BYTES of context (as JSON): a realm whose active
+ * directives or missions added up to more (seven directives with the longest description allowed do)
+ * failed every Full pulse of every agent, at each tick, before the model was called. So the lists lose
+ * entries from their ends until the context fits, the graph's first, then the directives', the chain's
+ * and the missions', and `omitted` tells the agent (and the run's snapshot) how many of each.
+ */
+function fitted(context: PulseContext): PulseContext {
+  const size = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? "");
+  let total = size(context);
+  if (total <= MAX_TURN_CONTEXT_BYTES) return context;
+  const cut: PulseContext = { ...context };
+  const omitted: Record<string, number> = {};
+  for (const field of CUT_FIRST) {
+    const list = cut[field];
+    if (!Array.isArray(list) || total <= MAX_TURN_CONTEXT_BYTES - NOTE_BYTES) continue;
+    const kept = [...list];
+    while (kept.length > 0 && total > MAX_TURN_CONTEXT_BYTES - NOTE_BYTES) {
+      // The entry and the comma before it (none before the first).
+      total -= size(kept.pop()) + (kept.length > 0 ? 1 : 0);
+      omitted[field] = (omitted[field] ?? 0) + 1;
+    }
+    cut[field] = kept;
+  }
+  return { ...cut, omitted };
 }
 
 /** Most graph versions a context carries: enough to orient the agent, small enough for a prompt. */

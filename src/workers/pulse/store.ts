@@ -1,4 +1,4 @@
-import { isConflict } from "../../engine/state/cas.ts";
+import { casUpdate, isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { LastTick, PulseConfig, PulseRun } from "./schema.ts";
 
@@ -53,8 +53,15 @@ export async function createRun(state: StateClient, run: PulseRun): Promise<stri
   return storedKey;
 }
 
+/**
+ * The run as it ended, over its Running record: unless that record is gone, deleted by the purge of its
+ * agent or realm while the run went on. Written back then, it would outlive them for good (nothing
+ * purges that agent again), and status would still answer for the deleted agent.
+ */
 export async function saveRun(state: StateClient, storedKey: string, run: PulseRun): Promise<void> {
-  await state.set(runsScope(run.realmId), storedKey, run);
+  await casUpdate<PulseRun>(state, runsScope(run.realmId), storedKey, ({ value }) =>
+    value ? run : undefined,
+  );
 }
 
 /** Newest first: the key order. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
-import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
+import { serverWithFakeModel, startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { startTestServer } from "../../helpers/server.ts";
 
 const env = serverWithFakeModel({}, { shared: true });
@@ -102,6 +102,34 @@ describe("the default model", () => {
     } finally {
       await anthropic.close();
       await bare.close();
+    }
+  });
+});
+
+describe("an agent on an unlisted model of a local provider", () => {
+  it("keeps the provider in its model (ollama/<model>), so its messages reach that model", async () => {
+    const ollama = await startFakeOpenAI();
+    const server = await startTestServer({ env: { OLLAMA_BASE_URL: ollama.baseUrl } });
+    try {
+      const made = await call(server, "POST", "/api/agents", {
+        name: "on-premises",
+        model: "ollama/some-model:7b",
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      const agent = await call(server, "GET", `/api/agents/${made.body.id}`);
+      expect(agent.body.model).toBe("ollama/some-model:7b");
+      const answered = await call(server, "POST", `/api/agents/${made.body.id}/message`, { message: "hi" });
+      expect(answered.status).toBe(200);
+      expect(ollama.requests.map((request) => request.model)).toEqual(["some-model:7b"]);
+      // A local model named like a hosted one stays the local one.
+      const patched = await call(server, "PATCH", `/api/agents/${made.body.id}`, { model: "ollama/gpt-4o" });
+      expect(patched.body.model).toBe("ollama/gpt-4o");
+      // A listed model keeps its catalog id.
+      const listed = await call(server, "PATCH", `/api/agents/${made.body.id}`, { model: "ollama/llama3.3" });
+      expect(listed.body.model).toBe("llama3.3");
+    } finally {
+      await server.close();
+      await ollama.close();
     }
   });
 });

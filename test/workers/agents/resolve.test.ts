@@ -40,4 +40,43 @@ describe("agents named as /v1 models", () => {
     expect((await call(server, "DELETE", `/api/agents/${agentId}`)).status).toBe(204);
     await expect(resolve("helper one")).rejects.toThrow(/No agent/);
   });
+
+  it("sends an admin key's name to the default realm's agent, never to an older one a tenant named alike", async () => {
+    const tenant = await newRealm(server, "tenant");
+    const tenantKey = await realmKey(server, tenant);
+    const squatted = await call(
+      server,
+      "POST",
+      "/api/agents",
+      { name: "support", model: "gpt-4o" },
+      tenantKey,
+    );
+    expect(squatted.status).toBe(201);
+    const own = await createAgent(server, "realm-default", { name: "support" });
+    const resolved = await server.service.engine.trigger({
+      function_id: "agent::resolve",
+      payload: { model: "support" },
+    });
+    expect(resolved).toEqual({ agentId: own });
+    // The tenant's key still finds its own agent by that name.
+    const asTenant = await server.service.engine.trigger({
+      function_id: "agent::resolve",
+      payload: { model: "support" },
+      auth: { kind: "realm", keyId: "k", realmId: tenant },
+    });
+    expect(asTenant).toEqual({ agentId: squatted.body.id });
+  });
+
+  it("refuses an admin key's name that agents of several other realms share (409), naming them", async () => {
+    const first = await createAgent(server, await newRealm(server, "one"), { name: "twin" });
+    const second = await createAgent(server, await newRealm(server, "two"), { name: "twin" });
+    const answer = await chat("twin");
+    expect(answer.status).toBe(409);
+    expect(JSON.stringify(answer.body)).toContain(`agent:${first}`);
+    expect(JSON.stringify(answer.body)).toContain(`agent:${second}`);
+    const only = await createAgent(server, await newRealm(server, "three"), { name: "single" });
+    await expect(
+      server.service.engine.trigger({ function_id: "agent::resolve", payload: { model: "single" } }),
+    ).resolves.toEqual({ agentId: only });
+  });
 });
