@@ -122,7 +122,12 @@ export class IntegrationRegistry {
         );
     };
     if (config.mcp) {
-      const connection = new McpConnection(name, config.mcp, await this.secrets(config.mcp.secrets));
+      const connection = new McpConnection(
+        name,
+        config.mcp,
+        await this.secrets(config.mcp.secrets),
+        this.deps.policy,
+      );
       entry.connection = connection;
       for (const tool of await connection.open()) {
         const id = `mcp::${segment(name)}::${segment(tool.name)}`;
@@ -204,8 +209,37 @@ function hashOf(config: IntegrationFile): string {
  */
 function inputFromJsonSchema(schema: Record<string, unknown>): z.ZodType {
   try {
-    return z.fromJSONSchema({ type: "object", ...schema } as Parameters<typeof z.fromJSONSchema>[0]);
+    return z.fromJSONSchema({ type: "object", ...(withoutPatterns(schema) as object) } as Parameters<
+      typeof z.fromJSONSchema
+    >[0]);
   } catch {
     return z.record(z.string(), z.unknown());
   }
+}
+
+/** Keywords whose values are data, not schemas: left as they are. */
+const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples", "required"]);
+/** Keywords whose values map names (not keywords) to schemas. */
+const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "dependentSchemas"]);
+
+/**
+ * The schema without its regular expressions (`pattern`, `patternProperties`), which the server chose and
+ * a caller's argument would be run against here: one written to backtrack (`^(a+)+$`) would hold the
+ * whole service for as long as the argument likes. The server still checks them.
+ */
+function withoutPatterns(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutPatterns);
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  const loose = "patternProperties" in schema;
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "pattern" || key === "patternProperties") continue;
+    // Names only patternProperties allowed would now be refused: let them through instead.
+    if (key === "additionalProperties" && loose) continue;
+    if (DATA_KEYWORDS.has(key)) out[key] = value;
+    else if (SCHEMA_MAPS.has(key) && typeof value === "object" && value !== null && !Array.isArray(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, withoutPatterns(sub)]));
+    else out[key] = withoutPatterns(value);
+  }
+  return out;
 }

@@ -154,4 +154,50 @@ headers = { x-api-key = "public-demo" }
       api.close();
     }
   });
+
+  it("does not run an MCP server's input schema patterns on a caller's arguments (ReDoS)", async () => {
+    const mcp = createServer(async (request, response) => {
+      if (request.method !== "POST") return void response.writeHead(405).end();
+      let body = "";
+      for await (const chunk of request) body += chunk;
+      const message = JSON.parse(body);
+      if (message.id === undefined) return void response.writeHead(202).end();
+      const results: Record<string, unknown> = {
+        initialize: {
+          protocolVersion: message.params?.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: "lookup", version: "1" },
+        },
+        "tools/list": {
+          tools: [
+            {
+              name: "find",
+              inputSchema: { type: "object", properties: { q: { type: "string", pattern: "^(a+)+$" } } },
+            },
+          ],
+        },
+        "tools/call": { content: [{ type: "text", text: "checked by the server" }] },
+      };
+      response.setHeader("content-type", "application/json");
+      response.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: results[message.method] }));
+    });
+    await new Promise<void>((resolve) => mcp.listen(0, "127.0.0.1", resolve));
+    try {
+      declare("lookup", `[mcp]\nurl = "http://127.0.0.1:${(mcp.address() as AddressInfo).port}/mcp"\n`);
+      expect((await reload()).integrations).toMatchObject({ connected: ["lookup"] });
+      const realmId = await newRealm(env.server);
+      const started = performance.now();
+      // A catastrophic backtracking pattern would hold the whole service for seconds on this argument.
+      await expect(invoke("mcp::lookup::find", { q: `${"a".repeat(30)}!` }, realmId)).resolves.toMatchObject({
+        text: "checked by the server",
+      });
+      expect(performance.now() - started).toBeLessThan(1000);
+      // The rest of the schema still holds.
+      await expect(invoke("mcp::lookup::find", { q: 5 }, realmId)).rejects.toThrow(/q/);
+    } finally {
+      rmSync(join(env.server.dataDir, "integrations", "lookup.toml"));
+      await reload();
+      mcp.close();
+    }
+  });
 });
