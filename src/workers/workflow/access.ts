@@ -2,6 +2,7 @@ import type { Principal } from "../../engine/types.ts";
 import { isPrivileged } from "../../shared/access.ts";
 import { forbidden, unauthorized } from "../../shared/errors.ts";
 import { isStepCallable } from "../../shared/internal-functions.ts";
+import type { FunctionInfo } from "./function-info.ts";
 import type { RunPrincipal, Step, WorkflowAuthor } from "./schema.ts";
 
 /** Who wrote a workflow, recorded with it so that runs never exceed the author's rights. */
@@ -24,12 +25,25 @@ export function runPrincipal(caller: Principal, author: WorkflowAuthor, realmId:
 /**
  * Internal functions check no realm, so only admin keys and the service may write, or run, steps that
  * name one: anyone else gets 403 naming the step, when the workflow is written as well as when it runs.
+ * Internal by id, or by the function's registration (`metadata.internal`, e.g. a subscription handler
+ * that would let a step act on another realm's agent).
  */
-export function assertStepsAllowed(steps: Step[], auth: Principal, doing: "write" | "run"): void {
+export async function assertStepsAllowed(
+  steps: Step[],
+  auth: Principal,
+  doing: "write" | "run",
+  info: FunctionInfo,
+): Promise<void> {
   if (isPrivileged(auth)) return;
-  const step = steps.find((candidate) => !isStepCallable(candidate.functionId));
-  if (!step) return;
-  throw forbidden(
+  const byId = steps.find((candidate) => !isStepCallable(candidate.functionId));
+  if (byId) throw internalStep(byId, doing);
+  for (const step of steps) {
+    if (!(await info(step.functionId)).stepCallable) throw internalStep(step, doing);
+  }
+}
+
+function internalStep(step: Step, doing: "write" | "run") {
+  return forbidden(
     doing === "write"
       ? `Step "${step.name}" calls ${step.functionId}, an internal function: only admin keys may write such a step`
       : `Step "${step.name}" calls ${step.functionId}, an internal function only admin keys may run in a workflow`,

@@ -9,6 +9,7 @@ import { newId } from "../../shared/ids.ts";
 import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { assertStepsAllowed, authorOf } from "./access.ts";
 import type { WorkflowFile } from "./files.ts";
+import type { FunctionInfo } from "./function-info.ts";
 import {
   type UpdateInput,
   type Workflow,
@@ -22,6 +23,7 @@ import { validateSteps } from "./validate.ts";
 export interface DefinitionDeps {
   state: StateClient;
   trigger: TriggerFn;
+  functionInfo: FunctionInfo;
 }
 
 /** Create-only: an existing id in the realm is a 409, never a silent replacement. */
@@ -31,7 +33,7 @@ export async function createWorkflow(
   input: WorkflowInput,
   auth: Principal,
 ): Promise<Workflow> {
-  assertStepsAllowed(input.steps, auth, "write");
+  await assertStepsAllowed(input.steps, auth, "write", deps.functionInfo);
   await requireRealm(deps.trigger, realmId, { write: true });
   await validateSteps(deps.trigger, input.steps);
   const { id, realmId: _named, ...fields } = input;
@@ -69,12 +71,12 @@ export async function updateWorkflow(
   input: UpdateInput,
   auth: Principal,
 ): Promise<Workflow> {
-  if (input.steps) assertStepsAllowed(input.steps, auth, "write");
+  if (input.steps) await assertStepsAllowed(input.steps, auth, "write", deps.functionInfo);
   await requireRealm(deps.trigger, realmId, { write: true });
   if (input.steps) await validateSteps(deps.trigger, input.steps);
   const { id, realmId: _named, expectedVersion, ...fields } = input;
   let updated: Workflow | undefined;
-  await casUpdate<Workflow>(deps.state, workflowsScope(realmId), id, ({ value }) => {
+  await casUpdate<Workflow>(deps.state, workflowsScope(realmId), id, async ({ value }) => {
     if (!value) throw notFound(`Workflow ${id} not found in realm ${realmId}`);
     const current = normalizeWorkflow(value);
     if (expectedVersion !== undefined && expectedVersion !== current.version) {
@@ -87,7 +89,7 @@ export async function updateWorkflow(
       author: authorOf(auth),
       updatedAt: nowIso(),
     };
-    assertStepsAllowed(next.steps, auth, "write");
+    await assertStepsAllowed(next.steps, auth, "write", deps.functionInfo);
     updated = next;
     return next;
   });

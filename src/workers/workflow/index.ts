@@ -1,10 +1,8 @@
 import { z } from "zod";
-import { call } from "../../engine/call.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access.ts";
-import { isJsonObject } from "../../shared/json-object.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { authorize } from "./authorize.ts";
 import { checkWorkflowFiles } from "./check-file.ts";
@@ -18,6 +16,7 @@ import {
 import { runEvents } from "./events.ts";
 import type { ExecutorDeps } from "./executor.ts";
 import { loadWorkflowFiles } from "./files.ts";
+import { functionInfoCache } from "./function-info.ts";
 import { createLeases, type Leases, renewLeases, tickSeconds } from "./lease.ts";
 import { resumeRuns } from "./resume.ts";
 import { cancelRun, type RunControl, retryRun, startWorkflowRun, visibleRun } from "./runs.ts";
@@ -76,7 +75,7 @@ export function registerWorkflow(
 ): { resumed: Promise<number> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
-  const fields = new Map<string, string[] | undefined>();
+  const functionInfo = functionInfoCache(trigger);
   const leases = options.cluster ? createLeases(options.leaseMs) : undefined;
   const deps: ExecutorDeps = {
     trigger,
@@ -92,24 +91,10 @@ export function registerWorkflow(
       });
     },
     retryDelayMs: (attempt) => Math.min((options.retryBaseMs ?? 200) * 2 ** attempt, 30_000),
-    inputFields: async (functionId) => {
-      if (fields.has(functionId)) return fields.get(functionId);
-      const info = await call(trigger, "engine::functions::info", { function_id: functionId }).catch(
-        () => null,
-      );
-      const schema = info?.request_schema;
-      const properties = schema?.properties;
-      // Only functions that refuse unknown fields get a filtered payload; the rest see every variable.
-      const declared =
-        isJsonObject(properties) && schema?.additionalProperties === false
-          ? Object.keys(properties)
-          : undefined;
-      fields.set(functionId, declared);
-      return declared;
-    },
+    inputFields: async (functionId) => (await functionInfo(functionId)).fields,
   };
 
-  const defs = { state, trigger };
+  const defs = { state, trigger, functionInfo };
   const control: RunControl = {
     deps,
     state,
@@ -117,6 +102,7 @@ export function registerWorkflow(
     leases,
     local: new Map(),
     authorize: (workflow, agentId, principal) => authorize(worker, workflow, agentId, principal),
+    functionInfo,
   };
 
   worker.registerFunction(

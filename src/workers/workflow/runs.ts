@@ -8,6 +8,7 @@ import { newId } from "../../shared/ids.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
 import { assertStepsAllowed, runPrincipal } from "./access.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
+import type { FunctionInfo } from "./function-info.ts";
 import { hold, type Leases } from "./lease.ts";
 import type { Run, RunPrincipal, RunStatus, Workflow } from "./schema.ts";
 import {
@@ -33,6 +34,7 @@ export interface RunControl {
   local: Map<string, { controller: AbortController; done?: Promise<unknown> }>;
   /** The capability check of a run made for an agent (403 naming the step). */
   authorize(workflow: Workflow, agentId: string, principal: RunPrincipal): Promise<void>;
+  functionInfo: FunctionInfo;
 }
 
 /** The cancel handle of a run about to execute here (a resumed run holds it while it waits). */
@@ -71,7 +73,7 @@ export async function startWorkflowRun(control: RunControl, request: StartReques
     ? await requireWorkflow(control.state, realmId, workflowId)
     : await recentWorkflow(control.state, realmId, workflowId);
   const principal = runPrincipal(ctx.auth, workflow.author, realmId);
-  assertStepsAllowed(workflow.steps, principal, "run");
+  await assertStepsAllowed(workflow.steps, principal, "run", control.functionInfo);
   await requireRealm(control.trigger, realmId, { write: true });
   if (agentId) await control.authorize(workflow, agentId, principal);
   const run: Run = {
@@ -166,7 +168,7 @@ export async function retryRun(control: RunControl, runId: string, ctx: Invocati
     );
   }
   const principal = runPrincipal(ctx.auth, workflow.author, realmId);
-  assertStepsAllowed(workflow.steps, principal, "run");
+  await assertStepsAllowed(workflow.steps, principal, "run", control.functionInfo);
   await requireRealm(control.trigger, realmId, { write: true });
   if (run.agentId) await control.authorize(workflow, run.agentId, principal);
   const missing = await missingFunctions(control.trigger, workflow.steps.slice(run.position));

@@ -6,6 +6,7 @@ import type { Engine } from "../../../src/engine/engine.ts";
 import { stateClient } from "../../../src/engine/state/client.ts";
 import { loadFileWorkflows } from "../../../src/workers/workflow/definitions.ts";
 import { loadWorkflowFiles } from "../../../src/workers/workflow/files.ts";
+import { functionInfoCache } from "../../../src/workers/workflow/function-info.ts";
 import { registerWorkflow } from "../../../src/workers/workflow/index.ts";
 import { createStateEngine } from "../../helpers/engine.ts";
 
@@ -59,7 +60,8 @@ describe("workflows/*.yaml", () => {
     const { engine, close } = createStateEngine();
     engine.worker("test").registerFunction({ id: "test::a" }, () => "ok");
     registerWorkflow(engine.worker("workflow"), { startup: false });
-    const deps = { state: stateOf(engine), trigger: engine.trigger.bind(engine) };
+    const trigger = engine.trigger.bind(engine);
+    const deps = { state: stateOf(engine), trigger, functionInfo: functionInfoCache(trigger) };
     const reload = () =>
       loadFileWorkflows(
         deps,

@@ -193,6 +193,19 @@ describe("workflow tenancy", () => {
     expect((await call(server, "GET", `/api/workflows/runs/${run.body.runId}`)).status).toBe(404);
   });
 
+  it("refuses a realm key a step calling a function its registration marks internal, written or run", async () => {
+    // memory::on_agent_lifecycle would make another realm's agent re-embed its memory (internal by metadata).
+    const steps = [{ name: "poke", functionId: "memory::on_agent_lifecycle", args: { type: "updated" } }];
+    const written = await call(server, "POST", "/api/workflows", { name: "poke", steps }, keyA);
+    expect(written.status).toBe(403);
+    expect(written.body.error).toContain("memory::on_agent_lifecycle, an internal function");
+    // Written by an admin, a realm key's run of it in its realm is refused as well.
+    const admin = await call(server, "POST", "/api/workflows", { name: "poke", steps, realmId: realmA });
+    expect(admin.status).toBe(201);
+    const run = await call(server, "POST", "/api/workflows/run", { workflowId: admin.body.id }, keyA);
+    expect(run.status).toBe(403);
+  });
+
   it("writes nothing back when its realm is deleted while a step runs: the run stops with a 409", async () => {
     const doomed = await newRealm(server, "doomed-mid-run");
     let started: () => void = () => {};
