@@ -8,7 +8,8 @@ import type { EmbeddingModelEntry, EmbeddingModelView, ProviderEntry } from "./s
 /**
  * An embedding model: its id, an alias (case-insensitive), its id in any case, or `<provider>/<model>`:
  * a listed embedding model of that provider, or any other model of a provider that offers OpenAI's
- * `/embeddings` (free unless listed; its dimensions are learned from its first answer). A chat model is
+ * `/embeddings` (a local provider's free, a hosted one's at the dearest listed price; its dimensions are
+ * learned from its first answer). A chat model is
  * never one: naming one is a 404 that lists the embedding models.
  */
 export function resolveEmbeddingModel(catalog: Catalog, nameOrAlias: string): EmbeddingModelView {
@@ -43,11 +44,30 @@ export function resolveEmbeddingModel(catalog: Catalog, nameOrAlias: string): Em
     );
   }
   if (!/^[^\s\p{Cc}]{1,256}$/u.test(model)) throw notAnEmbeddingModel(catalog, input);
-  return unlistedEmbeddingModel(provider, model);
+  return unlistedEmbeddingModel(provider, model, highestEmbeddingPrice(catalog));
 }
 
-/** A model named `<provider>/<name>` that the catalog does not list: what is assumed of it. */
-export function unlistedEmbeddingModel(provider: ProviderEntry, model: string): EmbeddingModelView {
+/**
+ * What an unlisted model of a hosted provider is charged, a million input tokens: the dearest listed
+ * embedding model's price. Charged nothing, a realm key could spend the operator's provider key without
+ * limit, past every budget, by naming a model the catalog does not list.
+ */
+function highestEmbeddingPrice(catalog: Catalog): number {
+  return Math.max(
+    0,
+    ...catalog.embeddingModels.filter((entry) => !entry.local).map((entry) => entry.inputPrice),
+  );
+}
+
+/**
+ * A model named `<provider>/<name>` that the catalog does not list: what is assumed of it. A local
+ * provider's costs nothing; a hosted provider's costs `hostedPrice`.
+ */
+export function unlistedEmbeddingModel(
+  provider: ProviderEntry,
+  model: string,
+  hostedPrice: number,
+): EmbeddingModelView {
   return {
     id: model,
     provider: provider.id,
@@ -56,7 +76,7 @@ export function unlistedEmbeddingModel(provider: ProviderEntry, model: string): 
     // Gemini's OpenAI-compatible endpoint takes 100 inputs a request; a local server embeds them one
     // after another, so a smaller batch keeps each request well inside the timeout.
     maxBatch: provider.driver === "google" ? 100 : provider.local ? 128 : UNLISTED_EMBEDDING_MODEL.maxBatch,
-    inputPrice: 0,
+    inputPrice: provider.local ? 0 : hostedPrice,
     local: provider.local,
   };
 }

@@ -84,11 +84,17 @@ describe("resolveEmbeddingModel", () => {
       inputPrice: 0,
       local: true,
     });
+    // A hosted provider's unlisted model is charged as the dearest listed one, never free (a realm key
+    // could otherwise spend the operator's key past every budget).
+    const dearest = Math.max(
+      ...catalog.embeddingModels.filter((entry) => !entry.local).map((entry) => entry.inputPrice),
+    );
+    expect(dearest).toBeGreaterThan(0);
     expect(resolveEmbeddingModel(catalog, "openai/text-embedding-4")).toMatchObject({
       id: "text-embedding-4",
       provider: "openai",
       maxBatch: 2048,
-      inputPrice: 0,
+      inputPrice: dearest,
       local: false,
     });
     expect(resolveEmbeddingModel(catalog, "gemini/gemini-embedding-2")).toMatchObject({ maxBatch: 100 });
