@@ -53,6 +53,23 @@ export const chatCompletionRequest = z.looseObject({
     .optional(),
   tool_choice: z.unknown().optional(),
   n: z.literal(1, "only n=1 is supported").optional().nullable(),
+  // Passed through to the provider, whose bill for these is above the catalog's prices the caller is
+  // charged at: a priority tier, web searches, audio. Refused rather than given at a loss.
+  service_tier: z
+    .enum(
+      ["auto", "default", "flex"],
+      "service_tier may be auto, default or flex (others are billed above the catalog's prices)",
+    )
+    .optional()
+    .nullable(),
+  web_search_options: z
+    .undefined("web_search_options is not supported (searches are billed apart from tokens)")
+    .optional(),
+  modalities: z
+    .array(z.literal("text", "modalities may only be text (audio is billed apart from text tokens)"))
+    .optional()
+    .nullable(),
+  audio: z.undefined("audio output is not supported (it is billed apart from text tokens)").optional(),
 });
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
 

@@ -46,3 +46,31 @@ describe("plain completions are accounted on cost.incurred", () => {
     expect(events[0]?.eventId).not.toBe(events[1]?.eventId);
   });
 });
+
+describe("requests the provider would bill above the catalog's prices", () => {
+  it.each([
+    [{ service_tier: "priority" }, "service_tier may be auto, default or flex"],
+    [{ web_search_options: {} }, "web_search_options is not supported"],
+    [{ modalities: ["text", "audio"] }, "modalities may only be text"],
+    [{ audio: { voice: "alloy", format: "mp3" } }, "audio output is not supported"],
+  ])("refuses %o with a 400 naming the field, without calling the model", async (extra, words) => {
+    const before = env.fake.requests.length;
+    const response = await env.server.request("/v1/chat/completions", {
+      method: "POST",
+      json: { model: "gpt-4o", messages: [{ role: "user", content: "hi" }], ...extra },
+    });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toContain(words);
+    expect(env.fake.requests.length).toBe(before);
+  });
+
+  it("passes the tiers billed at the catalog's prices", async () => {
+    for (const service_tier of ["auto", "default", "flex"]) {
+      const response = await env.server.request("/v1/chat/completions", {
+        method: "POST",
+        json: { model: "gpt-4o", messages: [{ role: "user", content: "hi" }], service_tier },
+      });
+      expect(response.status).toBe(200);
+    }
+  });
+});
