@@ -61,11 +61,15 @@ export function guardRequest(
   request.routeMatch = match;
   if (match) request.routeTemplate = match.target.template;
   if (!isProtectedPath(canonicalPath(path)) && !(match && isProtectedPath(match.target.template))) {
-    // A public route that also takes an API key (the generic webhook): a key it is given must be valid.
+    // A public route that also takes an API key (the generic webhook): a key it is given must be valid,
+    // and spends its budget as on /api: the generic webhook runs the same turn as an agent message, so
+    // a realm key must not get around the message budget by calling it there.
     if (match?.target.config.api_key === "optional" && bearerToken(request.headers.authorization)) {
-      return andThen(authenticate(deps, request, reply), (principal) => {
-        request.principal = principal;
-      });
+      return andThen(authenticate(deps, request, reply), (principal) =>
+        andThen(enforceRateLimit(deps, request, reply, match.target.template, principal), () => {
+          request.principal = principal;
+        }),
+      );
     }
     request.principal = anonymousPrincipal;
     return undefined;

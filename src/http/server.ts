@@ -32,6 +32,8 @@ declare module "fastify" {
     countsInFlight?: boolean;
     /** Holds one of the global in-flight slots (taken once its body has arrived). */
     holdsSlot?: boolean;
+    /** The route's function at work: settles when it has answered (or failed). */
+    handling?: Promise<unknown>;
   }
 }
 
@@ -103,20 +105,28 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   registerBodyParsers(app, config.bodyLimitBytes);
 
-  // When a response closes (answered, failed or abandoned by its client) it leaves the in-flight counts
-  // and is measured; an abandoned one is labelled 499, as nginx does.
+  // When a response closes (answered, failed or abandoned by its client) it is measured, and leaves the
+  // in-flight counts once its function is done too; an abandoned one is labelled 499, as nginx does.
   // The request line and headers have arrived (the body may still be coming): at debug level only.
   const debugLogs = deps.logger.isLevelEnabled("debug");
   const finished = (request: FastifyRequest, reply: FastifyReply, client: string | undefined) => {
-    if (request.holdsSlot) inFlight--;
+    const heldSlot = request.holdsSlot === true;
     // Should the hooks still run after the connection closed, the request must not take a slot then.
     request.countsInFlight = false;
     request.holdsSlot = false;
-    if (client !== undefined) {
-      const left = (perClient.get(client) ?? 1) - 1;
-      if (left > 0) perClient.set(client, left);
-      else perClient.delete(client);
-    }
+    const release = () => {
+      if (heldSlot) inFlight--;
+      if (client !== undefined) {
+        const left = (perClient.get(client) ?? 1) - 1;
+        if (left > 0) perClient.set(client, left);
+        else perClient.delete(client);
+      }
+    };
+    // A client hanging up does not stop the function it called: the request keeps its slot and its
+    // client's share until the function is done, or sending and hanging up in a loop would run any
+    // number of functions at once past both limits.
+    if (request.handling) request.handling.then(release, release);
+    else release();
     const status = reply.raw.writableFinished ? reply.statusCode : 499;
     const route = request.routeTemplate ?? "unmatched";
     deps.metrics.observeRequest(request.method, route, status, reply.elapsedTime);
@@ -144,6 +154,15 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       perClient.set(client, (perClient.get(client) ?? 0) + 1);
     }
     reply.raw.once("close", () => finished(request, reply, client));
+    // A client that stops reading leaves its answer waiting in the socket's buffer, holding the
+    // request's slot and the answer's memory for as long as it keeps the connection open. Node reports
+    // a socket idle for this long (no bytes in or out, no write progressing): the connection is closed
+    // when an answer is waiting, and left alone when nothing is (a function still at work, a stream
+    // between events).
+    reply.raw.setTimeout(config.receiveTimeoutMs, () => {
+      const socket = reply.raw.socket;
+      if (socket && socket.writableLength > 0) socket.destroy();
+    });
     // Set before anything can fail, so every response (errors and 404s included) carries them.
     reply.headers(everyResponseHeaders);
     reply.header("X-Request-Id", request.id);
@@ -232,11 +251,13 @@ function dispatch(
   if (!match) throw notFound(`No route for ${request.method} ${requestPath(request.url)}`);
   // Resolving with the reply tells Fastify the reply is handled: a streamed body would otherwise be cut
   // off when the handler's promise settles before the stream has been written.
-  return callRoute(deps.engine, match, request, reply, {
+  const handling = callRoute(deps.engine, match, request, reply, {
     auth: request.principal ?? anonymousPrincipal,
     timeoutMs: deps.config.requestTimeoutMs,
     checkOutput: deps.checkOutput,
   }).then(() => reply);
+  request.handling = handling;
+  return handling;
 }
 
 function isHealthz(url: string): boolean {

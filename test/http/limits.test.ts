@@ -1,5 +1,6 @@
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { json, startTestServer, type TestServer } from "../helpers/server.ts";
+import { json, startTestServer, TEST_ADMIN_KEY, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -113,5 +114,78 @@ describe("request limits", () => {
     const response = await server.request("/api/forever");
     expect(response.status).toBe(504);
     expect((await json(response)).error).toMatch(/timed out/);
+  });
+});
+
+describe("in-flight limits and clients that hang up", () => {
+  it("keeps counting a request whose client hung up until its function has finished, so hanging up cannot run more at once than the limit", async () => {
+    server = await startTestServer({ maxInFlight: 2, maxInFlightPerClient: 2 });
+    let running = 0;
+    let most = 0;
+    const worker = server.service.engine.worker("slow");
+    worker.registerFunction({ id: "slow::counted" }, async () => {
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      running--;
+      return {};
+    });
+    worker.registerTrigger({
+      type: "http",
+      function_id: "slow::counted",
+      config: { api_path: "/api/counted" },
+    });
+    // Each request is abandoned once its function has started: without the count, each frees its slot.
+    for (let i = 0; i < 6; i++) {
+      const controller = new AbortController();
+      const pending = server.request("/api/counted", { signal: controller.signal }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      controller.abort();
+      await pending;
+    }
+    expect(most).toBeLessThanOrEqual(2);
+    // Once the functions have finished, their slots are free again.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await server.request("/api/health")).status).toBe(200);
+    expect((await server.request("/api/health")).status).toBe(200);
+  });
+
+  it("closes a connection that stops reading its answers, so it cannot hold slots for as long as it stays open", async () => {
+    server = await startTestServer({
+      maxInFlight: 20,
+      maxInFlightPerClient: 100,
+      receiveTimeoutMs: 1000,
+      headersTimeoutMs: 500,
+    });
+    // 40 requests for the OpenAPI document (about 300 kB each), pipelined on one connection that is
+    // never read: the answers cannot leave, so the requests stay in flight.
+    const request = `GET /api/openapi.json HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_ADMIN_KEY}\r\n\r\n`;
+    const socket = connect({ host: "127.0.0.1", port: Number(new URL(server.url).port) }, () => {
+      socket.pause();
+      socket.write(request.repeat(40));
+    });
+    socket.on("error", () => undefined);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await server.request("/api/health")).status).toBe(503);
+      // Once its answers have not moved for the receive timeout, the connection is closed and its
+      // slots are free, though the client never hung up.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect((await server.request("/api/health")).status).toBe(200);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it("leaves a connection alone while its function works longer than the receive timeout", async () => {
+    server = await startTestServer({ receiveTimeoutMs: 300, headersTimeoutMs: 200 });
+    const worker = server.service.engine.worker("slow");
+    worker.registerFunction(
+      { id: "slow::big" },
+      () => new Promise((resolve) => setTimeout(() => resolve({ text: "x".repeat(2_000_000) }), 1000)),
+    );
+    worker.registerTrigger({ type: "http", function_id: "slow::big", config: { api_path: "/api/big" } });
+    const response = await server.request("/api/big");
+    expect(response.status).toBe(200);
+    expect((await json(response)).text).toHaveLength(2_000_000);
   });
 });

@@ -1,11 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { rateClassOf } from "../../src/http/rate-limit/classes.ts";
-import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.ts";
+import { json, startTestServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer | undefined;
+let fake: FakeOpenAI | undefined;
 afterEach(async () => {
   await server?.close();
+  await fake?.close();
   server = undefined;
+  fake = undefined;
 });
 
 describe("rate classes of routes that run an LLM turn (DESIGN §6)", () => {
@@ -51,5 +55,33 @@ describe("rate classes of routes that run an LLM turn (DESIGN §6)", () => {
       expect(statuses.slice(0, 3), path).toEqual([401, 401, 401]);
       expect(statuses.slice(3), path).toEqual([429, 429]);
     }
+  });
+
+  it("spends the message budget when a realm key runs an agent turn through the generic webhook", async () => {
+    fake = await startFakeOpenAI();
+    server = await startTestServer({
+      rateLimits: { read: 100, write: 100, message: 1, workflow_run: 100 },
+      env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.baseUrl },
+    });
+    const created = await server.request("/api/keys", { method: "POST", json: { realmId: "realm-default" } });
+    const { key } = await json(created);
+    const agent = await server.request("/api/agents", {
+      method: "POST",
+      json: { name: "webhook agent", model: "gpt-4o", realmId: "realm-default" },
+    });
+    const { id: agentId } = await json(agent);
+    const bound = await server.request("/api/channels", {
+      method: "POST",
+      json: { platform: "webhook", channelId: "support", agentId },
+    });
+    expect(bound.status).toBe(201);
+    const send = () => server?.request("/webhook/support", { method: "POST", key, json: { text: "hi" } });
+    const first = await send();
+    expect(first?.status, await first?.text()).toBe(200);
+    expect(first?.headers.get("ratelimit-limit")).toBe("1");
+    // The same turn as POST /api/agents/:id/message: a key must not get around that budget here.
+    const second = await send();
+    expect(second?.status).toBe(429);
+    expect(fake.requests).toHaveLength(1);
   });
 });

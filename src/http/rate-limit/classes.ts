@@ -7,6 +7,8 @@ const routeClasses: Record<string, RateClass> = {
   "POST /api/pulse/invoke": "message",
   "POST /api/agents/:id/memory": "read",
   "POST /api/workflows/run": "workflow_run",
+  // The generic webhook called with an API key runs an agent turn (signed calls spend no budget).
+  "POST /webhook/:channelId": "message",
 };
 
 /** The OpenAI-compatible gateway: not in the spec's table, so it has a class of its own (DESIGN §6). */
