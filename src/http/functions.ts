@@ -3,6 +3,7 @@ import { requestSchema } from "../engine/builtins.ts";
 import type { Engine } from "../engine/engine.ts";
 import { isPrivileged, requireAdmin } from "../shared/access.ts";
 import { AppError } from "../shared/errors.ts";
+import { openToRealm } from "../shared/function-realms.ts";
 import { isInternalFunction, isStepCallable } from "../shared/internal-functions.ts";
 import { sandboxStatus } from "../shared/process/sandbox/index.ts";
 import { serviceVersion } from "../shared/version.ts";
@@ -121,10 +122,13 @@ export function registerHttpFunctions(
     },
     ({ prefix }, ctx) => {
       const privileged = isPrivileged(ctx.auth);
+      const realmId = ctx.auth.kind === "realm" ? ctx.auth.realmId : undefined;
       const functions = engine.functions
         .list()
         .filter((fn) => !fn.id.startsWith("engine::") && (!prefix || fn.id.startsWith(prefix)))
-        .filter((fn) => privileged || isStepCallable(fn.id, fn.metadata))
+        .filter(
+          (fn) => privileged || (isStepCallable(fn.id, fn.metadata) && openToRealm(fn.metadata, realmId)),
+        )
         .sort((a, b) => a.id.localeCompare(b.id))
         .map((fn) => ({
           id: fn.id,

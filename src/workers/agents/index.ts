@@ -6,6 +6,7 @@ import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, realmFilter, requireAdmin } from "../../shared/access.ts";
 import { conflict, notFound } from "../../shared/errors.ts";
+import { openToRealm } from "../../shared/function-realms.ts";
 import { PURGE_REALM_SUFFIX } from "../../shared/internal-functions.ts";
 import { noContent } from "../../shared/outputs.ts";
 import { inSpan } from "../../shared/tracing.ts";
@@ -151,7 +152,7 @@ export function registerAgents(worker: WorkerClient, options: AgentsOptions): vo
         ...agent,
         resolvedTools: agentToolIds(
           agent,
-          functions.map((fn) => fn.function_id),
+          functions.filter((fn) => openToRealm(fn.metadata, agent.realmId)).map((fn) => fn.function_id),
         ),
       };
     },

@@ -1,5 +1,6 @@
 import type { ToolSet } from "ai";
 import { call } from "../../engine/call.ts";
+import { openToRealm } from "../../shared/function-realms.ts";
 import type { ChatDeps } from "./chat-deps.ts";
 import type { Agent } from "./schema.ts";
 import { agentToolIds, buildToolSet } from "./tools.ts";
@@ -65,9 +66,10 @@ export function toolsFor(
 async function buildTools(deps: ChatDeps, registered: Set<string>, agent: Agent) {
   const ids = agentToolIds(agent, [...registered]);
   if (ids.length === 0) return undefined;
-  const infos = await Promise.all(
-    ids.map((id) => call(deps.trigger, "engine::functions::info", { function_id: id })),
-  );
+  const infos = (
+    await Promise.all(ids.map((id) => call(deps.trigger, "engine::functions::info", { function_id: id })))
+  ).filter((info) => openToRealm(info.metadata, agent.realmId));
+  if (infos.length === 0) return undefined;
   return buildToolSet(agent, infos, deps.trigger, (run) => {
     if (run.ok) return;
     void deps.trigger({

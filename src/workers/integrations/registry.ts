@@ -133,6 +133,7 @@ export class IntegrationRegistry {
         const id = `mcp::${segment(name)}::${segment(tool.name)}`;
         this.register(
           entry,
+          config.realms,
           id,
           tool.description ?? `${tool.name} of ${name}`,
           tool.inputSchema,
@@ -148,6 +149,7 @@ export class IntegrationRegistry {
       const id = `http::${segment(name)}::${tool.name}`;
       this.register(
         entry,
+        config.realms,
         id,
         tool.description ?? `${tool.method} ${tool.url}`,
         httpToolSchema(tool),
@@ -161,6 +163,7 @@ export class IntegrationRegistry {
 
   private register(
     entry: Live,
+    realms: string[] | undefined,
     id: string,
     description: string,
     schema: Record<string, unknown>,
@@ -171,7 +174,11 @@ export class IntegrationRegistry {
         id,
         description,
         input: inputFromJsonSchema(schema),
-        metadata: { integration: entry.info.name, request_format: schema },
+        metadata: {
+          integration: entry.info.name,
+          request_format: schema,
+          ...(realms ? { realms } : {}),
+        },
       },
       (args, ctx) => handler(args as Record<string, unknown>, ctx),
     );

@@ -143,11 +143,25 @@ headers = { x-api-key = "public-demo" }
         status: 403,
         message: expect.stringMatching(/not available to realm/),
       });
-      // A realm key lists only what its realm may call.
+      // A realm key lists only what its realm may call: integrations, and functions (whose descriptions
+      // and schemas tell another realm's internal URLs).
       const otherKey = await realmKey(env.server, other);
       expect(
         (await call(env.server, "GET", "/api/integrations", undefined, otherKey)).body.integrations,
       ).toEqual([]);
+      const listed = async (key: string) =>
+        (await call(env.server, "GET", "/api/functions?prefix=http::", undefined, key)).body.functions.map(
+          (fn: { id: string }) => fn.id,
+        );
+      expect(await listed(otherKey)).toEqual([]);
+      expect(await listed(await realmKey(env.server, allowed))).toEqual(["http::weather::forecast"]);
+      // Nor is it another realm's agent's tool (shown to its model), whatever its patterns say.
+      const resolved = async (realmId: string) => {
+        const agentId = await createAgent(env.server, realmId, { tools: ["http::*"] });
+        return (await call(env.server, "GET", `/api/agents/${agentId}`)).body.resolvedTools;
+      };
+      expect(await resolved(other)).toEqual([]);
+      expect(await resolved(allowed)).toEqual(["http::weather::forecast"]);
       rmSync(join(env.server.dataDir, "integrations", "weather.toml"));
       await reload();
     } finally {
@@ -186,12 +200,11 @@ headers = { x-api-key = "public-demo" }
       declare("lookup", `[mcp]\nurl = "http://127.0.0.1:${(mcp.address() as AddressInfo).port}/mcp"\n`);
       expect((await reload()).integrations).toMatchObject({ connected: ["lookup"] });
       const realmId = await newRealm(env.server);
-      const started = performance.now();
-      // A catastrophic backtracking pattern would hold the whole service for seconds on this argument.
-      await expect(invoke("mcp::lookup::find", { q: `${"a".repeat(30)}!` }, realmId)).resolves.toMatchObject({
+      // The pattern is not run here (on "a…a!" a catastrophic backtracking one holds the whole service
+      // for seconds): an argument it refuses reaches the server, which checks its own patterns.
+      await expect(invoke("mcp::lookup::find", { q: "a!" }, realmId)).resolves.toMatchObject({
         text: "checked by the server",
       });
-      expect(performance.now() - started).toBeLessThan(1000);
       // The rest of the schema still holds.
       await expect(invoke("mcp::lookup::find", { q: 5 }, realmId)).rejects.toThrow(/q/);
     } finally {
