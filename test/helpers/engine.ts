@@ -1,4 +1,5 @@
 import pino from "pino";
+import { afterEach, beforeEach } from "vitest";
 import type { Engine } from "../../src/engine/engine.ts";
 import { type CreateEngineOptions, createEngine } from "../../src/engine/index.ts";
 import { type StateClient, stateClient } from "../../src/engine/state/client.ts";
@@ -34,6 +35,25 @@ export function createStateEngine(): {
       await store.close();
     },
   };
+}
+
+/**
+ * A state engine made anew for each test of the describe block this is called in (closed after each):
+ * the client returned always speaks to the current test's.
+ */
+export function stateEachTest(): StateClient {
+  let current: ReturnType<typeof createStateEngine> | undefined;
+  beforeEach(() => {
+    current = createStateEngine();
+  });
+  afterEach(() => current?.close());
+  return new Proxy({} as StateClient, {
+    get: (_target, name) => {
+      if (!current) throw new Error("stateEachTest: used outside a test");
+      const value = Reflect.get(current.state, name);
+      return typeof value === "function" ? value.bind(current.state) : value;
+    },
+  });
 }
 
 export interface LogEntry {

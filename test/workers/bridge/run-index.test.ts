@@ -1,5 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { StateClient } from "../../../src/engine/state/client.ts";
+import { describe, expect, it } from "vitest";
 import type { BridgeRun } from "../../../src/workers/bridge/schema.ts";
 import {
   ALL_RUNS_INDEX,
@@ -10,7 +9,7 @@ import {
   runsPage,
   startRecord,
 } from "../../../src/workers/bridge/store.ts";
-import { createStateEngine } from "../../helpers/engine.ts";
+import { stateEachTest } from "../../helpers/engine.ts";
 
 function run(id: string, second: number, fields: Partial<BridgeRun> = {}): BridgeRun {
   return {
@@ -32,13 +31,7 @@ function run(id: string, second: number, fields: Partial<BridgeRun> = {}): Bridg
 }
 
 describe("bridge run listings", () => {
-  let env: ReturnType<typeof createStateEngine>;
-  let state: StateClient;
-  beforeEach(() => {
-    env = createStateEngine();
-    state = env.state;
-  });
-  afterEach(() => env.close());
+  const state = stateEachTest();
 
   const ids = (page: { runs: BridgeRun[] }) => page.runs.map((entry) => entry.id);
 

@@ -1,5 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { StateClient } from "../../../src/engine/state/client.ts";
+import { describe, expect, it } from "vitest";
 import {
   enqueue,
   LEGACY_QUEUE_SCOPE,
@@ -8,7 +7,7 @@ import {
   queueScope,
 } from "../../../src/workers/channels/queue.ts";
 import type { ChannelJob } from "../../../src/workers/channels/schema.ts";
-import { createStateEngine } from "../../helpers/engine.ts";
+import { stateEachTest } from "../../helpers/engine.ts";
 
 function job(id: string, realmId: string): ChannelJob {
   return {
@@ -44,13 +43,7 @@ function workers() {
 }
 
 describe("the channel job queue", () => {
-  let env: ReturnType<typeof createStateEngine>;
-  let state: StateClient;
-  beforeEach(() => {
-    env = createStateEngine();
-    state = env.state;
-  });
-  afterEach(() => env.close());
+  const state = stateEachTest();
 
   it("gives a freed place to another realm's job, not to the flooded realm's backlog", async () => {
     const jobs = workers();

@@ -1,5 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { StateClient } from "../../../src/engine/state/client.ts";
+import { describe, expect, it } from "vitest";
 import type { TriggerRequest } from "../../../src/engine/types.ts";
 import {
   assertAtMostOncePerMinute,
@@ -8,7 +7,7 @@ import {
   saveJob,
 } from "../../../src/workers/tools/schedule/store.ts";
 import { sweepDue } from "../../../src/workers/tools/schedule/sweep.ts";
-import { createStateEngine, deferred } from "../../helpers/engine.ts";
+import { deferred, stateEachTest } from "../../helpers/engine.ts";
 
 const REALM = "realm-default";
 const START = new Date("2030-01-01T00:00:00.000Z");
@@ -45,13 +44,7 @@ function turns() {
 }
 
 describe("the job sweep", () => {
-  let env: ReturnType<typeof createStateEngine>;
-  let state: StateClient;
-  beforeEach(() => {
-    env = createStateEngine();
-    state = env.state;
-  });
-  afterEach(() => env.close());
+  const state = stateEachTest();
 
   const stored = async () => (await state.get<Job>(jobsScope(REALM), "job-1")) as Job;
   /** The fire's end is written after the turn's promise settles. */
