@@ -21,6 +21,12 @@ export interface NodeChanges {
 
 export const emptyChart = (): Chart => ({ nodes: {} });
 
+/**
+ * The longest chain of command, a root and its reports down to the deepest (counted in nodes). Far above
+ * any real organisation; a chart nested thousands deep was a tree answer too deep to serialise (a 500).
+ */
+export const MAX_DEPTH = 100;
+
 const nodeOf = (chart: Chart, agentId: string): HierarchyNode | undefined =>
   Object.hasOwn(chart.nodes, agentId) ? chart.nodes[agentId] : undefined;
 
@@ -60,6 +66,33 @@ function assertManagerAllowed(chart: Chart, realmId: string, agentId: string, ma
   }
   const loop = pathToAgent(chart, managerId, agentId);
   if (loop) throw badRequest(`cycle detected in hierarchy: ${[agentId, ...loop].join(" -> ")}`);
+  const depth = chainOf(chart, managerId).length + heightOf(chart, agentId);
+  if (depth > MAX_DEPTH) {
+    throw badRequest(
+      `a chain of command is at most ${MAX_DEPTH} deep: ${agentId} under ${managerId} would make it ${depth}`,
+    );
+  }
+}
+
+/** How many levels the agent's subtree spans, itself included (1 for a node without reports or none yet). */
+function heightOf(chart: Chart, agentId: string): number {
+  const children = childrenIndex(chart);
+  let height = 0;
+  let level = [agentId];
+  const seen = new Set(level);
+  while (level.length > 0) {
+    height++;
+    const next: string[] = [];
+    for (const id of level) {
+      for (const child of children.get(id) ?? []) {
+        if (seen.has(child.agentId)) continue;
+        seen.add(child.agentId);
+        next.push(child.agentId);
+      }
+    }
+    level = next;
+  }
+  return height;
 }
 
 /**
@@ -83,11 +116,16 @@ function pathToAgent(chart: Chart, from: string, target: string): string[] | nul
 export function removeNode(chart: Chart, realmId: string, agentId: string): Chart {
   const removed = nodeOf(chart, agentId);
   if (!removed) throw notFound(`Agent ${agentId} is not in the hierarchy of realm ${realmId}`);
-  const nodes: Record<string, HierarchyNode> = {};
-  for (const node of Object.values(chart.nodes)) {
-    if (node.agentId === agentId) continue;
-    nodes[node.agentId] = node.reportsTo === agentId ? { ...node, reportsTo: removed.reportsTo } : node;
-  }
+  // Built from entries, not by assignment: an agent id is any string, and `nodes["__proto__"] = node`
+  // would set the object's prototype instead of keeping the node (it vanished from the chart).
+  const nodes: Record<string, HierarchyNode> = Object.fromEntries(
+    Object.values(chart.nodes)
+      .filter((node) => node.agentId !== agentId)
+      .map((node) => [
+        node.agentId,
+        node.reportsTo === agentId ? { ...node, reportsTo: removed.reportsTo } : node,
+      ]),
+  );
   return { nodes };
 }
 

@@ -84,8 +84,14 @@ export async function addVersion(
       validFrom,
     );
     const stubs = links.filter((op) => op.scope === headsScope(input.agentId)).length;
+    // The incoming-index entries go first, in a transaction of their own: with a stub and an entry per
+    // new target, 200 relations to new entities were 400+ writes, past what one transaction takes
+    // (MAX_BATCH_OPS), and every add of more than 126 of them failed. An entry whose add then fails is
+    // harmless: the index names who may relate to a target, and readers check the source's relations.
+    const entries = links.filter((op) => op.scope === incomingScope(input.agentId));
+    if (entries.length > 0) await state.batch(entries);
     ops.push(
-      ...links,
+      ...links.filter((op) => op.scope !== incomingScope(input.agentId)),
       graphs.countOp(input.agentId, (head ? 0 : 1) + stubs, relations.length - (head?.relations.length ?? 0)),
     );
     const done = graphs.begin(input.agentId);

@@ -1,14 +1,18 @@
 import type { StateClient } from "../../engine/state/client.ts";
 import { IncomingReader, withInverses } from "./inverse.ts";
-import type { EntityVersion, Relation } from "./schema.ts";
-import { sameRelation, versionsOf } from "./store.ts";
+import type { Relation } from "./schema.ts";
+import { loadHead, MAX_VERSIONS_READ, sameRelation, versionAt, versionsBetween } from "./store.ts";
 
 /**
- * kg::timeline: every version of the entity, oldest first (an unknown entity: none), each with the
- * inverse relations others held towards it while it was valid (inverse.ts).
+ * kg::timeline: the entity's versions, oldest first, the latest MAX_VERSIONS_READ of them (an unknown
+ * entity: none), each with the inverse relations others held towards it while it was valid (inverse.ts).
  */
 export async function timeline(state: StateClient, agentId: string, entity: string) {
-  const versions = await versionsOf(state, agentId, entity);
+  const head = await loadHead(state, agentId, entity);
+  const versions =
+    head && !head.stub
+      ? await versionsBetween(state, agentId, entity, head.version - MAX_VERSIONS_READ + 1, head.version)
+      : [];
   return (await withInverses(new IncomingReader(state, agentId), versions)).map((version) => ({
     version: version.version,
     type: version.type,
@@ -22,11 +26,6 @@ export async function timeline(state: StateClient, agentId: string, entity: stri
 
 type Change = { property: string; value: unknown } | { relation: Relation };
 
-/** The version valid at `at` (epoch ms), or null before the first one. */
-function versionAt(versions: EntityVersion[], at: number): EntityVersion | null {
-  return versions.find((v) => v.validFrom <= at && (v.validUntil === null || at < v.validUntil)) ?? null;
-}
-
 /**
  * kg::diff: the entity at `timestamp1` against the entity at `timestamp2`, property by property and
  * relation by relation: what the later state has that the earlier lacks (`added`), the reverse
@@ -39,9 +38,9 @@ export async function diff(
   timestamp1: number,
   timestamp2: number,
 ) {
-  const versions = await versionsOf(state, agentId, entity);
-  const before = versionAt(versions, timestamp1);
-  const after = versionAt(versions, timestamp2);
+  // Two versions found by binary search, never the whole history (versionAt).
+  const before = await versionAt(state, agentId, entity, timestamp1);
+  const after = await versionAt(state, agentId, entity, timestamp2);
   const beforeProps = before?.properties ?? {};
   const afterProps = after?.properties ?? {};
   const added: Change[] = [];

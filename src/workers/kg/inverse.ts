@@ -1,6 +1,6 @@
 import type { StateClient } from "../../engine/state/client.ts";
-import type { EntityHead, EntityVersion, Relation } from "./schema.ts";
-import { loadHead, sameRelation, sourcesOf, versionsOf } from "./store.ts";
+import type { EntityHead, EntityVersion, Relation, TimeRange } from "./schema.ts";
+import { loadHead, sameRelation, sourcesOf, versionsIn } from "./store.ts";
 
 /**
  * Spec (knowledge graph rule 2): adding `A -t-> B` creates `inverse:t` on B. B's stored versions are not
@@ -35,8 +35,15 @@ export class IncomingReader {
     return head?.relations ?? [];
   }
 
+  /** The time the versions being read span (withInverses sets it): what a source's history is read over. */
+  span: TimeRange = { from: 0, to: Number.MAX_SAFE_INTEGER };
+
+  /**
+   * The source's versions over the span, read once: by range, at most MAX_VERSIONS_READ of them, never a
+   * whole history of any length (versionsIn).
+   */
   history(entity: string): Promise<EntityVersion[]> {
-    return cached(this.histories, entity, () => versionsOf(this.state, this.agentId, entity));
+    return cached(this.histories, entity, () => versionsIn(this.state, this.agentId, entity, this.span));
   }
 }
 
@@ -87,6 +94,12 @@ export async function inversesOf(reader: IncomingReader, version: EntityVersion)
 
 /** The versions with their inverse relations after the stored ones (new objects: the inputs are left as they are). */
 export function withInverses(reader: IncomingReader, versions: EntityVersion[]): Promise<EntityVersion[]> {
+  if (versions.length > 0) {
+    reader.span = {
+      from: Math.min(...versions.map((version) => version.validFrom)),
+      to: Math.max(...versions.map((version) => version.validUntil ?? Number.MAX_SAFE_INTEGER)),
+    };
+  }
   return Promise.all(
     versions.map(async (version) => {
       const inverses = (await inversesOf(reader, version)).filter(

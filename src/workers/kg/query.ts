@@ -11,7 +11,7 @@ import {
   type TraverseInput,
   type traversalAnswer,
 } from "./schema.ts";
-import { loadHead, overlaps, sourcesOf, versionKey, versionsOf, versionsScope } from "./store.ts";
+import { incomingScope, loadHead, versionKey, versionsIn, versionsScope } from "./store.ts";
 
 /** An edge as traversal sees it: outgoing as stored, incoming as its inverse (`inverse:<type>`). */
 interface Edge {
@@ -41,10 +41,7 @@ class GraphView {
     if (cached) return cached;
     let versions: EntityVersion[];
     if (this.range) {
-      const range = this.range;
-      versions = (await versionsOf(this.state, this.agentId, entity)).filter((version) =>
-        overlaps(version, range),
-      );
+      versions = await versionsIn(this.state, this.agentId, entity, this.range);
     } else {
       const head = await loadHead(this.state, this.agentId, entity);
       const current =
@@ -66,10 +63,15 @@ class GraphView {
     return dedupe((await this.versions(entity)).flatMap((version) => version.relations.map(edgeOf)));
   }
 
-  /** Relations other entities hold towards this one in scope, as their inverses. */
+  /**
+   * Relations other entities hold towards this one in scope, as their inverses, from at most
+   * MAX_SOURCES_READ of the entities that ever related to it (each is one more read).
+   */
   async incoming(entity: string): Promise<Edge[]> {
     const edges: Edge[] = [];
-    for (const source of await sourcesOf(this.state, this.agentId, entity)) {
+    let read = 0;
+    for await (const source of sources(this.state, this.agentId, entity)) {
+      if (read++ >= MAX_SOURCES_READ) break;
       for (const edge of await this.outgoing(source)) {
         if (edge.to === entity) edges.push({ to: source, type: inverseType(edge.type) });
       }
@@ -81,6 +83,21 @@ class GraphView {
     const out = direction === "incoming" ? [] : await this.outgoing(entity);
     const into = direction === "outgoing" ? [] : await this.incoming(entity);
     return [...out, ...into];
+  }
+}
+
+/**
+ * The most sources read for one entity's incoming relations, and the most entities one query visits:
+ * an entity thousands of others point at (a hub) made every query or traversal touching it read each of
+ * them, a second or more for an answer of at most 500 versions or nodes.
+ */
+export const MAX_SOURCES_READ = 1000;
+export const MAX_VISITED = 1000;
+
+/** Sources that ever related to `target`, read a page at a time (a caller that stops early reads no more). */
+async function* sources(state: StateClient, agentId: string, target: string): AsyncGenerator<string> {
+  for await (const { key } of state.scan(incomingScope(agentId), `${target}\u0001`)) {
+    yield key.slice(target.length + 1);
   }
 }
 
@@ -115,10 +132,13 @@ export async function queryTemporal(state: StateClient, input: QueryInput): Prom
   for (let depth = 0; frontier.length > 0 && results.length < MAX_RESULTS; depth++) {
     const next: string[] = [];
     for (const entity of frontier) {
+      // Versions past the 500th would be cut off anyway: none is read.
+      if (results.length >= MAX_RESULTS) break;
       results.push(...(await view.versions(entity)));
-      if (depth === input.depth) continue;
+      if (depth === input.depth || seen.size >= MAX_VISITED) continue;
       for (const edge of await view.edges(entity, "both")) {
         if (!passes(edge, input.relationFilter) || seen.has(edge.to)) continue;
+        if (seen.size >= MAX_VISITED) break;
         seen.add(edge.to);
         next.push(edge.to);
       }

@@ -3,6 +3,8 @@ import { z } from "zod";
 export const MAX_DEPTH = 10;
 export const MAX_RESULTS = 500;
 export const MAX_NODES = 500;
+/** The size of one version's properties, as JSON. */
+export const MAX_PROPERTIES_BYTES = 64 * 1024;
 
 const agentId = z
   .string({ error: "agentId must be a string" })
@@ -32,7 +34,15 @@ export const addInput = z.strictObject({
   agentId,
   entity: entityName("entity"),
   type: z.string({ error: "type must be a string" }).trim().min(1, "type is required").max(200),
-  properties: z.record(z.string(), z.unknown(), { error: "properties must be an object" }).default({}),
+  properties: z
+    .record(z.string(), z.unknown(), { error: "properties must be an object" })
+    // Every version is kept and read back: one of megabytes, added again and again, made each read of the
+    // entity's history a memory hog.
+    .refine(
+      (properties) => Buffer.byteLength(JSON.stringify(properties)) <= MAX_PROPERTIES_BYTES,
+      `properties must be at most ${MAX_PROPERTIES_BYTES} bytes as JSON`,
+    )
+    .default({}),
   relations: z.array(relationSchema, { error: "relations must be an array" }).max(200).default([]),
 });
 export type AddInput = z.output<typeof addInput>;

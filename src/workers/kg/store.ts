@@ -26,15 +26,83 @@ export function loadHead(state: StateClient, agentId: string, entity: string): P
   return state.get<EntityHead>(headsScope(agentId), entity);
 }
 
-export async function versionsOf(
+/**
+ * The most versions one read of an entity's history holds: an entity added to thousands of times (each
+ * version up to the size of its properties) was read whole by timeline, diff and time-range queries,
+ * gigabytes in memory and seconds of a blocked event loop for one request.
+ */
+export const MAX_VERSIONS_READ = 500;
+
+/** Versions `first`..`last` of an entity (at most MAX_VERSIONS_READ, from `first`), by key: no scan. */
+export async function versionsBetween(
   state: StateClient,
   agentId: string,
   entity: string,
+  first: number,
+  last: number,
 ): Promise<EntityVersion[]> {
-  const versions: EntityVersion[] = [];
-  for await (const { value } of state.scan<EntityVersion>(versionsScope(agentId), `${entity}\u0001`))
-    versions.push(value);
-  return versions;
+  const numbers: number[] = [];
+  for (let n = Math.max(1, first); n <= last && numbers.length < MAX_VERSIONS_READ; n++) numbers.push(n);
+  const versions = await Promise.all(
+    numbers.map((n) => state.get<EntityVersion>(versionsScope(agentId), versionKey(entity, n))),
+  );
+  return versions.filter((version): version is EntityVersion => version !== null);
+}
+
+/**
+ * The number of the last version whose validFrom passes `test` (0: none), by binary search over the
+ * version numbers: validFrom strictly increases with the version, so this reads about log2(n) versions.
+ */
+async function lastVersionWhere(
+  state: StateClient,
+  agentId: string,
+  entity: string,
+  latest: number,
+  test: (validFrom: number) => boolean,
+): Promise<number> {
+  let low = 0;
+  let high = latest;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    const version = await state.get<EntityVersion>(versionsScope(agentId), versionKey(entity, middle));
+    if (version && test(version.validFrom)) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+/** The entity's version valid at `at` (epoch ms), or null (before its first version, or none). */
+export async function versionAt(
+  state: StateClient,
+  agentId: string,
+  entity: string,
+  at: number,
+): Promise<EntityVersion | null> {
+  const head = await loadHead(state, agentId, entity);
+  if (!head || head.stub) return null;
+  const number = await lastVersionWhere(state, agentId, entity, head.version, (from) => from <= at);
+  if (number === 0) return null;
+  return state.get<EntityVersion>(versionsScope(agentId), versionKey(entity, number));
+}
+
+/**
+ * The entity's versions overlapping the range (see overlaps), oldest first, at most MAX_VERSIONS_READ:
+ * a contiguous run of version numbers, found by binary search and read by key.
+ */
+export async function versionsIn(
+  state: StateClient,
+  agentId: string,
+  entity: string,
+  range: TimeRange,
+): Promise<EntityVersion[]> {
+  const head = await loadHead(state, agentId, entity);
+  if (!head || head.stub) return [];
+  // The last version begun before `from` is the first that can still be valid at `from`.
+  const before = await lastVersionWhere(state, agentId, entity, head.version, (from) => from < range.from);
+  const last = await lastVersionWhere(state, agentId, entity, head.version, (from) => from <= range.to);
+  if (last === 0) return [];
+  const versions = await versionsBetween(state, agentId, entity, Math.max(1, before), last);
+  return versions.filter((version) => overlaps(version, range));
 }
 
 /** Versions whose validity overlaps the range (DESIGN §6): validFrom ≤ to and (open, or validUntil ≥ from). */

@@ -1,4 +1,4 @@
-import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
+import { ACTS_FOR_AGENT, actingAgentOf } from "../../engine/acting-agent.ts";
 import { call } from "../../engine/call.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
 import { stateClient } from "../../engine/state/client.ts";
@@ -6,7 +6,7 @@ import { type InvocationContext, systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, callerRealm, requireAdmin } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
-import { forbidden, notFound } from "../../shared/errors.ts";
+import { type AppError, forbidden, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { assertAgentRef, requireRealm } from "../../shared/realm-refs.ts";
@@ -29,8 +29,24 @@ import {
   swarmRecord,
   swarmRunAnswer,
 } from "./schema.ts";
-import { ACTIVE_SCOPE, appendMessage, isDue, messagesOf, purgeSwarm, SWARMS_SCOPE } from "./store.ts";
+import {
+  ACTIVE_SCOPE,
+  appendMessage,
+  DUE_SCOPE,
+  type DueEntry,
+  dueKey,
+  isDue,
+  messagesOf,
+  onceBackfilled,
+  purgeSwarm,
+  realmSwarmIds,
+  SWARMS_SCOPE,
+  storeNewSwarm,
+} from "./store.ts";
 import { collected, consensusOf } from "./tally.ts";
+
+/** Expiry entries the sweep reads at a time. */
+const SWEEP_PAGE = 100;
 
 /** Swarms: a realm's agents working on one goal, exchanging observations and deciding by vote. */
 export function registerSwarm(
@@ -42,6 +58,9 @@ export function registerSwarm(
   const state = stateClient(trigger);
   const audit = (type: string, detail: Record<string, unknown>) =>
     void call(trigger, "security::audit", { type, detail }, { action: { type: "void" } });
+  const backfilled = onceBackfilled(state);
+  // The serving process indexes older swarms at start; anything reading the indexes waits for it.
+  if (options.background !== false) backfilled().catch(() => undefined);
 
   /** The swarm, if the caller's realm may see it (another realm's is as missing as none), expired on time. */
   const load = async (swarmId: string, ctx: InvocationContext): Promise<Swarm> => {
@@ -51,6 +70,20 @@ export function registerSwarm(
     return isDue(swarm, nowMs()) ? end(swarmId, "expired") : swarm;
   };
 
+  /** A realm's swarms, read a page of ids at a time (a swarm removed meanwhile is skipped). */
+  async function* realmSwarms(realmId: string): AsyncGenerator<Swarm> {
+    const ids = await realmSwarmIds(state, realmId);
+    for (let start = 0; start < ids.length; start += 100) {
+      const page = await Promise.all(
+        ids.slice(start, start + 100).map((swarmId) => state.get<Swarm>(SWARMS_SCOPE, swarmId)),
+      );
+      for (const swarm of page) if (swarm) yield swarm;
+      // The embedded store answers at once: without this a realm of many swarms held every other
+      // request until its listing was read.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
   /** Ends an active swarm once (compare-and-swap); returns the swarm as it is then. */
   const end = async (swarmId: string, status: Exclude<SwarmStatus, "active">): Promise<Swarm> => {
     const { value } = await casUpdate<Swarm>(state, SWARMS_SCOPE, swarmId, ({ value: swarm }) => {
@@ -58,8 +91,10 @@ export function registerSwarm(
       if (swarm.status !== "active") return undefined;
       return { ...swarm, status, endedAt: nowIso() };
     });
+    const swarm = value as Swarm;
+    await state.delete(DUE_SCOPE, dueKey(swarm));
     await state.delete(ACTIVE_SCOPE, swarmId);
-    return value as Swarm;
+    return swarm;
   };
 
   worker.registerFunction(
@@ -83,8 +118,7 @@ export function registerSwarm(
         createdAt: new Date(created).toISOString(),
         expiresAt: new Date(created + input.maxDurationMs).toISOString(),
       };
-      await state.set(SWARMS_SCOPE, swarm.swarmId, swarm, 0);
-      await state.set(ACTIVE_SCOPE, swarm.swarmId, { expiresAt: swarm.expiresAt });
+      await storeNewSwarm(state, swarm);
       audit("swarm_created", { swarmId: swarm.swarmId, goal: swarm.goal, agentCount: swarm.agentIds.length });
       return swarm;
     },
@@ -191,20 +225,37 @@ export function registerSwarm(
       output: swarmRunAnswer,
     },
     async ({ swarmId, rounds }, ctx) => {
+      // Each turn of a run is an agent's turn: a member whose model (steered by what it read) called
+      // swarm::run again would start members × rounds more turns, each able to do the same, without end.
+      const agentId = actingAgentOf(ctx.auth);
+      if (agentId !== undefined) {
+        throw forbidden(`Agent ${agentId} may not run a swarm: a swarm is run by an API key or a workflow`);
+      }
       const swarm = await load(swarmId, ctx);
-      return runSwarm({ trigger, state, auth: ctx.auth }, swarm, rounds);
+      return runSwarm({ trigger, state, auth: ctx.auth, signal: ctx.signal }, swarm, rounds);
     },
   );
 
   worker.registerFunction(
     { id: "swarm::sweep", description: "Expire the swarms whose time is up (each second, on one node)" },
     async () => {
+      await backfilled();
       const now = nowMs();
-      const due: string[] = [];
-      for await (const { key, value } of state.scan<{ expiresAt: string }>(ACTIVE_SCOPE)) {
-        if (Date.parse(value.expiresAt) <= now) due.push(key);
+      const due: DueEntry[] = [];
+      // Soonest first, a page at a time: the first swarm not yet due ends the read.
+      let cursor: string | undefined;
+      do {
+        const page = await state.list<DueEntry>(DUE_SCOPE, { limit: SWEEP_PAGE, cursor });
+        const upTo = page.items.findIndex(({ value }) => Date.parse(value.expiresAt) > now);
+        due.push(...page.items.slice(0, upTo === -1 ? undefined : upTo).map(({ value }) => value));
+        cursor = upTo === -1 ? (page.nextCursor ?? undefined) : undefined;
+      } while (cursor);
+      for (const entry of due) {
+        await end(entry.swarmId, "expired").catch(async (error: AppError) => {
+          // A swarm gone from under its entry: the entry goes too, or it would be read each second.
+          if (error?.code === "not_found") await state.delete(DUE_SCOPE, dueKey(entry));
+        });
       }
-      for (const swarmId of due) await end(swarmId, "expired").catch(() => undefined);
       return { expired: due.length };
     },
   );
@@ -219,10 +270,11 @@ export function registerSwarm(
     async ({ realmId: named, status, limit, cursor }, ctx) => {
       const realmId = callerRealm(ctx, named);
       await requireRealm(trigger, realmId);
+      await backfilled();
       const now = nowMs();
       const matching: Swarm[] = [];
-      for await (const { value } of state.scan<Swarm>(SWARMS_SCOPE)) {
-        if (value.realmId !== realmId) continue;
+      // The realm's own swarms only, through its index: other realms' swarms cost this listing nothing.
+      for await (const value of realmSwarms(realmId)) {
         // A swarm past its time shows as expired before the sweep gets to it.
         const swarm: Swarm = isDue(value, now) ? { ...value, status: "expired" } : value;
         if (!status || swarm.status === status) matching.push(swarm);
@@ -243,10 +295,9 @@ export function registerSwarm(
     },
     async ({ realmId }, ctx) => {
       requireAdmin(ctx);
-      const ids: string[] = [];
-      for await (const { key, value } of state.scan<Swarm>(SWARMS_SCOPE))
-        if (value.realmId === realmId) ids.push(key);
-      for (const swarmId of ids) await purgeSwarm(state, swarmId);
+      await backfilled();
+      const ids = await realmSwarmIds(state, realmId);
+      for (const swarmId of ids) await purgeSwarm(state, realmId, swarmId);
       return { purged: ids.length };
     },
   );

@@ -13,6 +13,8 @@ export interface RunDeps {
   state: StateClient;
   /** Who started the run: each member's turn runs as them (realm, budget and capabilities apply). */
   auth: Principal;
+  /** The run's invocation: once it is stopped (timed out), no further turn starts and those running stop. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -26,7 +28,7 @@ export async function runSwarm(deps: RunDeps, swarm: Swarm, rounds: number) {
   const failures: Array<{ round: number; agentId: string; error: string }> = [];
   let consensus = consensusOf(swarm, await messagesOf(deps.state, swarm.swarmId), swarm.goal);
   let round = 0;
-  while (round < rounds && !consensus.hasConsensus) {
+  while (round < rounds && !consensus.hasConsensus && !deps.signal?.aborted) {
     round++;
     const prompt = promptOf(swarm, await messagesOf(deps.state, swarm.swarmId));
     const answers = await Promise.all(
@@ -35,7 +37,7 @@ export async function runSwarm(deps: RunDeps, swarm: Swarm, rounds: number) {
           deps.trigger,
           "agent::chat",
           { agentId, message: prompt, sessionId: `swarm:${swarm.swarmId}` },
-          { auth: deps.auth },
+          { auth: deps.auth, ...(deps.signal ? { signal: deps.signal } : {}) },
         ).then(
           (reply) => ({ agentId, content: String(reply.content ?? "") }),
           (error: Error) => ({ agentId, error: error.message }),

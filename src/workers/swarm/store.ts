@@ -5,8 +5,89 @@ import { AppError, conflict } from "../../shared/errors.ts";
 import { type BroadcastInput, MAX_MESSAGES, type Swarm, type SwarmMessage } from "./schema.ts";
 
 export const SWARMS_SCOPE = "swarms";
-/** Swarms still active, by id: what the expiry sweep reads (never every swarm ever made). */
+/**
+ * Swarms still active, by id: what the expiry sweep read before DUE_SCOPE. Only a store written before
+ * it holds entries here; the backfill moves them to DUE_SCOPE.
+ */
 export const ACTIVE_SCOPE = "swarms_active";
+/**
+ * Swarms still active, keyed by when they expire, soonest first: the sweep each second reads only the
+ * ones that are due and stops at the first that is not (all active swarms of every realm, each second,
+ * was one realm's thousands of month-long swarms costing the whole service).
+ */
+export const DUE_SCOPE = "swarms_due";
+/** A realm's swarms by id: what listing and purging a realm read (never the other realms' swarms). */
+export const realmSwarmsScope = (realmId: string) => `swarms_realm:${realmId}`;
+const META_SCOPE = "swarms_meta";
+const BACKFILL_MARKER = "index_v1";
+
+export interface DueEntry {
+  swarmId: string;
+  expiresAt: string;
+}
+
+/** A swarm's place in DUE_SCOPE: its expiry (epoch ms, fixed width, so keys sort by time), then its id. */
+export const dueKey = (swarm: Pick<Swarm, "swarmId" | "expiresAt">) =>
+  `${String(Date.parse(swarm.expiresAt)).padStart(15, "0")}:${swarm.swarmId}`;
+
+/** A new swarm with its entries in its realm's index and the expiry index, in one transaction. */
+export async function storeNewSwarm(state: StateClient, swarm: Swarm): Promise<void> {
+  const due: DueEntry = { swarmId: swarm.swarmId, expiresAt: swarm.expiresAt };
+  await state.batch([
+    { type: "set", scope: SWARMS_SCOPE, key: swarm.swarmId, value: swarm, expectedVersion: 0 },
+    {
+      type: "set",
+      scope: realmSwarmsScope(swarm.realmId),
+      key: swarm.swarmId,
+      value: { swarmId: swarm.swarmId },
+    },
+    ...(swarm.status === "active"
+      ? [{ type: "set" as const, scope: DUE_SCOPE, key: dueKey(swarm), value: due }]
+      : []),
+  ]);
+}
+
+/** The ids of a realm's swarms. */
+export async function realmSwarmIds(state: StateClient, realmId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const { key } of state.scan(realmSwarmsScope(realmId))) ids.push(key);
+  return ids;
+}
+
+/**
+ * The realm and expiry indexes for swarms made before them: every swarm is indexed under its realm and
+ * every active one by its expiry, once per store (a marker records it); idempotent, so a run cut short
+ * is simply run again.
+ */
+export async function backfillIndexes(state: StateClient): Promise<void> {
+  if (await state.get(META_SCOPE, BACKFILL_MARKER)) return;
+  let read = 0;
+  for await (const { value: swarm } of state.scan<Swarm>(SWARMS_SCOPE)) {
+    // Other work goes on between pages (the embedded store answers at once, so a loop never yields).
+    if (++read % 1000 === 0) await new Promise((resolve) => setImmediate(resolve));
+    await state.set(realmSwarmsScope(swarm.realmId), swarm.swarmId, { swarmId: swarm.swarmId });
+    if (swarm.status === "active") {
+      const due: DueEntry = { swarmId: swarm.swarmId, expiresAt: swarm.expiresAt };
+      await state.set(DUE_SCOPE, dueKey(swarm), due);
+    }
+  }
+  const legacy: string[] = [];
+  for await (const { key } of state.scan(ACTIVE_SCOPE)) legacy.push(key);
+  for (const key of legacy) await state.delete(ACTIVE_SCOPE, key);
+  await state.set(META_SCOPE, BACKFILL_MARKER, { doneAt: nowIso() });
+}
+
+/** The backfill, run once and awaited by whatever reads the indexes; a failed run is tried again. */
+export function onceBackfilled(state: StateClient): () => Promise<void> {
+  let pending: Promise<void> | undefined;
+  return () => {
+    pending ??= backfillIndexes(state).catch((error) => {
+      pending = undefined;
+      throw error;
+    });
+    return pending;
+  };
+}
 const messagesScope = (swarmId: string) => `swarm_messages:${swarmId}`;
 const seqKey = (seq: number) => String(seq).padStart(6, "0");
 
@@ -67,13 +148,16 @@ export async function appendMessage(state: StateClient, input: BroadcastInput): 
   throw new AppError("unavailable", `Too many concurrent messages to swarm ${input.swarmId}; try again`);
 }
 
-/** A swarm and its messages (a realm delete). */
-export async function purgeSwarm(state: StateClient, swarmId: string): Promise<void> {
+/** A swarm, its messages and its index entries (a realm delete). */
+export async function purgeSwarm(state: StateClient, realmId: string, swarmId: string): Promise<void> {
   const keys: string[] = [];
   for await (const { key } of state.scan(messagesScope(swarmId))) keys.push(key);
   for (const key of keys) await state.delete(messagesScope(swarmId), key);
+  const swarm = await state.get<Swarm>(SWARMS_SCOPE, swarmId);
+  if (swarm) await state.delete(DUE_SCOPE, dueKey(swarm));
   await state.delete(ACTIVE_SCOPE, swarmId);
   await state.delete(SWARMS_SCOPE, swarmId);
+  await state.delete(realmSwarmsScope(realmId), swarmId);
 }
 
 export function isDue(swarm: Swarm, now: number): boolean {

@@ -8,6 +8,7 @@ import {
   chainOf,
   emptyChart,
   findByCapability,
+  MAX_DEPTH,
   type NodeChanges,
   removeNode,
   setNode,
@@ -94,6 +95,31 @@ describe("chart rules", () => {
     const withoutA = removeNode(chart, REALM, "a");
     expect(withoutA.nodes.b?.reportsTo).toBeNull();
     expect(() => removeNode(chart, REALM, "z")).toThrow(`Agent z is not in the hierarchy of realm ${REALM}`);
+  });
+
+  it("keeps a node whose id is __proto__ when another node is removed", () => {
+    const chart = chartOf(["__proto__", {}], ["b", { reportsTo: "__proto__" }], ["c", {}]);
+    const withoutC = removeNode(chart, REALM, "c");
+    expect(Object.keys(withoutC.nodes).sort()).toEqual(["__proto__", "b"]);
+    expect(Object.getPrototypeOf(withoutC.nodes)).toBe(Object.prototype);
+    expect(chainOf(withoutC, "b").map((node) => node.agentId)).toEqual(["b", "__proto__"]);
+    expect(Object.keys(JSON.parse(JSON.stringify(withoutC)).nodes).sort()).toEqual(["__proto__", "b"]);
+  });
+
+  it(`refuses a chain of command deeper than ${MAX_DEPTH}, also when a subtree moves under a deep node`, () => {
+    let chart = emptyChart();
+    for (let i = 0; i < MAX_DEPTH; i++)
+      chart = setNode(chart, REALM, `n${i}`, { reportsTo: i ? `n${i - 1}` : null }).chart;
+    expect(chainOf(chart, `n${MAX_DEPTH - 1}`)).toHaveLength(MAX_DEPTH);
+    expect(() => setNode(chart, REALM, "one-more", { reportsTo: `n${MAX_DEPTH - 1}` })).toThrow(
+      `a chain of command is at most ${MAX_DEPTH} deep`,
+    );
+    // A root with one report moved under the node at depth MAX_DEPTH - 1 would reach MAX_DEPTH + 1.
+    chart = setNode(setNode(chart, REALM, "r", {}).chart, REALM, "r2", { reportsTo: "r" }).chart;
+    expect(() => setNode(chart, REALM, "r", { reportsTo: `n${MAX_DEPTH - 2}` })).toThrow(/would make it 101/);
+    expect(setNode(chart, REALM, "r", { reportsTo: `n${MAX_DEPTH - 3}` }).node.reportsTo).toBe(
+      `n${MAX_DEPTH - 3}`,
+    );
   });
 
   it("orders reports by rank, then agentId, and finds capabilities whole and in any case", () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_DEPTH } from "../../../src/workers/hierarchy/chart.ts";
 import { call } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import * as org from "./fixtures.ts";
@@ -119,6 +120,20 @@ describe("hierarchy reads", () => {
     });
     const outside = await call(server, "GET", `/api/hierarchy/${realmId}/chain/agent-nobody`);
     expect(outside).toEqual({ status: 200, body: { chain: [] } });
+  });
+
+  it("refuses a set past the deepest chain of command, and answers the tree of the deepest chart", async () => {
+    const { realmId } = await realmWith();
+    // Opaque ids (no agent of this service): what a key may place without limit of agents.
+    for (let i = 0; i < MAX_DEPTH; i++) await place(realmId, `n${i}`, { reportsTo: i ? `n${i - 1}` : null });
+    const deeper = await org.setNode(server, { realmId, agentId: "deeper", reportsTo: `n${MAX_DEPTH - 1}` });
+    expect(deeper.status).toBe(400);
+    expect(deeper.body.error).toContain(`at most ${MAX_DEPTH} deep`);
+    const tree = await call(server, "GET", `/api/hierarchy/${realmId}/tree`);
+    expect(tree.status).toBe(200);
+    let depth = 0;
+    for (let node = tree.body.roots[0]; node; node = node.reports[0]) depth++;
+    expect(depth).toBe(MAX_DEPTH);
   });
 
   it("still shows every node once when the stored chart was broken by hand", async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { setClock } from "../../../src/shared/clock.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
@@ -183,5 +183,129 @@ describe("the knowledge graph", () => {
       payload: { scope: `kg_heads:${agentId}` },
     });
     expect((leftovers as { items: unknown[] }).items).toEqual([]);
+  });
+});
+
+describe("a wide add", () => {
+  it("takes 200 relations to entities not yet in the graph in one add, each found from its target", async () => {
+    const agentId = await graph();
+    const relations = Array.from({ length: 200 }, (_, i) => ({ target: `new-${i}`, type: "knows" }));
+    const added = await kg("add", { agentId, entity: "hub", type: "t", relations });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    expect((await kg("stats", { agentId })).body).toMatchObject({ totalEntities: 201, totalRelations: 200 });
+    const back = await kg("traverse", {
+      agentId,
+      startEntity: "new-199",
+      direction: "incoming",
+      maxDepth: 1,
+    });
+    expect(back.body.adjacency["new-199"]).toEqual(["hub"]);
+  });
+});
+
+describe("a long history", () => {
+  it("refuses properties of more than 64 KiB as JSON with 400", async () => {
+    const agentId = await graph();
+    const big = await kg("add", {
+      agentId,
+      entity: "e",
+      type: "t",
+      properties: { blob: "x".repeat(70_000) },
+    });
+    expect(big.status).toBe(400);
+    expect(big.body.error).toContain("properties must be at most 65536 bytes");
+    const fits = await kg("add", {
+      agentId,
+      entity: "e",
+      type: "t",
+      properties: { blob: "x".repeat(60_000) },
+    });
+    expect(fits.status).toBe(201);
+  });
+
+  it("reads at most 500 versions of an entity: timeline keeps the latest, diff and time ranges read by key", async () => {
+    const agentId = await graph();
+    const engine = server.service.engine;
+    const added: Array<{ version: number; validFrom: number }> = [];
+    for (let i = 1; i <= 520; i++) {
+      added.push(
+        (await engine.trigger({
+          function_id: "kg::add_temporal",
+          payload: { agentId, entity: "busy", type: "t", properties: { i } },
+        })) as { version: number; validFrom: number },
+      );
+    }
+    // Every record the state store hands out during one request.
+    const trigger = engine.trigger.bind(engine);
+    let read = 0;
+    const spy = vi.spyOn(engine, "trigger").mockImplementation(async (request) => {
+      const answer = await trigger(request);
+      if (request.function_id === "state::list") read += (answer as { items: unknown[] }).items.length;
+      if (request.function_id === "state::get" && answer !== null) read++;
+      return answer;
+    });
+    try {
+      const history = await kg("timeline", { agentId, entity: "busy" });
+      expect(history.body).toHaveLength(500);
+      expect(history.body[0].version).toBe(21);
+      expect(history.body.at(-1).version).toBe(520);
+      read = 0;
+      const last = added.at(-1) as { validFrom: number };
+      const changed = await kg("diff", {
+        agentId,
+        entity: "busy",
+        timestamp1: (added[9] as { validFrom: number }).validFrom,
+        timestamp2: last.validFrom,
+      });
+      expect(changed.body).toMatchObject({ fromVersion: 10, toVersion: 520 });
+      expect(read).toBeLessThan(50);
+      read = 0;
+      const lately = await kg("query", {
+        agentId,
+        entity: "busy",
+        depth: 0,
+        timeRange: { from: last.validFrom, to: last.validFrom },
+      });
+      // Version 519 closed as 520 began: its validUntil is `from`, which overlaps (DESIGN §6).
+      expect(lately.body.map((version: { version: number }) => version.version)).toEqual([519, 520]);
+      expect(read).toBeLessThan(50);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe("a hub", () => {
+  it("is read up to 1 000 of the entities pointing at it by a query or traversal, not all of them", async () => {
+    const agentId = await graph();
+    const engine = server.service.engine;
+    for (let i = 0; i < 3000; i += 100) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) =>
+          engine.trigger({
+            function_id: "kg::add_temporal",
+            payload: { agentId, entity: `e${i + j}`, type: "t", relations: [{ target: "hub", type: "in" }] },
+          }),
+        ),
+      );
+    }
+    const trigger = engine.trigger.bind(engine);
+    let reads = 0;
+    const spy = vi.spyOn(engine, "trigger").mockImplementation(async (request) => {
+      if (request.function_id === "state::get") reads++;
+      return trigger(request);
+    });
+    try {
+      const around = await kg("query", { agentId, entity: "hub", depth: 1 });
+      expect(around.body).toHaveLength(500);
+      expect(reads).toBeLessThan(4000);
+      reads = 0;
+      const traversal = await kg("traverse", { agentId, startEntity: "hub", maxDepth: 1, maxNodes: 1 });
+      expect(traversal.body.nodeCount).toBe(1);
+      expect(traversal.body.adjacency.hub).toHaveLength(1000);
+      expect(reads).toBeLessThan(1100);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -138,6 +138,26 @@ describe.each(backends)("kg::stats from running totals ($name)", ({ start }) => 
     }
   }, 60_000);
 
+  it("lets other work run while it rebuilds a large graph's components from the heads", async () => {
+    const agentId = await newAgent();
+    for (let i = 0; i < 25; i++) {
+      await add(
+        agentId,
+        `s${i}`,
+        Array.from({ length: 200 }, (_, k) => ({ target: `t${i}-${k}`, type: "knows" })),
+      );
+    }
+    // A timer set before the rebuild: it fires only if the rebuild hands the event loop over.
+    let ran = false;
+    const timer = setTimeout(() => {
+      ran = true;
+    }, 0);
+    const answer = await restarted(agentId);
+    clearTimeout(timer);
+    expect(answer).toMatchObject({ totalEntities: 5025, totalRelations: 5000 });
+    expect(ran).toBe(true);
+  }, 60_000);
+
   it("counts a graph written before the totals once, then keeps counting", async () => {
     const agentId = await newAgent();
     await add(agentId, "a", [{ target: "b", type: "knows" }]);

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createAgentOS } from "../../../src/app.ts";
 import { loadConfig } from "../../../src/config/env.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
 import { eventually, sleep } from "../../helpers/iii.ts";
+import { startTestServer } from "../../helpers/server.ts";
 
 const env = serverWithFakeModel();
 
@@ -129,6 +130,43 @@ describe("swarms", () => {
     expect((await call(env.server, "GET", "/api/swarm?status=asleep", undefined, key)).status).toBe(400);
   });
 
+  it("lists a realm's swarms and sweeps expiries without reading every realm's swarms", async () => {
+    const engine = env.server.service.engine;
+    const busy = await newRealm(env.server, "busy");
+    for (let i = 0; i < 150; i++) {
+      await engine.trigger({
+        function_id: "swarm::create",
+        payload: { goal: `g${i}`, agentIds: ["a"], realmId: busy, maxDurationMs: 3_600_000 },
+      });
+    }
+    const quiet = await newRealm(env.server, "quiet");
+    const key = await realmKey(env.server, quiet);
+    await call(env.server, "POST", "/api/swarm/create", { goal: "mine", agentIds: ["b"] }, key);
+    // Every record the state store hands out while the quiet realm lists, then while the sweep runs.
+    const listed: Array<{ scope: string; items: number }> = [];
+    const trigger = engine.trigger.bind(engine);
+    const spy = vi.spyOn(engine, "trigger").mockImplementation(async (request) => {
+      const answer = await trigger(request);
+      if (request.function_id === "state::list") {
+        const { scope } = request.payload as { scope: string };
+        listed.push({ scope, items: (answer as { items: unknown[] }).items.length });
+      }
+      return answer;
+    });
+    try {
+      const list = await call(env.server, "GET", "/api/swarm", undefined, key);
+      expect(list.body.count).toBe(1);
+      const read = listed.reduce((sum, page) => sum + page.items, 0);
+      expect(read, JSON.stringify(listed)).toBeLessThanOrEqual(1);
+      listed.length = 0;
+      await engine.trigger({ function_id: "swarm::sweep", payload: {} });
+      const swept = listed.reduce((sum, page) => sum + page.items, 0);
+      expect(swept, JSON.stringify(listed)).toBeLessThanOrEqual(100);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("refuses bad input with a 4xx naming it", async () => {
     const many = Array.from({ length: 21 }, (_, i) => `a${i}`);
     expect(
@@ -175,9 +213,102 @@ describe("swarms", () => {
     const collect = await call(env.server, "GET", `/api/swarm/${created.body.swarmId}/collect`);
     expect(collect.body.observations).toHaveLength(3);
   });
+
+  it("refuses swarm::run from a member's own tool call, so one run cannot start runs without end", async () => {
+    const realmId = await newRealm(env.server, "recursive-run");
+    const key = await realmKey(env.server, realmId);
+    const members = [
+      await createAgent(env.server, realmId, { tools: ["swarm::*"] }),
+      await createAgent(env.server, realmId, { tools: ["swarm::*"] }),
+    ];
+    const created = await call(
+      env.server,
+      "POST",
+      "/api/swarm/create",
+      { goal: "g", agentIds: members },
+      key,
+    );
+    const { swarmId } = created.body;
+    // A hostile model: each member's turn starts another run of 10 rounds of the whole swarm.
+    const again = { toolCalls: [{ name: "swarm__run", arguments: { swarmId, rounds: 10 } }] };
+    env.fake.reply(again, again, again);
+    const run = await call(env.server, "POST", `/api/swarm/${swarmId}/run`, { rounds: 1 }, key);
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    // Two members, one round: two turns, each a tool call refused and one more answer.
+    expect(env.fake.requests.length).toBeLessThanOrEqual(6);
+    expect(JSON.stringify(env.fake.requests)).toContain("may not run a swarm");
+  });
+
+  it("starts no further turn once swarm::run has timed out", async () => {
+    const realmId = await newRealm(env.server, "timed-out-run");
+    const member = await createAgent(env.server, realmId);
+    const swarm = await swarmOf([member], { realmId });
+    env.fake.reply(
+      { content: "abstain", delayMs: 400 },
+      { content: "abstain", delayMs: 400 },
+      { content: "abstain", delayMs: 400 },
+    );
+    const run = env.server.service.engine.trigger({
+      function_id: "swarm::run",
+      payload: { swarmId: swarm.swarmId, rounds: 3 },
+      timeout_ms: 200,
+    });
+    await expect(run).rejects.toThrow(/timed out/);
+    await sleep(1500);
+    expect(env.fake.requests).toHaveLength(1);
+  });
 });
 
 describe("a swarm across a restart", () => {
+  it("indexes and expires swarms stored before the indexes, once", async () => {
+    const first = await startTestServer();
+    const realmId = await newRealm(first, "legacy");
+    const key = await realmKey(first, realmId);
+    let server = first;
+    const state = (function_id: string, payload: Record<string, unknown>) =>
+      server.service.engine.trigger({ function_id, payload });
+    // As an earlier version stored them: the record, and an active one in swarms_active only.
+    const old = (swarmId: string, expiresAt: string) => ({
+      swarmId,
+      realmId,
+      goal: "old",
+      agentIds: ["a"],
+      maxDurationMs: 1000,
+      consensusThreshold: 0.66,
+      status: "active",
+      messageCount: 0,
+      createdAt: new Date(Date.parse(expiresAt) - 1000).toISOString(),
+      expiresAt,
+    });
+    const past = new Date(Date.now() - 1000).toISOString();
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    for (const [swarmId, expiresAt] of [
+      ["swm-old-due", past],
+      ["swm-old-later", later],
+    ] as const) {
+      await state("state::set", { scope: "swarms", key: swarmId, value: old(swarmId, expiresAt) });
+      await state("state::set", { scope: "swarms_active", key: swarmId, value: { expiresAt } });
+    }
+    await state("state::delete", { scope: "swarms_meta", key: "index_v1" });
+    await first.service.close();
+    server = await startTestServer({}, { dataDir: first.dataDir });
+    try {
+      await state("swarm::sweep", {});
+      const list = await call(server, "GET", "/api/swarm", undefined, key);
+      expect(list.body.swarms.map((swarm: { swarmId: string }) => swarm.swarmId).sort()).toEqual([
+        "swm-old-due",
+        "swm-old-later",
+      ]);
+      const due = (await state("state::get", { scope: "swarms", key: "swm-old-due" })) as { status: string };
+      expect(due.status).toBe("expired");
+      const active = await state("state::list", { scope: "swarms_active" });
+      expect((active as { items: unknown[] }).items).toEqual([]);
+    } finally {
+      await server.close();
+      rmSync(first.dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("expires while the service is down, at the next start", async () => {
     const dir = mkdtempSync(join(tmpdir(), "agentos-swarm-"));
     const config = {
