@@ -1,6 +1,7 @@
-import { cpSync, mkdirSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { analyzeSource } from "../../../src/workers/tools/code/analyze.ts";
 import { workspaceDir } from "../../../src/workers/tools/sandbox.ts";
 import { toolsServer } from "./setup.ts";
 
@@ -35,6 +36,41 @@ describe("code tools", () => {
       blank: 1,
       complexity: 3,
     });
+  });
+
+  it("measures Java lines built to backtrack its header pattern, on the service's own thread", () => {
+    // 400 spaces and a letter held the thread for 20 s, and the time grew faster than the cube: 1 000
+    // would outlast the test's own timeout many times over. Measured at once now.
+    expect(analyzeSource("A.java", `${" ".repeat(1000)}a\n${"static ".repeat(3000)}!\n`)).toMatchObject({
+      lines: 2,
+    });
+    const java = [
+      "public class A {",
+      "  public static void main(String[] args) {",
+      "  private Map<String, List<Integer>> group(int a, int b) throws IOException {",
+      "  void run() {",
+      "    if (x) {",
+      "}",
+    ].join("\n");
+    expect(analyzeSource("A.java", java).functions).toBe(3);
+  });
+
+  it("does not measure a file over 10 MB: refused by path, skipped and named in a directory", async () => {
+    // Measuring is synchronous: ten calls at once on a 96 MB file held the service's thread for 3.5 s.
+    const { agentId } = await env.agent();
+    await env.tool("tool::file_write", { path: "src/small.ts", content: SOURCE });
+    writeFileSync(join(workspaceDir(env.server.dataDir, agentId), "src", "big.ts"), "x;\n".repeat(4_000_000));
+    expect(await env.failure("tool::code_analyze", { path: "src/big.ts" })).toMatchObject({
+      status: 400,
+      message: expect.stringContaining("larger than 10000000 bytes"),
+    });
+    const result = await env.tool<{ totals: Record<string, number>; skipped: string[] }>(
+      "tool::code_analyze",
+      {
+        path: "src",
+      },
+    );
+    expect(result).toMatchObject({ totals: { files: 1, lines: 8 }, skipped: ["src/big.ts"] });
   });
 
   it("runs tests with an allowed runner and reports whether they passed", async () => {

@@ -1,9 +1,13 @@
+import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { formatCsv, parseCsv } from "../../../src/workers/tools/formats/csv.ts";
 import { jq } from "../../../src/workers/tools/formats/jq.ts";
 import { testRegex } from "../../../src/workers/tools/formats/regex.ts";
 import { buildSql, sqlInput } from "../../../src/workers/tools/formats/sql.ts";
+import { workspaceDir } from "../../../src/workers/tools/sandbox.ts";
 import { toolsServer } from "./setup.ts";
 
 const env = toolsServer();
@@ -86,6 +90,29 @@ describe("jq's limits", () => {
     expect(() => jq(strings, "xx")).toThrow(/built a value|went past a limit/);
   });
 
+  it("refuses outputs that together weigh past the limit, though each is under it", () => {
+    // A 9 MB string, then 100 outputs of it: 900 MB as JSON from one short expression; with
+    // ascii_downcase after a third (.,.,…) the service ran out of memory and died.
+    const big = `[range(20000)] | map(tostring) | join("") | [${Array(100).fill(".").join(",")}] | join("")`;
+    const tenfold = "(.,.,.,.,.,.,.,.,.,.)";
+    expect(jq(`${big} | length`, null)[0]).toBeGreaterThan(8_000_000);
+    expect(() => jq(`${big} | ${tenfold} | ${tenfold}`, null)).toThrow(/more than \d+ bytes/);
+    expect(() => jq(`${big} | ${tenfold} | ${tenfold} | ${tenfold} | ascii_downcase`, null)).toThrow(
+      /more than \d+ bytes/,
+    );
+  });
+
+  it("refuses an expression nested past the parser's stack with a 400, not a 500", async () => {
+    const nested = `${"(".repeat(4990)}.${")".repeat(4990)}`;
+    expect(() => jq(nested, {})).toThrow(/expression went past a limit/);
+    expect(
+      await env.failure("tool::json_transform", {
+        data: {},
+        expression: `${"[".repeat(4990)}${"]".repeat(4990)}`,
+      }),
+    ).toMatchObject({ status: 400 });
+  });
+
   it("still builds what stays under the limit", () => {
     const doubling = Array.from({ length: 10 }, () => "[.,.]").join("|");
     expect(JSON.stringify(jq(doubling, 1)).length).toBeGreaterThan(2000);
@@ -128,6 +155,16 @@ describe("CSV", () => {
       ],
     });
   });
+
+  it("refuses header rows whose objects would dwarf the text, instead of building them", async () => {
+    // 2000 names and 2000 empty lines (13 kB): 4 million cells, and each row repeats every name.
+    const text = `${Array.from({ length: 2000 }, (_, k) => `column${k}`).join(",")}${"\n".repeat(2000)}`;
+    const failure = await env.failure("tool::csv_parse", { text });
+    expect(failure).toMatchObject({ status: 400, message: expect.stringMatching(/header: false/) });
+    expect(await env.tool("tool::csv_parse", { text, header: false })).toMatchObject({
+      rows: expect.any(Array),
+    });
+  });
 });
 
 describe("regular expressions", () => {
@@ -139,6 +176,14 @@ describe("regular expressions", () => {
         { match: "b2", index: 3 },
       ],
     });
+  });
+
+  it("refuses matches whose captures together hold more than the limit", () => {
+    // A lookahead captures the rest of the text at each of 1000 positions: 20 kB of text, 20 MB of answer.
+    expect(() =>
+      testRegex({ pattern: "(?=([\\s\\S]*))", flags: "g", text: "x".repeat(20_000), timeoutMs: 5000 }),
+    ).toThrow(/more than 10000000 characters/);
+    expect(testRegex({ pattern: "x+", flags: "g", text: "x".repeat(20_000), timeoutMs: 5000 }).count).toBe(1);
   });
 
   it("stops a catastrophically backtracking pattern at its time limit", () => {
@@ -175,6 +220,30 @@ describe("the other data tools", () => {
     expect((await env.failure("tool::yaml_parse", { text: bomb })).status).toBe(400);
   });
 
+  it("refuses a large YAML anchor named by many aliases, which would be written out each time", async () => {
+    const text = `a: &a "${"x".repeat(100_000)}"\nb: [${Array(999).fill("*a").join(",")}]\n`;
+    const failure = await env.failure("tool::yaml_parse", { text });
+    expect(failure).toMatchObject({ status: 400, message: expect.stringMatching(/weighs more than/) });
+    const small = `a: &a "${"x".repeat(100)}"\nb: [${Array(999).fill("*a").join(",")}]\n`;
+    expect(await env.tool("tool::yaml_parse", { text: small })).toMatchObject({
+      value: { a: "x".repeat(100) },
+    });
+  });
+
+  it("parses YAML off the service's thread: a large mapping leaves it answering meanwhile", async () => {
+    // 25,000 keys (250 kB): the duplicate-key check compares each key with every other, for seconds. On
+    // the service's thread nothing else ran meanwhile, not even a callback queued before the call.
+    const text = Array.from({ length: 25_000 }, (_, k) => `key${k}: value`).join("\n");
+    let ranMeanwhile = false;
+    setImmediate(() => {
+      ranMeanwhile = true;
+    });
+    const parsed = await env.tool<{ value: Record<string, string> }>("tool::yaml_parse", { text });
+    expect(Object.keys(parsed.value)).toHaveLength(25_000);
+    expect(ranMeanwhile).toBe(true);
+    expect((await env.failure("tool::yaml_parse", { text: "a: 1\na: 2\n" })).message).toMatch(/unique/);
+  });
+
   it("hashes text and workspace files, and makes UUIDs", async () => {
     const { agentId } = await env.agent();
     expect(await env.tool("tool::hash_compute", { text: "abc" })).toEqual({
@@ -188,6 +257,23 @@ describe("the other data tools", () => {
     });
     const { uuids } = await env.tool<{ uuids: string[] }>("tool::uuid_generate", { count: 3 });
     expect(new Set(uuids).size).toBe(3);
+  });
+
+  it("hashes a large file a chunk at a time, ten calls at once, each to the whole file's digest", async () => {
+    const { agentId } = await env.agent();
+    await env.tool("tool::file_write", { path: "f", content: "abc" });
+    const bytes = Buffer.alloc(50_000_000);
+    for (let k = 0; k < bytes.length; k += 4093) bytes[k] = k % 251;
+    writeFileSync(join(workspaceDir(env.server.dataDir, agentId), "big.bin"), bytes);
+    const expected = createHash("sha256").update(bytes).digest("hex");
+    // Each call read the whole file into memory (ten at once on 99 MB: 2.2 GB); now 4 MB at a time, the
+    // digest the same across the chunks' seams (measured by script: 473 MB for the same ten).
+    const hashes = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        env.tool<{ hash: string }>("tool::hash_compute", { agentId, path: "big.bin" }),
+      ),
+    );
+    expect(hashes.map((answer) => answer.hash)).toEqual(Array(10).fill(expected));
   });
 
   it("builds parameterised SQL and never puts a value in the text", () => {

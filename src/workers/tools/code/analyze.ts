@@ -21,7 +21,9 @@ const LANGUAGES: Record<string, { name: string; line: string[]; block?: [string,
     name: "java",
     line: ["//"],
     block: ["/*", "*/"],
-    fn: /^\s*(public|private|protected|static|\s)*[\w<>[\],\s]+\s+\w+\s*\([^)]*\)\s*(throws [\w, ]+)?\s*\{/,
+    // The modifiers are taken whole, once (a lookahead and its backreference are never backtracked
+    // into): "(static|\s)*" before a run that also takes them backtracked for minutes on one line.
+    fn: /^\s*(?=((?:(?:public|private|protected|static)\s+)*))\1[\w<>[\],\s]+\s+\w+\s*\([^)]*\)\s*(throws [\w, ]+)?\s*\{/,
   },
   ".rb": { name: "ruby", line: ["#"], fn: /^\s*def\s+\w+/ },
   ".sh": { name: "shell", line: ["#"], fn: /^\s*(function\s+\w+|\w+\s*\(\)\s*\{)/ },
@@ -45,6 +47,13 @@ for (const [alias, of] of [
 }
 
 export const isSource = (path: string): boolean => extname(path).toLowerCase() in LANGUAGES;
+
+/**
+ * The longest line tried as a function header. The header patterns backtrack, polynomially in a line's
+ * length, on the service's own thread: a long line (minified code, or one written to stall the service)
+ * is counted as code without being tried. Real headers are far shorter.
+ */
+const MAX_HEADER_LENGTH = 500;
 
 const BRANCHES = /\b(if|elif|else if|for|while|case|catch|except|when)\b|&&|\|\||\?\s*[^:.?]/g;
 
@@ -87,7 +96,8 @@ export function analyzeSource(path: string, text: string): FileMetrics {
       inBlock = !line.includes(language.block[1], language.block[0].length);
     } else {
       metrics.code++;
-      if (language?.fn.test(raw)) metrics.functions++;
+      // The trimmed line: leading whitespace only gives the patterns more ways to backtrack.
+      if (line.length <= MAX_HEADER_LENGTH && language?.fn.test(line)) metrics.functions++;
       metrics.complexity += raw.match(BRANCHES)?.length ?? 0;
     }
   }

@@ -149,16 +149,32 @@ export function editsByUri(edit: WorkspaceEdit | null): Map<string, TextEdit[]> 
   return byUri;
 }
 
-/** Text edits (LSP ranges) applied from the last to the first, so earlier ranges stay valid. */
+/**
+ * Text edits (LSP ranges) applied in one pass over the text: each piece of it is copied once. Edits may
+ * not overlap (LSP forbids it); inserts at one position go in reverse order, as applying them from the
+ * last to the first did. A language server can be the agent's own program: each offset is looked up,
+ * not summed over the lines before it, and the text is not rebuilt per edit (20,000 edits on a
+ * 20,000-line file held the service's thread for seconds).
+ */
 export function applyEdits(text: string, edits: TextEdit[]): string {
-  const lines = text.split("\n");
+  const starts = [0];
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) starts.push(at + 1);
   const offset = (p: Position) =>
-    lines.slice(0, p.line).reduce((sum, line) => sum + line.length + 1, 0) + p.character;
-  const sorted = [...edits].sort((a, b) => offset(b.range.start) - offset(a.range.start));
-  let result = text;
-  for (const edit of sorted)
-    result = result.slice(0, offset(edit.range.start)) + edit.newText + result.slice(offset(edit.range.end));
-  return result;
+    (starts[Math.min(Math.max(p.line, 0), starts.length)] ?? text.length + 1) + p.character;
+  const placed = edits
+    .map((edit) => ({ start: offset(edit.range.start), end: offset(edit.range.end), text: edit.newText }))
+    .sort((a, b) => b.start - a.start)
+    .reverse();
+  const pieces: string[] = [];
+  let cursor = 0;
+  for (const edit of placed) {
+    if (edit.start < cursor || edit.end < edit.start)
+      throw badRequest("The language server answered overlapping edits: nothing was changed");
+    pieces.push(text.slice(cursor, edit.start), edit.text);
+    cursor = edit.end;
+  }
+  pieces.push(text.slice(cursor));
+  return pieces.join("");
 }
 
 /**

@@ -1,17 +1,25 @@
 import { createHash, randomUUID } from "node:crypto";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { badRequest } from "../../../shared/errors.ts";
 import { agentIdField, pathField } from "../fields.ts";
 import { existingInside } from "../sandbox.ts";
 import { defineTool } from "../tool.ts";
-import { readInside } from "../workspace-fs.ts";
+import { readRangeInside } from "../workspace-fs.ts";
 import { parseCsv } from "./csv.ts";
 import { jq } from "./jq.ts";
 import { testRegex } from "./regex.ts";
 import { buildSql, sqlInput } from "./sql.ts";
+import { jsonWeight } from "./weight.ts";
+import { parseYaml } from "./yaml.ts";
 
 const MAX_TEXT = 5_000_000;
+/**
+ * The most a parsed answer may weigh as JSON. What these tools answer can be far larger than what they
+ * read: a YAML anchor named by a thousand aliases is written out a thousand times, and every CSV row
+ * repeats the header's names (a header of 4000 columns over 4000 empty lines, 27 kB, was 16 million
+ * cells built on the service's own thread for seconds).
+ */
+const MAX_PARSED_WEIGHT = 10 * MAX_TEXT;
 const textField = (what: string) =>
   z.string().max(MAX_TEXT, `${what} must be at most ${MAX_TEXT} characters`);
 
@@ -55,6 +63,11 @@ const csvParse = defineTool({
     const rows = parseCsv(text, delimiter);
     if (!header) return { rows };
     const [columns = [], ...data] = rows;
+    const rowWeight = columns.reduce((total, column) => total + column.length + 12, 2);
+    if (data.length * rowWeight > MAX_PARSED_WEIGHT)
+      throw badRequest(
+        `CSV: ${data.length} rows of ${columns.length} columns as objects would weigh more than ${MAX_PARSED_WEIGHT} bytes as JSON: use header: false`,
+      );
     return {
       columns,
       rows: data.map((row) => Object.fromEntries(columns.map((column, k) => [column, row[k] ?? null]))),
@@ -66,12 +79,14 @@ const yamlParse = defineTool({
   id: "tool::yaml_parse",
   description: "Parse YAML (1.2, anchors included) into JSON: {value}. Errors name the line and column.",
   input: z.strictObject({ text: textField("text") }),
-  run: ({ text }) => {
-    try {
-      return { value: parseYaml(text, { maxAliasCount: 1000, prettyErrors: true }) ?? null };
-    } catch (error) {
-      throw badRequest(`YAML: ${(error as Error).message.split("\n")[0]}`);
-    }
+  run: async ({ text }) => {
+    const value = await parseYaml(text);
+    // maxAliasCount bounds aliases, not what they name: a large anchor aliased a thousand times.
+    if (jsonWeight(value, MAX_PARSED_WEIGHT) > MAX_PARSED_WEIGHT)
+      throw badRequest(
+        `YAML: its value, aliases written out, weighs more than ${MAX_PARSED_WEIGHT} bytes as JSON`,
+      );
+    return { value };
   },
 });
 
@@ -98,6 +113,9 @@ const uuidGenerate = defineTool({
   run: ({ count }) => ({ uuids: Array.from({ length: count }, () => randomUUID()) }),
 });
 
+const HASH_CHUNK_BYTES = 4 * 1024 * 1024;
+const MAX_HASHED_BYTES = 100_000_000;
+
 const hashCompute = defineTool({
   id: "tool::hash_compute",
   actsFor: "agent",
@@ -112,13 +130,22 @@ const hashCompute = defineTool({
     })
     .refine((input) => (input.text === undefined) !== (input.path === undefined), "give either text or path"),
   async run({ algorithm, text, agentId, path, encoding }, ctx) {
-    let bytes: Buffer | string = text ?? "";
+    const hash = createHash(algorithm);
     if (path !== undefined) {
       if (!agentId) throw badRequest("path needs agentId");
       const root = await ctx.workspace(agentId);
-      bytes = await readInside(root, await existingInside(root, path));
-    }
-    return { algorithm, hash: createHash(algorithm).update(bytes).digest(encoding) };
+      const full = await existingInside(root, path);
+      // A chunk at a time: a whole file held in memory per call let a burst of calls on one large
+      // file take gigabytes, and hashing it at once held the service's thread.
+      for (let offset = 0; ; ) {
+        const { bytes, size } = await readRangeInside(root, full, offset, HASH_CHUNK_BYTES);
+        if (size > MAX_HASHED_BYTES) throw badRequest(`${path} is larger than ${MAX_HASHED_BYTES} bytes`);
+        hash.update(bytes);
+        offset += bytes.length;
+        if (bytes.length === 0 || offset >= size) break;
+      }
+    } else hash.update(text ?? "");
+    return { algorithm, hash: hash.digest(encoding) };
   },
 });
 

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { badRequest } from "../../../shared/errors.ts";
 import { type Node, parseJq } from "./jq-parse.ts";
+import { jsonWeight } from "./weight.ts";
 
 /**
  * A jq subset: paths (`.a.b`, `."k"`, `.[0]`, `.[]`, `.[1:3]`, `?`), pipes, `,`, `//`, arithmetic,
@@ -8,10 +9,13 @@ import { type Node, parseJq } from "./jq-parse.ts";
  * BUILTINS). Every expression yields a list of outputs, as in jq.
  */
 export function jq(expression: string, input: unknown): unknown[] {
-  const ast = parseJq(expression);
-  const budget: Budget = { left: MAX_OUTPUTS, sizes: new WeakMap() };
+  const budget: Budget = { left: MAX_OUTPUTS, weight: MAX_TOTAL_WEIGHT, sizes: new WeakMap() };
   try {
-    return evaluate(ast, input, budget);
+    // Parsed inside: an expression nested thousands deep ("((((…") overflows the parser's stack too.
+    const results = evaluate(parseJq(expression), input, budget);
+    if (jsonWeight(results, MAX_RESULTS_WEIGHT, budget.sizes) > MAX_RESULTS_WEIGHT)
+      throw badRequest(`expression's outputs weigh more than ${MAX_RESULTS_WEIGHT} bytes as JSON`);
+    return results;
   } catch (error) {
     // A string past V8's limit, or nesting past the stack: the expression's fault, said as such.
     if (error instanceof RangeError) throw badRequest(`expression went past a limit: ${error.message}`);
@@ -27,43 +31,39 @@ const MAX_OUTPUTS = 100_000;
  */
 const MAX_VALUE_WEIGHT = 10_000_000;
 
+/**
+ * The most the values builtins and operators make may weigh together, and all the outputs together:
+ * each value is held under MAX_VALUE_WEIGHT, but `(.,.,.,.,.,.,.,.,.,.)` a few times over a large
+ * string makes thousands of outputs sharing it, and `ascii_downcase` then copies each (the service ran
+ * out of memory and died), or they are all the answer (gigabytes of JSON from one short expression).
+ */
+const MAX_TOTAL_WEIGHT = 200_000_000;
+const MAX_RESULTS_WEIGHT = 50_000_000;
+
 interface Budget {
   left: number;
+  /** Weight still allowed to the values made (see MAX_TOTAL_WEIGHT). */
+  weight: number;
   /** Weights of the arrays and objects already weighed, by identity. */
   sizes: WeakMap<object, number>;
-}
-
-function weightOf(value: unknown, sizes: WeakMap<object, number>): number {
-  if (typeof value === "string") return value.length + 2;
-  if (value === null || typeof value !== "object") return 8;
-  const known = sizes.get(value);
-  if (known !== undefined) return known;
-  let total = 2;
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      total += weightOf(item, sizes) + 1;
-      if (total > MAX_VALUE_WEIGHT) break;
-    }
-  } else {
-    for (const [key, item] of Object.entries(value)) {
-      total += key.length + 4 + weightOf(item, sizes);
-      if (total > MAX_VALUE_WEIGHT) break;
-    }
-  }
-  sizes.set(value, total);
-  return total;
 }
 
 const typeOf = (value: unknown) => (value === null ? "null" : Array.isArray(value) ? "array" : typeof value);
 const truthy = (value: unknown) => value !== false && value !== null;
 
 function evaluate(node: Node, input: unknown, budget: Budget): unknown[] {
-  const out = (values: unknown[]) => {
+  /** `made`: the values are a builtin's or an operator's, new copies (the rest pass values on or share them). */
+  const out = (values: unknown[], made = false) => {
     budget.left -= values.length;
     if (budget.left < 0) throw badRequest(`expression produced more than ${MAX_OUTPUTS} values`);
-    for (const value of values)
-      if (weightOf(value, budget.sizes) > MAX_VALUE_WEIGHT)
+    for (const value of values) {
+      const weight = jsonWeight(value, MAX_VALUE_WEIGHT, budget.sizes);
+      if (weight > MAX_VALUE_WEIGHT)
         throw badRequest(`expression built a value of more than ${MAX_VALUE_WEIGHT} bytes as JSON`);
+      if (made) budget.weight -= weight;
+      if (budget.weight < 0)
+        throw badRequest(`expression built more than ${MAX_TOTAL_WEIGHT} bytes of values as JSON`);
+    }
     return values;
   };
   const ev = (n: Node, value: unknown) => evaluate(n, value, budget);
@@ -109,6 +109,7 @@ function evaluate(node: Node, input: unknown, budget: Budget): unknown[] {
         ev(node.right, input).flatMap((right) =>
           ev(node.left, input).map((left) => binary(node.op, left, right)),
         ),
+        true,
       );
     case "neg":
       return ev(node.of, input).map((value) => {
@@ -132,7 +133,10 @@ function evaluate(node: Node, input: unknown, budget: Budget): unknown[] {
       return out(results);
     }
     case "call":
-      return out(call(node.name, node.args, input, (n, value) => ev(n, value)));
+      return out(
+        call(node.name, node.args, input, (n, value) => ev(n, value)),
+        true,
+      );
   }
 }
 

@@ -171,9 +171,12 @@ const ttsSpeak = defineTool({
     const provider = await speechProvider("speak", ctx.env, ctx.trigger);
     const root = await ctx.workspace(agentId);
     const full = await resolveInside(root, path ?? `speech-${Date.now()}.${format}`);
+    // Under the workspace's quota as every other write: a full workspace is refused before paying.
+    await ctx.sandbox.checkRoom(root, 0);
     const { audio } = await paidSpeech(ctx, agentId, provider, () =>
       speak(provider, text, voice, format, ctx.call.signal),
     );
+    await ctx.sandbox.checkRoom(root, audio.length);
     await writeInside(root, full, audio);
     return { path: shown(root, full), bytes: audio.length, provider: provider.id, model: provider.model.id };
   },
