@@ -27,7 +27,7 @@ beforeAll(async () => {
         );
       return;
     }
-    if (req.url === "/cat.png")
+    if (req.url === "/cat.png" || req.url === "/bad%E0%A4%A")
       return void res
         .writeHead(200, { "content-type": "image/png" })
         .end(Buffer.from("89504e470d0a1a0a", "hex"));
@@ -87,6 +87,11 @@ describe("HTTP and media tools", () => {
     expect((await env.failure("tool::media_download", { url: `${base}/missing` })).message).toContain(
       "answered 404",
     );
+    // A file name whose escapes are not UTF-8 is kept as written (it was a URIError, a 500).
+    expect(await env.tool("tool::media_download", { url: `${base}/bad%E0%A4%A` })).toMatchObject({
+      path: "bad%E0%A4%A",
+      bytes: 8,
+    });
     const spoken = await env.tool<{ path: string; bytes: number }>("tool::tts_speak", {
       text: "hello",
       path: "hello.mp3",

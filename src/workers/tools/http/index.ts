@@ -97,8 +97,7 @@ const mediaDownload = defineTool({
     if (response.status < 200 || response.status > 299)
       throw new AppError("unprocessable", `Download failed: ${url} answered ${response.status}`);
     if (response.truncated) throw badRequest(`${url} is larger than ${MAX_DOWNLOAD_BYTES} bytes`);
-    const name =
-      path ?? (decodeURIComponent(new URL(response.url).pathname.split("/").pop() ?? "") || "download");
+    const name = path ?? (fileNameOf(response.url) || "download");
     const full = await resolveInside(root, name);
     await ctx.sandbox.checkRoom(root, response.body.length);
     await writeInside(root, full, response.body);
@@ -123,3 +122,13 @@ function parsed(text: string): unknown {
 }
 
 export const httpTools = [apiCall, mediaDownload];
+
+/** The last segment of the URL's path, decoded; as it is when its escapes are not UTF-8 (`%E0%A4%A`). */
+function fileNameOf(url: string): string {
+  const segment = new URL(url).pathname.split("/").pop() ?? "";
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
