@@ -82,7 +82,10 @@ export async function registerWorkers(
     warn: (message) => engine.logger.warn(message),
     onShutdown: (hook) => engine.onShutdown(hook),
   });
-  registerAgents(engine.worker("agents", "Agents: configuration, sessions, chat turns"), { env: config.env });
+  registerAgents(engine.worker("agents", "Agents: configuration, sessions, chat turns"), {
+    env: config.env,
+    cluster: Boolean(config.databaseUrl),
+  });
   registerWorkflow(engine.worker("workflow", "Durable workflows: runs checkpointed after every step"), {
     cluster: Boolean(config.databaseUrl),
     leaseMs: config.workflowLeaseMs,

@@ -178,8 +178,12 @@ export async function agentCompletion(
  * a deleted agent's last session, messages and memories stayed in the store for good.
  */
 async function recheckAgent(deps: ChatDeps, agentId: string): Promise<void> {
-  const stored = await deps.state.get<{ status: string }>(AGENTS_SCOPE, agentId);
-  if (stored && stored.status !== AGENT_DELETING) return;
+  if (deps.deleted) {
+    if (!deps.deleted.has(agentId)) return;
+  } else {
+    const stored = await deps.state.get<{ status: string }>(AGENTS_SCOPE, agentId);
+    if (stored && stored.status !== AGENT_DELETING) return;
+  }
   await deps
     .trigger({ function_id: "memory::forget_agent", payload: { agentId }, auth: systemPrincipal })
     .catch((error) => {

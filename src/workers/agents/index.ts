@@ -12,6 +12,7 @@ import { noContent } from "../../shared/outputs.ts";
 import { inSpan } from "../../shared/tracing.ts";
 import { agentCompletion, chatTurn } from "./chat.ts";
 import type { ChatDeps } from "./chat-deps.ts";
+import { DeletedAgents } from "./deleted-agents.ts";
 import {
   agentsPage,
   createAgent,
@@ -56,14 +57,23 @@ export interface AgentsOptions {
   env: NodeJS.ProcessEnv;
   /** Model calls per message, tool round trips included (default 8). */
   maxSteps?: number;
+  /** Cluster mode: another node may delete an agent, so a turn ending reads its agent again. */
+  cluster?: boolean;
 }
 
 /** Agents: CRUD, chat turns with sessions, memory and tools (DESIGN.md §5). */
 export function registerAgents(worker: WorkerClient, options: AgentsOptions): void {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
-  const deps: ChatDeps = { trigger, state, env: options.env, maxSteps: options.maxSteps ?? 8 };
-  const lifecycle: LifecycleDeps = { trigger, state, backfilled: onceBackfilled(state) };
+  const deleted = new DeletedAgents();
+  const deps: ChatDeps = {
+    trigger,
+    state,
+    env: options.env,
+    maxSteps: options.maxSteps ?? 8,
+    ...(options.cluster ? {} : { deleted }),
+  };
+  const lifecycle: LifecycleDeps = { trigger, state, backfilled: onceBackfilled(state), deleted };
   // Started now so the first request rarely waits; whatever reads the realm index awaits it anyway.
   lifecycle.backfilled().catch(() => undefined);
 

@@ -12,6 +12,7 @@ import { PURGE_AGENT_SUFFIX } from "../../shared/internal-functions.ts";
 import { decodeCursor, encodeCursor } from "../../shared/pagination.ts";
 import { purgeFunctionIds } from "../../shared/purge.ts";
 import { AGENT_DELETING, type RealmRef, requireRealm } from "../../shared/realm-refs.ts";
+import type { DeletedAgents } from "./deleted-agents.ts";
 import { claimName, indexName, releaseName, unindexName } from "./name-index.ts";
 import {
   abandonSlot,
@@ -44,6 +45,8 @@ export interface LifecycleDeps {
   state: StateClient;
   /** Resolves once agents created before the realm index existed are indexed. */
   backfilled: () => Promise<void>;
+  /** Told of each agent deleted here, before its data goes (turns ending check it). */
+  deleted: DeletedAgents;
 }
 
 const agentExists = async (state: StateClient, agentId: string) => {
@@ -147,6 +150,7 @@ export async function deleteAgent(deps: LifecycleDeps, agent: Agent): Promise<vo
   } catch (error) {
     if ((error as AppError).code !== "not_found") throw error;
   }
+  deps.deleted.add(agent.id);
   await markDeleting(deps.state, agent.id);
   await purgeAgentElsewhere(deps.trigger, agent);
   await removeAgent(deps, agent);
@@ -180,6 +184,7 @@ async function purgeAgentElsewhere(trigger: TriggerFn, agent: Pick<Agent, "id" |
  * The index entry goes last, so an interrupted delete is still found (and finished) by a realm purge.
  */
 export async function removeAgent(deps: LifecycleDeps, agent: Pick<Agent, "id" | "realmId">): Promise<void> {
+  deps.deleted.add(agent.id);
   await deps
     .trigger({ function_id: "memory::forget_agent", payload: { agentId: agent.id } })
     .catch((error) => {
