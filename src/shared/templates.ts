@@ -1,3 +1,5 @@
+import { badRequest } from "./errors.ts";
+
 /**
  * `{{name}}` or `{{name.field.0}}`: a variable, then dotted steps into objects and arrays. `\{{` is the
  * literal text `{{` (group 1), so a prompt can show braces while unknown variables are refused at create.
@@ -23,12 +25,34 @@ function lookup(vars: Record<string, unknown>, path: string): unknown {
  * into a value is only known at run time). `\{{` renders as `{{`.
  */
 export function renderTemplate(template: string, vars: Record<string, unknown>): string {
+  let total = template.length;
+  // A value named again is written out again, but made into text once.
+  const texts = new Map<unknown, string>();
   return template.replace(TEMPLATE, (whole, escaped: string | undefined, path: string) => {
     if (escaped) return "{{";
     const value = lookup(vars, path);
-    return value === MISSING ? whole : asText(value);
+    if (value === MISSING) return whole;
+    let text = texts.get(value);
+    if (text === undefined) {
+      text = asText(value);
+      texts.set(value, text);
+    }
+    total += text.length;
+    if (total > MAX_RENDERED_CHARS) {
+      throw badRequest(
+        `a template would render to more than ${MAX_RENDERED_CHARS} characters of text: name smaller parts of the values`,
+      );
+    }
+    return text;
   });
 }
+
+/**
+ * The most text one template renders to. Each `{{name}}` inside a longer string is written out whole
+ * (objects as JSON), so a hundred of them over a 9 MB step output built a gigabyte string (past V8's
+ * limit: a 500, after seconds of the service's thread) before anything could refuse it.
+ */
+export const MAX_RENDERED_CHARS = 10_000_000;
 
 /**
  * A step's `args` with every string leaf rendered. A leaf that is exactly one template takes the

@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { renderArgs, renderTemplate, templateVariables } from "../../src/shared/templates.ts";
+import {
+  MAX_RENDERED_CHARS,
+  renderArgs,
+  renderTemplate,
+  templateVariables,
+} from "../../src/shared/templates.ts";
 
 const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/);
 const json = fc.jsonValue({ maxDepth: 3 });
@@ -21,6 +26,17 @@ describe("renderTemplate", () => {
         expect(rendered.endsWith(`{{${variable}.missing}}{{unknown_${variable}}}`)).toBe(true);
       }),
     );
+  });
+
+  it("refuses (400) to render past its limit, however many times a large value is named", () => {
+    const big = { text: "x".repeat(200_000) };
+    // 200 kB written out 60 times: past MAX_RENDERED_CHARS (10 M), refused before the whole is built.
+    const template = "{{big}} ".repeat(60);
+    expect(() => renderTemplate(template, { big })).toThrow(
+      expect.objectContaining({ status: 400, message: expect.stringMatching(/would render to more than/) }),
+    );
+    expect(renderTemplate("{{big.text}}".repeat(2), { big })).toHaveLength(400_000);
+    expect(MAX_RENDERED_CHARS).toBe(10_000_000);
   });
 
   it("never reads inherited properties", () => {

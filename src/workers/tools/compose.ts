@@ -9,18 +9,10 @@ import { defineTool, type ToolContext } from "./tool.ts";
 
 export const MAX_COMPOSE_STEPS = 10;
 /**
- * The most text a step's args may render to from templates inside longer strings: each `{{prev}}` there
- * is written out as JSON, so a few hundred of them over a 9 MB result built a gigabyte string (and a
- * 500) before the step's own limits could refuse it.
- */
-const MAX_RENDERED_TEXT = 10_000_000;
-/**
  * The most compose's answer may weigh as JSON: each step's own answer is bounded, but a step may pass
  * its input on whole, so ten of them answered half a gigabyte into the agent's context.
  */
 const MAX_RESULTS_WEIGHT = 50_000_000;
-/** `{{path}}` inside a string (as src/shared/templates.ts reads them). */
-const EMBEDDED_TEMPLATE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
 
 const compose = defineTool({
   id: "tool::compose",
@@ -55,11 +47,12 @@ const compose = defineTool({
     let weight = 0;
     for (const [index, step] of steps.entries()) {
       const vars = { input, prev: results.at(-1) ?? null, steps: results };
-      if (renderedText(step.args, vars) > MAX_RENDERED_TEXT)
-        throw badRequest(
-          `Step ${index} (${step.tool}): its args would render to more than ${MAX_RENDERED_TEXT} characters of text: name smaller parts of the results`,
-        );
-      const args = renderArgs(step.args, vars) as Record<string, unknown>;
+      let args: Record<string, unknown>;
+      try {
+        args = renderArgs(step.args, vars) as Record<string, unknown>;
+      } catch (error) {
+        throw badRequest(`Step ${index} (${step.tool}): its args: ${(error as Error).message}`);
+      }
       // As in the agent's own turn: each step runs as the agent, and a tool that acts for an agent acts
       // for this one whatever the arguments say.
       if (forAgent[index]) delete args.agentId;
@@ -79,30 +72,6 @@ const compose = defineTool({
     return { results, output: results.at(-1) };
   },
 });
-
-/**
- * About how much text the templates inside `args`' strings render to, without rendering them: each
- * names a value, weighed as JSON (a value named again is weighed once). A string that is one template
- * whole takes the value itself, shared, not its text.
- */
-function renderedText(args: unknown, vars: Record<string, unknown>): number {
-  const sizes = new WeakMap<object, number>();
-  let total = 0;
-  const visit = (item: unknown) => {
-    if (total > MAX_RENDERED_TEXT) return;
-    if (typeof item === "string") {
-      const matches = [...item.matchAll(EMBEDDED_TEMPLATE)];
-      if (matches.length === 1 && matches[0]?.[0] === item) return;
-      for (const match of matches) {
-        total += jsonWeight(renderArgs(`{{${match[1]}}}`, vars), MAX_RENDERED_TEXT, sizes);
-        if (total > MAX_RENDERED_TEXT) return;
-      }
-    } else if (Array.isArray(item)) item.forEach(visit);
-    else if (typeof item === "object" && item !== null) Object.values(item).forEach(visit);
-  };
-  visit(args);
-  return total;
-}
 
 /** Whether the function declares that it acts for the calling agent. */
 async function actsForCaller(trigger: ToolContext["trigger"], functionId: string): Promise<boolean> {

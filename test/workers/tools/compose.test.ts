@@ -19,7 +19,7 @@ describe("compose's templates", () => {
     });
     expect(failure).toMatchObject({
       status: 400,
-      message: expect.stringMatching(/would render to more than/),
+      message: expect.stringMatching(/its args: a template would render to more than/),
     });
   });
 
