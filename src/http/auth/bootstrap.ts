@@ -10,8 +10,12 @@ import {
   hashKey,
   KEYS_SCOPE,
   newKeyId,
+  revokeKey,
   storeKey,
 } from "./keys.ts";
+
+/** The name the key of AGENTOS_API_KEY is stored under. */
+const OPERATOR_KEY_NAME = "AGENTOS_API_KEY";
 
 /**
  * Makes sure an admin key exists: AGENTOS_API_KEY when set, else a key generated at first start and
@@ -25,11 +29,12 @@ export async function bootstrapAdminKey(
     const hash = hashKey(options.apiKey);
     const stored = await state.get<ApiKeyRecord>(KEYS_SCOPE, hash);
     if (!stored) {
-      await storeKey(state, options.apiKey, { name: "AGENTOS_API_KEY", role: "admin" });
+      await storeKey(state, options.apiKey, { name: OPERATOR_KEY_NAME, role: "admin" });
     } else if (stored.id === hashDerivedKeyId(hash)) {
       // Stored before ids were random: its id would let whoever sees it test guesses at the key.
       await state.set(KEYS_SCOPE, hash, { ...stored, id: newKeyId() });
     }
+    await revokeEarlierValues(state, hash);
     return {};
   }
   if (await hasAdminKey(state)) return {};
@@ -40,4 +45,17 @@ export async function bootstrapAdminKey(
   // The mode above applies only to a new file: an older admin.key keeps its own, so set it again.
   chmodSync(keyFile, 0o600);
   return { generatedKey: created.key, keyFile };
+}
+
+/**
+ * A changed AGENTOS_API_KEY replaces the value it had: the key stored for an earlier value (same name,
+ * admin) is revoked at start, so rotating the variable ends the old key instead of leaving it an admin.
+ */
+async function revokeEarlierValues(state: StateClient, current: string): Promise<void> {
+  const earlier: string[] = [];
+  for await (const { value } of state.scan<ApiKeyRecord>(KEYS_SCOPE)) {
+    if (value.name === OPERATOR_KEY_NAME && value.role === "admin" && value.hash !== current)
+      earlier.push(value.id);
+  }
+  for (const id of earlier) await revokeKey(state, id);
 }

@@ -11,7 +11,7 @@ import {
   verifyKey,
 } from "../../../src/http/auth/keys.ts";
 import { realmKey } from "../../helpers/control-plane.ts";
-import { createStateEngine } from "../../helpers/engine.ts";
+import { createStateEngine, stateEachTest } from "../../helpers/engine.ts";
 import { json, startTestServer, TEST_ADMIN_KEY, type TestServer } from "../../helpers/server.ts";
 
 /** What an id derived from the key would be: the first 16 hex digits of its SHA-256. */
@@ -88,6 +88,26 @@ describe("key ids", () => {
     // A later start leaves the new id alone.
     await bootstrapAdminKey(harness.state, { apiKey, dataDir: "/nonexistent" });
     expect((await harness.state.get<typeof old>(KEYS_SCOPE, hash))?.id).toBe(now?.id);
+  });
+});
+
+describe("AGENTOS_API_KEY", () => {
+  const state = stateEachTest();
+
+  it("ends the key of its earlier value when it changes, and leaves every other key alone", async () => {
+    const first = "first-operator-key-0123456789";
+    const second = "second-operator-key-0123456789";
+    await bootstrapAdminKey(state, { apiKey: first, dataDir: "/nonexistent" });
+    const other = await createKey(state, { name: "ci" });
+    expect(await verifyKey(state, first)).toMatchObject({ kind: "admin" });
+    // Rotated: the service starts with the new value.
+    await bootstrapAdminKey(state, { apiKey: second, dataDir: "/nonexistent" });
+    expect(await verifyKey(state, first)).toBeNull();
+    expect(await verifyKey(state, second)).toMatchObject({ kind: "admin" });
+    expect(await verifyKey(state, other.key)).toMatchObject({ kind: "admin" });
+    // A start with the same value changes nothing.
+    await bootstrapAdminKey(state, { apiKey: second, dataDir: "/nonexistent" });
+    expect(await verifyKey(state, second)).toMatchObject({ kind: "admin" });
   });
 });
 
