@@ -1,5 +1,6 @@
 import { APICallError } from "ai";
 import { AppError, isAppError } from "../shared/errors.ts";
+import { urlWithoutSecrets } from "../shared/net/url-without-secrets.ts";
 import type { ModelEntry, ProviderEntry } from "./types.ts";
 
 /** Which model of which provider a failure concerns. */
@@ -52,7 +53,7 @@ export function providerError(choice: ProviderTarget, baseUrl: string, error: un
     const hint = choice.provider.local ? ` (is it running? set ${id.toUpperCase()}_BASE_URL)` : "";
     return new AppError(
       "upstream",
-      `Provider ${id} is unreachable at ${withoutSecrets(baseUrl)}: ${message}${hint}`,
+      `Provider ${id} is unreachable at ${urlWithoutSecrets(baseUrl)}: ${message}${hint}`,
       {
         cause: error,
       },
@@ -91,18 +92,5 @@ function* causes(error: unknown, max: number): Generator<unknown> {
     yield current;
     const next = current as { lastError?: unknown; cause?: unknown };
     current = next.lastError ?? next.cause;
-  }
-}
-
-/** A URL fit for an error message: no user:password and no query string (either may carry a key). */
-function withoutSecrets(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = "";
-    parsed.password = "";
-    parsed.search = "";
-    return parsed.href;
-  } catch {
-    return "(invalid URL)";
   }
 }

@@ -7,6 +7,7 @@ import { Agent, type Dispatcher, fetch as undiciFetch } from "undici";
 import { AppError, isAppError } from "../../shared/errors.ts";
 import { guardedLookup, type NetworkPolicy } from "../../shared/net/guarded-request.ts";
 import { checkWebUrl } from "../../shared/net/ssrf.ts";
+import { urlWithoutSecrets } from "../../shared/net/url-without-secrets.ts";
 import type { McpServer } from "./schema.ts";
 
 export interface McpTool {
@@ -201,10 +202,18 @@ export class McpConnection {
       await client.connect(transport, { timeout: server.timeout_ms });
     } catch (error) {
       await client.close().catch(() => undefined);
-      const where = server.transport === "stdio" ? server.command : server.url;
+      // Shown to realm keys in the integration's status: an URL's user:password or query may be a key,
+      // in the words of the failure too.
+      let message = (error as Error).message;
+      let where = server.command;
+      if (server.transport !== "stdio") {
+        const url = server.url as string;
+        where = urlWithoutSecrets(url);
+        for (const form of [url, new URL(url).href]) message = message.replaceAll(form, where);
+      }
       throw new AppError(
         "upstream",
-        `MCP server ${where} of ${this.integration} did not connect: ${clip((error as Error).message, MAX_ERROR_CHARS)}`,
+        `MCP server ${where} of ${this.integration} did not connect: ${clip(message, MAX_ERROR_CHARS)}`,
       );
     }
     return client;

@@ -234,4 +234,18 @@ describe("the SSRF rule for an MCP server's URL", () => {
     cleanup.push(() => rebound.close());
     await expect(rebound.open()).rejects.toThrow(/SSRF protection: .*blocked IP 169\.254\.169\.254/);
   });
+
+  it("names a server that did not connect without the credentials or query of its URL", async () => {
+    // The integration's error is shown to realm keys (GET /api/integrations).
+    for (const [url, policy] of [
+      ["http://admin:pa55word@127.0.0.1:1/mcp?token=s3cret", open],
+      ["http://admin:pa55word@127.0.0.1:1/mcp?token=s3cret", closed],
+    ] as const) {
+      const failing = connection(url, policy, 2000);
+      cleanup.push(() => failing.close());
+      const error = await failing.open().catch((failure: Error) => failure);
+      expect(String(error)).toMatch(/did not connect/);
+      expect(String(error)).not.toMatch(/pa55word|s3cret/);
+    }
+  });
 });
