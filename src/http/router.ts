@@ -3,6 +3,9 @@ import { z } from "zod";
 import type { TriggerRecord, TriggerTypeProvider } from "../engine/types.ts";
 import { badRequest } from "../shared/errors.ts";
 
+/** The longest path parameter a route matches (ids are at most 256 characters, some encoded). */
+export const MAX_PARAM_LENGTH = 1024;
+
 const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 type Method = (typeof methods)[number];
 
@@ -82,7 +85,13 @@ export function requestPath(url: string): string {
 export class HttpRouter implements TriggerTypeProvider {
   readonly id = "http";
   readonly description = "Runs the function for HTTP requests to {api_path} with {http_method}";
-  private readonly router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+  // Path parameters up to MAX_PARAM_LENGTH characters (find-my-way's default, 100, is shorter than ids
+  // the API takes: a session id of 192 had no route to read it back).
+  private readonly router = FindMyWay({
+    ignoreTrailingSlash: true,
+    ignoreDuplicateSlashes: true,
+    maxParamLength: MAX_PARAM_LENGTH,
+  });
   private readonly targets = new Map<string, RouteTarget>();
 
   register(record: TriggerRecord): void {

@@ -22,7 +22,7 @@ import { everyResponseHeaders, preflightHeaders } from "./headers.ts";
 import type { HttpMetrics } from "./metrics.ts";
 import type { OutputCheck } from "./output-check.ts";
 import type { RateLimitStore } from "./rate-limit/store.ts";
-import { type HttpRouter, requestPath } from "./router.ts";
+import { type HttpRouter, MAX_PARAM_LENGTH, requestPath } from "./router.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -86,7 +86,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     return503OnClosing: false,
     forceCloseConnections: "idle",
     genReqId: () => newId(),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: (error, _request, reply) => answerFrameworkError(error, reply),
     clientErrorHandler: answerClientError,
   }) as unknown as FastifyInstance;

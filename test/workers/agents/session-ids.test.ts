@@ -47,5 +47,13 @@ describe("session ids a caller names", () => {
     const { sessions } = (await call(env.server, "GET", `/api/agents/${id}/sessions`)).body;
     const long = sessions.find((session: { id: string }) => session.id.length === MAX_SESSION_ID_LENGTH);
     expect(long.messageCount).toBe(4);
+    // Read back by its id in the path too (a route parameter is longer than the router's default 100).
+    const read = await call(
+      env.server,
+      "GET",
+      `/api/agents/${id}/sessions/${encodeURIComponent("s".repeat(MAX_SESSION_ID_LENGTH))}`,
+    );
+    expect(read.status).toBe(200);
+    expect(read.body.messages).toHaveLength(4);
   });
 });
