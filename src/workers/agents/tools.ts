@@ -113,7 +113,7 @@ export function buildToolSet(
             const result = await trigger({ function_id: id, payload, auth: agentPrincipal(agent) });
             onRun({ functionId: id, input, ok: true });
             tell("ok");
-            return result ?? null;
+            return withinContext(result ?? null);
           } catch (error) {
             onRun({ functionId: id, input, ok: false });
             tell("error");
@@ -124,6 +124,24 @@ export function buildToolSet(
   }
   functionIds.set(tools, names);
   return tools;
+}
+
+/**
+ * The most characters of one tool result (as JSON) a model is sent. Each tool bounds its own answer, but
+ * some are large by nature (a file, a page, a composition of steps); past this, a result would crowd out
+ * the conversation or exceed the model's context window (the provider refusing the whole turn).
+ */
+export const MAX_TOOL_RESULT_CHARS = 400_000;
+
+/** The result as the model gets it: whole, or its JSON cut at MAX_TOOL_RESULT_CHARS with a note saying so. */
+function withinContext(result: unknown): unknown {
+  if (typeof result !== "object" && typeof result !== "string") return result;
+  const text = typeof result === "string" ? result : (JSON.stringify(result) ?? "");
+  if (text.length <= MAX_TOOL_RESULT_CHARS) return result;
+  return {
+    truncated: `the result had ${text.length} characters; these are its first ${MAX_TOOL_RESULT_CHARS}: ask for less (a range, a filter, a path)`,
+    head: text.slice(0, MAX_TOOL_RESULT_CHARS),
+  };
 }
 
 /** The input schema a model is shown: an object (a provider refuses anything else), no JSON Schema dialect. */

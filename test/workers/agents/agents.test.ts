@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isInternalFunction } from "../../../src/shared/internal-functions.ts";
+import { MAX_TOOL_RESULT_CHARS } from "../../../src/workers/agents/tools.ts";
 import { newRealm, realmKey, recordTopic } from "../../helpers/control-plane.ts";
 import { type FakeOpenAI, fakeCostEvent, startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { json, startTestServer, type TestServer } from "../../helpers/server.ts";
@@ -124,6 +125,21 @@ describe("agents over HTTP", () => {
     const offered = (fake.requests[0] as SentMessages).tools?.map((t) => t.function.name);
     expect(offered).toEqual(["test__weather"]);
     expect(JSON.stringify((fake.requests[1] as SentMessages).messages.at(-1))).toContain("clear");
+  });
+
+  it("sends the model at most MAX_TOOL_RESULT_CHARS of a tool's result, saying it was cut", async () => {
+    server.service.engine
+      .worker("test")
+      .registerFunction({ id: "test::dump", description: "A big dump" }, () => ({
+        rows: "r".repeat(MAX_TOOL_RESULT_CHARS * 2),
+      }));
+    const id = await createAgent({ name: "dumper", model: "gpt-4o", tools: ["test::dump"] });
+    const before = fake.requests.length;
+    fake.reply({ toolCalls: [{ name: "test__dump", arguments: {} }] }, { content: "Too much." });
+    await server.request(`/api/agents/${id}/message`, { method: "POST", json: { message: "Dump." } });
+    const sent = JSON.stringify((fake.requests[before + 1] as SentMessages).messages.at(-1));
+    expect(sent.length).toBeLessThan(MAX_TOOL_RESULT_CHARS * 1.2);
+    expect(sent).toContain(`these are its first ${MAX_TOOL_RESULT_CHARS}`);
   });
 
   it("offers the tools as they are now: after the agent's tools change and after a function comes or goes", async () => {
