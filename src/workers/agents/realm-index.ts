@@ -3,6 +3,7 @@ import type { StateClient } from "../../engine/state/client.ts";
 import { encodeCursor } from "../../engine/state/keys.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict } from "../../shared/errors.ts";
+import { onceUntilDone } from "../../shared/once.ts";
 import { indexName } from "./name-index.ts";
 import type { Agent } from "./schema.ts";
 import { AGENTS_SCOPE } from "./store.ts";
@@ -141,12 +142,5 @@ export async function backfillRealmIndex(state: StateClient): Promise<void> {
 
 /** The backfill, run once and awaited by whatever reads the index; a failed run is tried again. */
 export function onceBackfilled(state: StateClient): () => Promise<void> {
-  let pending: Promise<void> | undefined;
-  return () => {
-    pending ??= backfillRealmIndex(state).catch((error) => {
-      pending = undefined;
-      throw error;
-    });
-    return pending;
-  };
+  return onceUntilDone(() => backfillRealmIndex(state));
 }

@@ -2,6 +2,7 @@ import { isConflict } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError, conflict } from "../../shared/errors.ts";
+import { onceUntilDone } from "../../shared/once.ts";
 import { type BroadcastInput, MAX_MESSAGES, type Swarm, type SwarmMessage } from "./schema.ts";
 
 export const SWARMS_SCOPE = "swarms";
@@ -79,14 +80,7 @@ export async function backfillIndexes(state: StateClient): Promise<void> {
 
 /** The backfill, run once and awaited by whatever reads the indexes; a failed run is tried again. */
 export function onceBackfilled(state: StateClient): () => Promise<void> {
-  let pending: Promise<void> | undefined;
-  return () => {
-    pending ??= backfillIndexes(state).catch((error) => {
-      pending = undefined;
-      throw error;
-    });
-    return pending;
-  };
+  return onceUntilDone(() => backfillIndexes(state));
 }
 const messagesScope = (swarmId: string) => `swarm_messages:${swarmId}`;
 const seqKey = (seq: number) => String(seq).padStart(6, "0");
