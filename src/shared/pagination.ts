@@ -65,6 +65,14 @@ export function newestFirst(isoTime: string, id: string): string {
   return `${String(inverted).padStart(13, "0")}\u0000${id}`;
 }
 
+/**
+ * newestFirst as a state key: `:` between time and id instead of NUL, which no state key may hold
+ * (PostgreSQL text cannot). For indexes a listing pages through (runs, sessions).
+ */
+export function newestFirstKey(isoTime: string, id: string): string {
+  return newestFirst(isoTime, id).replace("\u0000", ":");
+}
+
 /** A position that sorts oldest first: the time, then the id. */
 export function oldestFirst(isoTime: string, id: string): string {
   return `${String(Date.parse(isoTime)).padStart(13, "0")}\u0000${id}`;

@@ -9,7 +9,7 @@ import { newId } from "../../shared/ids.ts";
 import {
   decodeCursor as decodePageCursor,
   encodeCursor as encodePageCursor,
-  newestFirst,
+  newestFirstKey,
 } from "../../shared/pagination.ts";
 import type { sessionRecord, storedMessage } from "./schema.ts";
 
@@ -39,7 +39,7 @@ const orderScope = (agentId: string) => `agent_session_order:${agentId}`;
 const ORDERED_SCOPE = "agent_session_ordered";
 
 const orderKey = (session: Pick<Session, "id" | "updatedAt">) =>
-  newestFirst(session.updatedAt, session.id).replace("\u0000", ":");
+  newestFirstKey(session.updatedAt, session.id);
 
 interface OrderEntry {
   sessionId: string;

@@ -2,7 +2,7 @@ import type { StateClient } from "../../engine/state/client.ts";
 import { encodeCursor as encodeStateCursor } from "../../engine/state/keys.ts";
 import type { BatchOp } from "../../engine/state/types.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { decodeCursor, encodeCursor } from "../../shared/pagination.ts";
+import { decodeCursor, encodeCursor, newestFirstKey } from "../../shared/pagination.ts";
 import { killLeftovers } from "../../shared/process/supervise.ts";
 import type { BridgeRun, Runtime } from "./schema.ts";
 
@@ -35,10 +35,8 @@ interface IndexEntry {
   runtimeId: string;
 }
 
-/** Sorts newest first: the start time counted down from a far-future constant, then the id. */
-function indexKey(run: BridgeRun): string {
-  return `${String(9_999_999_999_999 - Date.parse(run.startedAt)).padStart(13, "0")}:${run.id}`;
-}
+/** Sorts newest first: the start time counted down, then the id. */
+const indexKey = (run: BridgeRun) => newestFirstKey(run.startedAt, run.id);
 
 function indexOps(run: BridgeRun): BatchOp[] {
   const key = indexKey(run);

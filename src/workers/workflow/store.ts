@@ -5,6 +5,7 @@ import { RecentReads } from "../../engine/state/watch.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError, conflict, notFound } from "../../shared/errors.ts";
+import { newestFirstKey } from "../../shared/pagination.ts";
 import { RunCancelled } from "./executor.ts";
 import type { Run, Workflow } from "./schema.ts";
 
@@ -47,11 +48,8 @@ const startedHere = new WeakSet<Run>();
 /** The version of a live run's record this process last wrote (cluster checkpoints write on it unread). */
 const storedVersions = new WeakMap<Run, number>();
 
-/** Index keys sort newest first: the start time counted down from a far-future constant, then the id. */
-function indexKey(run: Run): string {
-  const inverted = 9_999_999_999_999 - Date.parse(run.startedAt);
-  return `${String(inverted).padStart(13, "0")}:${run.runId}`;
-}
+/** Index keys sort newest first: the start time counted down, then the id. */
+const indexKey = (run: Run) => newestFirstKey(run.startedAt, run.runId);
 
 /**
  * A stored workflow with the fields records written before realms and versions lack: those belong to the
