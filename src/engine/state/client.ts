@@ -50,13 +50,18 @@ export function stateClient(trigger: TriggerFn) {
       stored<WriteOutcome<T>>(call(trigger, "state::update", { scope, key, ops, expectedVersion })),
     list: <T>(scope: string, options: { prefix?: string; limit?: number; cursor?: string } = {}) =>
       page<T>({ scope, ...options }),
-    /** Every record of a scope (optionally under a prefix), page by page. */
+    /**
+     * Every record of a scope (optionally under a prefix), page by page. Other work goes on between
+     * pages: the embedded store answers at once, so a long scan (a stats rebuild over 500 000 heads, a
+     * backfill) otherwise held every request of the process until it ended.
+     */
     async *scan<T>(scope: string, prefix?: string): AsyncGenerator<ListedRecord<T>> {
       let cursor: string | undefined;
       do {
         const { items, nextCursor } = await page<T>({ scope, prefix, limit: 1000, cursor });
         yield* items;
         cursor = nextCursor ?? undefined;
+        if (cursor) await new Promise((resolve) => setImmediate(resolve));
       } while (cursor);
     },
   };

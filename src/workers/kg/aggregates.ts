@@ -83,11 +83,8 @@ function answer(entities: number, relations: number, components: number): GraphS
 /** Every head, read once, as a mirror. */
 async function mirrorOf(state: StateClient, agentId: string): Promise<Mirror> {
   const mirror = new Mirror();
-  let read = 0;
+  // A scan lets other work in between its pages: 500 000 heads no longer freeze every realm's requests.
   for await (const { value } of state.scan<EntityHead>(headsScope(agentId))) {
-    // The embedded store answers at once, so the whole pass ran without letting anything else in:
-    // 500 000 heads froze every realm's requests for two seconds. Other work goes on between pages.
-    if (++read % 1000 === 0) await new Promise((resolve) => setImmediate(resolve));
     mirror.apply({
       entity: value.entity,
       version: value.version,

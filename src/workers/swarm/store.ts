@@ -62,10 +62,7 @@ export async function realmSwarmIds(state: StateClient, realmId: string): Promis
  */
 export async function backfillIndexes(state: StateClient): Promise<void> {
   if (await state.get(META_SCOPE, BACKFILL_MARKER)) return;
-  let read = 0;
   for await (const { value: swarm } of state.scan<Swarm>(SWARMS_SCOPE)) {
-    // Other work goes on between pages (the embedded store answers at once, so a loop never yields).
-    if (++read % 1000 === 0) await new Promise((resolve) => setImmediate(resolve));
     await state.set(realmSwarmsScope(swarm.realmId), swarm.swarmId, { swarmId: swarm.swarmId });
     if (swarm.status === "active") {
       const due: DueEntry = { swarmId: swarm.swarmId, expiresAt: swarm.expiresAt };
