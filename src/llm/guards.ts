@@ -3,6 +3,8 @@ import type { TriggerFn } from "../engine/types.ts";
 import { AppError, conflict } from "../shared/errors.ts";
 import { requireRealm } from "../shared/realm-refs.ts";
 import type { CostAccount } from "./cost-event.ts";
+import { localProviderClosed } from "./providers.ts";
+import type { ProviderEntry } from "./types.ts";
 
 /**
  * Checked before every model call (DESIGN §5), whoever makes it (an agent's turn, a plain completion):
@@ -49,4 +51,10 @@ export async function assertWithinBudget(trigger: TriggerFn, account: CostAccoun
 export async function assertMaySpend(trigger: TriggerFn, account: CostAccount): Promise<void> {
   await assertRealmOpen(trigger, account.realmId);
   await assertWithinBudget(trigger, account);
+}
+
+/** The account's realm may use the provider (localProviderClosed): 403 naming what to set otherwise. */
+export function assertProviderOpen(provider: ProviderEntry, realmId: string): void {
+  const closed = localProviderClosed(provider, realmId);
+  if (closed) throw new AppError("forbidden", `Realm ${realmId} may not use this model: ${closed}`);
 }

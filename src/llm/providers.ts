@@ -4,6 +4,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
 import type { TriggerFn } from "../engine/types.ts";
+import { DEFAULT_REALM_ID } from "../shared/access.ts";
 import { AppError } from "../shared/errors.ts";
 import { vaultSecret } from "../shared/vault-secret.ts";
 import { keepAliveFetch } from "./http-client.ts";
@@ -32,6 +33,17 @@ const apiKeyVariables = new Map<string, string>();
 /** The base URL: `<PROVIDER>_BASE_URL` when set, else the catalog's. */
 export function baseUrlOf(provider: ProviderEntry, env: NodeJS.ProcessEnv): string {
   return env[variableFor(baseUrlVariables, provider.id, "BASE_URL")]?.trim() || provider.baseUrl;
+}
+
+/**
+ * A local provider at its catalog address (a fixed port of this host) is the operator's alone: another
+ * realm's keys and agents reach it once the operator names its address (the catalog's `openToRealms`), so
+ * a tenant cannot make the service post to whatever listens on 127.0.0.1:8000, nor run models on the
+ * operator's hardware unasked. The reason it is closed, or undefined when it is open.
+ */
+export function localProviderClosed(provider: ProviderEntry, realmId: string): string | undefined {
+  if (!provider.local || provider.openToRealms || realmId === DEFAULT_REALM_ID) return undefined;
+  return `local provider ${provider.id} serves the default realm only, until the operator names its address (${envPrefix(provider.id)}_BASE_URL, or the provider in AGENTOS_CATALOG_FILE)`;
 }
 
 /**

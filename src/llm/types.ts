@@ -27,6 +27,8 @@ export interface ProviderEntry {
   baseUrl: string;
   envKey?: string;
   local?: boolean;
+  /** A local provider whose address the operator named: realms other than the default may use it. */
+  openToRealms?: boolean;
   driver: "anthropic" | "openai" | "google" | "openai_compat";
 }
 

@@ -736,6 +736,7 @@ export interface Functions {
         envKey: string;
         local: boolean;
         driver: "anthropic" | "openai" | "google" | "openai_compat";
+        openToRealms?: boolean;
       };
     };
   };
@@ -816,12 +817,15 @@ export interface Functions {
       envKey: string;
       local: boolean;
       driver: "anthropic" | "openai" | "google" | "openai_compat";
+      openToRealms?: boolean;
     };
   };
-  /** May agents use this provider: {configured, reason?} (hosted: a key is set; local: not probed) */
+  /** May agents (of a realm) use this provider: {configured, reason?} (hosted: a key is set; local: not probed, open to other realms once its base URL is set) */
   "catalog::provider_configured": {
     input: {
       id: string;
+      /** The realm whose agent would use it */
+      realmId?: string;
     };
     output: {
       configured: boolean;
@@ -842,6 +846,8 @@ export interface Functions {
         /** Hosted: a key is configured; local: the endpoint answered */
         available: boolean;
         reason?: string;
+        /** Local: whether realms other than the default may use it (its address set by the operator) */
+        openToRealms?: boolean;
       }[];
     };
   };
@@ -889,6 +895,7 @@ export interface Functions {
         envKey: string;
         local: boolean;
         driver: "anthropic" | "openai" | "google" | "openai_compat";
+        openToRealms?: boolean;
       };
     };
   };

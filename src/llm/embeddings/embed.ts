@@ -1,6 +1,6 @@
 import { AppError, isAppError } from "../../shared/errors.ts";
 import { costEvent, recordCost } from "../cost-event.ts";
-import { assertMaySpend } from "../guards.ts";
+import { assertMaySpend, assertProviderOpen } from "../guards.ts";
 import { requestJson } from "../openai/client.ts";
 import { type EmbeddingEncoding, fromEmbeddingsAnswer, toEmbeddingsRequest } from "../openai/embeddings.ts";
 import { providerError } from "../provider-errors.ts";
@@ -32,6 +32,7 @@ export async function embed(request: EmbedRequest): Promise<EmbedResult> {
   });
   if (texts.length === 0)
     return { vectors: [], usage: { inputTokens: 0 }, model: choice.model.id, dimensions: 0 };
+  assertProviderOpen(choice.provider, account.realmId);
   await assertMaySpend(trigger, account);
 
   const vectors = new Array<Float32Array>(texts.length);

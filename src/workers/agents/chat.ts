@@ -3,7 +3,7 @@ import { call } from "../../engine/call.ts";
 import { systemPrincipal } from "../../engine/types.ts";
 import { resolveChoice } from "../../llm/choice.ts";
 import { generate } from "../../llm/generate.ts";
-import { assertRealmOpen } from "../../llm/guards.ts";
+import { assertProviderOpen, assertRealmOpen } from "../../llm/guards.ts";
 import type { GenerateResult, ModelChoice, TurnEvent, TurnProgress, Usage } from "../../llm/types.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict, isFunctionNotFound, notFound } from "../../shared/errors.ts";
@@ -217,9 +217,11 @@ async function modelChoices(deps: ChatDeps, agent: Agent): Promise<ModelChoice[]
   if (agent.status !== "active")
     throw conflict(`Agent ${agent.id} is ${agent.status} and does not take messages`);
   await assertRealmOpen(deps.trigger, agent.realmId);
-  return Promise.all(
+  const choices = await Promise.all(
     [agent.model, ...(agent.fallbackModels ?? [])].map((m) => resolveChoice(deps.trigger, m)),
   );
+  for (const choice of choices) assertProviderOpen(choice.provider, agent.realmId);
+  return choices;
 }
 
 /** One listing per turn tells which optional functions (memory, ledger, tools) exist right now. */

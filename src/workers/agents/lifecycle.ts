@@ -117,10 +117,11 @@ async function configure(
   realmId: string,
   realmModel: string | undefined,
 ): Promise<Agent> {
-  const model = await usableModelName(trigger, input.model ?? realmModel);
-  for (const fallback of input.fallbackModels ?? []) await usableModel(trigger, fallback);
+  const model = await usableModelName(trigger, input.model ?? realmModel, realmId);
+  for (const fallback of input.fallbackModels ?? []) await usableModel(trigger, fallback, realmId);
   const { embeddingModel, ...fields } = input;
-  const embedding = embeddingModel == null ? undefined : await usableEmbeddingModel(trigger, embeddingModel);
+  const embedding =
+    embeddingModel == null ? undefined : await usableEmbeddingModel(trigger, embeddingModel, realmId);
   const now = nowIso();
   return {
     ...fields,
@@ -242,10 +243,12 @@ export async function updateAgent(
 ): Promise<Agent> {
   await writableRealm(deps.trigger, agent.realmId);
   const { id, ...changes } = input;
-  if (changes.model !== undefined) changes.model = await usableModelName(deps.trigger, changes.model);
-  for (const fallback of changes.fallbackModels ?? []) await usableModel(deps.trigger, fallback);
+  const { realmId } = agent;
+  if (changes.model !== undefined)
+    changes.model = await usableModelName(deps.trigger, changes.model, realmId);
+  for (const fallback of changes.fallbackModels ?? []) await usableModel(deps.trigger, fallback, realmId);
   if (changes.embeddingModel != null)
-    changes.embeddingModel = await usableEmbeddingModel(deps.trigger, changes.embeddingModel);
+    changes.embeddingModel = await usableEmbeddingModel(deps.trigger, changes.embeddingModel, realmId);
   await checkTools(deps.trigger, changes.tools);
   if (changes.toolProfile !== undefined && changes.tools === undefined)
     changes.tools = profilePatterns[changes.toolProfile];

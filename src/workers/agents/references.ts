@@ -11,12 +11,16 @@ import { matchesPattern } from "../../shared/function-pattern.ts";
  */
 
 /** A catalog model (id or alias) whose provider has a key (hosted) or is local: else 422 with what to set. */
-export async function usableModel(trigger: TriggerFn, model: string | undefined): Promise<ModelEntry> {
+export async function usableModel(
+  trigger: TriggerFn,
+  model: string | undefined,
+  realmId: string,
+): Promise<ModelEntry> {
   const entry =
     model === undefined
       ? await call(trigger, "catalog::default_model", {})
       : await call(trigger, "catalog::resolve", { model });
-  await requireConfigured(trigger, entry);
+  await requireConfigured(trigger, entry, realmId);
   return entry;
 }
 
@@ -26,8 +30,12 @@ export async function usableModel(trigger: TriggerFn, model: string | undefined)
  * no model at all (every later message was a 404), or another provider's model of the same id
  * (`ollama/gpt-4o` would have become the hosted gpt-4o).
  */
-export async function usableModelName(trigger: TriggerFn, model: string | undefined): Promise<string> {
-  const entry = await usableModel(trigger, model);
+export async function usableModelName(
+  trigger: TriggerFn,
+  model: string | undefined,
+  realmId: string,
+): Promise<string> {
+  const entry = await usableModel(trigger, model, realmId);
   const byId = await call(trigger, "catalog::resolve", { model: entry.id }).catch((error: unknown) => {
     if (isAppError(error) && !isFunctionNotFound(error)) return null;
     throw error;
@@ -37,13 +45,17 @@ export async function usableModelName(trigger: TriggerFn, model: string | undefi
     : `${entry.provider}/${entry.id}`;
 }
 
-/** The provider of a model the agent names must be usable: a key for a hosted one (422 naming it). */
+/**
+ * The provider of a model the agent names must be usable by the agent's realm: a key for a hosted one, the
+ * operator's address for a local one outside the default realm (422 naming it).
+ */
 async function requireConfigured(
   trigger: TriggerFn,
   entry: { id: string; provider: string },
+  realmId: string,
   field?: string,
 ): Promise<void> {
-  const verdict = await call(trigger, "catalog::provider_configured", { id: entry.provider }).catch(
+  const verdict = await call(trigger, "catalog::provider_configured", { id: entry.provider, realmId }).catch(
     (error: unknown): OutputOf<"catalog::provider_configured"> => {
       // A catalog without the check (an older remote one) leaves it to the first message.
       if (isFunctionNotFound(error)) return { configured: true };
@@ -65,7 +77,11 @@ async function requireConfigured(
  * Answers the name to store: the catalog id when it names the same model, else `<provider>/<model>`
  * (an unlisted model keeps its provider), so an alias and its id are one value.
  */
-export async function usableEmbeddingModel(trigger: TriggerFn, model: string): Promise<string> {
+export async function usableEmbeddingModel(
+  trigger: TriggerFn,
+  model: string,
+  realmId: string,
+): Promise<string> {
   const { model: entry } = await call(trigger, "catalog::resolve_embedding", { model }).catch(
     (error: unknown) => {
       if (isAppError(error) && !isFunctionNotFound(error) && error.status >= 400 && error.status < 500) {
@@ -76,7 +92,7 @@ export async function usableEmbeddingModel(trigger: TriggerFn, model: string): P
       throw error;
     },
   );
-  await requireConfigured(trigger, entry, "embeddingModel");
+  await requireConfigured(trigger, entry, realmId, "embeddingModel");
   const byId = await call(trigger, "catalog::resolve_embedding", { model: entry.id }).catch((error) => {
     if (isAppError(error)) return null;
     throw error;

@@ -60,7 +60,8 @@ export function createAvailability(options: AvailabilityOptions) {
 
   async function status(provider: ProviderEntry): Promise<ProviderStatus> {
     const { id, name, baseUrl, local, driver } = provider;
-    const base = { id, name, baseUrl, local, driver };
+    const realms = local ? { openToRealms: provider.openToRealms === true } : {};
+    const base = { id, name, baseUrl, local, driver, ...realms };
     if (local) {
       const reason = await cachedProbe(provider);
       return reason === undefined ? { ...base, available: true } : { ...base, available: false, reason };

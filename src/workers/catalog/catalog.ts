@@ -94,9 +94,15 @@ export function mergeCatalog(base: CatalogData, override: CatalogOverride, sourc
     problems,
   );
   if (problems.length > 0) throw new Error(`Invalid catalog file ${source}: ${problems.join("; ")}`);
+  // A local provider the operator's file lists is at an address the operator chose.
+  const listed = new Set((override.providers ?? []).map((provider) => provider.id));
   return {
     models,
-    providers,
+    providers: providers.map((provider) =>
+      provider.local && listed.has(provider.id) && provider.openToRealms === undefined
+        ? { ...provider, openToRealms: true }
+        : provider,
+    ),
     aliases: { ...base.aliases, ...override.aliases },
     embeddingModels,
     embeddingAliases: { ...base.embeddingAliases, ...override.embeddingAliases },
@@ -139,7 +145,7 @@ export function applyBaseUrlOverrides(data: CatalogData, env: NodeJS.ProcessEnv)
     if (!value) return provider;
     const parsed = providerEntrySchema.shape.baseUrl.safeParse(value);
     if (!parsed.success) throw new Error(`Invalid ${variable}: "${value}" is not an http(s) URL`);
-    return { ...provider, baseUrl: parsed.data };
+    return { ...provider, baseUrl: parsed.data, ...(provider.local ? { openToRealms: true } : {}) };
   });
   return { ...data, providers };
 }

@@ -1,4 +1,5 @@
 import type { WorkerClient } from "../../engine/worker-client.ts";
+import { localProviderClosed } from "../../llm/providers.ts";
 import { requireAdmin } from "../../shared/access.ts";
 import { notFound } from "../../shared/errors.ts";
 import { pageOf } from "../../shared/pagination.ts";
@@ -18,6 +19,7 @@ import {
   modelsInput,
   modelView,
   providerConfigured,
+  providerConfiguredInput,
   providerInput,
   providersAnswer,
   providerTestInput,
@@ -191,14 +193,15 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
     {
       id: "catalog::provider_configured",
       description:
-        "May agents use this provider: {configured, reason?} (hosted: a key is set; local: not probed)",
-      input: providerInput,
+        "May agents (of a realm) use this provider: {configured, reason?} (hosted: a key is set; local: not probed, open to other realms once its base URL is set)",
+      input: providerConfiguredInput,
       output: providerConfigured,
     },
-    ({ id }) => {
+    ({ id, realmId }) => {
       const provider = catalog.providerMap.get(id);
       if (!provider) throw notFound(`Unknown provider "${id}": GET /api/providers lists them`);
-      return availability.configured(provider);
+      const closed = realmId === undefined ? undefined : localProviderClosed(provider, realmId);
+      return closed ? { configured: false, reason: closed } : availability.configured(provider);
     },
   );
 

@@ -65,6 +65,11 @@ export const providerEntrySchema = z.strictObject({
   envKey: z.string().regex(/^[A-Z][A-Z0-9_]*$/, "envKey must be an upper-case environment variable name"),
   local: z.boolean(),
   driver: z.enum(DRIVERS),
+  /**
+   * A local provider: may agents and keys of realms other than the default use it. The catalog sets it
+   * where the operator named the provider's address (`<ID>_BASE_URL`, or the provider in a catalog file).
+   */
+  openToRealms: z.boolean().optional(),
 });
 export type ProviderEntry = z.infer<typeof providerEntrySchema>;
 
@@ -131,6 +136,10 @@ export const emptyInput = z.strictObject({});
 
 export const providerInput = z.strictObject({ id: z.string().min(1).max(64) });
 
+export const providerConfiguredInput = providerInput.extend({
+  realmId: z.string().min(1).max(128).optional().describe("The realm whose agent would use it"),
+});
+
 export const providerTestInput = z.strictObject({ provider: z.string().min(1).max(64) });
 
 /** What the catalog's functions and routes answer. */
@@ -165,6 +174,10 @@ export const providerStatus = z.object({
   driver: z.enum(DRIVERS),
   available: z.boolean().describe("Hosted: a key is configured; local: the endpoint answered"),
   reason: z.string().optional(),
+  openToRealms: z
+    .boolean()
+    .optional()
+    .describe("Local: whether realms other than the default may use it (its address set by the operator)"),
 });
 export type ProviderStatus = z.infer<typeof providerStatus>;
 export const providersAnswer = z.object({ providers: z.array(providerStatus) });

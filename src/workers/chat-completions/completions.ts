@@ -2,7 +2,7 @@ import { call } from "../../engine/call.ts";
 import { resolveChoice } from "../../llm/choice.ts";
 import type { CostAccount } from "../../llm/cost-event.ts";
 import { generate, generateStream } from "../../llm/generate.ts";
-import { assertMaySpend } from "../../llm/guards.ts";
+import { assertMaySpend, assertProviderOpen } from "../../llm/guards.ts";
 import { speaksOpenAi } from "../../llm/openai/client.ts";
 import { toOpenAiError } from "../../llm/openai/errors.ts";
 import { toOpenAiFinishReason } from "../../llm/openai/finish-reason.ts";
@@ -44,7 +44,10 @@ export async function chatCompletion(
     const target = await resolveTarget(deps, request.model);
     // A plain completion is the key's own spending: its realm and budget are asked here, before the
     // stream opens, so a refusal is a real 402/409 (an agent's turn runs the same checks itself).
-    if (target.kind === "model") await assertMaySpend(deps.trigger, account);
+    if (target.kind === "model") {
+      assertProviderOpen(target.choice.provider, account.realmId);
+      await assertMaySpend(deps.trigger, account);
+    }
     if (target.kind === "model" && speaksOpenAi(target.choice)) {
       return await forward(deps, account, target.choice, request, rawBody);
     }

@@ -3,7 +3,7 @@ import { call } from "../../engine/call.ts";
 import type { CostAccount } from "../../llm/cost-event.ts";
 import { embeddingsPath } from "../../llm/embeddings/endpoint.ts";
 import { asModelChoice } from "../../llm/embeddings/types.ts";
-import { assertMaySpend } from "../../llm/guards.ts";
+import { assertMaySpend, assertProviderOpen } from "../../llm/guards.ts";
 import { forwardCompletion } from "../../llm/passthrough.ts";
 import { baseUrlOf } from "../../llm/providers.ts";
 import type { Usage } from "../../llm/types.ts";
@@ -51,6 +51,7 @@ export async function createEmbeddings(
   if (!parsed.success) return openAiError(new AppError("validation", describeZodError(parsed.error)));
   try {
     const choice = await call(deps.trigger, "catalog::resolve_embedding", { model: parsed.data.model });
+    assertProviderOpen(choice.provider, account.realmId);
     await assertMaySpend(deps.trigger, account);
     const modelChoice = asModelChoice(choice);
     const answer = await forwardCompletion({

@@ -236,6 +236,20 @@ describe("override file", () => {
     expect(resolveModel(merged, "my-llm/phi4")).toMatchObject({ provider: "my-llm", inputPrice: 0 });
   });
 
+  it("opens a local provider to every realm where the operator named its address, and only there", () => {
+    expect(catalog.providerMap.get("ollama")?.openToRealms).toBeUndefined();
+    const byEnv = loadCatalog({ env: { VLLM_BASE_URL: "http://10.0.0.7:8000/v1" } });
+    expect(byEnv.providerMap.get("vllm")?.openToRealms).toBe(true);
+    expect(byEnv.providerMap.get("ollama")?.openToRealms).toBeUndefined();
+    const file = overrideFile({ providers: [{ id: "ollama", baseUrl: "http://127.0.0.1:11434/v1" }] });
+    const byFile = loadCatalog({ env: {}, catalogFile: file });
+    expect(byFile.providerMap.get("ollama")?.openToRealms).toBe(true);
+    const closedOnPurpose = overrideFile({ providers: [{ id: "lmstudio", openToRealms: false }] });
+    expect(
+      loadCatalog({ env: {}, catalogFile: closedOnPurpose }).providerMap.get("lmstudio")?.openToRealms,
+    ).toBe(false);
+  });
+
   it("stops with the file and the field named", () => {
     const badPrice = overrideFile({ models: [{ id: "gpt-4o", inputPrice: "cheap" }] });
     expect(() => loadCatalog({ env: {}, catalogFile: badPrice })).toThrow(

@@ -199,6 +199,7 @@ describe("provider availability", () => {
       local: true,
       driver: "openai_compat",
       available: true,
+      openToRealms: true,
     });
     expect(hits).toBe(before + 1);
     await provider(engine, "ollama");

@@ -416,6 +416,8 @@ export interface Answers {
       /** Hosted: a key is configured; local: the endpoint answered */
       available: boolean;
       reason?: string;
+      /** Local: whether realms other than the default may use it (its address set by the operator) */
+      openToRealms?: boolean;
     }[];
   };
   /** A one-token request through a provider: {provider, ok, latencyMs, model, error?} */
