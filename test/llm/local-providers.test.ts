@@ -98,6 +98,18 @@ describe("local providers and realms", () => {
     expect(listed.openToRealms).toBe(false);
   });
 
+  it("counts the operator's AGENTOS_EMBEDDING_MODEL on a local provider as naming its address", async () => {
+    const server = await startTestServer({ env: { AGENTOS_EMBEDDING_MODEL: "ollama/nomic-embed-text" } });
+    try {
+      const { body } = await call(server, "GET", "/api/providers");
+      const byId = new Map(body.providers.map((provider: { id: string }) => [provider.id, provider]));
+      expect(byId.get("ollama")).toMatchObject({ openToRealms: true });
+      expect(byId.get("vllm")).toMatchObject({ openToRealms: false });
+    } finally {
+      await server.close();
+    }
+  });
+
   it("still serves the default realm (the operator's own) at the catalog's address", async () => {
     const made = await call(named, "POST", "/api/agents", { name: "operators", model: "ollama/m:7b" });
     expect(made.status, JSON.stringify(made.body)).toBe(201);

@@ -49,10 +49,16 @@ export function registerCatalog(worker: WorkerClient, options: CatalogOptions): 
     return provider;
   };
   // AGENTOS_EMBEDDING_MODEL must name an embedding model: a wrong one stops the start, like a bad catalog.
+  let serviceEmbedding: ReturnType<typeof defaultEmbeddingModel>;
   try {
-    defaultEmbeddingModel(catalog, options.env);
+    serviceEmbedding = defaultEmbeddingModel(catalog, options.env);
   } catch (error) {
     throw new Error(`Invalid AGENTOS_EMBEDDING_MODEL: ${(error as Error).message}`);
+  }
+  // The operator's embedding model on a local provider (every realm's memories use it) names its address.
+  const embeddingProvider = catalog.providerMap.get(serviceEmbedding.provider);
+  if (options.env.AGENTOS_EMBEDDING_MODEL?.trim() && embeddingProvider?.local) {
+    embeddingProvider.openToRealms ??= true;
   }
   const availability = createAvailability({
     env: options.env,
