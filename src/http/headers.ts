@@ -6,9 +6,14 @@ export const securityHeaders: Record<string, string> = {
   "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
 };
 
-/** On every response: the security headers and the CORS headers a browser reads on actual responses. */
+/**
+ * On every response: the security headers, the CORS headers a browser reads on actual responses, and
+ * no-store, since answers hold keys, secrets and conversations that no browser or proxy cache may keep
+ * (the console's own files say otherwise for themselves).
+ */
 export const everyResponseHeaders: Record<string, string> = {
   ...securityHeaders,
+  "Cache-Control": "no-store",
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Expose-Headers":
     "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id",

@@ -106,6 +106,16 @@ describe("HTTP front door", () => {
     }
   });
 
+  it("tells no cache to keep an answer (a minted key, an error); the console's files keep their own rule", async () => {
+    const minted = await server.request("/api/keys", { method: "POST", json: { name: "cached?" } });
+    expect(minted.status).toBe(201);
+    expect(minted.headers.get("cache-control")).toBe("no-store");
+    const refused = await server.request("/api/health", { key: null });
+    expect(refused.headers.get("cache-control")).toBe("no-store");
+    const page = await server.request("/", { key: null });
+    expect(page.headers.get("cache-control")).not.toBe("no-store");
+  });
+
   it("answers unknown routes with 404 and the security headers", async () => {
     for (const path of ["/api/nope", "/nope"]) {
       const response = await server.request(path);
