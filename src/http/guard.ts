@@ -160,9 +160,10 @@ function lookupPrincipal(
   const cached = deps.keyCache.get(token, nowMs());
   if (cached) return cached;
   const hash = hashKey(token);
+  const since = deps.keyCache.current();
   return principalForHash(deps.state, hash).then((principal) => {
     if (!principal) return undefined;
-    deps.keyCache.set(token, hash, principal, nowMs());
+    deps.keyCache.set(token, hash, principal, nowMs(), since);
     return principal;
   });
 }

@@ -17,6 +17,16 @@ interface Entry {
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * Moves at every eviction. A key read from storage before a revocation and verified after it must not
+   * be cached: its reader passes the generation it started in, and a stale one is not kept.
+   */
+  private generation = 0;
+
+  /** The generation a lookup starts in, for `set`. */
+  current(): number {
+    return this.generation;
+  }
 
   get(token: string, now: number): Principal | undefined {
     const entry = this.entries.get(token);
@@ -28,17 +38,20 @@ export class KeyCache {
     return entry.principal;
   }
 
-  set(token: string, hash: string, principal: Principal, now: number): void {
+  set(token: string, hash: string, principal: Principal, now: number, since: number): void {
+    if (since !== this.generation) return;
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(token, { hash, principal, expiresAt: now + TTL_MS });
   }
 
   /** Revocations are rare, so a scan of at most MAX_ENTRIES is fine here. */
   evictHash(hash: string): void {
+    this.generation++;
     for (const [token, entry] of this.entries) if (entry.hash === hash) this.entries.delete(token);
   }
 
   clear(): void {
+    this.generation++;
     this.entries.clear();
   }
 }
