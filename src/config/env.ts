@@ -55,6 +55,7 @@ const envSchema = z.object({
   AGENTOS_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   AGENTOS_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1_000_000).default(2048),
   AGENTOS_MAX_IN_FLIGHT_PER_CLIENT: z.coerce.number().int().min(1).max(1_000_000).default(256),
+  AGENTOS_MAX_IN_FLIGHT_PER_REALM: z.coerce.number().int().min(1).max(1_000_000).default(128),
   AGENTOS_WORKFLOW_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
   AGENTOS_CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
   AGENTOS_WORKFLOW_RESUME_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
@@ -104,6 +105,11 @@ export interface Config {
   maxInFlight: number;
   /** Requests in flight per client address, so one client (or a handful) cannot take every slot. */
   maxInFlightPerClient: number;
+  /**
+   * Requests in flight per realm key's realm, whatever their addresses: one tenant spread over many
+   * addresses cannot take every slot, nor every connection to a provider (256 per host).
+   */
+  maxInFlightPerRealm: number;
   bodyLimitBytes: number;
   /** Cluster mode: how long a node holds a workflow run it executes without renewing it. */
   workflowLeaseMs: number;
@@ -148,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: Math.min(vars.AGENTOS_HEADERS_TIMEOUT_MS, vars.AGENTOS_RECEIVE_TIMEOUT_MS),
     maxInFlight: vars.AGENTOS_MAX_IN_FLIGHT,
     maxInFlightPerClient: vars.AGENTOS_MAX_IN_FLIGHT_PER_CLIENT,
+    maxInFlightPerRealm: vars.AGENTOS_MAX_IN_FLIGHT_PER_REALM,
     workflowLeaseMs: vars.AGENTOS_WORKFLOW_LEASE_MS,
     channelConcurrency: vars.AGENTOS_CHANNEL_CONCURRENCY,
     workflowResumeGraceMs: vars.AGENTOS_WORKFLOW_RESUME_GRACE_MS,

@@ -32,6 +32,8 @@ declare module "fastify" {
     countsInFlight?: boolean;
     /** Holds one of the global in-flight slots (taken once its body has arrived). */
     holdsSlot?: boolean;
+    /** Counted in its realm's in-flight share (a realm key's request, once its body has arrived). */
+    realmSlot?: string;
     /** The route's function at work: settles when it has answered (or failed). */
     handling?: Promise<unknown>;
   }
@@ -58,6 +60,7 @@ export interface HttpServerDeps {
     | "headersTimeoutMs"
     | "maxInFlight"
     | "maxInFlightPerClient"
+    | "maxInFlightPerRealm"
     | "bodyLimitBytes"
   >;
 }
@@ -102,6 +105,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   // its body so costs its own address's share and a file descriptor, never a slot others need.
   let inFlight = 0;
   const perClient = new Map<string, number>();
+  const perRealm = new Map<string, number>();
 
   registerBodyParsers(app, config.bodyLimitBytes);
 
@@ -111,16 +115,15 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   const debugLogs = deps.logger.isLevelEnabled("debug");
   const finished = (request: FastifyRequest, reply: FastifyReply, client: string | undefined) => {
     const heldSlot = request.holdsSlot === true;
+    const realm = request.realmSlot;
     // Should the hooks still run after the connection closed, the request must not take a slot then.
     request.countsInFlight = false;
     request.holdsSlot = false;
+    request.realmSlot = undefined;
     const release = () => {
       if (heldSlot) inFlight--;
-      if (client !== undefined) {
-        const left = (perClient.get(client) ?? 1) - 1;
-        if (left > 0) perClient.set(client, left);
-        else perClient.delete(client);
-      }
+      if (realm !== undefined) leave(perRealm, realm);
+      if (client !== undefined) leave(perClient, client);
     };
     // A client hanging up does not stop the function it called: the request keeps its slot and its
     // client's share until the function is done, or sending and hanging up in a loop would run any
@@ -199,6 +202,17 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       done(serverBusy(config));
       return;
     }
+    const principal = request.principal;
+    if (principal?.kind === "realm") {
+      const held = (perRealm.get(principal.realmId) ?? 0) + 1;
+      perRealm.set(principal.realmId, held);
+      request.realmSlot = principal.realmId;
+      if (held > config.maxInFlightPerRealm) {
+        reply.header("Retry-After", "1");
+        done(tooManyFromRealm(config, principal.realmId));
+        return;
+      }
+    }
     done();
   });
 
@@ -270,6 +284,21 @@ function tooManyFromClient(config: Pick<Config, "maxInFlightPerClient">, client:
     "rate_limited",
     `Too many requests in flight from ${client}: at most ${config.maxInFlightPerClient} at once (AGENTOS_MAX_IN_FLIGHT_PER_CLIENT)`,
   );
+}
+
+/** The refusal when a realm's keys have too many requests being handled. */
+function tooManyFromRealm(config: Pick<Config, "maxInFlightPerRealm">, realmId: string): AppError {
+  return new AppError(
+    "rate_limited",
+    `Too many requests in flight for realm ${realmId}: at most ${config.maxInFlightPerRealm} at once (AGENTOS_MAX_IN_FLIGHT_PER_REALM)`,
+  );
+}
+
+/** One request fewer in a share (an address's, a realm's); a share at zero is forgotten. */
+function leave(shares: Map<string, number>, holder: string): void {
+  const left = (shares.get(holder) ?? 1) - 1;
+  if (left > 0) shares.set(holder, left);
+  else shares.delete(holder);
 }
 
 /** The refusal when the service has too many requests being handled. */

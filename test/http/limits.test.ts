@@ -1,5 +1,7 @@
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { call, createAgent, newRealm, realmKey } from "../helpers/control-plane.ts";
+import { startFakeOpenAI } from "../helpers/fake-openai.ts";
 import { json, startTestServer, TEST_ADMIN_KEY, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer | undefined;
@@ -187,5 +189,43 @@ describe("in-flight limits and clients that hang up", () => {
     const response = await server.request("/api/big");
     expect(response.status).toBe(200);
     expect((await json(response)).text).toHaveLength(2_000_000);
+  });
+});
+
+describe("a realm's share of the requests in flight", () => {
+  it("refuses a realm's keys past AGENTOS_MAX_IN_FLIGHT_PER_REALM (429), whatever their addresses, and no other realm or the operator", async () => {
+    const model = await startFakeOpenAI();
+    server = await startTestServer({
+      maxInFlightPerRealm: 2,
+      env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl },
+    });
+    try {
+      const busy = await newRealm(server);
+      const busyKey = await realmKey(server, busy);
+      const agentId = await createAgent(server, busy);
+      const other = await realmKey(server, await newRealm(server));
+      model.reply({ content: "slow", delayMs: 1500 }, { content: "slow", delayMs: 1500 });
+      const slow = [1, 2].map(() =>
+        call(server as TestServer, "POST", `/api/agents/${agentId}/message`, { message: "hi" }, busyKey),
+      );
+      // Both are at work (their model calls have arrived) before the third is asked.
+      while (model.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      const refused = await call(
+        server,
+        "POST",
+        `/api/agents/${agentId}/message`,
+        { message: "hi" },
+        busyKey,
+      );
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toContain("AGENTOS_MAX_IN_FLIGHT_PER_REALM");
+      expect((await server.request("/api/health", { key: other })).status).toBe(200);
+      expect((await server.request("/api/health")).status).toBe(200);
+      expect((await Promise.all(slow)).map((answer) => answer.status)).toEqual([200, 200]);
+      // Their slots are back once they have answered.
+      expect((await server.request("/api/health", { key: busyKey })).status).toBe(200);
+    } finally {
+      await model.close();
+    }
   });
 });
