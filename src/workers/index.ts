@@ -125,6 +125,7 @@ export async function registerWorkers(
   const pulse = registerPulse(engine.worker("pulse", "Pulse: agents woken on a cron schedule"), {
     embedded: !config.databaseUrl,
     background,
+    runsPerRealm: config.pulseRunsPerRealm,
     warn: (message) => engine.logger.warn(message),
   });
   registerIntegrations(engine.worker("integrations", "Integrations: MCP servers and HTTP tools from files"), {

@@ -3095,7 +3095,7 @@ export interface Functions {
       lastTick: {
         at: string;
         outcome: "ran" | "skipped";
-        reason?: "not_registered" | "realm_deleted" | "agent_deleted" | "disabled" | "realm_paused" | "realm_archived" | "budget_exceeded" | "already_running" | "no_changes";
+        reason?: "not_registered" | "realm_deleted" | "agent_deleted" | "disabled" | "realm_paused" | "realm_archived" | "budget_exceeded" | "already_running" | "realm_busy" | "no_changes";
         runId?: string;
         scheduledTime?: string;
       } | null;

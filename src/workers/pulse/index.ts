@@ -4,6 +4,7 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
 import { recoverLeases } from "./lease.ts";
 import { invoke, type PulseDeps, purgeAgent, purgeRealm, register, status, toggle } from "./pulses.ts";
+import { RealmRunShare } from "./realm-share.ts";
 import { PulseScheduler } from "./scheduler.ts";
 import {
   invokeInput,
@@ -18,6 +19,8 @@ import {
   toggleInput,
 } from "./schema.ts";
 import { tick } from "./tick.ts";
+
+const DEFAULT_RUNS_PER_REALM = 16;
 
 /** Published after a pulse config changes; every node's pulse worker re-syncs its trigger for the agent. */
 export const PULSE_CHANGED_TOPIC = "pulse.changed";
@@ -38,6 +41,8 @@ export interface PulseOptions {
    * are still registered. Default true.
    */
   background?: boolean;
+  /** Cron runs of one realm at once on this node (AGENTOS_PULSE_RUNS_PER_REALM); default 16. */
+  runsPerRealm?: number;
 }
 
 /**
@@ -54,6 +59,7 @@ export function registerPulse(worker: WorkerClient, options: PulseOptions = {}):
     trigger,
     state,
     scheduler,
+    realmShare: new RealmRunShare(options.runsPerRealm ?? DEFAULT_RUNS_PER_REALM),
     publishChanged: async (realmId, agentId) => {
       // The change is stored and this node's trigger already matches it: a failed publish only delays
       // other nodes until their next start, so it does not fail the caller's request.

@@ -124,6 +124,8 @@ export async function invoke(
     maxRetries: config?.maxRetries,
   });
   if (!run) throw conflict(`A pulse run of agent ${agentId} is already running`);
+  // No share was asked for: a manual run is an HTTP request, held to its realm's requests in flight.
+  if (run === "realm_busy") throw conflict(`Realm ${realmId} has too many pulse runs going`);
   return run;
 }
 

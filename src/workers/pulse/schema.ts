@@ -111,6 +111,8 @@ export const SKIP_REASONS = [
   "realm_archived",
   "budget_exceeded",
   "already_running",
+  /** The realm's share of cron runs at once on this node (AGENTOS_PULSE_RUNS_PER_REALM) is taken. */
+  "realm_busy",
   /** wakeOn "changes": nothing the agent can see changed since its last run; no model call. */
   "no_changes",
 ] as const;

@@ -6,6 +6,7 @@ import { isAppError, isFunctionNotFound } from "../../shared/errors.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
 import { checkBudget } from "./context.ts";
 import { acquireLease } from "./lease.ts";
+import type { RealmRunShare } from "./realm-share.ts";
 import { executePulse, maxRunDurationMs, type RunDeps, type RunPlan } from "./run.ts";
 import type { PulseScheduler } from "./scheduler.ts";
 import type { PulseConfig, PulseRun, Skipped, SkipReason } from "./schema.ts";
@@ -14,6 +15,8 @@ import { changeDigest } from "./wake.ts";
 
 export interface TickDeps extends RunDeps {
   scheduler: PulseScheduler;
+  /** Cron runs of each realm at once on this node. */
+  realmShare: RealmRunShare;
   /** Tells every node (this one included) that the agent's pulse config changed. */
   publishChanged(realmId: string, agentId: string): Promise<void>;
 }
@@ -78,17 +81,22 @@ async function gatedRun(deps: TickDeps, config: PulseConfig): Promise<PulseRun |
   const key = agentKey(config.realmId, config.agentId);
   const seen = config.wakeOn === "changes" ? await changeDigest(deps.trigger, config) : null;
   if (seen !== null && seen === (await deps.state.get<string>(SEEN_SCOPE, key))) return skip("no_changes");
-  const run = await runLeased(deps, {
-    realmId: config.realmId,
-    agentId: config.agentId,
-    source: "cron",
-    contextMode: config.contextMode,
-    contextGraph: config.contextGraph,
-    timeoutSecs: config.timeoutSecs,
-    maxRetries: config.maxRetries,
-    budget,
-  });
+  const run = await runLeased(
+    deps,
+    {
+      realmId: config.realmId,
+      agentId: config.agentId,
+      source: "cron",
+      contextMode: config.contextMode,
+      contextGraph: config.contextGraph,
+      timeoutSecs: config.timeoutSecs,
+      maxRetries: config.maxRetries,
+      budget,
+    },
+    deps.realmShare,
+  );
   if (!run) return skip("already_running");
+  if (run === "realm_busy") return skip(run);
   // Only a run that completed has seen this state: a failed one wakes again next tick.
   if (seen !== null && run.status === "Completed")
     await deps.state.set(SEEN_SCOPE, key, seen).catch(() => undefined);
@@ -146,15 +154,25 @@ async function retire(deps: TickDeps, config: PulseConfig, reason: SkipReason): 
  * Runs the pulse holding the agent's lease, so runs of one agent never overlap (on any node); null
  * when another run holds it. The lease is released only once the run has ended: every attempt either
  * answered or was aborted by its timeout. It outlives the run's longest possible duration only if the
- * process died, and is then taken over.
+ * process died, and is then taken over. With a share (cron runs), the run also needs one of its realm's
+ * places, taken once the agent's own lease is held: "realm_busy" when there is none.
  */
-export async function runLeased(deps: RunDeps, plan: RunPlan): Promise<PulseRun | null> {
+export async function runLeased(
+  deps: RunDeps,
+  plan: RunPlan,
+  share?: RealmRunShare,
+): Promise<PulseRun | "realm_busy" | null> {
   const lease = await acquireLease(deps.state, plan.realmId, plan.agentId, maxRunDurationMs(plan));
   if (!lease) return null;
+  if (share && !share.tryEnter(plan.realmId)) {
+    await lease.release().catch(() => undefined);
+    return "realm_busy";
+  }
   try {
     // Bookkeeping for crash recovery only: failing to note the run does not stop it.
     return await executePulse(deps, plan, (runKey) => lease.attach(runKey).catch(() => undefined));
   } finally {
+    share?.leave(plan.realmId);
     await lease.release().catch(() => undefined);
   }
 }
