@@ -7,6 +7,7 @@ import { AppError, unauthorized } from "../shared/errors.ts";
 import { andThen, type MaybePromise } from "../shared/maybe-promise.ts";
 import type { KeyCache } from "./auth/cache.ts";
 import { bearerToken, hashKey, principalForHash } from "./auth/keys.ts";
+import { clientOf } from "./client-address.ts";
 import { rateClassOf } from "./rate-limit/classes.ts";
 import type { GcraDecision } from "./rate-limit/gcra.ts";
 import type { RateLimitStore } from "./rate-limit/store.ts";
@@ -106,7 +107,7 @@ export function enforceRateLimit(
 ): MaybePromise<void> {
   if (!deps.rateLimits) return undefined;
   const rateClass = rateClassOf(request.method, routeTemplate);
-  const budget = budgetOf(deps, rateClass, principal, request.ip);
+  const budget = budgetOf(deps, rateClass, principal, clientOf(request.ip));
   if (budget === undefined) return undefined;
   const limit = deps.rateLimits[rateClass] ?? defaultRateLimits[rateClass];
   const decision = deps.rateLimitStore.consume(`${rateClass}:${budget}`, nowMs(), limit, HOUR_MS);

@@ -13,6 +13,7 @@ import { newId } from "../shared/ids.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { KeyCache } from "./auth/cache.ts";
 import { registerBodyParsers } from "./body.ts";
+import { clientOf } from "./client-address.ts";
 import { registerConsole } from "./console.ts";
 import { callRoute } from "./dispatch.ts";
 import { openAiShaped, toErrorReply } from "./errors.ts";
@@ -151,7 +152,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       );
     }
     // /healthz counts nowhere: it is how a balancer tells a busy node from a dead one, so it must answer.
-    const client = isHealthz(request.url) ? undefined : request.ip;
+    const client = isHealthz(request.url) ? undefined : clientOf(request.ip);
     if (client !== undefined) {
       request.countsInFlight = true;
       perClient.set(client, (perClient.get(client) ?? 0) + 1);

@@ -69,6 +69,22 @@ describe("rate limits", () => {
   });
 });
 
+describe("IPv6 clients", () => {
+  it("count as their /64: addresses of one network share a budget, another network has its own", async () => {
+    server = await startTestServer({
+      rateLimits: { read: 1, write: 100, message: 60, workflow_run: 100 },
+      rateLimitAdmin: true,
+      trustProxy: ["127.0.0.1"],
+    });
+    const from = (address: string) =>
+      server?.request("/api/health", { headers: { "x-forwarded-for": address } });
+    expect((await from("2001:db8:1:2::1"))?.status).toBe(200);
+    const sameNetwork = await from("2001:db8:1:2:aaaa:bbbb:cccc:dddd");
+    expect(sameNetwork?.status).toBe(429);
+    expect((await from("2001:db8:1:3::1"))?.status).toBe(200);
+  });
+});
+
 /** A server that allows two requests in flight, with /api/slow answering after 300 ms. */
 async function serverWithSlowRoute(): Promise<TestServer> {
   const started = await startTestServer({ maxInFlight: 2 });
