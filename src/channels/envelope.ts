@@ -1,4 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import type { z } from "zod";
+import { badRequest, describeZodError } from "../shared/errors.ts";
 
 /** The raw request a channel function receives (DESIGN §6): signatures are over `rawBody`. */
 export interface Envelope {
@@ -34,6 +36,22 @@ export interface Inbound {
 export interface ParsedEvent {
   messages: Inbound[];
   reply?: Reply;
+}
+
+/**
+ * The fields a parser reads, typed as the platform documents them. A body that gives them other types
+ * (only a sender holding the secret can, the platform never does) is a 400 naming the fields, not a
+ * TypeError halfway through the parser.
+ */
+export function readEvent<Schema extends z.ZodType>(
+  platform: string,
+  schema: Schema,
+  body: unknown,
+): z.infer<Schema> {
+  const read = schema.safeParse(body ?? {});
+  if (!read.success)
+    throw badRequest(`Not a ${platform} event this service can read: ${describeZodError(read.error)}`);
+  return read.data;
 }
 
 export function header(envelope: Envelope, name: string): string | undefined {

@@ -5,7 +5,7 @@ import { fixture } from "./fixtures.ts";
 describe("Discord", () => {
   it("answers a PING with a PONG", () => {
     const ping = fixture("discord", "ping");
-    expect(discord.verify(ping.envelope, ping.secret, 0, {})).toBeNull();
+    expect(discord.verify(ping.envelope, ping.secret, ping.nowMs, {})).toBeNull();
     expect(discord.parse(ping.envelope)).toEqual({
       messages: [],
       reply: { status_code: 200, body: { type: 1 } },
@@ -35,8 +35,15 @@ describe("Discord", () => {
   });
 
   it("refuses a signature over another timestamp", () => {
-    const { envelope, secret } = fixture("discord", "ping");
+    const { envelope, secret, nowMs } = fixture("discord", "ping");
     const later = { ...envelope, headers: { ...envelope.headers, "x-signature-timestamp": "1700000001" } };
-    expect(discord.verify(later, secret, 0, {})).toBe("Invalid Discord signature");
+    expect(discord.verify(later, secret, nowMs, {})).toBe("Invalid Discord signature");
+  });
+
+  it("refuses a signed interaction more than 5 minutes from its timestamp (a captured one replayed once its id is forgotten)", () => {
+    const { envelope, secret, nowMs } = fixture("discord", "ping");
+    expect(discord.verify(envelope, secret, nowMs + 299_000, {})).toBeNull();
+    expect(discord.verify(envelope, secret, nowMs + 8 * 24 * 3600_000, {})).toMatch(/X-Signature-Timestamp/);
+    expect(discord.verify(envelope, secret, nowMs - 301_000, {})).toMatch(/X-Signature-Timestamp/);
   });
 });

@@ -21,13 +21,13 @@ describe("GitHub verify", () => {
 describe("GitHub parse", () => {
   const { envelope } = fixture("github", "issue-comment-created");
 
-  it("maps a new issue comment to <repo>#<number>, its author and the delivery id", () => {
+  it("maps a new issue comment to <repo>#<number>, its author and the comment's id", () => {
     expect(github.parse(envelope).messages).toEqual([
       {
         channelId: "Codertocat/Hello-World#1",
         userId: "Codertocat",
         text: "You are totally right! I'll get this fixed right away.",
-        eventId: "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+        eventId: "issue_comment:492700400",
         replyTo: { repo: "Codertocat/Hello-World", number: 1 },
       },
     ]);

@@ -16,6 +16,32 @@ const MESSAGE_FIXTURES: Record<string, string> = {
   matrix: "transaction",
 };
 
+/**
+ * A field each parser reads, given another type than the platform documents (a signed body the platform
+ * would never send, or a sender holding the secret): the request is the sender's mistake.
+ */
+const MISTYPED: Record<string, { path: Array<string | number>; value: unknown }> = {
+  slack: { path: ["event", "text"], value: 5 },
+  discord: { path: ["data", "options"], value: "all of them" },
+  telegram: { path: ["message", "text"], value: 5 },
+  whatsapp: { path: ["entry"], value: {} },
+  messenger: { path: ["entry", 0, "messaging", 0], value: null },
+  line: { path: ["events", 0, "message", "text"], value: ["hi"] },
+  twilio: { path: ["Body"], value: 5 },
+  teams: { path: ["text"], value: 5 },
+  github: { path: ["comment", "body"], value: 5 },
+  matrix: { path: ["events"], value: 5 },
+};
+
+/** The body with the value at `path` replaced. */
+function withField(body: unknown, path: Array<string | number>, value: unknown): unknown {
+  const copy = structuredClone(body) as Record<string | number, unknown>;
+  let at = copy;
+  for (const step of path.slice(0, -1)) at = at[step] as Record<string | number, unknown>;
+  at[path.at(-1) as string | number] = value;
+  return copy;
+}
+
 describe.each(PLATFORMS.map((platform) => [platform.platform, platform] as const))("%s", (name, platform) => {
   const { envelope, secret, nowMs, env } = fixture(name, MESSAGE_FIXTURES[name] as string);
 
@@ -58,6 +84,18 @@ describe.each(PLATFORMS.map((platform) => [platform.platform, platform] as const
 
   it("finds one message in its recorded request", () => {
     expect(platform.parse(envelope).messages).toHaveLength(1);
+  });
+
+  it("refuses a field it reads given another type with a 400 naming the field, not a TypeError", () => {
+    const { path, value } = MISTYPED[name] as (typeof MISTYPED)[string];
+    const mistyped = { ...envelope, body: withField(envelope.body, path, value) };
+    let thrown: unknown;
+    try {
+      platform.parse(mistyped);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ status: 400, message: expect.stringContaining(path.join(".")) });
   });
 
   it.skipIf(!platform.replyTarget)(

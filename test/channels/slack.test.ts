@@ -23,14 +23,14 @@ describe("Slack verify", () => {
 });
 
 describe("Slack parse", () => {
-  it("maps a message event to its channel, thread and event id", () => {
+  it("maps a message event to its channel, thread and the message's channel and ts as its id", () => {
     expect(slack.parse(fixture("slack", "event-callback").envelope)).toEqual({
       messages: [
         {
           channelId: "C123ABC456",
           userId: "U123ABC456",
           text: "Hello world",
-          eventId: "Ev08MFMKH6",
+          eventId: "C123ABC456:1355517523.000005",
           replyTo: { channel: "C123ABC456", thread_ts: "1355517523.000005" },
         },
       ],
@@ -54,5 +54,15 @@ describe("Slack parse", () => {
       const changed = { ...envelope, body: { ...body, event: { ...body.event, ...change } } };
       expect(slack.parse(changed).messages).toEqual([]);
     }
+  });
+
+  it("acknowledges events of other types whatever shape they give the names a message uses", () => {
+    const { envelope } = fixture("slack", "event-callback");
+    const body = envelope.body as Record<string, unknown>;
+    const created = {
+      type: "channel_created",
+      channel: { id: "C024BE91L", name: "fun", creator: "U024BE7LH" },
+    };
+    expect(slack.parse({ ...envelope, body: { ...body, event: created } })).toEqual({ messages: [] });
   });
 });

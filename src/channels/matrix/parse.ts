@@ -1,31 +1,36 @@
-import type { Envelope, Inbound } from "../envelope.ts";
+import { z } from "zod";
+import { type Envelope, type Inbound, readEvent } from "../envelope.ts";
 
 /** Marks the messages this service sends, so their echo in the next transaction is not answered. */
 export const OWN_MARK = "agentos.reply";
 
-interface Transaction {
-  events?: Array<{
-    type?: string;
-    event_id?: string;
-    room_id?: string;
-    sender?: string;
-    content?: Record<string, unknown>;
-  }>;
-}
+const transaction = z.looseObject({
+  events: z
+    .array(
+      z.looseObject({
+        type: z.string().nullish(),
+        event_id: z.string().nullish(),
+        room_id: z.string().nullish(),
+        sender: z.string().nullish(),
+        content: z.record(z.string(), z.unknown()).nullish(),
+      }),
+    )
+    .nullish(),
+});
 
 /** Text messages of a transaction's events. */
 export function parseMatrix(envelope: Envelope) {
   const messages: Inbound[] = [];
-  for (const event of ((envelope.body ?? {}) as Transaction).events ?? []) {
+  for (const event of readEvent("matrix", transaction, envelope.body).events ?? []) {
     const content = event.content ?? {};
     if (event.type !== "m.room.message" || content.msgtype !== "m.text" || content[OWN_MARK] === true)
       continue;
     if (typeof content.body !== "string" || !content.body.trim() || !event.room_id) continue;
     messages.push({
       channelId: event.room_id,
-      userId: event.sender,
+      userId: event.sender ?? undefined,
       text: content.body,
-      eventId: event.event_id,
+      eventId: event.event_id ?? undefined,
       replyTo: { room: event.room_id },
     });
   }

@@ -1,29 +1,44 @@
-import type { Envelope, Inbound } from "../envelope.ts";
+import { z } from "zod";
+import { type Envelope, type Inbound, readEvent } from "../envelope.ts";
 
-interface Payload {
-  object?: string;
-  entry?: Array<{
-    messaging?: Array<{
-      sender?: { id?: string };
-      message?: { mid?: string; text?: string; is_echo?: boolean };
-    }>;
-  }>;
-}
+const payload = z.looseObject({
+  object: z.unknown(),
+  entry: z
+    .array(
+      z.looseObject({
+        messaging: z
+          .array(
+            z.looseObject({
+              sender: z.looseObject({ id: z.string().nullish() }).nullish(),
+              message: z
+                .looseObject({
+                  mid: z.string().nullish(),
+                  text: z.string().nullish(),
+                  is_echo: z.boolean().nullish(),
+                })
+                .nullish(),
+            }),
+          )
+          .nullish(),
+      }),
+    )
+    .nullish(),
+});
 
 /** Messages sent to a Page (the Page's own echoes are skipped). */
 export function parseMessenger(envelope: Envelope) {
-  const payload = (envelope.body ?? {}) as Payload;
-  if (payload.object !== "page") return { messages: [] };
+  const { object, entry } = readEvent("messenger", payload, envelope.body);
+  if (object !== "page") return { messages: [] };
   const messages: Inbound[] = [];
-  for (const entry of payload.entry ?? []) {
-    for (const event of entry.messaging ?? []) {
+  for (const { messaging } of entry ?? []) {
+    for (const event of messaging ?? []) {
       const sender = event.sender?.id;
       if (!sender || !event.message?.text?.trim() || event.message.is_echo) continue;
       messages.push({
         channelId: sender,
         userId: sender,
         text: event.message.text,
-        eventId: event.message.mid,
+        eventId: event.message.mid ?? undefined,
         replyTo: { recipient: sender },
       });
     }

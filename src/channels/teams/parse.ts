@@ -1,27 +1,30 @@
-import type { Envelope, Inbound } from "../envelope.ts";
+import { z } from "zod";
+import { type Envelope, type Inbound, readEvent } from "../envelope.ts";
 
-interface Activity {
-  type?: string;
-  id?: string;
-  text?: string;
-  from?: { id?: string };
-  conversation?: { id?: string };
-}
+const activity = z.looseObject({
+  type: z.string().nullish(),
+  id: z.string().nullish(),
+  text: z.string().nullish(),
+  from: z.looseObject({ id: z.string().nullish() }).nullish(),
+  conversation: z.looseObject({ id: z.string().nullish() }).nullish(),
+});
 
 /** A message activity; the bot's @mention (`<at>…</at>`) and other tags are removed from the text. */
 export function parseTeams(envelope: Envelope) {
-  const activity = (envelope.body ?? {}) as Activity;
-  const text = (activity.text ?? "")
+  const { type, id, text: html, from, conversation } = readEvent("teams", activity, envelope.body);
+  const text = (html ?? "")
     .replace(/<at>[^<]*<\/at>/g, "")
     .replace(/<[^>]+>/g, "")
     .replace(/&nbsp;/g, " ")
     .trim();
-  if (activity.type !== "message" || !text || !activity.conversation?.id) return { messages: [] };
+  if (type !== "message" || !text || !conversation?.id) return { messages: [] };
   const message: Inbound = {
-    channelId: activity.conversation.id,
-    userId: activity.from?.id,
+    // A channel's conversation id names the thread too (`19:…@thread.tacv2;messageid=<root>`): the
+    // binding is the channel's, so every thread reaches its agent.
+    channelId: conversation.id.split(";")[0] as string,
+    userId: from?.id ?? undefined,
     text,
-    eventId: activity.id,
+    eventId: id ?? undefined,
     replyTo: {},
   };
   return { messages: [message] };

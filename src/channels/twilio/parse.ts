@@ -1,15 +1,19 @@
-import type { Envelope, Inbound } from "../envelope.ts";
+import { z } from "zod";
+import { type Envelope, type Inbound, readEvent } from "../envelope.ts";
+
+const field = z.string().optional();
+const form = z.looseObject({ From: field, To: field, Body: field, MessageSid: field, AccountSid: field });
 
 /** An incoming SMS (form fields From, To, Body, MessageSid, AccountSid). */
 export function parseTwilio(envelope: Envelope) {
-  const form = (envelope.body ?? {}) as Record<string, string | undefined>;
-  if (!form.From || !form.To || !form.Body?.trim() || !form.AccountSid) return { messages: [] };
+  const sms = readEvent("twilio", form, envelope.body);
+  if (!sms.From || !sms.To || !sms.Body?.trim() || !sms.AccountSid) return { messages: [] };
   const message: Inbound = {
-    channelId: form.From,
-    userId: form.From,
-    text: form.Body,
-    eventId: form.MessageSid,
-    replyTo: { account: form.AccountSid, to: form.From, from: form.To },
+    channelId: sms.From,
+    userId: sms.From,
+    text: sms.Body,
+    eventId: sms.MessageSid,
+    replyTo: { account: sms.AccountSid, to: sms.From, from: sms.To },
   };
   return { messages: [message] };
 }

@@ -1,24 +1,44 @@
-import type { Envelope, Inbound } from "../envelope.ts";
+import { z } from "zod";
+import { type Envelope, type Inbound, readEvent } from "../envelope.ts";
 
-interface Payload {
-  object?: string;
-  entry?: Array<{
-    changes?: Array<{
-      value?: {
-        metadata?: { phone_number_id?: string };
-        messages?: Array<{ from?: string; id?: string; type?: string; text?: { body?: string } }>;
-      };
-    }>;
-  }>;
-}
+const payload = z.looseObject({
+  object: z.unknown(),
+  entry: z
+    .array(
+      z.looseObject({
+        changes: z
+          .array(
+            z.looseObject({
+              value: z
+                .looseObject({
+                  metadata: z.looseObject({ phone_number_id: z.string().nullish() }).nullish(),
+                  messages: z
+                    .array(
+                      z.looseObject({
+                        from: z.string().nullish(),
+                        id: z.string().nullish(),
+                        type: z.string().nullish(),
+                        text: z.looseObject({ body: z.string().nullish() }).nullish(),
+                      }),
+                    )
+                    .nullish(),
+                })
+                .nullish(),
+            }),
+          )
+          .nullish(),
+      }),
+    )
+    .nullish(),
+});
 
 /** Text messages of a WhatsApp Business account (statuses and other types are acknowledged and skipped). */
 export function parseWhatsapp(envelope: Envelope) {
-  const payload = (envelope.body ?? {}) as Payload;
-  if (payload.object !== "whatsapp_business_account") return { messages: [] };
+  const { object, entry } = readEvent("whatsapp", payload, envelope.body);
+  if (object !== "whatsapp_business_account") return { messages: [] };
   const messages: Inbound[] = [];
-  for (const entry of payload.entry ?? []) {
-    for (const change of entry.changes ?? []) {
+  for (const { changes } of entry ?? []) {
+    for (const change of changes ?? []) {
       const phoneId = change.value?.metadata?.phone_number_id;
       for (const message of change.value?.messages ?? []) {
         if (message.type !== "text" || !message.text?.body?.trim() || !message.from || !phoneId) continue;
@@ -26,7 +46,7 @@ export function parseWhatsapp(envelope: Envelope) {
           channelId: message.from,
           userId: message.from,
           text: message.text.body,
-          eventId: message.id,
+          eventId: message.id ?? undefined,
           replyTo: { phone_number_id: phoneId, to: message.from },
         });
       }

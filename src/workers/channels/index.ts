@@ -57,7 +57,13 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
     () => void sweep(),
   );
   const sweep = () => runner.sweep().catch(() => 0);
-  const deps: ChannelDeps = { state, trigger, env: options.env, kick: () => void sweep() };
+  const deps: ChannelDeps = {
+    state,
+    trigger,
+    env: options.env,
+    kick: () => void sweep(),
+    unfinished: { count: 0, limit: runner.limit },
+  };
   const policy = {
     allowPrivateNetwork: options.allowPrivateNetwork ?? false,
     allowedAddresses: new Set<string>(),

@@ -2,6 +2,7 @@ import { type Envelope, ok, type Reply, refused } from "../../channels/envelope.
 import { genericVaultName } from "../../channels/generic.ts";
 import { splitReply } from "../../channels/split-reply.ts";
 import { call } from "../../engine/call.ts";
+import { DEFAULT_TIMEOUT_MS } from "../../engine/engine.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { report } from "../../engine/telemetry.ts";
 import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
@@ -10,7 +11,7 @@ import { nowIso } from "../../shared/clock.ts";
 import { newId } from "../../shared/ids.ts";
 import { vaultSecret } from "../../shared/vault-secret.ts";
 import { bindingAt } from "./bindings.ts";
-import { enqueue } from "./queue.ts";
+import { enqueue, replaceQueued } from "./queue.ts";
 import type { Binding, ChannelJob } from "./schema.ts";
 import type { Adapter } from "./sender.ts";
 
@@ -25,6 +26,11 @@ export interface ChannelDeps {
   env: NodeJS.ProcessEnv;
   /** Starts work on queued jobs now instead of at the next sweep. */
   kick(): void;
+  /**
+   * Turns that went on after their webhook was answered, in this process, and how many may: they hold
+   * no request slot and no queue place, so past the limit a slow turn is stopped and queued as before.
+   */
+  unfinished: { count: number; readonly limit: number };
 }
 
 /**
@@ -138,8 +144,65 @@ const channelPrincipal = (job: ChannelJob): Principal => ({
   keyId: `channel:${job.platform}`,
 });
 
-/** A platform that wants the answer in the response gets it, unless the turn is slow: then it is queued. */
+/**
+ * How long a turn the webhook stopped waiting for has before its queued copy comes due: the turn's own
+ * time limit and a minute. The copy only runs when this process died before the turn ended.
+ */
+const UNFINISHED_TURN_MS = DEFAULT_TIMEOUT_MS + 60_000;
+
+/**
+ * A platform that wants the answer in the response gets it, unless the turn is slow: then the turn goes
+ * on and its answer is queued for delivery. It is not started again from the queue: a second turn would
+ * run the first one's tool calls twice.
+ */
 async function respondAtOnce(deps: ChannelDeps, adapter: Adapter, job: ChannelJob): Promise<Reply> {
+  const respond = adapter.respond as (text: string) => Reply;
+  if (deps.unfinished.count >= deps.unfinished.limit) return respondOrRequeue(deps, adapter, job);
+  const turn = call(
+    deps.trigger,
+    "agent::chat",
+    { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
+    { auth: channelPrincipal(job) },
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), adapter.syncTimeoutMs ?? 9000);
+  });
+  const first = await Promise.race([
+    turn.then(
+      (answer) => ({ answer }),
+      (error: Error) => ({ error }),
+    ),
+    slow,
+  ]);
+  clearTimeout(timer);
+  if (first && "answer" in first) return respond(first.answer.content);
+  if (first) return respond(`Sorry, that failed: ${first.error.message}`);
+  const dueMs = Date.now() + UNFINISHED_TURN_MS;
+  deps.unfinished.count++;
+  try {
+    await enqueue(deps.state, job, dueMs);
+  } catch (error) {
+    turn.finally(() => deps.unfinished.count--).catch(() => undefined);
+    throw error;
+  }
+  void turn
+    .finally(() => deps.unfinished.count--)
+    .then(
+      (answer) => {
+        const reply = answer.content.trim();
+        const next: ChannelJob | null = reply ? { ...job, phase: "deliver", reply, delivered: 0 } : null;
+        return replaceQueued(deps.state, job, dueMs, next);
+      },
+      // A failed turn stored nothing: the queue runs it again now, as it retries any failed turn.
+      () => replaceQueued(deps.state, job, dueMs, job),
+    )
+    .then(deps.kick, () => undefined);
+  return respond("Working on it: the answer will be posted here.");
+}
+
+/** The turn stopped at the platform's deadline, then queued to run again (no place to go on in). */
+async function respondOrRequeue(deps: ChannelDeps, adapter: Adapter, job: ChannelJob): Promise<Reply> {
   const respond = adapter.respond as (text: string) => Reply;
   try {
     const answer = await call(

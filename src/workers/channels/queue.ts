@@ -35,6 +35,23 @@ export async function enqueue(state: StateClient, job: ChannelJob, dueMs = Date.
 }
 
 /**
+ * A job queued at `dueMs` replaced by `next` (null: by nothing), due now. Refused (a conflict) when a
+ * node has claimed it meanwhile: that node's run stands.
+ */
+export async function replaceQueued(
+  state: StateClient,
+  job: ChannelJob,
+  dueMs: number,
+  next: ChannelJob | null,
+): Promise<void> {
+  await state.batch([
+    // Version 1 is the entry as enqueue wrote it; a claim deletes it.
+    { type: "delete", scope: queueScope(job.realmId), key: keyOf(dueMs, job.id), expectedVersion: 1 },
+    ...(next ? queueOps(next, Date.now()) : []),
+  ]);
+}
+
+/**
  * What one process is working on: jobs per realm, so the next free place goes to the realm with the
  * fewest (a realm flooded with messages gets its share, not the service), and at most `limit` in all.
  */

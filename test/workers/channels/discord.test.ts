@@ -44,12 +44,38 @@ describe("Discord interactions", () => {
     });
     const [followUp] = await env.platformCalls(1);
     expect(followUp?.path).toBe("/webhooks/app1/tok1");
-    expect(JSON.parse(followUp?.body ?? "")).toEqual({ content: "discord answer" });
+    expect(JSON.parse(followUp?.body ?? "")).toEqual({
+      content: "discord answer",
+      allowed_mentions: { parse: [] },
+    });
     const other = generateKeyPairSync("ed25519").privateKey;
     const forged = signed({ type: 1 }, other);
     expect((await env.webhook("/webhook/discord", forged.raw, forged.headers)).status).toBe(401);
     expect(
       (await env.webhook("/webhook/discord", ping.raw, { "content-type": "application/json" })).status,
     ).toBe(401);
+  });
+});
+
+describe("Discord follow-ups", () => {
+  it("let an agent's @everyone, role and user mentions ping no one", async () => {
+    await env.secret("channel:discord:public_key", publicHex);
+    await env.boundAgent("discord", "CH-PING");
+    const start = env.platform.length;
+    env.fake.reply({ content: "@everyone @here <@&123> <@456>" });
+    const command = signed({
+      id: "i-ping",
+      type: 2,
+      application_id: "app1",
+      token: "tok-ping",
+      channel_id: "CH-PING",
+      data: { name: "ask", options: [{ value: "say @everyone" }] },
+    });
+    expect((await env.webhook("/webhook/discord", command.raw, command.headers)).status).toBe(200);
+    const [followUp] = (await env.platformCalls(start + 1)).slice(start);
+    expect(JSON.parse(followUp?.body ?? "")).toEqual({
+      content: "@everyone @here <@&123> <@456>",
+      allowed_mentions: { parse: [] },
+    });
   });
 });

@@ -45,6 +45,8 @@ describe("Matrix application service", () => {
       msgtype: "m.text",
       body: "matrix answer",
       "agentos.reply": true,
+      // Present and empty: @room in an agent's text notifies no one (Matrix 1.7 intentional mentions).
+      "m.mentions": {},
     });
     expect(
       (

@@ -18,10 +18,17 @@ function signed(body: unknown, at = Math.floor(Date.now() / 1000), secret = SECR
   };
 }
 
-const message = (channel: string, text: string, eventId: string) => ({
+let sent = 0;
+/** A message event; each a new message (its own ts) unless a ts is given. */
+const message = (
+  channel: string,
+  text: string,
+  eventId: string,
+  ts = `1700000000.${String(++sent).padStart(6, "0")}`,
+) => ({
   type: "event_callback",
   event_id: eventId,
-  event: { type: "message", channel, user: "U1", text, ts: "1700000000.000100" },
+  event: { type: "message", channel, user: "U1", text, ts },
 });
 
 describe("Slack", () => {
@@ -44,7 +51,7 @@ describe("Slack", () => {
     });
     await env.boundAgent("slack", "C1");
     env.fake.reply({ content: "hello from slack agent" });
-    const { raw, headers } = signed(message("C1", "hi agent", "Ev1"));
+    const { raw, headers } = signed(message("C1", "hi agent", "Ev1", "1700000000.000100"));
     expect(await env.webhook("/webhook/slack", raw, headers)).toEqual({ status: 200, body: { ok: true } });
     const [posted] = await env.platformCalls(1);
     expect(posted).toMatchObject({
@@ -112,5 +119,55 @@ describe("Slack messages no agent can answer", () => {
         lastError: expect.stringContaining("default"),
       }),
     ]);
+  });
+});
+
+describe("Slack events Slack sends more than once", () => {
+  it("run one turn for a mention that arrives both as app_mention and as message (two event ids)", async () => {
+    await env.secret("channel:slack:signing_secret", SECRET);
+    await env.secret("channel:slack:bot_token", "xoxb-test");
+    await env.boundAgent("slack", "C-TWICE");
+    const turns = env.fake.requests.length;
+    const start = env.platform.length;
+    env.fake.reply({ content: "answered once" });
+    for (const [type, eventId] of [
+      ["app_mention", "Ev-mention"],
+      ["message", "Ev-message"],
+    ] as const) {
+      const event = message("C-TWICE", "<@U0BOT> are you there?", eventId, "1700000100.000200");
+      const { raw, headers } = signed({ ...event, event: { ...event.event, type } });
+      expect((await env.webhook("/webhook/slack", raw, headers)).status).toBe(200);
+    }
+    const [posted] = (await env.platformCalls(start + 1)).slice(start);
+    expect(JSON.parse(posted?.body ?? "").text).toBe("answered once");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(env.fake.requests.length - turns).toBe(1);
+    expect(env.platform.length).toBe(start + 1);
+  });
+
+  it("answer a signed event whose text is not a string with a 400 naming the field", async () => {
+    await env.secret("channel:slack:signing_secret", SECRET);
+    const event = message("C-TWICE", "", "Ev-typed");
+    const { raw, headers } = signed({ ...event, event: { ...event.event, text: { rich: true } } });
+    expect(await env.webhook("/webhook/slack", raw, headers)).toEqual({
+      status: 400,
+      body: { error: expect.stringContaining("event.text") },
+    });
+  });
+});
+
+describe("Slack replies", () => {
+  it("carry an agent's <!channel>, <!here> and <@user> as text, so a prompted agent cannot ping the channel", async () => {
+    await env.secret("channel:slack:signing_secret", SECRET);
+    await env.secret("channel:slack:bot_token", "xoxb-test");
+    await env.boundAgent("slack", "C-PING");
+    const start = env.platform.length;
+    env.fake.reply({ content: "<!channel> <!here|here> <!subteam^S1> <@U2> & co" });
+    const { raw, headers } = signed(message("C-PING", "say <!channel> to everyone", "Ev-ping"));
+    expect((await env.webhook("/webhook/slack", raw, headers)).status).toBe(200);
+    const [posted] = (await env.platformCalls(start + 1)).slice(start);
+    expect(JSON.parse(posted?.body ?? "").text).toBe(
+      "&lt;!channel&gt; &lt;!here|here&gt; &lt;!subteam^S1&gt; &lt;@U2&gt; &amp; co",
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { channelsServer } from "./setup.ts";
 
 const env = channelsServer();
@@ -41,5 +42,68 @@ describe("Teams outgoing webhooks", () => {
         })
       ).status,
     ).toBe(401);
+  });
+});
+
+describe("Teams channels", () => {
+  it("reach the channel's bound agent from every thread (Teams names the thread in conversation.id)", async () => {
+    await env.secret("channel:teams:hmac_secret", SECRET);
+    await env.boundAgent("teams", "19:general@thread.tacv2");
+    for (const root of ["1700000000001", "1700000000002"]) {
+      env.fake.reply({ content: `the bound agent, thread ${root}` });
+      const raw = JSON.stringify({
+        type: "message",
+        id: root,
+        text: "<at>AgentOS</at> who answers?",
+        conversation: { id: `19:general@thread.tacv2;messageid=${root}` },
+        from: { id: "u1" },
+      });
+      const answer = await env.webhook("/webhook/teams", raw, {
+        "content-type": "application/json",
+        authorization: auth(raw),
+      });
+      expect(answer).toEqual({
+        status: 200,
+        body: { type: "message", text: `the bound agent, thread ${root}` },
+      });
+    }
+  });
+});
+
+describe("Teams turns slower than the webhook waits", () => {
+  it("run once: the turn goes on after the webhook's answer, and its reply goes to the incoming webhook", async () => {
+    let probes = 0;
+    env.server.service.engine.worker("test").registerFunction({ id: "test::teams_probe" }, () => {
+      probes++;
+      return { ok: true };
+    });
+    await env.secret("channel:teams:hmac_secret", SECRET);
+    await env.secret("channel:teams:incoming_webhook_url", `${env.platformUrl}/incoming`);
+    const realmId = await newRealm(env.server);
+    const agentId = await createAgent(env.server, realmId, { tools: ["test::teams_probe"] });
+    const channel = { platform: "teams", channelId: "19:slow@thread.tacv2", agentId };
+    expect((await call(env.server, "POST", "/api/channels", channel)).status).toBe(201);
+    const start = env.platform.length;
+    env.fake.reply(
+      { toolCalls: [{ name: "test__teams_probe", arguments: {} }] },
+      { content: "the slow answer", delayMs: 9500 },
+      { toolCalls: [{ name: "test__teams_probe", arguments: {} }] },
+      { content: "an answer of a second turn" },
+    );
+    const raw = JSON.stringify({
+      type: "message",
+      id: "slow-1",
+      text: "<at>AgentOS</at> take your time",
+      conversation: { id: "19:slow@thread.tacv2;messageid=slow-1" },
+    });
+    const answer = await env.webhook("/webhook/teams", raw, {
+      "content-type": "application/json",
+      authorization: auth(raw),
+    });
+    expect(answer.body).toEqual({ type: "message", text: "Working on it: the answer will be posted here." });
+    const [posted] = (await env.platformCalls(start + 1)).slice(start);
+    expect(posted?.path).toBe("/incoming");
+    expect(JSON.parse(posted?.body ?? "")).toEqual({ text: "the slow answer" });
+    expect(probes).toBe(1);
   });
 });

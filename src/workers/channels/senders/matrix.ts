@@ -12,7 +12,8 @@ export const matrix: Sender = {
       {
         method: "PUT",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({ msgtype: "m.text", body: text, [OWN_MARK]: true }),
+        // An empty m.mentions: "@room" or a name in an agent's text notifies no one (Matrix 1.7).
+        body: JSON.stringify({ msgtype: "m.text", body: text, [OWN_MARK]: true, "m.mentions": {} }),
         signal: AbortSignal.timeout(30_000),
       },
     );
