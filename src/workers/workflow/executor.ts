@@ -55,15 +55,17 @@ export async function executeRun(
     while (run.position < steps.length) {
       if (signal?.aborted) throw new RunCancelled();
       const step = steps[run.position] as Step;
+      // The variables as stored: what a step whose output cannot be stored is undone to.
+      const stored = { ...run.vars };
       if (step.mode === "fanout") {
         const batch = fanoutBatch(steps, run.position);
-        const results = await Promise.all(batch.map((member) => runStep(call, member, {})));
+        const results = await runBatch(call, batch);
         run.vars.__fanout = results.map((result) => result.output);
         for (const [index, member] of batch.entries()) setOutputVar(run, member, results[index]?.output);
-        await complete(deps, run, results, batch.length, steps.length);
+        await complete(deps, run, { results, advance: batch.length, stored }, steps.length);
         continue;
       }
-      await complete(deps, run, [await runByMode(call, step)], 1, steps.length);
+      await complete(deps, run, { results: [await runByMode(call, step)], advance: 1, stored }, steps.length);
     }
     if (run.status === "running") {
       // A workflow without steps: nothing was checkpointed since the start.
@@ -110,23 +112,47 @@ interface StepCall {
   signal?: AbortSignal;
 }
 
+/**
+ * A fanout batch's steps in parallel. One that fails the run stops the others, and the failure waits
+ * for them: a run recorded failed while a sibling still acted could be neither cancelled nor seen.
+ */
+async function runBatch(call: StepCall, batch: Step[]): Promise<StepResult[]> {
+  const stop = new AbortController();
+  const signal = call.signal ? AbortSignal.any([call.signal, stop.signal]) : stop.signal;
+  const settled = await Promise.allSettled(
+    batch.map((member) =>
+      runStep({ ...call, signal }, member, {}).catch((error: unknown) => {
+        stop.abort();
+        throw error;
+      }),
+    ),
+  );
+  if (call.signal?.aborted) throw new RunCancelled();
+  const failures = settled.flatMap((each) => (each.status === "rejected" ? [each.reason] : []));
+  const failure = failures.find((reason) => !(reason instanceof RunCancelled)) ?? failures[0];
+  if (failure !== undefined) throw failure;
+  return settled.map((each) => (each as PromiseFulfilledResult<StepResult>).value);
+}
+
 function fanoutBatch(steps: Step[], from: number): Step[] {
   const batch: Step[] = [];
   for (let i = from; i < steps.length && steps[i]?.mode === "fanout"; i++) batch.push(steps[i] as Step);
   return batch;
 }
 
+/** Steps that just finished: their results, how far they move the run, and its variables before them. */
+interface Finished {
+  results: StepResult[];
+  advance: number;
+  stored: Run["vars"];
+}
+
 /**
  * Records finished steps. The last ones complete the run in the same checkpoint (one write instead of
  * two for a short run); a crash before it resumes at those steps, as a crash before any step checkpoint.
  */
-async function complete(
-  deps: ExecutorDeps,
-  run: Run,
-  results: StepResult[],
-  advance: number,
-  length: number,
-): Promise<void> {
+async function complete(deps: ExecutorDeps, run: Run, finished: Finished, length: number): Promise<void> {
+  const { results, advance } = finished;
   run.results.push(...results);
   run.position += advance;
   const last = run.position >= length;
@@ -141,11 +167,37 @@ async function complete(
       run.status = "running";
       delete run.finishedAt;
     }
+    if (refusedValue(error)) throw unstorable(run, finished, error);
     throw error;
   }
   // Step events tell of a run still running, as when each step had a checkpoint of its own.
   const during = last ? { ...run, status: "running" as const } : run;
   for (const result of results) deps.publish("step_completed", during, result);
+}
+
+/**
+ * The store refused a value (400), or it could not even be made into text: an output naming one large
+ * value many times (args `{a: "{{page}}", b: "{{page}}", ...}` echoed back) is past V8's string limit.
+ */
+function refusedValue(error: unknown): error is Error {
+  return (isAppError(error) && error.status === 400) || error instanceof RangeError;
+}
+
+/**
+ * The store refused the checkpoint (a value too large, say a fetched page kept as input and outputVar):
+ * the run would stay `running` and refuse again on every resume. The steps are undone and fail the run,
+ * which is then stored as it was before them.
+ */
+function unstorable(run: Run, finished: Finished, error: Error): StepFailure {
+  run.results.splice(run.results.length - finished.results.length);
+  run.position -= finished.advance;
+  run.vars = finished.stored;
+  const cause = new AppError(
+    "validation",
+    `its output could not be stored with the run (${error.message}): a run keeps each step's output, as its result, the next step's input and its outputVar; return less, or pass a smaller part on`,
+    { cause: error },
+  );
+  return new StepFailure(finished.results[0]?.stepName ?? `step ${run.position}`, cause);
 }
 
 async function runByMode(call: StepCall, step: Step): Promise<StepResult> {
@@ -193,7 +245,10 @@ function setOutputVar(run: Run, step: Step, output: unknown): void {
 async function runStep(call: StepCall, step: Step, extra: Record<string, unknown>): Promise<StepResult> {
   const { deps, run, signal } = call;
   const started = nowMs();
-  const payload = await stepPayload(deps, run, step, extra);
+  // A payload that cannot be built (a template rendering too much text) fails the run at this step.
+  const payload = await stepPayload(deps, run, step, extra).catch((error: unknown) => {
+    throw new StepFailure(step.name, error);
+  });
   const attempts = step.errorMode === "retry" ? 1 + step.maxRetries : 1;
   let lastError: unknown;
   for (let attempt = 0; attempt < attempts; attempt++) {
@@ -231,9 +286,12 @@ async function runStep(call: StepCall, step: Step, extra: Record<string, unknown
  */
 function stepPrincipal(run: Run, step: Step): Principal | undefined {
   const agentId = step.agentId ?? run.agentId;
-  if (!agentId || !step.functionId.startsWith("tool::")) return run.principal;
+  if (!agentId || !runsAsAgent(step)) return run.principal;
   return agentPrincipal({ id: agentId, realmId: run.realmId ?? DEFAULT_REALM_ID });
 }
+
+/** A tool step runs as its agent (the step's, else the run's), when there is one. */
+export const runsAsAgent = (step: Step): boolean => step.functionId.startsWith("tool::");
 
 /** A function that refuses its payload (400) is told apart from one that failed doing its work. */
 function refusalOf(step: Step, payload: Record<string, unknown>, error: unknown): unknown {

@@ -63,6 +63,11 @@ async function resumeClaimed(options: ResumeOptions, run: Run, signal: AbortSign
   run.principal ??= { kind: "realm", keyId: "unknown", realmId: runRealm(run) };
   const stopped = workflow?.steps[run.position]?.name ?? `step ${run.position}`;
   if (!workflow) return interrupt(options, run, stopped, `workflow ${run.workflowId} no longer exists`);
+  // Its position and results are the old steps', and its rights were checked against them (as a retry).
+  if (run.workflowVersion !== undefined && run.workflowVersion !== workflow.version) {
+    const changed = `workflow ${workflow.id} changed since it started (version ${run.workflowVersion}, now ${workflow.version}); start a new run`;
+    return interrupt(options, run, `step ${run.position}`, changed);
+  }
   const missing = await waitForFunctions(
     options,
     workflow.steps.slice(run.position).map((step) => step.functionId),

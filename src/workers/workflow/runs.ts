@@ -32,8 +32,8 @@ export interface RunControl {
   leases?: Leases;
   /** Runs executing here (or about to resume here), each with the controller that cancels it. */
   local: Map<string, { controller: AbortController; done?: Promise<unknown> }>;
-  /** The capability check of a run made for an agent (403 naming the step). */
-  authorize(workflow: Workflow, agentId: string, principal: RunPrincipal): Promise<void>;
+  /** The capability check of the agents a run's steps act for (403 naming the step). */
+  authorize(workflow: Workflow, agentId: string | undefined, principal: RunPrincipal): Promise<void>;
   functionInfo: FunctionInfo;
 }
 
@@ -75,7 +75,7 @@ export async function startWorkflowRun(control: RunControl, request: StartReques
   const principal = runPrincipal(ctx.auth, workflow.author, realmId);
   await assertStepsAllowed(workflow.steps, principal, "run", control.functionInfo);
   await requireRealm(control.trigger, realmId, { write: true });
-  if (agentId) await control.authorize(workflow, agentId, principal);
+  await control.authorize(workflow, agentId, principal);
   const run: Run = {
     runId: newId("run"),
     workflowId,
@@ -170,7 +170,7 @@ export async function retryRun(control: RunControl, runId: string, ctx: Invocati
   const principal = runPrincipal(ctx.auth, workflow.author, realmId);
   await assertStepsAllowed(workflow.steps, principal, "run", control.functionInfo);
   await requireRealm(control.trigger, realmId, { write: true });
-  if (run.agentId) await control.authorize(workflow, run.agentId, principal);
+  await control.authorize(workflow, run.agentId, principal);
   const missing = await missingFunctions(control.trigger, workflow.steps.slice(run.position));
   if (missing.length > 0) {
     throw conflict(`Run ${runId} cannot be retried yet: ${missing.join(", ")} is not registered`);

@@ -28,10 +28,11 @@ export const stepSchema = z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "outputVar must be a variable name (letters, digits, _)")
       .max(100)
-      // `run` holds the run's own input (`{{run.input}}`): a step's output must not hide it.
+      // `run` holds the run's own input (`{{run.input}}`): a step's output must not hide it. Assigning
+      // `__proto__` would replace the variables' prototype instead of setting a variable.
       .refine(
-        (value) => !["input", "__fanout", "run"].includes(value),
-        "outputVar cannot be input, run or __fanout",
+        (value) => !["input", "__fanout", "run", "__proto__"].includes(value),
+        "outputVar cannot be input, run, __fanout or __proto__",
       )
       .optional(),
     condition: z.string().max(10_000).optional(),

@@ -110,7 +110,17 @@ describe("template variables checked at create", () => {
   it("refuses an outputVar named run, which would hide the run's input", async () => {
     const response = await create([{ name: "a", functionId: "test::echo", outputVar: "run" }]);
     expect(response.status).toBe(400);
-    expect((await json(response)).error).toContain("outputVar cannot be input, run or __fanout");
+    expect((await json(response)).error).toContain("outputVar cannot be input, run, __fanout or __proto__");
+  });
+
+  it("refuses an outputVar named __proto__, whose value would never reach a template", async () => {
+    // Assigning it replaced the variables' prototype: `{{__proto__.x}}` then rendered as written.
+    const response = await create([
+      { name: "a", functionId: "test::args", outputVar: "__proto__" },
+      { name: "b", functionId: "test::echo", promptTemplate: "got {{__proto__.prompt}}" },
+    ]);
+    expect(response.status).toBe(400);
+    expect((await json(response)).error).toContain("steps.0.outputVar: outputVar cannot be");
   });
 
   it("accepts earlier steps' variables, a loop's own, a collect's fanoutResults and \\{{ literals", async () => {
