@@ -5,6 +5,13 @@ import { z } from "zod";
  * page of a listing, small: a list of 500 agents stays a few megabytes, not hundreds.
  */
 export const MAX_METADATA_BYTES = 16 * 1024;
+/**
+ * Most characters of a session id a caller names. Its messages are kept in the state scope
+ * `agent_messages:<agentId>:<sessionId>`, which holds at most 256 characters (58 taken by the prefix and
+ * an agent id): a longer id was refused by the store only after the model had answered (and been paid),
+ * with the turn's memories already kept and the session not. Checked before anything runs.
+ */
+export const MAX_SESSION_ID_LENGTH = 192;
 /** Extra context a caller hands one agent turn (it goes into the model prompt). */
 export const MAX_TURN_CONTEXT_BYTES = 64 * 1024;
 

@@ -1,7 +1,12 @@
 import { z } from "zod";
 import { isStorableText } from "../../engine/state/schema.ts";
 import { INTERNAL_FUNCTIONS_TEXT, namesOnlyInternal } from "../../shared/internal-functions.ts";
-import { boundedJsonObject, MAX_METADATA_BYTES, MAX_TURN_CONTEXT_BYTES } from "../../shared/limits.ts";
+import {
+  boundedJsonObject,
+  MAX_METADATA_BYTES,
+  MAX_SESSION_ID_LENGTH,
+  MAX_TURN_CONTEXT_BYTES,
+} from "../../shared/limits.ts";
 import { nextCursor } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 import { queryInt } from "../../shared/query-int.ts";
@@ -150,14 +155,6 @@ const message = z
   .min(1, "message is required")
   .max(200_000)
   .refine(isStorableText, "message must be valid text without NUL or unpaired surrogates");
-
-/**
- * Most characters of a session id a caller names. Its messages are kept in the state scope
- * `agent_messages:<agentId>:<sessionId>`, which holds at most 256 characters (58 taken by the prefix and
- * an agent id): a longer id was refused by the store only after the model had answered (and been paid),
- * with the turn's memories already kept and the session not. Checked here, before anything runs.
- */
-export const MAX_SESSION_ID_LENGTH = 192;
 
 const sessionId = z
   .string({ error: "sessionId must be a string" })

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_SESSION_ID_LENGTH } from "../../shared/limits.ts";
 import { nextCursor } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 
@@ -20,11 +21,17 @@ export const platformField = text("platform", 64).refine(
   "platform is lower-case letters, digits, _ and -",
 );
 
-export const bindInput = z.strictObject({
-  platform: platformField,
-  channelId: text("channelId", 512),
-  agentId: text("agentId"),
-});
+export const bindInput = z
+  .strictObject({
+    platform: platformField,
+    channelId: text("channelId", 512),
+    agentId: text("agentId"),
+  })
+  // The channel's turns run in the session `<platform>:<channelId>`: a longer one could never be answered.
+  .refine(({ platform, channelId }) => platform.length + 1 + channelId.length <= MAX_SESSION_ID_LENGTH, {
+    message: `channelId: "<platform>:<channelId>" names the channel's session, at most ${MAX_SESSION_ID_LENGTH} characters`,
+    path: ["channelId"],
+  });
 export const listBindingsInput = z.strictObject({
   realmId: text("realmId").optional(),
   platform: platformField.optional(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_SESSION_ID_LENGTH } from "../../../src/workers/agents/schema.ts";
+import { MAX_SESSION_ID_LENGTH } from "../../../src/shared/limits.ts";
 import { call, createAgent, createRealm, realmKey } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
 

@@ -36,3 +36,16 @@ describe("POST /api/channels says which vault entries the channel lacks", () => 
     expect(again.body.warnings).toEqual([]);
   });
 });
+
+describe("POST /api/channels and the channel's session", () => {
+  it("refuses a channel id whose session <platform>:<channelId> would be longer than a session id may be (400)", async () => {
+    const realmId = await newRealm(env.server);
+    const agentId = await createAgent(env.server, realmId, { name: "long channel agent" });
+    const bind = (channelId: string) =>
+      call(env.server, "POST", "/api/channels", { platform: "webhook", channelId, agentId });
+    const refused = await bind("c".repeat(200));
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toContain("at most 192 characters");
+    expect((await bind("c".repeat(192 - "webhook:".length))).status).toBe(201);
+  });
+});
