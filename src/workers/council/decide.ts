@@ -34,8 +34,8 @@ export function isExpired(proposal: Proposal, now: number): boolean {
 }
 
 /**
- * The proposal with this vote counted, or a refusal: only pending proposals take votes, only council
- * members vote (with no members, only an admin key decides).
+ * The proposal with this vote counted, or a refusal: only pending proposals not past their time take
+ * votes, only council members vote (with no members, only an admin key decides).
  */
 export function withVote(
   proposal: Proposal,
@@ -46,6 +46,10 @@ export function withVote(
 ): Proposal {
   if (proposal.status !== "pending") {
     throw conflict(`Proposal ${proposal.id} is already ${proposal.status}: votes are closed`);
+  }
+  // Checked on the value being written: a proposal read just before its time ran out takes no late vote.
+  if (isExpired(proposal, Date.parse(now))) {
+    throw conflict(`Proposal ${proposal.id} expired at ${proposal.expiresAt}: votes are closed`);
   }
   if (proposal.voters.length === 0 && !admin) {
     throw forbidden(

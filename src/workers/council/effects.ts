@@ -1,7 +1,8 @@
 import { call } from "../../engine/call.ts";
 import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
+import { isPrivileged } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
-import { badRequest, isAppError } from "../../shared/errors.ts";
+import { badRequest, forbidden, isAppError } from "../../shared/errors.ts";
 import { requireAgentInRealm } from "../../shared/realm-refs.ts";
 import { inputSchemaOf, payloadProblem } from "../../shared/schema-check.ts";
 import type { Effect, Proposal, SubmitInput } from "./schema.ts";
@@ -45,9 +46,21 @@ export function effectCall(
 
 /**
  * At submit: the payload must be what the effect's function takes, so an approved proposal does not fail
- * for a typo weeks later (400 naming the field). A `terminate_agent` must name an agent of the realm.
+ * for a typo weeks later (400 naming the field). A `terminate_agent` must name an agent of the realm, and
+ * a realm key's `budget_change` an agent's budget: its effect runs with the key's rights, and the
+ * realm-wide budget is the operator's (403 now rather than an effect that could only fail).
  */
-export async function checkPayload(trigger: TriggerFn, input: SubmitInput, realmId: string): Promise<void> {
+export async function checkPayload(
+  trigger: TriggerFn,
+  input: SubmitInput,
+  realmId: string,
+  by: Principal,
+): Promise<void> {
+  if (input.kind === "budget_change" && input.payload?.agentId === undefined && !isPrivileged(by)) {
+    throw forbidden(
+      "payload.agentId: a realm key's budget_change names an agent; the realm-wide budget can only be set with an admin key",
+    );
+  }
   if (input.kind === "terminate_agent") {
     const agentId = input.payload?.agentId;
     if (typeof agentId !== "string" || agentId === "") {

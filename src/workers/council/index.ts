@@ -6,10 +6,10 @@ import { type InvocationContext, systemPrincipal } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess, isPrivileged, principalLabel, requireAdmin } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
-import { badRequest, forbidden, notFound, unauthorized } from "../../shared/errors.ts";
+import { badRequest, conflict, forbidden, notFound, unauthorized } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { chainVerifyResult } from "../../shared/outputs.ts";
-import { pageOf } from "../../shared/pagination.ts";
+import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { defaultQuorum, isExpired, withCancel, withVote } from "./decide.ts";
 import { applyEffect, checkPayload } from "./effects.ts";
@@ -21,7 +21,9 @@ import {
   cancelInput,
   DEFAULT_EXPIRY_MS,
   logInput,
+  PROPOSAL_ACTIONS,
   type Proposal,
+  type ProposalAction,
   proposalInput,
   proposalPage,
   proposalRecord,
@@ -39,7 +41,15 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
   const publish = (data: Record<string, unknown>) => publishEvent(trigger, TOPIC, data);
-  const record = (fields: ActivityFields) => activityChain(state, fields.realmId).append(fields);
+  /**
+   * Appends to the realm's activity chain. A realm delete that began meanwhile has purged, or will purge,
+   * what it saw: the entry (and the proposal written before it) are taken back out, and the call is a 409.
+   */
+  const record = async (fields: ActivityFields) => {
+    const appended = await activityChain(state, fields.realmId).append(fields);
+    await recheckRealm(trigger, fields.realmId, () => purgeCouncil(state, fields.realmId));
+    return appended;
+  };
 
   /** Members: the realm's org-chart nodes holding the capability `council`. */
   const councilMembers = async (realmId: string): Promise<string[]> => {
@@ -98,7 +108,7 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       assertRealmAccess(ctx, realmId);
       if (ctx.auth.kind === "anonymous") throw unauthorized("Submitting a proposal requires an API key");
       await requireRealm(trigger, realmId, { write: true });
-      await checkPayload(trigger, input, realmId);
+      await checkPayload(trigger, input, realmId, ctx.auth);
       const voters = await councilMembers(realmId);
       const quorum = input.quorum ?? defaultQuorum(voters.length);
       if (voters.length > 0 && quorum > voters.length) {
@@ -124,9 +134,11 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
         version: 1,
       };
       await state.set(proposalsScope(realmId), proposal.id, proposal, 0);
-      await recheckRealm(trigger, realmId, () => purgeCouncil(state, realmId));
       await record(
-        entry(proposal, "agent", input.requestedBy, "proposal_submitted", { kind: proposal.kind }),
+        entry(proposal, "agent", input.requestedBy, "proposal_submitted", {
+          kind: proposal.kind,
+          by: principalLabel(ctx.auth),
+        }),
       );
       publish({ type: "submitted", proposalId: proposal.id, realmId, kind: proposal.kind });
       return proposal;
@@ -152,7 +164,14 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       });
       let proposal = value as Proposal;
       const actorKind = ctx.auth.kind === "admin" && proposal.voters.length === 0 ? "human" : "agent";
-      await record(entry(proposal, actorKind, voterId, "vote_cast", { vote, tally: proposal.tally }));
+      // The voter id is a label any key of the realm may use: the entry also names the key that voted.
+      await record(
+        entry(proposal, actorKind, voterId, "vote_cast", {
+          vote,
+          tally: proposal.tally,
+          by: principalLabel(ctx.auth),
+        }),
+      );
       // Only the vote that decided it sees the change: the effect is applied exactly once.
       if (before?.status === "pending" && proposal.status !== "pending") {
         proposal = await decided(proposal);
@@ -203,8 +222,9 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       const matching = all.filter(
         (proposal) => (!status || proposal.status === status) && (!kind || proposal.kind === kind),
       );
-      const order = new Map(matching.map((proposal, index) => [proposal.id, String(index).padStart(8, "0")]));
-      const page = pageOf(matching, (proposal) => `${order.get(proposal.id)}:${proposal.id}`, {
+      // A position of the proposal itself, not its index: a proposal submitted between two pages must
+      // not shift the next page onto ones already seen.
+      const page = pageOf(matching, (proposal) => newestFirst(proposal.createdAt, proposal.id), {
         limit,
         cursor,
       });
@@ -263,12 +283,17 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
     },
     async (input, ctx) => {
       assertRealmAccess(ctx, input.realmId);
-      // The service's own entries (ledger refusals, decisions) cannot be forged by a realm's key.
+      // The service's own entries (ledger refusals, decisions, votes) cannot be forged by a realm's key.
       if (input.actorKind === "system" && !isPrivileged(ctx.auth)) {
         throw forbidden("actorKind system is the service's: a realm key records agent or human activity");
       }
+      if (isProposalAction(input.action) && !isPrivileged(ctx.auth)) {
+        throw forbidden(
+          `action ${input.action} is the council's own record of a proposal: a realm key records other activity`,
+        );
+      }
       const realm = await requireRealm(trigger, input.realmId);
-      if (realm?.deleting) throw badRequest(`Realm ${input.realmId} is being deleted`);
+      if (realm?.deleting) throw conflict(`Realm ${input.realmId} is being deleted`);
       return record(input);
     },
   );
@@ -329,11 +354,14 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
   return {};
 }
 
+const isProposalAction = (action: string): boolean =>
+  (PROPOSAL_ACTIONS as readonly string[]).includes(action.toLowerCase());
+
 function entry(
   proposal: Proposal,
   actorKind: ActivityFields["actorKind"],
   actorId: string,
-  action: string,
+  action: ProposalAction,
   details: Record<string, unknown>,
 ): ActivityFields {
   return {

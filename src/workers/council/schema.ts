@@ -14,10 +14,22 @@ export const PROPOSAL_KINDS = [
 export const PROPOSAL_STATUSES = ["pending", "approved", "rejected", "cancelled", "expired"] as const;
 export const VOTES = ["for", "against", "abstain"] as const;
 export const ACTOR_KINDS = ["agent", "human", "system"] as const;
+/** What the council itself records of its proposals: no key's own entry may claim one of these. */
+export const PROPOSAL_ACTIONS = [
+  "proposal_submitted",
+  "vote_cast",
+  "proposal_approved",
+  "proposal_rejected",
+  "proposal_expired",
+  "proposal_cancelled",
+  "effect_applied",
+  "effect_failed",
+] as const;
 
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
 export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
 export type Vote = (typeof VOTES)[number];
+export type ProposalAction = (typeof PROPOSAL_ACTIONS)[number];
 
 export const DEFAULT_EXPIRY_MS = 7 * 24 * 3600_000;
 

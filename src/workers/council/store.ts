@@ -19,7 +19,7 @@ export function activityChain(state: StateClient, realmId: string): HashChain<Ac
   });
 }
 
-/** A realm's proposals passing the filters, newest first. */
+/** A realm's proposals passing the filters, in no particular order (listings page by pageOf). */
 export async function listProposals(
   state: StateClient,
   realmId: string,
@@ -31,7 +31,7 @@ export async function listProposals(
     if (filter.kind !== undefined && value.kind !== filter.kind) continue;
     matches.push(value);
   }
-  return matches.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || (a.id < b.id ? 1 : -1));
+  return matches;
 }
 
 /** Every proposal and the activity chain of a realm (its head included); returns the proposals purged. */

@@ -10,8 +10,16 @@ import { nowIso } from "../../shared/clock.ts";
 import { badRequest, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { pageOf } from "../../shared/pagination.ts";
-import { assertAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
-import { assertMayMove, assertMove, assertVersion, checkedOut, moved, released } from "./lifecycle.ts";
+import { assertAgentRef, recheckAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
+import {
+  assertMayMove,
+  assertMove,
+  assertVersion,
+  assertWritesAsItself,
+  checkedOut,
+  moved,
+  released,
+} from "./lifecycle.ts";
 import {
   checkoutInput,
   commentInput,
@@ -30,8 +38,10 @@ import {
 import {
   addComment,
   listMissions,
+  listPosition,
   loadMission,
   missionsScope,
+  purgeComments,
   purgeMissions,
   recentComments,
 } from "./store.ts";
@@ -66,6 +76,20 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
     return { before: before as Mission, after: value as Mission };
   };
 
+  /** A deleted agent's mission, if still its own, back to the queue (finished work stays finished). */
+  const giveBack = (realmId: string, id: string, agentId: string) =>
+    casUpdate<Mission>(state, missionsScope(realmId), id, ({ value }) =>
+      value?.assigneeId === agentId
+        ? {
+            ...value,
+            assigneeId: null,
+            status: requeued(value.status),
+            version: value.version + 1,
+            updatedAt: nowIso(),
+          }
+        : undefined,
+    );
+
   worker.registerFunction(
     {
       id: "mission::create",
@@ -76,6 +100,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
     async (input, ctx) => {
       const { realmId, directiveId, parentId } = input;
       assertRealmAccess(ctx, realmId);
+      assertWritesAsItself(ctx.auth, "createdBy", input.createdBy);
       await requireRealm(trigger, realmId, { write: true });
       await assertAgentRef(trigger, input.createdBy, realmId);
       if (parentId !== undefined && !(await loadMission(state, realmId, parentId))) {
@@ -138,8 +163,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       assertRealmAccess(ctx, filter.realmId);
       await requireRealm(trigger, filter.realmId);
       const matching = await listMissions(state, filter);
-      const order = new Map(matching.map((mission, index) => [mission.id, String(index).padStart(8, "0")]));
-      const page = pageOf(matching, (mission) => `${order.get(mission.id)}:${mission.id}`, { limit, cursor });
+      const page = pageOf(matching, listPosition, { limit, cursor });
       return { missions: page.items, count: matching.length, nextCursor: page.nextCursor };
     },
   );
@@ -160,6 +184,8 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       const { before, after } = await change(ctx, realmId, id, (mission, now) =>
         checkedOut(mission, agentId, now),
       );
+      // An agent delete that began meanwhile may have put its missions back already: this one goes too.
+      await recheckAgentRef(trigger, agentId, realmId, () => giveBack(realmId, id, agentId));
       publish({ type: "checked_out", missionId: id, realmId, agentId, from: before.status });
       return after;
     },
@@ -218,6 +244,8 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       output: missionComment,
     },
     async ({ realmId, id, authorId, body }, ctx) => {
+      assertRealmAccess(ctx, realmId);
+      assertWritesAsItself(ctx.auth, "authorId", authorId);
       const now = nowIso();
       const comment = { id: newId("cmt"), missionId: id, authorId, body, createdAt: now };
       await change(ctx, realmId, id, (mission) => ({
@@ -226,6 +254,8 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
         updatedAt: now,
       }));
       await addComment(state, realmId, comment);
+      // A realm delete whose purge may have passed this mission already: its comments go here instead.
+      await recheckRealm(trigger, realmId, () => purgeComments(state, realmId, id));
       publish({ type: "commented", missionId: id, realmId, commentId: comment.id, authorId });
       return comment;
     },
@@ -252,19 +282,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
     async ({ realmId, agentId }, ctx) => {
       requireAdmin(ctx);
       const held = await listMissions(state, { realmId, assigneeId: agentId });
-      for (const mission of held) {
-        await casUpdate<Mission>(state, missionsScope(realmId), mission.id, ({ value }) =>
-          value?.assigneeId === agentId
-            ? {
-                ...value,
-                assigneeId: null,
-                status: requeued(value.status),
-                version: value.version + 1,
-                updatedAt: nowIso(),
-              }
-            : undefined,
-        );
-      }
+      for (const mission of held) await giveBack(realmId, mission.id, agentId);
       return { released: held.length };
     },
   );

@@ -1,3 +1,5 @@
+import { actingAgentOf } from "../../engine/acting-agent.ts";
+import type { Principal } from "../../engine/types.ts";
 import { conflict, forbidden } from "../../shared/errors.ts";
 import type { Mission, MissionStatus } from "./schema.ts";
 
@@ -19,8 +21,11 @@ const MOVES: Record<MissionStatus, readonly MissionStatus[]> = {
 /** Statuses a mission can be checked out from (it then becomes active, with its assignee). */
 export const CHECKOUT_FROM: readonly MissionStatus[] = ["backlog", "queued", "blocked"];
 
-/** Moving from `active` (and from `review`, which is the assignee's work awaiting approval) is theirs. */
-const ASSIGNEES_MOVE: readonly MissionStatus[] = ["active", "review"];
+/**
+ * Moving from `active` (and from `review`, which is the assignee's work awaiting approval, and `blocked`,
+ * which is still the assignee's work when it has one) is theirs.
+ */
+const ASSIGNEES_MOVE: readonly MissionStatus[] = ["active", "review", "blocked"];
 
 export function assertMove(mission: Mission, to: MissionStatus): void {
   if (MOVES[mission.status].includes(to)) return;
@@ -42,13 +47,27 @@ export function assertMayMove(mission: Mission, agentId: string | undefined, pri
   );
 }
 
+/**
+ * A key names any of its realm's agents as author or creator; an agent's own call (a tool a model chose)
+ * writes as that agent only, so a model cannot put words or work in another agent's name.
+ */
+export function assertWritesAsItself(auth: Principal, field: string, agentId: string): void {
+  const acting = actingAgentOf(auth);
+  if (acting !== undefined && acting !== agentId) {
+    throw forbidden(`${field} ${agentId}: agent ${acting} writes as itself only`);
+  }
+}
+
 export function assertVersion(mission: Mission, expectedVersion: number | undefined): void {
   if (expectedVersion !== undefined && expectedVersion !== mission.version) {
     throw conflict(`Mission ${mission.id} is at version ${mission.version}, not ${expectedVersion}`);
   }
 }
 
-/** The mission after a move: version + 1, and the times that mark its start and end. */
+/**
+ * The mission after a move: version + 1, and the times that mark its start and end. A queued mission
+ * waits for anyone to take it, so it has no assignee (one kept would refuse every other checkout).
+ */
 export function moved(mission: Mission, to: MissionStatus, now: string): Mission {
   return {
     ...mission,
@@ -56,6 +75,7 @@ export function moved(mission: Mission, to: MissionStatus, now: string): Mission
     version: mission.version + 1,
     updatedAt: now,
     ...(to === "complete" || to === "cancelled" ? { completedAt: now } : {}),
+    ...(to === "queued" ? { assigneeId: null } : {}),
   };
 }
 
@@ -82,5 +102,5 @@ export function released(mission: Mission, agentId: string, now: string): Missio
   if (!["active", "review", "blocked"].includes(mission.status)) {
     throw conflict(`Mission ${mission.id} cannot be released from ${mission.status}`);
   }
-  return { ...moved(mission, "queued", now), assigneeId: null };
+  return moved(mission, "queued", now);
 }

@@ -1,4 +1,5 @@
 import type { StateClient } from "../../engine/state/client.ts";
+import { oldestFirst } from "../../shared/pagination.ts";
 import type { ListFilter, Mission, MissionComment } from "./schema.ts";
 
 /** One scope per realm: a listing reads only its realm, a purge deletes only it. */
@@ -10,7 +11,7 @@ export function loadMission(state: StateClient, realmId: string, id: string): Pr
   return state.get<Mission>(missionsScope(realmId), id);
 }
 
-/** Missions passing every given filter, by priority (critical first), then oldest first. */
+/** Missions passing every given filter, in no particular order (listings sort by listPosition). */
 export async function listMissions(state: StateClient, filter: ListFilter): Promise<Mission[]> {
   const matches: Mission[] = [];
   for await (const { value } of state.scan<Mission>(missionsScope(filter.realmId))) {
@@ -19,15 +20,18 @@ export async function listMissions(state: StateClient, filter: ListFilter): Prom
     if (filter.directiveId !== undefined && value.directiveId !== filter.directiveId) continue;
     matches.push(value);
   }
-  return matches.sort(
-    (a, b) =>
-      RANK[a.priority] - RANK[b.priority] ||
-      a.createdAt.localeCompare(b.createdAt) ||
-      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  );
+  return matches;
 }
 
 const RANK: Record<Mission["priority"], number> = { critical: 0, high: 1, normal: 2, low: 3 };
+
+/**
+ * Where a mission sorts in a listing: by priority (critical first), then oldest first. A position of the
+ * mission itself, so a mission added or changed between two pages does not shift the next page.
+ */
+export function listPosition(mission: Pick<Mission, "priority" | "createdAt" | "id">): string {
+  return `${RANK[mission.priority]}:${oldestFirst(mission.createdAt, mission.id)}`;
+}
 
 export async function addComment(
   state: StateClient,
@@ -62,10 +66,16 @@ export async function purgeMissions(state: StateClient, realmId: string): Promis
   const ids: string[] = [];
   for await (const { key } of state.scan(scope)) ids.push(key);
   for (const id of ids) {
-    const comments: string[] = [];
-    for await (const { key } of state.scan(commentsScope(realmId, id))) comments.push(key);
-    for (const key of comments) await state.delete(commentsScope(realmId, id), key);
+    await purgeComments(state, realmId, id);
     await state.delete(scope, id);
   }
   return ids.length;
+}
+
+/** Every comment of a mission (its mission deleted, or being deleted with its realm). */
+export async function purgeComments(state: StateClient, realmId: string, missionId: string): Promise<void> {
+  const scope = commentsScope(realmId, missionId);
+  const keys: string[] = [];
+  for await (const { key } of state.scan(scope)) keys.push(key);
+  for (const key of keys) await state.delete(scope, key);
 }

@@ -76,6 +76,10 @@ describe("council proposals", () => {
       length: 5,
       brokenAt: null,
     });
+    // Member ids are labels any key of the realm may use: the log names the key that acted.
+    const [submitted, firstVote] = log.body.entries;
+    expect(submitted.details.by).toMatch(/^realm:/);
+    expect(firstVote).toMatchObject({ actorId: "cfo", details: { vote: "for", by: submitted.details.by } });
   });
 
   it("rejects once the quorum can no longer be reached; the latest vote of a voter counts", async () => {
@@ -107,6 +111,15 @@ describe("council proposals", () => {
     });
     expect(typo.body.error).toContain("titel is not a field of directive::create");
     expect((await submit(realmId, key, { kind: "custom", quorum: 4 })).status).toBe(400);
+  });
+
+  it("refuses a realm key's realm-wide budget change at submit, which its effect could only fail", async () => {
+    const { realmId, key } = await councilRealm();
+    const realmWide = { kind: "budget_change", payload: { monthlyCents: 100 } };
+    const refused = await submit(realmId, key, realmWide);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toContain("payload.agentId");
+    expect((await submit(realmId, undefined, realmWide)).status).toBe(201);
   });
 
   it("applies the effect exactly once when votes reaching quorum arrive together", async () => {
@@ -241,6 +254,21 @@ describe("council proposals", () => {
   });
 });
 
+describe("council listings", () => {
+  it("pages by the proposal, not its place: one submitted between two pages repeats none", async () => {
+    const { realmId, key } = await councilRealm();
+    for (const title of ["p0", "p1", "p2", "p3"]) await submit(realmId, key, { kind: "custom", title });
+    const list = (query: string) =>
+      call(server, "GET", `/api/council/proposals/${realmId}?limit=2${query}`, undefined, key);
+    const first = await list("");
+    await submit(realmId, key, { kind: "custom", title: "late" });
+    const second = await list(`&cursor=${first.body.nextCursor}`);
+    const titles = [...first.body.proposals, ...second.body.proposals].map((p: { title: string }) => p.title);
+    // Each of the four once (the late one sorts before the cursor); not a shifted page of repeats.
+    expect([...titles].sort()).toEqual(["p0", "p1", "p2", "p3"]);
+  });
+});
+
 describe("the activity chain", () => {
   const trigger = (function_id: string, payload: unknown) =>
     server.service.engine.trigger({ function_id, payload }) as Promise<unknown>;
@@ -299,7 +327,7 @@ describe("the activity chain", () => {
     expect(await chain.verify()).toMatchObject({ valid: false, brokenAt: 2 });
   });
 
-  it("refuses system entries from a realm key, and records the ledger's refusals", async () => {
+  it("refuses system entries and the council's own records from a realm key, and records the ledger's refusals", async () => {
     const chain = await chainOf(0);
     const forged = await call(
       server,
@@ -316,6 +344,24 @@ describe("the activity chain", () => {
       chain.key,
     );
     expect(forged.status).toBe(403);
+    // Nor the council's own records: a vote "by the operator" that was never cast.
+    const forgedVote = await call(
+      server,
+      "POST",
+      "/api/council/activity",
+      {
+        realmId: chain.realmId,
+        actorKind: "human",
+        actorId: "operator",
+        action: "Vote_Cast",
+        entityType: "proposal",
+        entityId: "prp-x",
+        details: { vote: "for" },
+      },
+      chain.key,
+    );
+    expect(forgedVote.status).toBe(403);
+    expect(forgedVote.body.error).toContain("the council's own record");
     await call(server, "POST", "/api/ledger/budget", {
       realmId: chain.realmId,
       agentId: "spender",

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentPrincipal } from "../../../src/engine/acting-agent.ts";
 import { call, createAgent, newRealm, realmKey, recordTopic } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 
@@ -99,6 +100,63 @@ describe("missions", () => {
     expect(released.body).toMatchObject({ status: "queued", assigneeId: null });
     const again = await call(server, "POST", path(mission.id, "/checkout"), { agentId: "ext-b" }, key);
     expect(again.body).toMatchObject({ status: "active", assigneeId: "ext-b" });
+  });
+
+  it("keeps a blocked mission its assignee's, and a queued one unassigned for anyone to take", async () => {
+    const mission = await newMission();
+    const move = (status: string, agentId: string) =>
+      call(server, "POST", path(mission.id, "/transition"), { status, agentId }, key);
+    await call(server, "POST", path(mission.id, "/checkout"), { agentId: "ext-a" }, key);
+    expect((await move("blocked", "ext-a")).body).toMatchObject({ status: "blocked", assigneeId: "ext-a" });
+    const stranger = await move("cancelled", "ext-b");
+    expect(stranger.status).toBe(403);
+    expect(stranger.body.error).toContain("only its assignee");
+    expect((await move("queued", "ext-a")).body).toMatchObject({ status: "queued", assigneeId: null });
+    const taken = await call(server, "POST", path(mission.id, "/checkout"), { agentId: "ext-b" }, key);
+    expect(taken.body).toMatchObject({ status: "active", assigneeId: "ext-b" });
+  });
+
+  it("lets an agent's own call write comments and missions in its own name only", async () => {
+    const agent = await createAgent(server, realm, { name: "ventriloquist" });
+    const mission = await newMission();
+    const asAgent = (function_id: string, payload: Record<string, unknown>) =>
+      server.service.engine.trigger({
+        function_id,
+        payload: { realmId: realm, ...payload },
+        auth: agentPrincipal({ id: agent, realmId: realm }),
+      });
+    const comment = { id: mission.id, body: "approved, ship it" };
+    await expect(asAgent("mission::comment", { ...comment, authorId: "ceo" })).rejects.toMatchObject({
+      status: 403,
+      message: expect.stringContaining("authorId ceo"),
+    });
+    await expect(asAgent("mission::create", { title: "x", createdBy: "ceo" })).rejects.toMatchObject({
+      status: 403,
+      message: expect.stringContaining("createdBy ceo"),
+    });
+    await expect(asAgent("mission::comment", { ...comment, authorId: agent })).resolves.toMatchObject({
+      authorId: agent,
+    });
+    const read = await call(server, "GET", path(mission.id), undefined, key);
+    expect(read.body.comments.map((c: { authorId: string }) => c.authorId)).toEqual([agent]);
+  });
+
+  it("pages by the mission, not its place: one added between two pages repeats none", async () => {
+    const paged = await newRealm(server, "paged");
+    const pagedKey = await realmKey(server, paged);
+    const add = (title: string, priority = "normal") =>
+      call(server, "POST", "/api/missions", { realmId: paged, title, createdBy: "x", priority }, pagedKey);
+    for (const title of ["m0", "m1", "m2", "m3"]) await add(title);
+    const list = (query: string) =>
+      call(server, "GET", `/api/missions/${paged}?${query}`, undefined, pagedKey);
+    const first = await list("limit=2");
+    await add("urgent", "critical");
+    const second = await list(`limit=2&cursor=${first.body.nextCursor}`);
+    const titles = [...first.body.missions, ...second.body.missions].map((m: { title: string }) => m.title);
+    // Each of the four once, in the listing's order; the critical one sorts before the cursor.
+    expect([...titles].sort()).toEqual(["m0", "m1", "m2", "m3"]);
+    const all = await list("limit=10");
+    expect(all.body.missions.map((m: { title: string }) => m.title)).toEqual(["urgent", ...titles]);
   });
 
   it("keeps comments in order and counts them", async () => {
