@@ -4676,6 +4676,16 @@ export interface Functions {
     };
     output: unknown;
   };
+  /** Before an agent's own call of a function outside tool:: (an MCP or HTTP integration's, a remote worker's, mission::…): waits for a decision when the agent's toolPolicies require approval for it; {required} */
+  "tools::approval_gate": {
+    input: {
+      functionId: string;
+      input: unknown;
+    };
+    output: {
+      required: boolean;
+    };
+  };
   /** An agent's tool calls that wait for approval (or were decided): {approvals} */
   "tools::approvals": {
     input: {

@@ -61,6 +61,15 @@ export function agentToolIds(agent: Pick<Agent, "tools" | "capabilities">, regis
     .sort();
 }
 
+/**
+ * A call the tools worker must clear first: a function outside tool:: (which gates its own calls) of an
+ * agent with an approval policy. Without the tools worker the call fails, as a refused approval would.
+ */
+function gatedByPolicy(agent: Agent, functionId: string): boolean {
+  if (functionId.startsWith("tool::")) return false;
+  return Object.values(agent.toolPolicies ?? {}).some((policy) => policy.approval === "required");
+}
+
 export interface ToolRun {
   functionId: string;
   input: unknown;
@@ -110,6 +119,13 @@ export function buildToolSet(
           // What the model wrote never picks the agent: the engine fills in this one from the principal.
           if (forAgent) delete payload.agentId;
           try {
+            if (gatedByPolicy(agent, id)) {
+              await trigger({
+                function_id: "tools::approval_gate",
+                payload: { functionId: id, input: payload },
+                auth: agentPrincipal(agent),
+              });
+            }
             const result = await trigger({ function_id: id, payload, auth: agentPrincipal(agent) });
             onRun({ functionId: id, input, ok: true });
             tell("ok");

@@ -117,6 +117,16 @@ export function registerTools(worker: WorkerClient, options: ToolsOptions): void
       });
     },
   );
+  worker.registerFunction(
+    {
+      id: "tools::approval_gate",
+      description:
+        "Before an agent's own call of a function outside tool:: (an MCP or HTTP integration's, a remote worker's, mission::…): waits for a decision when the agent's toolPolicies require approval for it; {required}",
+      input: z.strictObject({ functionId: z.string().min(1).max(512), input: z.unknown() }),
+      output: z.object({ required: z.boolean() }),
+    },
+    ({ functionId, input }, call) => policyGate(deps, functionId, input, call),
+  );
   worker.registerRoute("tools::approvals", "GET", "/api/agents/:id/approvals");
   worker.registerRoute("tools::decide", "POST", "/api/agents/:id/approvals/:callId");
 
@@ -218,6 +228,32 @@ async function approvalGate(
     input,
     signal: call.signal,
   });
+}
+
+/**
+ * The approval a policy asks of an agent's call outside tool::. Every such call waits: those functions
+ * do not say which of their calls change the outside world, as tools do with `risky`.
+ */
+async function policyGate(
+  deps: ToolsDeps,
+  functionId: string,
+  input: unknown,
+  call: InvocationContext,
+): Promise<{ required: boolean }> {
+  const agentId = actingAgentOf(call.auth);
+  if (!agentId) throw forbidden("tools::approval_gate gates an agent's own calls");
+  // A tool:: function gates its own risky calls (approvalGate).
+  if (functionId.startsWith("tool::")) return { required: false };
+  const agent = await agentOf(deps.trigger, agentId);
+  if (!matchesPolicy(agent.toolPolicies, functionId, "required")) return { required: false };
+  await awaitApproval(deps.state, deps.trigger, {
+    agentId,
+    realmId: agent.realmId,
+    functionId,
+    input,
+    signal: call.signal,
+  });
+  return { required: true };
 }
 
 function reportSandbox(status: SandboxStatus, warn: ((message: string) => void) | undefined): void {

@@ -104,6 +104,37 @@ describe("tools in an agent's turn", () => {
     expect(JSON.stringify(env.fake.requests.at(-1))).toContain("approved run");
   });
 
+  it("holds an agent's calls of a function outside tool:: (an integration's, a worker's) to its approval policy", async () => {
+    let runs = 0;
+    env.server.service.engine.worker("policy-test").registerFunction({ id: "gated::act" }, () => {
+      runs++;
+      return { acted: true };
+    });
+    const realmId = await newRealm(env.server);
+    const agentId = await createAgent(env.server, realmId, {
+      tools: ["gated::act"],
+      toolPolicies: { "gated::*": { approval: "required" } },
+    });
+    env.fake.reply(
+      { toolCalls: [{ name: "gated__act", arguments: { what: "denied call" } }] },
+      { content: "refused" },
+      { toolCalls: [{ name: "gated__act", arguments: { what: "approved call" } }] },
+      { content: "acted" },
+    );
+    const denied = call(env.server, "POST", `/api/agents/${agentId}/message`, { message: "act" });
+    const first = await pendingApproval(agentId);
+    expect(first).toMatchObject({ functionId: "gated::act", input: { what: "denied call" } });
+    await call(env.server, "POST", `/api/agents/${agentId}/approvals/${first.callId}`, { approve: false });
+    expect((await denied).body.content).toBe("refused");
+    expect(runs).toBe(0);
+
+    const approved = call(env.server, "POST", `/api/agents/${agentId}/message`, { message: "act" });
+    const second = await pendingApproval(agentId);
+    await call(env.server, "POST", `/api/agents/${agentId}/approvals/${second.callId}`, { approve: true });
+    expect((await approved).body.content).toBe("acted");
+    expect(runs).toBe(1);
+  });
+
   it("lets a key of the agent's realm decide its call; another realm's key gets 404, the agent itself 403", async () => {
     const realmId = await newRealm(env.server);
     const agentId = await createAgent(env.server, realmId, {
