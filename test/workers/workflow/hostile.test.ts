@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FANOUT_PARALLELISM } from "../../../src/workers/workflow/executor.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
 import { eventually } from "../../helpers/iii.ts";
 import { startTestServer, type TestServer, UNUSED_PROVIDER_KEYS } from "../../helpers/server.ts";
@@ -134,6 +135,30 @@ describe("workflow runs against a hostile tenant or step output", () => {
     expect(run.body.error).toContain('Step "quote" failed: a template would render to more than');
     const runs = await call(server, "GET", `/api/workflows/${id}/runs`, undefined, key);
     expect(runs.body.runs[0]).toMatchObject({ status: "failed", stoppedAt: "quote", position: 1 });
+  });
+
+  it("runs a long fanout batch a bounded number of steps at a time, every step once, in step order", async () => {
+    let running = 0;
+    let most = 0;
+    server.service.engine.worker("test").registerFunction({ id: "test::counted" }, async (payload) => {
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setImmediate(resolve));
+      running--;
+      return (payload as { prompt: string }).prompt;
+    });
+    const steps = Array.from({ length: 40 }, (_, index) => ({
+      name: `s${index}`,
+      functionId: "test::counted",
+      mode: "fanout",
+      promptTemplate: `${index}`,
+    }));
+    const id = await create(steps);
+    const run = await call(server, "POST", "/api/workflows/run", { workflowId: id }, key);
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    expect(run.body.results.map((result: { output: unknown }) => result.output)).toEqual(
+      steps.map((step) => step.promptTemplate),
+    );
+    expect(most).toBe(FANOUT_PARALLELISM);
   });
 
   it("stops a fanout step's siblings when one fails the run, rather than leave them running unseen", async () => {
