@@ -18,6 +18,7 @@ import {
   assertWritesAsItself,
   checkedOut,
   moved,
+  nextCommentCount,
   released,
 } from "./lifecycle.ts";
 import {
@@ -250,7 +251,7 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       const comment = { id: newId("cmt"), missionId: id, authorId, body, createdAt: now };
       await change(ctx, realmId, id, (mission) => ({
         ...mission,
-        commentCount: (mission.commentCount ?? 0) + 1,
+        commentCount: nextCommentCount(mission),
         updatedAt: now,
       }));
       await addComment(state, realmId, comment);

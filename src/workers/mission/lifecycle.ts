@@ -58,6 +58,19 @@ export function assertWritesAsItself(auth: Principal, field: string, agentId: st
   }
 }
 
+/** Comments a mission keeps: each read of a mission passes over all of them. */
+export const MAX_COMMENTS = 10_000;
+
+/** The mission's comment count with one more, or a 409 once it has MAX_COMMENTS. */
+export function nextCommentCount(mission: Pick<Mission, "id" | "commentCount">): number {
+  const count = mission.commentCount ?? 0;
+  if (count >= MAX_COMMENTS)
+    throw conflict(
+      `Mission ${mission.id} has ${MAX_COMMENTS} comments, the most it keeps: start a new mission`,
+    );
+  return count + 1;
+}
+
 export function assertVersion(mission: Mission, expectedVersion: number | undefined): void {
   if (expectedVersion !== undefined && expectedVersion !== mission.version) {
     throw conflict(`Mission ${mission.id} is at version ${mission.version}, not ${expectedVersion}`);

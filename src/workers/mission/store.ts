@@ -53,10 +53,13 @@ export async function recentComments(
   missionId: string,
   limit: number,
 ): Promise<MissionComment[]> {
-  const all: MissionComment[] = [];
-  for await (const { value } of state.scan<MissionComment>(commentsScope(realmId, missionId)))
-    all.push(value);
-  return all.slice(-limit);
+  // Only the last `limit` are held while the rest pass by: a mission may have MAX_COMMENTS.
+  const recent: MissionComment[] = [];
+  for await (const { value } of state.scan<MissionComment>(commentsScope(realmId, missionId))) {
+    recent.push(value);
+    if (recent.length > limit) recent.shift();
+  }
+  return recent;
 }
 
 /** Every mission of the realm with its comments; returns how many missions there were. */
