@@ -32,7 +32,7 @@ import {
   submitInput,
   voteInput,
 } from "./schema.ts";
-import { activityChain, listProposals, proposalsScope, purgeCouncil } from "./store.ts";
+import { activityChain, matchingProposals, proposalsScope, purgeCouncil } from "./store.ts";
 
 const TOPIC = "council.proposal";
 
@@ -218,9 +218,13 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
     async ({ realmId, status, kind, limit, cursor }, ctx) => {
       assertRealmAccess(ctx, realmId);
       await requireRealm(trigger, realmId);
-      const all = await Promise.all((await listProposals(state, realmId, {})).map(expireIfDue));
-      const matching = all.filter(
-        (proposal) => (!status || proposal.status === status) && (!kind || proposal.kind === kind),
+      const now = nowMs();
+      // A pending proposal past its time is listed as the expired one it becomes when read.
+      const statusNow = (proposal: Proposal) => (isExpired(proposal, now) ? "expired" : proposal.status);
+      const matching = await matchingProposals(
+        state,
+        realmId,
+        (proposal) => (!status || statusNow(proposal) === status) && (!kind || proposal.kind === kind),
       );
       // A position of the proposal itself, not its index: a proposal submitted between two pages must
       // not shift the next page onto ones already seen.
@@ -228,7 +232,13 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
         limit,
         cursor,
       });
-      return { proposals: page.items, count: matching.length, nextCursor: page.nextCursor };
+      const read = await Promise.all(
+        page.items.map(({ id }) => state.get<Proposal>(proposalsScope(realmId), id)),
+      );
+      const proposals = await Promise.all(
+        read.filter((proposal): proposal is Proposal => proposal !== null).map(expireIfDue),
+      );
+      return { proposals, count: matching.length, nextCursor: page.nextCursor };
     },
   );
 

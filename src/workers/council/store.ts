@@ -19,17 +19,18 @@ export function activityChain(state: StateClient, realmId: string): HashChain<Ac
   });
 }
 
-/** A realm's proposals passing the filters, in no particular order (listings page by pageOf). */
-export async function listProposals(
+/**
+ * The id and time of each of a realm's proposals that `keep` takes, in no particular order (listings page
+ * by pageOf, then read the page's proposals): a listing holds no more than that of every proposal.
+ */
+export async function matchingProposals(
   state: StateClient,
   realmId: string,
-  filter: { status?: Proposal["status"]; kind?: Proposal["kind"] },
-): Promise<Proposal[]> {
-  const matches: Proposal[] = [];
+  keep: (proposal: Proposal) => boolean,
+): Promise<Array<Pick<Proposal, "id" | "createdAt">>> {
+  const matches: Array<Pick<Proposal, "id" | "createdAt">> = [];
   for await (const { value } of state.scan<Proposal>(proposalsScope(realmId))) {
-    if (filter.status !== undefined && value.status !== filter.status) continue;
-    if (filter.kind !== undefined && value.kind !== filter.kind) continue;
-    matches.push(value);
+    if (keep(value)) matches.push({ id: value.id, createdAt: value.createdAt });
   }
   return matches;
 }

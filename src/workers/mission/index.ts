@@ -41,6 +41,7 @@ import {
   listMissions,
   listPosition,
   loadMission,
+  missionsById,
   missionsScope,
   purgeComments,
   purgeMissions,
@@ -165,7 +166,12 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
       await requireRealm(trigger, filter.realmId);
       const matching = await listMissions(state, filter);
       const page = pageOf(matching, listPosition, { limit, cursor });
-      return { missions: page.items, count: matching.length, nextCursor: page.nextCursor };
+      const missions = await missionsById(
+        state,
+        filter.realmId,
+        page.items.map((mission) => mission.id),
+      );
+      return { missions, count: matching.length, nextCursor: page.nextCursor };
     },
   );
 

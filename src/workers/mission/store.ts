@@ -11,16 +11,28 @@ export function loadMission(state: StateClient, realmId: string, id: string): Pr
   return state.get<Mission>(missionsScope(realmId), id);
 }
 
-/** Missions passing every given filter, in no particular order (listings sort by listPosition). */
-export async function listMissions(state: StateClient, filter: ListFilter): Promise<Mission[]> {
-  const matches: Mission[] = [];
+/** What a listing keeps of a mission: where it sorts, not its record (a realm may hold many). */
+export type ListedMission = Pick<Mission, "id" | "priority" | "createdAt">;
+
+/**
+ * Missions passing every given filter, in no particular order (listings sort by listPosition, then read
+ * the page's missions with missionsById).
+ */
+export async function listMissions(state: StateClient, filter: ListFilter): Promise<ListedMission[]> {
+  const matches: ListedMission[] = [];
   for await (const { value } of state.scan<Mission>(missionsScope(filter.realmId))) {
     if (filter.status !== undefined && value.status !== filter.status) continue;
     if (filter.assigneeId !== undefined && value.assigneeId !== filter.assigneeId) continue;
     if (filter.directiveId !== undefined && value.directiveId !== filter.directiveId) continue;
-    matches.push(value);
+    matches.push({ id: value.id, priority: value.priority, createdAt: value.createdAt });
   }
   return matches;
+}
+
+/** The missions of these ids, in their order (one deleted meanwhile is left out). */
+export async function missionsById(state: StateClient, realmId: string, ids: string[]): Promise<Mission[]> {
+  const found = await Promise.all(ids.map((id) => loadMission(state, realmId, id)));
+  return found.filter((mission): mission is Mission => mission !== null);
 }
 
 const RANK: Record<Mission["priority"], number> = { critical: 0, high: 1, normal: 2, low: 3 };
