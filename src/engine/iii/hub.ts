@@ -4,9 +4,10 @@ import { sameSecret } from "../../shared/secrets.ts";
 import type { Engine } from "../engine.ts";
 import { type Corkable, WorkerConnection, type WorkerMetadata } from "./connection.ts";
 import { handleInvoke, type InvocationDeps } from "./invocations.ts";
-import type { IiiLimits } from "./limits.ts";
+import { type IiiLimits, oversized } from "./limits.ts";
 import { type FrameError, type InboundFrame, parseFrame } from "./protocol.ts";
 import { RemoteFunctions } from "./remote-functions.ts";
+import { overlappedRoute } from "./route-overlap.ts";
 import { RemoteTriggerType, WorkersAvailableTriggerType } from "./trigger-types.ts";
 
 type Frame<T extends InboundFrame["type"]> = Extract<InboundFrame, { type: T }>;
@@ -138,11 +139,13 @@ export class IiiHub {
   }
 
   private registerFunction(conn: WorkerConnection, frame: Frame<"registerfunction">): void {
+    // Only what the engine uses is kept (not the frame's formats): a registration lives as long as its worker.
+    const { id, description, metadata } = frame;
     const refusal =
       frame.invocation !== undefined && frame.invocation !== null
         ? "HTTP-invoked functions (registerFunction with a URL) are not supported; register a handler"
-        : this.functions.register(conn, frame);
-    if (refusal) this.reject(conn, { function_id: frame.id, message: refusal });
+        : this.functions.register(conn, { id, description, metadata });
+    if (refusal) this.reject(conn, { function_id: id, message: refusal });
   }
 
   private registerTriggerType(conn: WorkerConnection, frame: Frame<"registertriggertype">): void {
@@ -186,6 +189,10 @@ export class IiiHub {
     if (existing && existing.worker !== conn.id) refusal = `Trigger id ${id} belongs to another worker`;
     else if (!conn.triggers.has(id) && conn.triggers.size >= this.limits.maxTriggersPerWorker) {
       refusal = `Worker ${conn.name} already registered ${conn.triggers.size} triggers (the limit)`;
+    } else {
+      refusal =
+        oversized(`Trigger ${id}`, { config: frame.config, metadata: frame.metadata }, this.limits) ??
+        (type === "http" ? overlappedRoute(frame.config, this.engine.triggers.list(), conn.id) : undefined);
     }
     if (!refusal) {
       try {

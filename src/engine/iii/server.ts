@@ -44,6 +44,8 @@ export class IiiServer {
   private readonly limits: IiiLimits;
   private readonly lastSeen = new WeakMap<WebSocket, number>();
   private readonly telemetry = new Set<WebSocket>();
+  /** Telemetry sockets left unread, by address, until a worker connects from there (upgradeTelemetry). */
+  private readonly unread = new Map<string, Set<WebSocket>>();
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(engine: Engine, options: IiiServerOptions) {
@@ -103,6 +105,16 @@ export class IiiServer {
       refuseUpgrade(socket, 400, "Bad Request");
       return;
     }
+    // Browsers send Origin with every WebSocket and let any page open one to localhost, where the port
+    // needs no token: such a page would connect as a worker, with system rights. No SDK sends Origin.
+    if (request.headers.origin !== undefined) {
+      this.options.logger.warn(
+        { ip: request.socket.remoteAddress, origin: request.headers.origin },
+        "worker connection refused: a browser (Origin header) may not connect to the worker port",
+      );
+      refuseUpgrade(socket, 403, "Forbidden");
+      return;
+    }
     const path = url.pathname;
     if (path === "/otel") {
       this.upgradeTelemetry(request, socket, head);
@@ -132,15 +144,20 @@ export class IiiServer {
 
   /**
    * The SDK opens its telemetry socket with the bare URL (never its `headers`), so a token in the
-   * Authorization header cannot reach it. Its frames are dropped unread, so it needs no token; a cap of
-   * its own keeps such sockets from crowding out workers.
+   * Authorization header cannot reach it. Its frames are dropped, so it needs no token; a cap of its own
+   * keeps such sockets from crowding out workers. Where a token guards the port, a telemetry socket is
+   * not read until a worker has connected from its address (the SDK opens both at once): each socket
+   * read holds up to a frame (an SDK's batch of spans is megabytes), and 256 of them from anyone were
+   * gigabytes. One left unread answers no pings and is dropped as idle.
    */
   private upgradeTelemetry(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (this.telemetry.size >= this.limits.maxTelemetrySockets) {
       refuseUpgrade(socket, 503, "Service Unavailable");
       return;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.acceptTelemetry(ws));
+    this.wss.handleUpgrade(request, socket, head, (ws) =>
+      this.acceptTelemetry(ws, request.socket.remoteAddress ?? ""),
+    );
   }
 
   private authorized(request: IncomingMessage, url: URL): boolean {
@@ -153,6 +170,8 @@ export class IiiServer {
 
   private acceptWorker(ws: WebSocket, ip: string, transport: Duplex): void {
     const conn = this.hub.attach(ws, ip, transport);
+    for (const waiting of this.unread.get(ip) ?? []) waiting.resume();
+    this.unread.delete(ip);
     this.watch(ws);
     ws.on("message", (data: RawData, isBinary: boolean) => {
       this.lastSeen.set(ws, nowMs());
@@ -173,12 +192,25 @@ export class IiiServer {
     });
   }
 
-  private acceptTelemetry(ws: WebSocket): void {
+  private acceptTelemetry(ws: WebSocket, ip: string): void {
     this.telemetry.add(ws);
-    ws.on("close", () => this.telemetry.delete(ws));
+    ws.on("close", () => {
+      this.telemetry.delete(ws);
+      this.forgetUnread(ws, ip);
+    });
+    if (this.options.token && ![...this.hub.connections.values()].some((conn) => conn.ip === ip)) {
+      ws.pause();
+      this.unread.set(ip, (this.unread.get(ip) ?? new Set()).add(ws));
+    }
     this.watch(ws);
     ws.on("message", () => this.lastSeen.set(ws, nowMs()));
     ws.on("error", () => ws.terminate());
+  }
+
+  private forgetUnread(ws: WebSocket, ip: string): void {
+    const waiting = this.unread.get(ip);
+    waiting?.delete(ws);
+    if (waiting?.size === 0) this.unread.delete(ip);
   }
 
   /** Anything received counts as a sign of life (messages are counted by their own listener). */
