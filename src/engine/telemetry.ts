@@ -43,6 +43,18 @@ export const telemetryEvent = z.discriminatedUnion("type", [
     reason: z.string().max(1000).optional(),
   }),
   z.object({
+    /** A channel message's agent turn that failed (the job is retried, then kept as failed). */
+    type: z.literal("channel_turn"),
+    platform: name,
+    realmId: name,
+    agentId: name,
+    jobId: name,
+    /** The job's attempt (1: its first try; 0: the webhook's own, answered at once). */
+    attempt: z.number().int().min(0),
+    outcome: z.literal("failed"),
+    reason: z.string().max(1000),
+  }),
+  z.object({
     type: z.literal("channel_delivery"),
     platform: name,
     realmId: name,
@@ -125,6 +137,20 @@ export function logTelemetry(logger: Logger): (event: TelemetryEvent) => void {
             "workflow run",
           );
         }
+        break;
+      case "channel_turn":
+        // As deliveries: the first failure of a job says why, its retries only at debug.
+        logger[event.attempt <= 1 ? "warn" : "debug"](
+          {
+            platform: event.platform,
+            realmId: event.realmId,
+            agentId: event.agentId,
+            jobId: event.jobId,
+            attempt: event.attempt,
+            reason: event.reason,
+          },
+          "channel message's agent turn failed",
+        );
         break;
       case "channel_delivery":
         // Retries go on for minutes: the first failure of a job says why, the rest only at debug.

@@ -61,6 +61,12 @@ export class HttpMetrics {
     labelNames: ["platform"],
     registers: [this.registry],
   });
+  private readonly channelTurnFailures = new Counter({
+    name: "agentos_channel_turn_failures_total",
+    help: "Failed agent turns of chat platform messages (each attempt), by platform",
+    labelNames: ["platform"],
+    registers: [this.registry],
+  });
   private readonly workflowRuns = new Counter({
     name: "agentos_workflow_runs_total",
     help: "Workflow run lifecycle events by event (started, completed, failed, cancelled)",
@@ -109,6 +115,9 @@ export class HttpMetrics {
         break;
       case "channel_delivery":
         this.channelDeliveryFailures.labels(event.platform).inc();
+        break;
+      case "channel_turn":
+        this.channelTurnFailures.labels(event.platform).inc();
         break;
       case "memory_embedding":
         if (event.embedded > 0) this.memoryEmbedded.inc(event.embedded);

@@ -8,6 +8,7 @@ import { report } from "../../engine/telemetry.ts";
 import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { DEFAULT_REALM_ID } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
+import { isAppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { vaultSecret } from "../../shared/vault-secret.ts";
 import { bindingAt } from "./bindings.ts";
@@ -177,7 +178,7 @@ async function respondAtOnce(deps: ChannelDeps, adapter: Adapter, job: ChannelJo
   ]);
   clearTimeout(timer);
   if (first && "answer" in first) return respond(first.answer.content);
-  if (first) return respond(`Sorry, that failed: ${first.error.message}`);
+  if (first) return failedAtOnce(deps, respond, job, first.error);
   const dueMs = Date.now() + UNFINISHED_TURN_MS;
   deps.unfinished.count++;
   try {
@@ -195,7 +196,10 @@ async function respondAtOnce(deps: ChannelDeps, adapter: Adapter, job: ChannelJo
         return replaceQueued(deps.state, job, dueMs, next);
       },
       // A failed turn stored nothing: the queue runs it again now, as it retries any failed turn.
-      () => replaceQueued(deps.state, job, dueMs, job),
+      (error: unknown) => {
+        turnFailed(deps.trigger, job, error);
+        return replaceQueued(deps.state, job, dueMs, job);
+      },
     )
     .then(deps.kick, () => undefined);
   return respond("Working on it: the answer will be posted here.");
@@ -213,8 +217,7 @@ async function respondOrRequeue(deps: ChannelDeps, adapter: Adapter, job: Channe
     );
     return respond(answer.content);
   } catch (error) {
-    if ((error as { code?: string }).code !== "timeout")
-      return respond(`Sorry, that failed: ${(error as Error).message}`);
+    if ((error as { code?: string }).code !== "timeout") return failedAtOnce(deps, respond, job, error);
     await enqueue(deps.state, job);
     deps.kick();
     return respond("Working on it: the answer will be posted here.");
@@ -257,7 +260,10 @@ export async function work(
       "agent::chat",
       { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
       { auth: channelPrincipal(job) },
-    );
+    ).catch((error: unknown) => {
+      turnFailed(deps.trigger, job, error);
+      throw error;
+    });
     const reply = answer.content.trim();
     return reply ? { ...job, phase: "deliver", reply, delivered: 0, lastError: undefined } : null;
   }
@@ -281,6 +287,36 @@ export async function work(
     }
   }
   return null;
+}
+
+/**
+ * A turn that failed while the platform waited: told to the service's observers, and to the chat user
+ * in a sentence. Only a refusal of the request itself (4xx: a budget spent, an agent gone) is worded
+ * there; anything else (a provider's failure, a missing key) is the operator's to read in the log.
+ */
+function failedAtOnce(
+  deps: ChannelDeps,
+  respond: (text: string) => Reply,
+  job: ChannelJob,
+  error: unknown,
+): Reply {
+  turnFailed(deps.trigger, job, error);
+  const told = isAppError(error) && error.status < 500 ? `: ${error.message}` : "";
+  return respond(`Sorry, that failed${told}.`);
+}
+
+/** A message's turn that failed, told to the service's observers (/metrics, a warning at its first). */
+function turnFailed(trigger: TriggerFn, job: ChannelJob, error: unknown): void {
+  report(trigger, {
+    type: "channel_turn",
+    platform: job.platform,
+    realmId: job.realmId,
+    agentId: job.agentId,
+    jobId: job.id,
+    attempt: job.attempts,
+    outcome: "failed",
+    reason: (error instanceof Error ? error.message : String(error)).slice(0, 1000),
+  });
 }
 
 /**

@@ -107,3 +107,26 @@ describe("Teams turns slower than the webhook waits", () => {
     expect(probes).toBe(1);
   });
 });
+
+describe("a Teams turn that fails while the webhook waits", () => {
+  it("tells the chat user a refusal's reason, but not a provider's failure, which goes to the log", async () => {
+    await env.secret("channel:teams:hmac_secret", SECRET);
+    const ask = async (conversation: string, id: string) => {
+      const raw = JSON.stringify({ type: "message", id, text: "hi", conversation: { id: conversation } });
+      return env.webhook("/webhook/teams", raw, {
+        "content-type": "application/json",
+        authorization: auth(raw),
+      });
+    };
+    // An agent of the default realm on a local model nothing serves here: the provider's failure (502).
+    const made = await call(env.server, "POST", "/api/agents", { name: "unserved", model: "ollama/none" });
+    expect(made.status).toBe(201);
+    const bound = { platform: "teams", channelId: "19:failing", agentId: made.body.id };
+    expect((await call(env.server, "POST", "/api/channels", bound)).status).toBe(201);
+    const failed = await ask("19:failing", "f1");
+    expect(failed.body).toEqual({ type: "message", text: "Sorry, that failed." });
+    // An unbound channel reaches the agent `default`, which this service does not have: a 404 of the request.
+    const refused = await ask("19:nobody", "f2");
+    expect(refused.body.text).toMatch(/^Sorry, that failed: .*not found/);
+  });
+});
