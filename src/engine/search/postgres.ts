@@ -3,6 +3,7 @@ import type { Pool } from "pg";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
+import { isStorableText } from "../state/schema.ts";
 import { COMMON_TERM_WINDOW, informativeTerms } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS, rankScoreSql, type ScoredRow, toHits } from "./score.ts";
@@ -312,7 +313,10 @@ export class PostgresTextIndex implements TextIndex {
 function pageCursor(cursor: string): { ms: number; id: string } {
   try {
     const [ms, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [unknown, unknown];
-    if (typeof ms === "number" && typeof id === "string") return { ms, id };
+    // Checked as ids are stored: PostgreSQL refuses a NUL in a parameter as a failed statement.
+    if (typeof ms === "number" && Number.isFinite(ms) && typeof id === "string" && isStorableText(id)) {
+      return { ms, id };
+    }
   } catch {
     // Not ours: refused below.
   }

@@ -25,7 +25,7 @@ function settle<T>(work: () => T): MaybePromise<T> {
  * Rowids: `num × 2^41 + slot`. Each (index, scope) has a number `num` and so one contiguous rowid
  * range, and a document's slot is its creation time in ms since 2020 (the next free one when taken;
  * earlier times take slot 0 onwards), so the rowid alone tells FTS5 both the scope and the age of a
- * match. Up to 2^22 scopes over the life of the file.
+ * match. Up to 2^22 scopes at a time (the numbers of deleted scopes are reused once all were given out).
  */
 const SLOT_BITS = 41n;
 const SLOTS = 1n << SLOT_BITS;
@@ -121,6 +121,13 @@ export class SqliteTextIndex implements TextIndex {
       scope: prepare("SELECT num FROM search_scopes WHERE idx = ? AND scope = ?"),
       addScope: prepare("INSERT INTO search_scopes (idx, scope) VALUES (?, ?) RETURNING num"),
       dropScope: prepare("DELETE FROM search_scopes WHERE num = ?"),
+      // The lowest scope number not in use (a scan of the scopes: only once none is left above).
+      freeScope: prepare(
+        `SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM search_scopes WHERE num = 1) THEN 1
+           ELSE (SELECT min(num) + 1 FROM search_scopes AS s
+                 WHERE NOT EXISTS (SELECT 1 FROM search_scopes AS t WHERE t.num = s.num + 1)) END AS free`,
+      ),
+      moveScope: prepare("UPDATE search_scopes SET num = ? WHERE num = ?"),
       find: prepare("SELECT rowid FROM search_docs WHERE idx = ? AND scope = ? AND id = ?"),
       exists: prepare("SELECT 1 FROM search_docs WHERE rowid = ?"),
       lastTaken: prepare("SELECT max(rowid) AS top FROM search_docs WHERE rowid BETWEEN ? AND ?"),
@@ -247,7 +254,10 @@ export class SqliteTextIndex implements TextIndex {
     return settle(() => {
       const base = this.scopeBase(index, scope);
       if (base === null) return { items: [], nextCursor: null };
-      const last = page.cursor === undefined ? base + SLOTS - 1n : rowidCursor(page.cursor) - 1n;
+      const end = base + SLOTS - 1n;
+      // The page statement reads a rowid range: a cursor past the scope's (forged, or of the scope's
+      // number before it was deleted and reused) must not reach the scopes numbered after it.
+      const last = page.cursor === undefined ? end : min(rowidCursor(page.cursor) - 1n, end);
       const rows = this.statements.page.all(base, last, page.limit + 1) as Array<{
         rowid: bigint;
         id: string;
@@ -366,8 +376,13 @@ export class SqliteTextIndex implements TextIndex {
 
   private addScope(index: string, scope: string): bigint {
     const { num } = this.statements.addScope.get(index, scope) as { num: bigint };
-    if (num >= MAX_SCOPES) throw new AppError("unavailable", "Text index: no scope numbers left");
-    return num << SLOT_BITS;
+    if (num < MAX_SCOPES) return num << SLOT_BITS;
+    // Every number was given out once (scopes made and deleted over and over: an agent's memory cleared
+    // and refilled): take the lowest one a deleted scope left, whose rowids it took along.
+    const { free } = this.statements.freeScope.get() as { free: bigint };
+    if (free >= MAX_SCOPES) throw new AppError("unavailable", "Text index: no scope numbers left");
+    this.statements.moveScope.run(free, num);
+    return free << SLOT_BITS;
   }
 
   /** The slot of the creation time, or the first free one after it. */
@@ -395,3 +410,5 @@ function rowidCursor(cursor: string): bigint {
     throw new AppError("validation", "cursor: not a cursor this listing gave");
   return BigInt(cursor);
 }
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);

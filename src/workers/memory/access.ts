@@ -1,8 +1,10 @@
 import { actingAgentOf } from "../../engine/acting-agent.ts";
 import { call } from "../../engine/call.ts";
+import { systemCall } from "../../engine/system-call.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { isPrivileged } from "../../shared/access.ts";
-import { isFunctionNotFound, notFound } from "../../shared/errors.ts";
+import { type AppError, isFunctionNotFound, notFound } from "../../shared/errors.ts";
+import { AGENT_DELETING } from "../../shared/realm-refs.ts";
 
 /**
  * Who may use an agent's memory: the service and admin keys; an agent, its own memory only; a realm key,
@@ -26,5 +28,22 @@ export async function assertMemoryAccess(
   } catch (error) {
     // A memory worker without an agents worker (tested alone) has no agents to check against.
     if (!isFunctionNotFound(error)) throw error;
+  }
+}
+
+/**
+ * False when the agent is gone or being deleted, asked as the system (whoever stored). Asked after a
+ * store: agent::delete marks the agent before it forgets its memory, so a store that still sees the
+ * agent here was written before the purge, which removes it.
+ */
+export async function agentRemains(trigger: TriggerFn, agentId: string): Promise<boolean> {
+  try {
+    const agent = await systemCall(trigger, "agent::get", { id: agentId });
+    return agent.status !== AGENT_DELETING;
+  } catch (error) {
+    // Without an agents worker (memory tested alone) there are no agents to go.
+    if (isFunctionNotFound(error)) return true;
+    if ((error as AppError).code === "not_found") return false;
+    throw error;
   }
 }

@@ -50,8 +50,12 @@ export type FlushResult = { next: "more" | "done" | "later"; embedded: number; a
 /** How long a node's pass keeps the others away without renewing it (each batch renews it). */
 export const SCAN_LEASE_MS = 60_000;
 
-/** Characters of an entry sent per input token the model takes (a safe bound for any text). */
-const CHARS_PER_TOKEN = 2;
+/**
+ * Bytes of an entry (UTF-8) sent per input token the model takes. A token is at least a byte to the
+ * byte-level tokenizers providers use, so no entry exceeds the model's input: code and non-Latin scripts
+ * run 1 to 3 bytes a token, and one entry too long fails its whole batch at the provider, every retry.
+ */
+const BYTES_PER_TOKEN = 1;
 /** Per embed request; the queue's own backoff does the retrying. */
 const EMBED_TIMEOUT_MS = 30_000;
 
@@ -150,10 +154,11 @@ async function embedBatch(
   );
   const todo = batch.filter(({ id }) => missing.has(id));
   if (todo.length === 0) return 0;
-  const maxChars = Math.max(1, target.choice.model.maxInput * CHARS_PER_TOKEN);
+  // At least one character of any script.
+  const maxBytes = Math.max(4, target.choice.model.maxInput * BYTES_PER_TOKEN);
   const { vectors } = await embed({
     choice: target.choice,
-    texts: todo.map(({ content }) => content.slice(0, maxChars)),
+    texts: todo.map(({ content }) => clip(content, maxBytes)),
     trigger: deps.trigger,
     env: deps.env,
     account: { realmId: target.realmId, agentId: target.agentId },
@@ -167,5 +172,40 @@ async function embedBatch(
     target.key,
     todo.map(({ id }, i) => ({ id, vector: vectors[i] as Float32Array })),
   );
+  await dropOrphans(deps, target.agentId, todo);
   return todo.length;
+}
+
+const utf8 = new TextEncoder();
+
+/** The text's longest head of at most `maxBytes` bytes of UTF-8, cut between characters. */
+function clip(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes) return text;
+  // encodeInto writes whole characters only: `read` ends between two.
+  const { read } = utf8.encodeInto(text, new Uint8Array(maxBytes));
+  return text.slice(0, read);
+}
+
+/**
+ * Deletes the vectors just stored whose entries are gone. A delete (of the entry, or of the agent's whole
+ * memory) removes the text before the vectors, so one that came while the provider answered either removed
+ * these vectors after they were stored or removed the text before this look: either way none is left.
+ */
+async function dropOrphans(
+  deps: FlushDeps,
+  agentId: string,
+  stored: ReadonlyArray<{ id: string }>,
+): Promise<void> {
+  const kept = new Set(
+    (
+      await deps.search.get(
+        MEMORY_INDEX,
+        agentId,
+        stored.map(({ id }) => id),
+      )
+    ).map(({ id }) => id),
+  );
+  for (const { id } of stored) {
+    if (!kept.has(id)) await deps.vectors.delete(MEMORY_INDEX, agentId, id);
+  }
 }

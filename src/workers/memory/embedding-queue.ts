@@ -5,6 +5,13 @@ import { isRefusal, refusalDelayMs, retryDelayMs } from "./backoff.ts";
 import { type AgentWork, type FlushDeps, flushAgent, newWork, setPass } from "./embedding-flush.ts";
 import { releaseScan } from "./embedding-marks.ts";
 
+/**
+ * Entries whose contents the queue holds, all agents together (32 KiB each at most). Past it, a store
+ * leaves its entries to a pass over the agent's memory, which finds them in the index: stores go on
+ * while the provider is down or the budget refuses, and would otherwise pile up in the process.
+ */
+export const MAX_HELD_ENTRIES = 2048;
+
 /** What one flush did, for /metrics (engine telemetry): no agent ids, only counts. */
 export interface QueueReport {
   embedded: number;
@@ -81,7 +88,14 @@ export class EmbeddingQueue {
   /** Entries just stored for an agent with an embedding model. A refused agent is tried again. */
   stored(agentId: string, entries: ReadonlyArray<{ id: string; content: string }>): void {
     const slot = this.slot(agentId);
-    for (const { id, content } of entries) slot.texts.set(id, content);
+    let room = MAX_HELD_ENTRIES - this.pending();
+    let left = false;
+    for (const { id, content } of entries) {
+      if (room-- > 0) slot.texts.set(id, content);
+      else left = true;
+    }
+    // Those left to a pass: one from the newest entry (a pass under way goes older than these).
+    if (left) setPass(slot, true);
     if (slot.refused) Object.assign(slot, { refused: false, retryAt: 0 });
     const now = nowMs();
     this.schedule(agentId, slot.texts.size >= this.batchSize ? now : now + this.delayMs);

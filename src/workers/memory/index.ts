@@ -9,7 +9,7 @@ import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { type Logger, silentLogger } from "../../shared/logger.ts";
-import { assertMemoryAccess } from "./access.ts";
+import { agentRemains, assertMemoryAccess } from "./access.ts";
 import type { QueueOptions } from "./embedding-queue.ts";
 import { backfill, embeddingStatusOf } from "./embedding-status.ts";
 import { memoryEmbeddings } from "./embeddings.ts";
@@ -70,6 +70,16 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       return handler(input);
     };
 
+  /**
+   * A store whose agent is gone or going (a swarm archiving a deleted member's findings, a store racing
+   * the agent's delete) is taken back with the rest of that memory: nothing would ever forget it.
+   */
+  const remained = async (agentId: string) => {
+    if (await agentRemains(trigger, agentId)) return;
+    await search.deleteScope(MEMORY_INDEX, agentId);
+    throw notFound(`Agent ${agentId} not found`);
+  };
+
   worker.registerFunction(
     {
       id: "memory::store",
@@ -81,6 +91,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
     checked(async ({ agentId, ...fields }): Promise<MemoryEntry> => {
       const entry = entryOf(agentId, fields, nowIso());
       await search.put(MEMORY_INDEX, agentId, entry.id, documentOf(entry));
+      await remained(agentId);
       await embeddings.stored(agentId, [entry]);
       return entry;
     }),
@@ -103,6 +114,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
         agentId,
         stored.map((entry) => ({ id: entry.id, ...documentOf(entry) })),
       );
+      await remained(agentId);
       await embeddings.stored(agentId, stored);
       return { entries: stored };
     }),

@@ -3,10 +3,10 @@ import { MAX_SEARCH_LIMIT } from "../../engine/search/schema.ts";
 import { DEFAULT_RECENCY_HALF_LIFE_MS } from "../../engine/search/score.ts";
 import type { TriggerFn } from "../../engine/types.ts";
 import type { VectorClient } from "../../engine/vector/client.ts";
-import { MIN_RESCORE, RESCORE_PER_HIT } from "../../engine/vector/scan.ts";
+import { MIN_RESCORE, RESCORE_PER_HIT, unitVector } from "../../engine/vector/scan.ts";
 import { embed } from "../../llm/embeddings/embed.ts";
 import { nowMs } from "../../shared/clock.ts";
-import { badRequest } from "../../shared/errors.ts";
+import { AppError, badRequest, isAppError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { AgentEmbeddings, EmbeddingTarget } from "./agent-embedding.ts";
 import { fuse, hybridScore } from "./fusion.ts";
@@ -112,7 +112,11 @@ async function targetOf(deps: RecallDeps, agentId: string, required: boolean) {
   }
 }
 
-/** The query's nearest entries by vector, or null (hybrid only) when the query could not be embedded. */
+/**
+ * The query's nearest entries by vector, or null (hybrid only) when the query could not be embedded, or
+ * the provider answered a vector the index cannot take (NaN, zero, another length than the model's
+ * stored vectors): the provider made it, not the caller.
+ */
 async function vectorHits(
   deps: RecallDeps,
   target: EmbeddingTarget,
@@ -134,26 +138,48 @@ async function vectorHits(
       maxRetries: 0,
     });
     vector = embedded.vectors[0] as Float32Array;
-    fallbackLogged = false;
   } catch (error) {
-    if (required) throw error;
-    if (!fallbackLogged) {
-      fallbackLogged = true;
-      deps.logger.warn(
-        { agentId: target.agentId, model: target.key, err: (error as Error).message },
-        "memory recall by text only: the query could not be embedded (logged once until it can)",
-      );
-    }
-    return null;
+    return notEmbedded(deps, target, error, required);
   }
-  // The list is over-fetched for fusion, but only its first places decide: it is rescored as a list of
-  // `limit` would be (reading the int8 vectors is most of a vector query's time).
-  const { results } = await deps.vectors.query(MEMORY_INDEX, target.agentId, vector, {
-    model: target.key,
-    limit: size.fetch,
-    rescore: Math.max(size.fetch, size.limit * RESCORE_PER_HIT, MIN_RESCORE),
-  });
-  return results;
+  try {
+    // Checked here first: the index's own check would name each of a vector's bad values.
+    unitVector(vector);
+    // The list is over-fetched for fusion, but only its first places decide: it is rescored as a list of
+    // `limit` would be (reading the int8 vectors is most of a vector query's time).
+    const { results } = await deps.vectors.query(MEMORY_INDEX, target.agentId, vector, {
+      model: target.key,
+      limit: size.fetch,
+      rescore: Math.max(size.fetch, size.limit * RESCORE_PER_HIT, MIN_RESCORE),
+    });
+    fallbackLogged = false;
+    return results;
+  } catch (error) {
+    if (!isAppError(error) || error.code !== "validation") throw error;
+    return notEmbedded(deps, target, unusable(target, error), required);
+  }
+}
+
+/** The query's vector refused by the index, as the failure of the provider that made it. */
+function unusable(target: EmbeddingTarget, error: AppError): AppError {
+  const { provider, model } = target.choice;
+  return new AppError(
+    "upstream",
+    `Provider ${provider.id} answered an unusable embedding for the query (model ${model.id}): ${error.message}`,
+    { cause: error },
+  );
+}
+
+/** Vector recall asked for: the failure is the answer. Hybrid: null, to answer by text (logged once). */
+function notEmbedded(deps: RecallDeps, target: EmbeddingTarget, error: unknown, required: boolean): null {
+  if (required) throw error;
+  if (!fallbackLogged) {
+    fallbackLogged = true;
+    deps.logger.warn(
+      { agentId: target.agentId, model: target.key, err: (error as Error).message },
+      "memory recall by text only: the query could not be embedded (logged once until it can)",
+    );
+  }
+  return null;
 }
 
 /** Recall by words, as before embeddings: the index's best, shown by how well their words match. */

@@ -271,6 +271,43 @@ export function textIndexContract(
       ).rejects.toThrow("cursor");
     });
 
+    it("never lists another scope's or index's documents through a forged cursor; one it cannot read is a validation error", async () => {
+      await put("mine", "my note", ago(HOUR), "mine");
+      // Written after this scope's first document: on SQLite, scopes numbered after it.
+      await index.put(INDEX, `${scope}-later`, "theirs", {
+        text: "their note",
+        data: "theirs",
+        createdAt: ago(0),
+      });
+      await index.put("other-index", scope, "elsewhere", { text: "x", data: "elsewhere", createdAt: ago(0) });
+      const forged = [
+        "9223372036854775807",
+        "9999999999999999999",
+        "0",
+        Buffer.from(JSON.stringify([Number.MAX_VALUE, "\uffff"])).toString("base64url"),
+        Buffer.from(JSON.stringify([Date.now(), "nul\u0000"])).toString("base64url"),
+        Buffer.from(JSON.stringify([Date.now(), "\ud800"])).toString("base64url"),
+        Buffer.from('[1e999, "x"]').toString("base64url"),
+      ];
+      for (const cursor of forged) {
+        const answer = await Promise.resolve()
+          .then(() => index.list(INDEX, scope, { limit: 50, cursor }))
+          .catch((error: unknown) => error as Error);
+        if (answer instanceof Error) {
+          expect(answer, `${cursor}: ${answer.message}`).toBeInstanceOf(AppError);
+          expect((answer as AppError).code).toBe("validation");
+        } else {
+          expect(
+            answer.items.map((item) => item.data),
+            cursor,
+          ).not.toContain("theirs");
+          expect(
+            answer.items.map((item) => item.data),
+            cursor,
+          ).not.toContain("elsewhere");
+        }
+      }
+    });
     it("gets documents by id, only the scope's own and those there, and nothing for no ids", async () => {
       await index.put(INDEX, `${scope}-other`, "x", {
         text: "elsewhere",

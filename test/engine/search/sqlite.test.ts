@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { openTextIndex } from "../../../src/engine/search/open.ts";
 import { SqliteTextIndex } from "../../../src/engine/search/sqlite.ts";
@@ -255,6 +256,40 @@ describe("SqliteTextIndex", () => {
       expect(hits.slice(0, 2).map((hit) => hit.createdAt)).toEqual([
         "2400-01-01T00:00:00.000Z",
         "2300-01-01T00:00:00.000Z",
+      ]);
+    } finally {
+      await index.close();
+    }
+  });
+
+  it("reuses the numbers of deleted scopes once every number was given out, so clearing and refilling never runs out", async () => {
+    const file = join(dir, "scope-numbers.db");
+    const index = new SqliteTextIndex(file);
+    const at = new Date().toISOString();
+    try {
+      await index.put("memory", "victim", "v", { text: "victim note", data: "victim", createdAt: at });
+      // As after ~4 million scopes made and forgotten (an agent's memory cleared and refilled, say):
+      // the number sequence (2^22 scopes over the file's life) is spent though two scopes are live.
+      const raw = new DatabaseSync(file);
+      raw.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'search_scopes'").run(2 ** 22 - 3);
+      raw.close();
+      for (let round = 0; round < 6; round++) {
+        const scope = `churn-${round}`;
+        await index.put("memory", scope, "c", { text: "churn note", data: scope, createdAt: at });
+        expect((await index.search("memory", scope, "note", { limit: 10 })).map((hit) => hit.data)).toEqual([
+          scope,
+        ]);
+        expect(await index.deleteScope("memory", scope)).toBe(1);
+      }
+      await index.put("memory", "newcomer", "n", { text: "newcomer note", data: "newcomer", createdAt: at });
+      expect(
+        (await index.search("memory", "newcomer", "note", { limit: 10 })).map((hit) => hit.data),
+      ).toEqual(["newcomer"]);
+      expect((await index.search("memory", "victim", "note", { limit: 10 })).map((hit) => hit.data)).toEqual([
+        "victim",
+      ]);
+      expect((await index.list("memory", "victim", { limit: 10 })).items.map((item) => item.data)).toEqual([
+        "victim",
       ]);
     } finally {
       await index.close();

@@ -174,6 +174,26 @@ describe.each(backends)("memory worker (%s)", (_name, openIndex) => {
       expect(theirs.results.map((entry) => entry.content)).toEqual(["secret plan gamma"]);
     });
 
+    it("lists no other agent's memories through a forged cursor, and refuses a bad one naming cursor", async () => {
+      next();
+      await store({ content: "my own note" });
+      // Another agent's (another realm's, say) memory, stored later: the next scope on SQLite.
+      await call("memory::store", { agentId: `${agentId}-victim`, content: "their secret" });
+      const nul = Buffer.from(JSON.stringify([Date.now(), "nul\u0000"])).toString("base64url");
+      for (const cursor of ["9223372036854775807", "9999999999999999999", nul]) {
+        const answer = await call<{ memories: Entry[] }>("memory::list", { agentId, cursor }).catch(
+          (error: unknown) => error as Error,
+        );
+        if (answer instanceof Error) {
+          expect(answer).toBeInstanceOf(AppError);
+          expect((answer as AppError).code).toBe("validation");
+          expect(answer.message).toMatch(/^cursor: /);
+        } else {
+          expect(answer.memories.map((entry) => entry.content)).not.toContain("their secret");
+        }
+      }
+    });
+
     it("returns ten results by default, up to the limit asked", async () => {
       next();
       for (let i = 0; i < 15; i++) await store({ content: `standup note number ${i}` });
