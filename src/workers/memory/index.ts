@@ -64,10 +64,10 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
   const statusDeps = { state, search, vectors, targets, queue };
   /** A handler run once the caller may use the named agent's memory (access.ts). */
   const checked =
-    <I extends { agentId: string }, O>(handler: (input: I) => O | Promise<O>) =>
+    <I extends { agentId: string }, O>(handler: (input: I, ctx: InvocationContext) => O | Promise<O>) =>
     async (input: I, ctx: InvocationContext): Promise<O> => {
       await assertMemoryAccess(trigger, ctx, input.agentId);
-      return handler(input);
+      return handler(input, ctx);
     };
 
   /**
@@ -106,7 +106,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       output: memoryEntries,
       metadata: ACTS_FOR_AGENT,
     },
-    checked(async ({ agentId, entries }): Promise<{ entries: MemoryEntry[] }> => {
+    checked(async ({ agentId, entries }, ctx): Promise<{ entries: MemoryEntry[] }> => {
       const createdAt = nowIso();
       const stored = entries.map((fields) => entryOf(agentId, fields, createdAt));
       await search.putMany(
@@ -114,7 +114,9 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
         agentId,
         stored.map((entry) => ({ id: entry.id, ...documentOf(entry) })),
       );
-      await remained(agentId);
+      // The service's own batch is a turn's: the agents worker takes a turn's writes back when its agent
+      // goes meanwhile, and a lookup here would cost every turn a call.
+      if (ctx.auth.kind !== "system") await remained(agentId);
       await embeddings.stored(agentId, stored);
       return { entries: stored };
     }),

@@ -1,13 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_LIFECYCLE_TOPIC } from "../../../src/shared/agent-events.ts";
 import { call, createAgent, newRealm, recordTopic } from "../../helpers/control-plane.ts";
-import { type JsonBody, startTestServer, type TestServer } from "../../helpers/server.ts";
+import {
+  type JsonBody,
+  startTestServer,
+  type TestServer,
+  UNUSED_PROVIDER_KEYS,
+} from "../../helpers/server.ts";
 
 // The test server has OpenAI and Anthropic keys (never used here) and none for Gemini.
 let server: TestServer;
 let events: JsonBody[];
 beforeAll(async () => {
-  server = await startTestServer();
+  // The operator names the local providers' addresses: they then serve every realm (nothing is called).
+  server = await startTestServer({
+    env: {
+      ...UNUSED_PROVIDER_KEYS,
+      OLLAMA_BASE_URL: "http://127.0.0.1:11434/v1",
+      VLLM_BASE_URL: "http://127.0.0.1:8000/v1",
+    },
+  });
   events = recordTopic(server, AGENT_LIFECYCLE_TOPIC);
 });
 afterAll(async () => server.close());
