@@ -12,6 +12,8 @@ export const MAX_METADATA_BYTES = 16 * 1024;
  * with the turn's memories already kept and the session not. Checked before anything runs.
  */
 export const MAX_SESSION_ID_LENGTH = 192;
+/** Most bytes (UTF-8) of one memory entry's content. */
+export const MAX_MEMORY_CONTENT_BYTES = 32 * 1024;
 /** Extra context a caller hands one agent turn (it goes into the model prompt). */
 export const MAX_TURN_CONTEXT_BYTES = 64 * 1024;
 

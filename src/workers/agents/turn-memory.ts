@@ -1,5 +1,7 @@
 import { call } from "../../engine/call.ts";
 import { systemPrincipal } from "../../engine/types.ts";
+import { MAX_MEMORY_CONTENT_BYTES } from "../../shared/limits.ts";
+import { utf8Head } from "../../shared/utf8.ts";
 import type { ChatDeps } from "./chat-deps.ts";
 import type { Agent } from "./schema.ts";
 import type { StoredMessage } from "./store.ts";
@@ -33,11 +35,17 @@ export async function remember(
   sessionId: string,
   turn: StoredMessage[],
 ): Promise<void> {
-  const entries = turn.map((message) => ({
-    sessionId,
-    role: message.role,
-    content: message.content.slice(0, 32_768),
-  }));
+  // An empty message (a reply of tool calls alone) is no memory, and would fail the others' store; a
+  // long one is cut to what memory takes, in bytes (32 768 characters of CJK text were refused, and with
+  // them the turn's other memories: they are stored in one call).
+  const entries = turn
+    .filter((message) => message.content.length > 0)
+    .map((message) => ({
+      sessionId,
+      role: message.role,
+      content: utf8Head(message.content, MAX_MEMORY_CONTENT_BYTES),
+    }));
+  if (entries.length === 0) return;
   // The turn's memories in one write where the memory worker takes several at once.
   const calls = registered.has("memory::store_many")
     ? [{ function_id: "memory::store_many", payload: { agentId: agent.id, entries }, ...asService }]

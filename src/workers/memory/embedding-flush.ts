@@ -4,6 +4,7 @@ import type { TriggerFn } from "../../engine/types.ts";
 import type { VectorClient } from "../../engine/vector/client.ts";
 import { embed } from "../../llm/embeddings/embed.ts";
 import { nowMs } from "../../shared/clock.ts";
+import { utf8Head } from "../../shared/utf8.ts";
 import type { AgentEmbeddings, EmbeddingTarget } from "./agent-embedding.ts";
 import { claimScan, clearDirty, dropMark, markDirty, readMark } from "./embedding-marks.ts";
 import { scanMissing } from "./embedding-scan.ts";
@@ -158,7 +159,7 @@ async function embedBatch(
   const maxBytes = Math.max(4, target.choice.model.maxInput * BYTES_PER_TOKEN);
   const { vectors } = await embed({
     choice: target.choice,
-    texts: todo.map(({ content }) => clip(content, maxBytes)),
+    texts: todo.map(({ content }) => utf8Head(content, maxBytes)),
     trigger: deps.trigger,
     env: deps.env,
     account: { realmId: target.realmId, agentId: target.agentId },
@@ -174,16 +175,6 @@ async function embedBatch(
   );
   await dropOrphans(deps, target.agentId, todo);
   return todo.length;
-}
-
-const utf8 = new TextEncoder();
-
-/** The text's longest head of at most `maxBytes` bytes of UTF-8, cut between characters. */
-function clip(text: string, maxBytes: number): string {
-  if (text.length * 3 <= maxBytes) return text;
-  // encodeInto writes whole characters only: `read` ends between two.
-  const { read } = utf8.encodeInto(text, new Uint8Array(maxBytes));
-  return text.slice(0, read);
 }
 
 /**

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { isStorableText, storableText } from "../../engine/state/schema.ts";
+import { MAX_MEMORY_CONTENT_BYTES } from "../../shared/limits.ts";
 import { nextCursor } from "../../shared/outputs.ts";
 
 /** The text index (and vector index) that holds memories, one scope per agent. */
 export const MEMORY_INDEX = "memory";
 
 export const MEMORY_ROLES = ["user", "assistant", "system", "tool", "note"] as const;
-export const MAX_CONTENT_BYTES = 32 * 1024;
+export const MAX_CONTENT_BYTES = MAX_MEMORY_CONTENT_BYTES;
 export const MAX_QUERY_LENGTH = 2000;
 export const DEFAULT_RECALL_LIMIT = 10;
 export const MAX_RECALL_LIMIT = 200;
