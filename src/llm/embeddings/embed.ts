@@ -1,4 +1,5 @@
 import { AppError, isAppError } from "../../shared/errors.ts";
+import { utf8Head } from "../../shared/utf8.ts";
 import { costEvent, recordCost } from "../cost-event.ts";
 import { assertMaySpend, assertProviderOpen } from "../guards.ts";
 import { requestJson } from "../openai/client.ts";
@@ -21,8 +22,8 @@ import { asModelChoice, type EmbedRequest, type EmbedResult } from "./types.ts";
  * a time, and come back in their order.
  */
 export async function embed(request: EmbedRequest): Promise<EmbedResult> {
-  const { choice, texts, trigger, account } = request;
-  texts.forEach((text, index) => {
+  const { choice, trigger, account } = request;
+  request.texts.forEach((text, index) => {
     if (typeof text !== "string" || text.length === 0) {
       throw new AppError(
         "validation",
@@ -30,8 +31,13 @@ export async function embed(request: EmbedRequest): Promise<EmbedResult> {
       );
     }
   });
-  if (texts.length === 0)
+  if (request.texts.length === 0)
     return { vectors: [], usage: { inputTokens: 0 }, model: choice.model.id, dimensions: 0 };
+  // A token is at least a byte to the byte-level tokenizers providers use, so a text cut to the model's
+  // input in bytes never passes it: one text too long fails its whole batch at the provider, each retry
+  // (code and non-Latin scripts run 1 to 3 bytes a token; cut between characters).
+  const maxBytes = Math.max(4, choice.model.maxInput);
+  const texts = request.texts.map((text) => utf8Head(text, maxBytes));
   assertProviderOpen(choice.provider, account.realmId);
   await assertMaySpend(trigger, account);
 

@@ -4,7 +4,6 @@ import type { TriggerFn } from "../../engine/types.ts";
 import type { VectorClient } from "../../engine/vector/client.ts";
 import { embed } from "../../llm/embeddings/embed.ts";
 import { nowMs } from "../../shared/clock.ts";
-import { utf8Head } from "../../shared/utf8.ts";
 import type { AgentEmbeddings, EmbeddingTarget } from "./agent-embedding.ts";
 import { claimScan, clearDirty, dropMark, markDirty, readMark } from "./embedding-marks.ts";
 import { scanMissing } from "./embedding-scan.ts";
@@ -51,12 +50,6 @@ export type FlushResult = { next: "more" | "done" | "later"; embedded: number; a
 /** How long a node's pass keeps the others away without renewing it (each batch renews it). */
 export const SCAN_LEASE_MS = 60_000;
 
-/**
- * Bytes of an entry (UTF-8) sent per input token the model takes. A token is at least a byte to the
- * byte-level tokenizers providers use, so no entry exceeds the model's input: code and non-Latin scripts
- * run 1 to 3 bytes a token, and one entry too long fails its whole batch at the provider, every retry.
- */
-const BYTES_PER_TOKEN = 1;
 /** Per embed request; the queue's own backoff does the retrying. */
 const EMBED_TIMEOUT_MS = 30_000;
 
@@ -155,11 +148,10 @@ async function embedBatch(
   );
   const todo = batch.filter(({ id }) => missing.has(id));
   if (todo.length === 0) return 0;
-  // At least one character of any script.
-  const maxBytes = Math.max(4, target.choice.model.maxInput * BYTES_PER_TOKEN);
   const { vectors } = await embed({
     choice: target.choice,
-    texts: todo.map(({ content }) => utf8Head(content, maxBytes)),
+    // embed() cuts each to the model's input.
+    texts: todo.map(({ content }) => content),
     trigger: deps.trigger,
     env: deps.env,
     account: { realmId: target.realmId, agentId: target.agentId },

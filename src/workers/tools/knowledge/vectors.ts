@@ -40,7 +40,8 @@ export async function modelOf(ctx: ToolContext, agent: ToolAgent): Promise<Model
 export async function embedText(ctx: ToolContext, model: Model, text: string): Promise<Float32Array> {
   const { vectors } = await embed({
     choice: model.choice,
-    texts: [text.slice(0, Math.max(1, model.choice.model.maxInput * 2))],
+    // embed() cuts it to the model's input.
+    texts: [text],
     trigger: ctx.trigger,
     env: ctx.env,
     account: { realmId: model.agent.realmId, agentId: model.agent.id },
