@@ -76,7 +76,16 @@ export async function recallMemories(
     }
   }
   const cosine = new Map(vector.map((hit) => [hit.id, hit.score]));
-  const similarity = similarityTo(query);
+  // Each entry read once: fusion scores every candidate, and the results are shown with the same score.
+  const scoreOf = similarityTo(query);
+  const scored = new Map<string, number>();
+  const similarity = (entry: MemoryEntry) => {
+    const known = scored.get(entry.id);
+    if (known !== undefined) return known;
+    const score = scoreOf(entry.content);
+    scored.set(entry.id, score);
+    return score;
+  };
   const fused = fuse(
     {
       text: text.map((hit) => hit.data),
@@ -91,12 +100,12 @@ export async function recallMemories(
       limit,
       nowMs: nowMs(),
       halfLifeMs: DEFAULT_RECENCY_HALF_LIFE_MS,
-      similarity: (entry) => similarity(entry.content),
+      similarity,
     },
   );
   return {
     results: fused.map(({ item, matchedBy, relevance }) =>
-      hitOf(item, hybridScore(similarity(item.content), cosine.get(item.id)), relevance, matchedBy),
+      hitOf(item, hybridScore(similarity(item), cosine.get(item.id)), relevance, matchedBy),
     ),
   };
 }

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { similarity } from "../../../src/workers/memory/similarity.ts";
+import { wordsOf } from "../../../src/engine/search/query.ts";
+import { SIMILARITY_CHARS, similarity } from "../../../src/workers/memory/similarity.ts";
 
 const word = fc.stringMatching(/^[a-z]{5,9}$/);
 
@@ -33,5 +34,47 @@ describe("memory similarity", () => {
     );
     expect(similarity("billing deploy", "billing lunch")).toBeCloseTo(0.5 * (0.5 + 0.5 * 0.5), 6);
     expect(similarity("the of", "the of")).toBe(0);
+  });
+});
+
+/** The definition, word against word: what the indexed scoring must answer for any query and memory. */
+function reference(query: string, content: string): number {
+  const asked = [...wordsOf(query, 32)];
+  const held = wordsOf(content.slice(0, SIMILARITY_CHARS));
+  if (asked.length === 0 || held.size === 0) return 0;
+  const related = (a: string, b: string) => {
+    const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+    return short.length >= 4 && long.startsWith(short);
+  };
+  const found = asked.filter((term) => held.has(term) || [...held].some((word) => related(term, word)));
+  if (found.length === 0) return 0;
+  const coverage = found.length / asked.length;
+  const precision = Math.min(1, found.length / held.size);
+  return Math.round(coverage * (0.5 + 0.5 * precision) * 1e6) / 1e6;
+}
+
+describe("memory similarity, looked up rather than compared word by word", () => {
+  const stems = fc.stringMatching(/^[a-d]{1,8}$/);
+  const text = fc.array(stems, { maxLength: 40 }).map((words) => words.join(" "));
+
+  it("answers what the word-by-word definition answers, for any query and memory", () => {
+    fc.assert(
+      fc.property(text, text, (query, content) => {
+        expect(similarity(query, content)).toBe(reference(query, content));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("reads a memory's words from its first SIMILARITY_CHARS characters", () => {
+    const far = `${"filler ".repeat(SIMILARITY_CHARS / 7 + 1)}deployment`;
+    expect(similarity("deployment", far)).toBe(0);
+    expect(similarity("deployment", `deployment ${far}`)).toBeGreaterThan(0);
+  });
+
+  it("scores a memory of thousands of distinct words against a full query", () => {
+    const content = Array.from({ length: 20_000 }, (_, i) => `w${i.toString(36)}xyz`).join(" ");
+    const query = Array.from({ length: 32 }, (_, i) => `q${i}abcd`).join(" ");
+    expect(similarity(query, content)).toBe(reference(query, content));
   });
 });
