@@ -24,6 +24,8 @@ export interface GuardProxyOptions {
    * whose users need to know why.
    */
   explainRefusals?: boolean;
+  /** Client connections open at once; more are closed as they come (each holds descriptors of the service). */
+  maxConnections?: number;
 }
 
 /**
@@ -49,6 +51,7 @@ export class GuardProxy {
     this.allowDomains = options.allowDomains ? options.allowDomains.map(normalizeHost) : null;
     this.explainRefusals = options.explainRefusals ?? false;
     this.server = createServer((req, res) => this.forward(req.url ?? "", req, res));
+    if (options.maxConnections !== undefined) this.server.maxConnections = options.maxConnections;
     this.server.on("connect", (req, client: Socket, head: Buffer) =>
       this.tunnel(req.url ?? "", client, head),
     );

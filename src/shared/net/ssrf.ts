@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from "node:net";
+import { networkInterfaces } from "node:os";
 import { type AppError, badRequest } from "../../shared/errors.ts";
 
 /**
@@ -130,7 +131,33 @@ export function blockedAddressError(address: string, url: string): AppError {
 export function assertAddressAllowed(address: string, url: string, policy: AddressPolicy): void {
   if (policy.allowPrivateNetwork) return;
   if (policy.allowedAddresses?.has(address.toLowerCase())) return;
-  if (isBlockedAddress(address)) throw blockedAddressError(address, url);
+  if (isBlockedAddress(address) || isOwnAddress(address)) throw blockedAddressError(address, url);
+}
+
+/**
+ * Whether `address` is one of this machine's own, on any interface as the kernel lists them now: a
+ * service listening on every interface answers there as it does on loopback, whatever range the address
+ * is in (a server's public one).
+ */
+export function isOwnAddress(address: string): boolean {
+  const wanted = canonicalAddress(address);
+  if (wanted === undefined) return false;
+  return Object.values(networkInterfaces()).some((addresses) =>
+    addresses?.some((each) => canonicalAddress(each.address) === wanted),
+  );
+}
+
+/** One spelling per address: IPv4 dotted, an IPv4-mapped (or -compatible) IPv6 one as its IPv4, other IPv6 as groups. */
+function canonicalAddress(address: string): string | undefined {
+  const bare = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
+  if (ipv4Bytes(bare)) return bare;
+  const groups = ipv6Groups(bare);
+  if (!groups) return undefined;
+  const [, , , , , marker = -1, high = 0, low = 0] = groups;
+  if (groups.slice(0, 5).every((group) => group === 0) && (marker === 0xffff || marker === 0)) {
+    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join(".");
+  }
+  return groups.join(":");
 }
 
 /** The hostname without IPv6 brackets: what a socket connects to or a resolver resolves. */

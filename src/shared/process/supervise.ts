@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
+import { accessSync, constants, openSync, readdirSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { type Readable, Writable } from "node:stream";
 
@@ -103,9 +103,9 @@ export function supervise(launch: Launch): Supervised {
   const stop = (why: Finished["reason"]) => {
     if (reason !== "exited" || pid === null) return;
     reason = why;
-    if (graceMs === 0) return killGroup(pid, "SIGKILL");
+    if (graceMs === 0) return void killTree(pid);
     killGroup(pid, "SIGTERM");
-    killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), graceMs);
+    killTimer = setTimeout(() => void killTree(pid), graceMs);
   };
   const timer = setTimeout(() => stop("timed_out"), launch.timeoutMs);
   const done = new Promise<Finished>((resolve) => {
@@ -139,7 +139,8 @@ export type PipedChild = ChildProcess & { stdin: Writable; stdout: Readable; std
 
 /**
  * `spawn` in a process group of its own, with stdin/stdout/stderr as pipes and descriptors 3… as
- * `extraStdio` says (fed and closed here).
+ * `extraStdio` says (fed and closed here). A descriptor the service inherited without close-on-exec is
+ * /dev/null in the child, never passed on.
  */
 export function spawnWithPipes(
   command: string,
@@ -147,7 +148,15 @@ export function spawnWithPipes(
   options: Pick<Launch, "cwd" | "extraStdio"> & { env: Record<string, string> },
 ): PipedChild {
   const extra = options.extraStdio ?? [];
-  const stdio: Array<"pipe" | number> = extra.map((entry) => (typeof entry === "number" ? entry : "pipe"));
+  const stdio: Array<"pipe" | "ignore" | number> = extra.map((entry) =>
+    typeof entry === "number" ? entry : "pipe",
+  );
+  for (const fd of leakedDescriptors()) {
+    const index = fd - 3;
+    if (index < extra.length) continue;
+    while (stdio.length < index) stdio.push("ignore");
+    stdio[index] = devNull();
+  }
   const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env,
@@ -158,6 +167,47 @@ export function spawnWithPipes(
   const { stdin, stdout, stderr } = child;
   if (!stdin || !stdout || !stderr) throw new Error("spawn gave no standard pipes");
   return Object.assign(child, { stdin, stdout, stderr });
+}
+
+const O_CLOEXEC = 0o2000000;
+
+let leaked: number[] | undefined;
+/**
+ * Descriptors 3… of this process without close-on-exec: ones its launcher left open (a supervisor's
+ * pipe, socket activation, a redirected file), which every child would inherit, a sandboxed one too.
+ * Node opens its own with close-on-exec, so these are there from the start: found once (a busy
+ * service has thousands of sockets to look through). Linux /proc; none elsewhere.
+ */
+function leakedDescriptors(): number[] {
+  if (leaked) return leaked;
+  let names: string[] = [];
+  try {
+    names = readdirSync("/proc/self/fd");
+  } catch {
+    // No /proc: nothing to look through.
+  }
+  leaked = names
+    .map(Number)
+    .filter((fd) => fd >= 3 && !closesOnExec(fd))
+    .sort((a, b) => a - b);
+  return leaked;
+}
+
+function closesOnExec(fd: number): boolean {
+  try {
+    const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))?.[1];
+    return flags === undefined || (Number.parseInt(flags, 8) & O_CLOEXEC) !== 0;
+  } catch {
+    // Closed meanwhile.
+    return true;
+  }
+}
+
+let devNullFd: number | undefined;
+/** /dev/null, opened once: what a child gets in place of a leaked descriptor. */
+function devNull(): number {
+  devNullFd ??= openSync("/dev/null", "r");
+  return devNullFd;
 }
 
 /** Writes each byte entry of `extra` to its pipe and closes it (the child reads to the end). */
@@ -181,6 +231,67 @@ function watchOnExit(pid: number): void {
   process.once("exit", () => {
     for (const group of live) killGroup(group, "SIGKILL");
   });
+}
+
+/**
+ * Kills the process group of `pid` and every process `pid` started, wherever they went: a child in a
+ * session of its own is out of the group's reach (a sandbox's init is, and dies with bubblewrap only
+ * once it has asked the kernel to). The leader is stopped first, so it starts no child while its
+ * children are looked up, and cannot reap one (whose pid then stays its own) before it is killed.
+ */
+export async function killTree(pid: number): Promise<void> {
+  killGroup(pid, "SIGSTOP");
+  for (let tries = 0; tries < 100 && stateOf(pid) === "running"; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  for (const child of descendantsOf(pid)) {
+    try {
+      process.kill(child, "SIGKILL");
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  killGroup(pid, "SIGKILL");
+}
+
+/** Whether `pid` has stopped (or is gone), from /proc/<pid>/stat; "running" for any other state. */
+function stateOf(pid: number): "stopped" | "gone" | "running" {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state === "T" || state === "t" ? "stopped" : state === "Z" ? "gone" : "running";
+  } catch {
+    return "gone";
+  }
+}
+
+/** Every process below `pid` (Linux /proc, by each one's parent). */
+function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  const pending = [pid];
+  while (pending.length > 0) {
+    for (const child of children.get(pending.pop() as number) ?? []) {
+      found.push(child);
+      pending.push(child);
+    }
+  }
+  return found;
 }
 
 export function killGroup(pid: number, signal: NodeJS.Signals): void {

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { networkInterfaces } from "node:os";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../../src/shared/errors.ts";
@@ -6,6 +7,7 @@ import {
   blockedCategory,
   checkWebUrl,
   isBlockedAddress,
+  isOwnAddress,
   parseWebUrl,
   protocolNotAllowed,
 } from "../../../src/shared/net/ssrf.ts";
@@ -208,5 +210,26 @@ describe("URL checker", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("this machine's own addresses", () => {
+  const own = Object.values(networkInterfaces())
+    .flat()
+    .map((each) => each?.address as string)
+    .filter((address) => isIP(address) === 4);
+
+  it("are refused in every spelling, whatever range they are in", () => {
+    for (const address of own) {
+      expect(isOwnAddress(address)).toBe(true);
+      expect(isOwnAddress(`::ffff:${address}`)).toBe(true);
+      expect(isOwnAddress(`[::ffff:${address}]`)).toBe(true);
+      expect(() => checkWebUrl(`http://${address}/`, strict)).toThrow(AppError);
+    }
+  });
+
+  it("leave other public addresses alone", () => {
+    const others = ["93.184.215.14", "[2606:4700::1111]"].filter((host) => !isOwnAddress(host));
+    for (const host of others) expect(() => checkWebUrl(`http://${host}/`, strict)).not.toThrow();
   });
 });

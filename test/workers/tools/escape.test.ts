@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isBlockedAddress } from "../../../src/shared/net/ssrf.ts";
 import { processesOf, workspaceOwner } from "../../../src/shared/process/sandbox/owner.ts";
 import { workspaceDir } from "../../../src/workers/tools/sandbox.ts";
 import { call, createAgent, newRealm, realmKey } from "../../helpers/control-plane.ts";
@@ -252,6 +254,23 @@ print(json.dumps(out))`,
     expect(result["10.0.0.1"][1]).toMatch(/unreachable/i);
   });
 
+  it("has no way past its network namespace: no vsock to the hypervisor, no io_uring to make one", async () => {
+    const { result } = await python(
+      await tenant(),
+      `${TRY}
+AF_VSOCK = 40
+attempt("vsock", lambda: socket.socket(AF_VSOCK, socket.SOCK_STREAM).close())
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+out["io_uring_setup"] = [libc.syscall(425, 8, params), ctypes.get_errno()]
+attempt("tcp socket", lambda: socket.socket().close())
+print(json.dumps(out))`,
+    );
+    expect(result.vsock[0], JSON.stringify(result)).toBe("refused");
+    expect(result.io_uring_setup[0]).toBe(-1);
+    expect(result["tcp socket"][0]).toBe("ok");
+  });
+
   it("contains a fork bomb and a huge allocation while the service keeps answering", async () => {
     const who = await tenant();
     const bomb = python(
@@ -287,6 +306,27 @@ print(json.dumps(out))`,
     expect(await env.tool("tool::process_list", {}, who)).toEqual({ processes: [] });
   });
 
+  it("is what the kernel ends first when the machine runs out of memory, not the service", async () => {
+    // Each process's memory is limited, not a run's: many of them can still exhaust the machine. The
+    // kernel's OOM killer must then pick the sandbox's processes (children included), never the
+    // service or the databases beside it.
+    const { result } = await python(
+      await tenant(),
+      `${TRY}
+out["self"] = open("/proc/self/oom_score_adj").read().strip()
+out["child"] = subprocess.run(["cat", "/proc/self/oom_score_adj"], capture_output=True, text=True).stdout.strip()
+with open("/proc/self/oom_score_adj", "w") as f:
+    attempt("lower", lambda: f.write("0") and f.flush())
+print(json.dumps(out))`,
+    );
+    expect(result.self).toBe("1000");
+    expect(result.child).toBe("1000");
+    // Only a setting made with CAP_SYS_RESOURCE holds against the program (else it may lower it again).
+    const capabilities = /CapEff:\s*([0-9a-f]+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? "0";
+    const CAP_SYS_RESOURCE = 24n;
+    if ((BigInt(`0x${capabilities}`) >> CAP_SYS_RESOURCE) & 1n) expect(result.lower[0]).toBe("refused");
+  });
+
   it("stops a runaway write at the workspace quota", async () => {
     const who = await tenant();
     const ran = await shell(
@@ -312,6 +352,24 @@ print(json.dumps(out))`,
     ).toContain("over its quota");
     expect((await shell(who, "rm", ["-r", "big"])).exitCode).toBe(0);
     expect((await env.tool("tool::file_write", { path: "more.txt", content: "x" }, who)).bytes).toBe(1);
+  });
+
+  it("stops a program making empty files at the workspace quota: each takes an inode of the disk", async () => {
+    const who = await tenant();
+    // Empty files take no block but an inode each: without a charge, a quota of bytes lets one workspace
+    // use up every inode of the disk (the service's database then cannot create a file).
+    const ran = await shell(
+      who,
+      "python3",
+      [
+        "-c",
+        "import os\nfor d in range(50):\n    os.makedirs(f'many/{d}')\n    for i in range(1000): open(f'many/{d}/{i}', 'w').close()",
+      ],
+      60_000,
+    );
+    expect(ran.exitCode, JSON.stringify(ran)).not.toBe(0);
+    expect(ran.stderr).toContain("over its quota");
+    expect((await shell(who, "rm", ["-r", "many"])).exitCode).toBe(0);
   });
 
   it("a link a program plants to the data dir is refused by file_read and file_write", async () => {
@@ -383,6 +441,34 @@ print(json.dumps(out))`,
     expect(existsSync(root)).toBe(false);
   });
 
+  it("with egress granted, cannot tie up the service's descriptors with connections to its proxy", async () => {
+    // The service runs in this process: its open descriptors are ours.
+    const open = () => readdirSync("/proc/self/fd").length;
+    const before = open();
+    let most = before;
+    let done = false;
+    const held = python(
+      await tenant({ egress: {} }),
+      `${TRY}
+import time
+held = []
+for i in range(2000):
+    s = socket.socket(socket.AF_UNIX)
+    try: s.connect("/run/agentos/proxy.sock")
+    except OSError: s.close(); continue
+    held.append(s)
+out["held"] = len(held)
+time.sleep(3)
+print(json.dumps(out))`,
+    ).finally(() => (done = true));
+    while (!done) {
+      most = Math.max(most, open());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await held;
+    expect(most - before).toBeLessThan(600);
+  });
+
   it("with egress granted, reaches an allowed host through the proxy and nothing else", async () => {
     const anyHost = await tenant({ egress: {} });
     const listed = await tenant({ egress: { allowDomains: ["127.0.0.2"] } });
@@ -422,4 +508,50 @@ print(json.dumps(out))`;
     expect(none.result.proxy).toBeNull();
     expect(none.result.allowed[0]).not.toBe(200);
   });
+
+  // This machine's own addresses that are not loopback or private (a public one on a server): a
+  // service listening on every interface answers there as it does on loopback.
+  const ownAddresses = Object.values(networkInterfaces())
+    .flat()
+    .filter((address) => address && !address.internal && !isBlockedAddress(address.address))
+    .map((address) => address?.address as string);
+  it.skipIf(ownAddresses.length === 0)(
+    "with egress granted, does not reach this machine's services through its own public addresses",
+    async () => {
+      const local = createServer((req, res) => res.end(`local service saw ${req.url}`));
+      await new Promise<void>((resolve) => local.listen(0, "::", resolve));
+      const localPort = (local.address() as AddressInfo).port;
+      try {
+        const hosts = ownAddresses.flatMap((address) =>
+          address.includes(":") ? [`[${address}]`] : [address, `[::ffff:${address}]`],
+        );
+        const { result } = await python(
+          await tenant({ egress: {} }),
+          `${TRY}
+import urllib.request, http.client
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r: return [r.status, r.read().decode()]
+    except urllib.error.HTTPError as e: return [e.code, e.read().decode()[:200]]
+    except Exception as e: return ["refused", str(e)[:200]]
+def tunnel(host, port):
+    c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=5)
+    c.set_tunnel(host, port)
+    c.request("GET", "/tunnelled")
+    return c.getresponse().read().decode()
+for host in ${JSON.stringify(hosts)}:
+    out["get " + host] = get(f"http://{host}:${localPort}/direct")
+    attempt("tunnel " + host, lambda: tunnel(host.strip("[]"), ${localPort}))
+print(json.dumps(out))`,
+        );
+        expect(JSON.stringify(result)).not.toContain("local service saw");
+        for (const host of hosts) {
+          expect(result[`get ${host}`][0], JSON.stringify(result)).toBe(403);
+          expect(result[`tunnel ${host}`][0]).toBe("refused");
+        }
+      } finally {
+        await new Promise<void>((resolve) => local.close(() => resolve()));
+      }
+    },
+  );
 });

@@ -1,5 +1,12 @@
 import type { Readable, Writable } from "node:stream";
-import { type Finished, killGroup, type PipedChild, type Supervised, spawnWithPipes } from "../supervise.ts";
+import {
+  type Finished,
+  killGroup,
+  killTree,
+  type PipedChild,
+  type Supervised,
+  spawnWithPipes,
+} from "../supervise.ts";
 import type { WatchedFinish } from "./quota.ts";
 
 /**
@@ -55,7 +62,7 @@ export function attached(prepared: Launchable, maxStderr: number): Attached {
   const cancel = () => {
     if (pid === null || gone) return;
     if (reason === "exited") reason = "cancelled";
-    killGroup(pid, "SIGKILL");
+    void killTree(pid);
   };
   return { pid, stdin: child.stdin, stdout: child.stdout, done, cancel };
 }

@@ -12,6 +12,13 @@ export const SOCKET_NAME = "proxy.sock";
 const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 
 /**
+ * Connections one agent's programs may hold through its proxy at once: each takes descriptors of the
+ * service (two for a tunnel), and unbounded, one program's thousands of sockets would use up the
+ * service's own. A package manager's parallel downloads stay far below it.
+ */
+const MAX_CONNECTIONS = 256;
+
+/**
  * What a program granted egress is told: its proxy is the relay on the sandbox's own loopback, and Node
  * trusts the system's certificate authorities as well as its own (as curl, Python and git do).
  */
@@ -104,7 +111,11 @@ export class EgressGate {
     // Others may pass through the gate's directory but not list which agents have a way out.
     await makeDir(this.dir, 0o711);
     await makeDir(dir, 0o755);
-    const proxy = new GuardProxy(this.policy, { allowDomains, explainRefusals: true });
+    const proxy = new GuardProxy(this.policy, {
+      allowDomains,
+      explainRefusals: true,
+      maxConnections: MAX_CONNECTIONS,
+    });
     await proxy.listenUnix(join(dir, SOCKET_NAME));
     return proxy;
   }

@@ -10,11 +10,16 @@ export function unavailable(why: string): SandboxStatus {
   return { mode: "unavailable", reason: `${why}; ${REMEDY}` };
 }
 
-/** The host's programs a sandbox is made with: bubblewrap, and util-linux's prlimit and setpriv. */
+/**
+ * The host's programs a sandbox is made with: bubblewrap, and util-linux's prlimit and setpriv; choom
+ * (util-linux 2.33 and later) too where present.
+ */
 export class HostPrograms {
   readonly bwrap: string | null;
   readonly prlimit: string | null;
   readonly setpriv: string | null;
+  /** Where missing, confined processes keep the service's OOM score. */
+  readonly choom: string | null;
   /** AGENTOS_SANDBOX_BWRAP: bubblewrap somewhere other than the system's directories. */
   private readonly bwrapSetting: string | undefined;
 
@@ -23,6 +28,7 @@ export class HostPrograms {
     this.bwrap = this.bwrapSetting ? findExecutable(this.bwrapSetting) : findExecutable("bwrap", SAFE_PATH);
     this.prlimit = findExecutable("prlimit", SAFE_PATH);
     this.setpriv = findExecutable("setpriv", SAFE_PATH);
+    this.choom = findExecutable("choom", SAFE_PATH);
   }
 
   /** Why no sandbox can be made here, or null when everything it needs is present. */

@@ -56,6 +56,8 @@ interface Prepared {
 }
 
 const MiB = 1024 * 1024;
+/** The highest: a confined process is the first the kernel's OOM killer ends. */
+const OOM_SCORE_ADJ = 1000;
 
 /** Each service's last probe verdict, by its data directory (several services may share a process). */
 const statuses = new Map<string, SandboxStatus>();
@@ -143,7 +145,15 @@ export class Sandbox {
       prepared.release();
     }
     const watched = this.settings.enabled
-      ? watchQuota(this.usage, run.workspace, this.settings.limits.workspaceQuotaBytes, started)
+      ? watchQuota(
+          this.usage,
+          run.workspace,
+          {
+            quota: this.settings.limits.workspaceQuotaBytes,
+            diskReserve: this.settings.limits.diskReserveBytes,
+          },
+          started,
+        )
       : started;
     return this.programs.track(run.workspace, watched);
   }
@@ -275,9 +285,12 @@ export class Sandbox {
       cwd: map(run.cwd ?? run.workspace),
       command: [...rlimits, ...command],
     });
+    // Limits are per process, so a run's many processes can still exhaust the machine's memory: then the
+    // kernel must end them, not the service. Set by a root service, the score cannot be lowered again.
+    const choom = this.host.choom;
     return {
-      command: this.host.bwrap as string,
-      args,
+      command: choom ?? (this.host.bwrap as string),
+      args: choom ? ["-n", String(OOM_SCORE_ADJ), "--", this.host.bwrap as string, ...args] : args,
       env,
       cwd: "/",
       extraStdio: extra,

@@ -1,10 +1,18 @@
+import { statfs } from "node:fs/promises";
 import { listContained } from "../../fs/contained-dir.ts";
 import type { Finished, Supervised } from "../supervise.ts";
 
 /**
- * Bytes a directory tree takes on disk (allocated blocks, links not followed), stopping early once
- * past `stopAbove`: a size check, not a quota the file system enforces, so each workspace's size is
- * measured before a run and while it lasts.
+ * What an entry costs at least: one block. An empty file, a link or a FIFO has no block but takes an
+ * inode of the disk, and a quota of bytes alone would let one workspace use up every inode (the
+ * service's database then cannot create a file).
+ */
+export const ENTRY_BYTES = 4096;
+
+/**
+ * Bytes a directory tree takes on disk (allocated blocks, at least ENTRY_BYTES an entry, links not
+ * followed), stopping early once past `stopAbove`: a size check, not a quota the file system enforces,
+ * so each workspace's size is measured before a run and while it lasts.
  */
 export async function diskUsage(root: string, stopAbove = Number.POSITIVE_INFINITY): Promise<number> {
   let total = 0;
@@ -13,7 +21,7 @@ export async function diskUsage(root: string, stopAbove = Number.POSITIVE_INFINI
     const dir = pending.pop() as string;
     for (const entry of (await listContained(root, dir)) ?? []) {
       if (entry.isDirectory) pending.push(entry.path);
-      total += entry.allocated;
+      total += Math.max(entry.allocated, ENTRY_BYTES);
     }
   }
   return total;
@@ -80,47 +88,74 @@ export function overQuota(used: number, quota: number): string {
   return `the workspace is over its quota (${Math.ceil(used / MiB)} MiB of ${Math.floor(quota / MiB)} MiB): delete files to make room (AGENTOS_WORKSPACE_QUOTA_MB sets the quota)`;
 }
 
-/** How a watched run finished: `quotaStop` says why it was stopped when the quota stopped it. */
+/** How a watched run finished: `quotaStop` says why it was stopped when the quota (or the disk) stopped it. */
 export type WatchedFinish = Finished & { quotaStop?: string };
 
+/** What a watched run must stay within: its workspace's quota, and the free space its disk keeps. */
+export interface WatchLimits {
+  quota: number;
+  diskReserve: number;
+}
+
 /**
- * `supervised`, stopped when its workspace grows past `quota` while it runs (its answer then says so,
- * in its stderr and in `quotaStop`). Whatever else `supervised` carries (a program's pipes) is kept.
+ * `supervised`, stopped when its workspace grows past the quota while it runs, or when the disk holding
+ * it runs short of its reserve (its answer then says so, in its stderr and in `quotaStop`). Whatever
+ * else `supervised` carries (a program's pipes) is kept.
  */
 export function watchQuota<S extends Supervised>(
   usage: UsageCache,
   workspace: string,
-  quota: number,
+  limits: WatchLimits,
   supervised: S,
 ): S & { done: Promise<WatchedFinish> } {
   const ended = usage.started(workspace);
-  let over: number | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let stopped: string | undefined;
   let running = true;
-  const check = async () => {
-    const started = performance.now();
-    const bytes = await usage.measure(workspace, quota);
-    if (bytes > quota && over === undefined) {
-      over = bytes;
-      supervised.cancel();
-    }
-    if (over !== undefined || !running) return;
-    timer = setTimeout(check, Math.max(QUOTA_CHECK_MS, 10 * (performance.now() - started)));
-    timer.unref();
+  const stop = (why: string | undefined) => {
+    if (why === undefined || stopped !== undefined) return;
+    stopped = why;
+    supervised.cancel();
   };
-  timer = setTimeout(check, QUOTA_CHECK_MS);
-  timer.unref();
+  const timers: { measure?: NodeJS.Timeout; disk?: NodeJS.Timeout } = {};
+  const again = () => stopped === undefined && running;
+  const measure = async () => {
+    const started = performance.now();
+    const bytes = await usage.measure(workspace, limits.quota);
+    if (bytes > limits.quota) stop(overQuota(bytes, limits.quota));
+    const next = Math.max(QUOTA_CHECK_MS, 10 * (performance.now() - started));
+    if (again()) timers.measure = setTimeout(measure, next).unref();
+  };
+  // On a clock of its own: a workspace of many files slows the walk, never this one look at the disk.
+  const disk = async () => {
+    stop(await diskShort(workspace, limits.diskReserve));
+    if (again()) timers.disk = setTimeout(disk, QUOTA_CHECK_MS).unref();
+  };
+  timers.measure = setTimeout(measure, QUOTA_CHECK_MS).unref();
+  if (limits.diskReserve > 0) timers.disk = setTimeout(disk, QUOTA_CHECK_MS).unref();
   const done = supervised.done.then((finished): WatchedFinish => {
     running = false;
-    clearTimeout(timer);
+    clearTimeout(timers.measure);
+    clearTimeout(timers.disk);
     ended();
-    if (over === undefined) {
+    if (stopped === undefined) {
       // What the run wrote counts for the next one; the answer does not wait for the walk.
-      void usage.measure(workspace, quota).catch(() => undefined);
+      void usage.measure(workspace, limits.quota).catch(() => undefined);
       return finished;
     }
-    const quotaStop = overQuota(over, quota);
-    return { ...finished, stderr: `${finished.stderr}\n[agentos] stopped: ${quotaStop}`, quotaStop };
+    return { ...finished, stderr: `${finished.stderr}\n[agentos] stopped: ${stopped}`, quotaStop: stopped };
   });
   return { ...supervised, done };
+}
+
+/**
+ * Why the disk holding `path` is short of the free space it keeps, or undefined. Files a program
+ * deleted but keeps open are not in any walk of its workspace, only in the disk's free space.
+ */
+async function diskShort(path: string, reserve: number): Promise<string | undefined> {
+  if (reserve === 0) return undefined;
+  const disk = await statfs(path).catch(() => null);
+  if (!disk) return undefined;
+  const free = disk.bavail * disk.bsize;
+  if (free >= reserve) return undefined;
+  return `the disk holding the workspaces has ${Math.floor(free / MiB)} MiB of free space left, less than the ${Math.floor(reserve / MiB)} MiB it keeps (deleted files still open count too; AGENTOS_SANDBOX_DISK_RESERVE_MB sets it)`;
 }

@@ -3,6 +3,8 @@
  * takes it): the system calls that change what a process can see or reach — mounts, namespaces (a
  * clone that makes one included), ptrace, kernel modules and keyrings, bpf, perf — fail with EPERM; a process of another architecture
  * (the x32 ABI, 32-bit calls on a 64-bit kernel) is killed, so no second syscall table slips past.
+ * So do vsock sockets, which no network namespace confines (a VM's hypervisor and whatever listens on
+ * vsock on this machine answer them), and io_uring, whose operations (a socket among them) no filter sees.
  */
 
 const BPF_LD_W_ABS = 0x20;
@@ -15,6 +17,8 @@ const RET_ALLOW = 0x7fff0000;
 const RET_ERRNO = 0x00050000;
 const EPERM = 1;
 const ENOSYS = 38;
+/** The address family of virtual machine sockets (vsock). */
+export const AF_VSOCK = 40;
 /** CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: a new namespace of any kind. */
 export const CLONE_NAMESPACES = 0x00000080 | 0x00020000 | 0x7e000000;
 /** struct seccomp_data: nr at 0, arch at 4, the low half of the first argument at 16. */
@@ -59,6 +63,9 @@ export const DENIED_SYSCALLS = [
   "acct",
   "settimeofday",
   "clock_settime",
+  "io_uring_setup",
+  "io_uring_enter",
+  "io_uring_register",
 ] as const;
 
 type Syscall = (typeof DENIED_SYSCALLS)[number];
@@ -72,12 +79,16 @@ const GENERIC = {
   fsmount: 432,
   fspick: 433,
   mount_setattr: 442,
+  io_uring_setup: 425,
+  io_uring_enter: 426,
+  io_uring_register: 427,
 };
 
 interface Arch {
   audit: number;
   clone: number;
   clone3: number;
+  socket: number;
   /** Numbers at or above this belong to another ABI on the same architecture (x32). */
   abiLimit?: number;
   numbers: Record<Syscall, number>;
@@ -88,6 +99,7 @@ export const ARCHES: Record<string, Arch> = {
     audit: 0xc000003e,
     clone: 56,
     clone3: 435,
+    socket: 41,
     abiLimit: 0x40000000,
     numbers: {
       ...GENERIC,
@@ -125,6 +137,7 @@ export const ARCHES: Record<string, Arch> = {
     audit: 0xc00000b7,
     clone: 220,
     clone3: 435,
+    socket: 198,
     numbers: {
       ...GENERIC,
       ptrace: 117,
@@ -193,6 +206,14 @@ export function filterFor(arch: string): Instruction[] | null {
     ret(RET_ALLOW),
     { code: BPF_JEQ_K, jt: 0, jf: 1, k: spec.clone3 },
     ret(RET_ERRNO | ENOSYS),
+  );
+  // A socket of the vsock family fails; any other family is the network namespace's to confine.
+  program.push(
+    { code: BPF_JEQ_K, jt: 0, jf: 4, k: spec.socket },
+    load(OFFSET_ARG0_LOW),
+    { code: BPF_JEQ_K, jt: 0, jf: 1, k: AF_VSOCK },
+    ret(RET_ERRNO | EPERM),
+    ret(RET_ALLOW),
   );
   // Each denied number jumps to the shared EPERM return at the end; the rest fall through to ALLOW.
   numbers.forEach((nr, index) => {

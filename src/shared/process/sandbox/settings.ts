@@ -15,6 +15,7 @@ export const sandboxEnvSchema = z.object({
   AGENTOS_SANDBOX_OPEN_FILES: count(64, 1_048_576, 4096),
   AGENTOS_SANDBOX_TMP_MB: count(1, 1024 * 1024, 512),
   AGENTOS_WORKSPACE_QUOTA_MB: count(1, 1024 * 1024 * 1024, 2048),
+  AGENTOS_SANDBOX_DISK_RESERVE_MB: count(0, 1024 * 1024 * 1024, 512),
 });
 
 export interface SandboxLimits {
@@ -31,6 +32,11 @@ export interface SandboxLimits {
   tmpBytes: number;
   /** Everything a workspace may hold. */
   workspaceQuotaBytes: number;
+  /**
+   * Free space the disk holding the workspaces keeps: programs running while it has less are stopped
+   * (deleted files a program keeps open take space no walk of its workspace finds; 0: no reserve).
+   */
+  diskReserveBytes: number;
 }
 
 export interface SandboxSettings {
@@ -51,6 +57,7 @@ export function sandboxSettings(env: NodeJS.ProcessEnv): SandboxSettings {
       openFiles: parsed.AGENTOS_SANDBOX_OPEN_FILES,
       tmpBytes: parsed.AGENTOS_SANDBOX_TMP_MB * MiB,
       workspaceQuotaBytes: parsed.AGENTOS_WORKSPACE_QUOTA_MB * MiB,
+      diskReserveBytes: parsed.AGENTOS_SANDBOX_DISK_RESERVE_MB * MiB,
     },
   };
 }

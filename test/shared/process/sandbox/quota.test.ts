@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { diskUsage, UsageCache } from "../../../../src/shared/process/sandbox/quota.ts";
+import { diskUsage, ENTRY_BYTES, UsageCache } from "../../../../src/shared/process/sandbox/quota.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -31,12 +31,15 @@ afterEach(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
-/** Reference: allocated bytes of everything below `dir` (not `dir` itself), links not followed. */
+/** What one entry is charged: its allocated bytes, at least a block. */
+const charged = (path: string) => Math.max(lstatSync(path).blocks * 512, ENTRY_BYTES);
+
+/** Reference: charged bytes of everything below `dir` (not `dir` itself), links not followed. */
 function allocated(dir: string): number {
   let total = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    total += lstatSync(path).blocks * 512;
+    total += charged(path);
     if (entry.isDirectory()) total += allocated(path);
   }
   return total;
@@ -65,12 +68,20 @@ describe("diskUsage", () => {
     expect(await diskUsage(join(base, "missing"))).toBe(0);
   });
 
+  it("charges an entry without a block (an empty file, a link) a block: each takes an inode", async () => {
+    mkdirSync(join(root, "empty"));
+    for (let index = 0; index < 1000; index++) writeFileSync(join(root, "empty", String(index)), "");
+    symlinkSync("nowhere", join(root, "link"));
+    expect(await diskUsage(root)).toBe(allocated(root));
+    expect(await diskUsage(root)).toBeGreaterThanOrEqual(1001 * ENTRY_BYTES);
+  });
+
   it("counts blocks on disk, not the apparent size of a sparse file", async () => {
     const sparse = join(root, "sparse.img");
     writeFileSync(sparse, "");
     truncateSync(sparse, 256 * MiB);
     expect(lstatSync(sparse).size).toBe(256 * MiB);
-    expect(await diskUsage(root)).toBe(lstatSync(sparse).blocks * 512);
+    expect(await diskUsage(root)).toBe(charged(sparse));
     expect(await diskUsage(root)).toBeLessThan(MiB);
   });
 
@@ -87,7 +98,7 @@ describe("diskUsage", () => {
     expect(after).toBe(allocated(root));
     expect(after - before).toBe(
       ["link-to-file", "link-to-dir", "link-to-parent"].reduce(
-        (sum, name) => sum + lstatSync(join(root, name)).blocks * 512,
+        (sum, name) => sum + charged(join(root, name)),
         0,
       ),
     );

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  AF_VSOCK,
   ARCHES,
   CLONE_NAMESPACES,
   DENIED_SYSCALLS,
@@ -183,28 +184,33 @@ describe("encodeFilter", () => {
 
 describe("the syscall tables", () => {
   it("has the right x86-64 numbers for well-known calls", () => {
-    const { numbers, clone, clone3, audit } = ARCHES.x64;
+    const { numbers, clone, clone3, socket, audit } = ARCHES.x64;
     expect(numbers).toMatchObject({ ptrace: 101, mount: 165, unshare: 272, setns: 308, bpf: 321 });
+    expect(numbers).toMatchObject({ io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427 });
+    expect(socket).toBe(41);
     expect(clone).toBe(56);
     expect(clone3).toBe(435);
     expect(audit).toBe(0xc000003e);
   });
 
   it("has the right arm64 numbers for well-known calls", () => {
-    const { numbers, clone, clone3, audit } = ARCHES.arm64;
+    const { numbers, clone, clone3, socket, audit } = ARCHES.arm64;
     expect(numbers).toMatchObject({ ptrace: 117, mount: 40, unshare: 97, setns: 268, bpf: 280 });
+    expect(numbers).toMatchObject({ io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427 });
+    expect(socket).toBe(198);
     expect(clone).toBe(220);
     expect(clone3).toBe(435);
     expect(audit).toBe(0xc00000b7);
   });
 
   it.each(archNames)("%s numbers every denied call, each with a number of its own", (arch) => {
-    const { numbers, clone, clone3 } = ARCHES[arch];
+    const { numbers, clone, clone3, socket } = ARCHES[arch];
     expect(Object.keys(numbers).sort()).toEqual([...DENIED_SYSCALLS].sort());
     const values = Object.values(numbers);
     expect(new Set(values).size).toBe(values.length);
     expect(values).not.toContain(clone);
     expect(values).not.toContain(clone3);
+    expect(values).not.toContain(socket);
   });
 
   it("covers every kind of namespace in CLONE_NAMESPACES and nothing else", () => {
@@ -270,11 +276,23 @@ describe.each(archNames)("the %s filter", (arch) => {
     expect(call(spec.clone3, BigInt(NAMESPACE_FLAGS.CLONE_NEWUSER))).toBe(RET_ENOSYS);
   });
 
+  it("fails a vsock socket with EPERM and lets every other family through", () => {
+    expect(call(spec.socket, BigInt(AF_VSOCK))).toBe(RET_EPERM);
+    expect(call(spec.socket, (1n << 32n) | BigInt(AF_VSOCK))).toBe(RET_EPERM);
+    for (const family of [1, 2, 10, 16, 17]) expect(call(spec.socket, BigInt(family))).toBe(RET_ALLOW);
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), (arg0) => {
+        const expected = Number(arg0 & 0xffffffffn) === AF_VSOCK ? RET_EPERM : RET_ALLOW;
+        expect(call(spec.socket, arg0)).toBe(expected);
+      }),
+    );
+  });
+
   it("kills a process of another architecture, whatever it calls", () => {
     const others = [...archNames.filter((name) => name !== arch).map((name) => ARCHES[name].audit)];
     others.push(AUDIT_I386, AUDIT_ARM, 0);
     for (const audit of others) {
-      for (const nr of [0, 1, spec.clone, spec.clone3, ...denied]) {
+      for (const nr of [0, 1, spec.clone, spec.clone3, spec.socket, ...denied]) {
         expect(run(program, { nr, arch: audit })).toBe(RET_KILL_PROCESS);
       }
     }
@@ -294,6 +312,7 @@ describe.each(archNames)("the %s filter", (arch) => {
         fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
         (nr, arg0) => {
           fc.pre(!denied.has(nr) && nr !== spec.clone && nr !== spec.clone3);
+          fc.pre(nr !== spec.socket || Number(arg0 & 0xffffffffn) !== AF_VSOCK);
           expect(call(nr, arg0)).toBe(RET_ALLOW);
         },
       ),

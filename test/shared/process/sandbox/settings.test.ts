@@ -16,6 +16,7 @@ const DEFAULTS = {
     openFiles: 4096,
     tmpBytes: 512 * MiB,
     workspaceQuotaBytes: 2048 * MiB,
+    diskReserveBytes: 512 * MiB,
   },
 };
 
@@ -28,6 +29,7 @@ const VARIABLES = [
   ["AGENTOS_SANDBOX_OPEN_FILES", "openFiles", 64, 1_048_576, 1],
   ["AGENTOS_SANDBOX_TMP_MB", "tmpBytes", 1, 1024 * 1024, MiB],
   ["AGENTOS_WORKSPACE_QUOTA_MB", "workspaceQuotaBytes", 1, 1024 * 1024 * 1024, MiB],
+  ["AGENTOS_SANDBOX_DISK_RESERVE_MB", "diskReserveBytes", 0, 1024 * 1024 * 1024, MiB],
 ] as const;
 
 function zodErrorOf(run: () => unknown): ZodError {
