@@ -1669,6 +1669,15 @@ export interface Functions {
       durationMs?: number;
       reason?: string;
     } | {
+      type: "channel_turn";
+      platform: string;
+      realmId: string;
+      agentId: string;
+      jobId: string;
+      attempt: number;
+      outcome: "failed";
+      reason: string;
+    } | {
       type: "channel_delivery";
       platform: string;
       realmId: string;
