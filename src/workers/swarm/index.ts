@@ -272,18 +272,24 @@ export function registerSwarm(
       await requireRealm(trigger, realmId);
       await backfilled();
       const now = nowMs();
-      const matching: Swarm[] = [];
+      // A swarm past its time shows as expired before the sweep gets to it.
+      const shown = (swarm: Swarm): Swarm => (isDue(swarm, now) ? { ...swarm, status: "expired" } : swarm);
+      // The id and time of each match only: a realm may hold many swarms, each with its members and goal.
+      const matching: Array<Pick<Swarm, "swarmId" | "createdAt">> = [];
       // The realm's own swarms only, through its index: other realms' swarms cost this listing nothing.
       for await (const value of realmSwarms(realmId)) {
-        // A swarm past its time shows as expired before the sweep gets to it.
-        const swarm: Swarm = isDue(value, now) ? { ...value, status: "expired" } : value;
-        if (!status || swarm.status === status) matching.push(swarm);
+        if (!status || shown(value).status === status)
+          matching.push({ swarmId: value.swarmId, createdAt: value.createdAt });
       }
       const page = pageOf(matching, (swarm) => newestFirst(swarm.createdAt, swarm.swarmId), {
         limit,
         cursor,
       });
-      return { swarms: page.items, count: matching.length, nextCursor: page.nextCursor };
+      const read = await Promise.all(
+        page.items.map(({ swarmId }) => state.get<Swarm>(SWARMS_SCOPE, swarmId)),
+      );
+      const swarms = read.filter((swarm): swarm is Swarm => swarm !== null).map(shown);
+      return { swarms, count: matching.length, nextCursor: page.nextCursor };
     },
   );
 
