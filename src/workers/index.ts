@@ -90,6 +90,7 @@ export async function registerWorkers(
     cluster: Boolean(config.databaseUrl),
     leaseMs: config.workflowLeaseMs,
     resumeGraceMs: config.workflowResumeGraceMs,
+    runsPerRealm: config.workflowRunsPerRealm,
     startup: background,
     warn: (message) => engine.logger.warn(message),
   });

@@ -2,9 +2,9 @@ import { publishEventAwaited } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { assertRealmAccess } from "../../shared/access.ts";
+import { RealmRunShare } from "../../shared/realm-share.ts";
 import { recoverLeases } from "./lease.ts";
 import { invoke, type PulseDeps, purgeAgent, purgeRealm, register, status, toggle } from "./pulses.ts";
-import { RealmRunShare } from "./realm-share.ts";
 import { PulseScheduler } from "./scheduler.ts";
 import {
   invokeInput,

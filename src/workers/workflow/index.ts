@@ -4,6 +4,7 @@ import { stateClient } from "../../engine/state/client.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access.ts";
 import { pageOf } from "../../shared/pagination.ts";
+import { RealmRunShare } from "../../shared/realm-share.ts";
 import { authorize } from "./authorize.ts";
 import { checkWorkflowFiles } from "./check-file.ts";
 import {
@@ -65,8 +66,12 @@ export interface WorkflowOptions {
    * to the process that serves the data. Default true.
    */
   startup?: boolean;
+  /** Asynchronous runs of one realm's keys executing at once in this process (default 32). */
+  runsPerRealm?: number;
   warn?: (message: string) => void;
 }
+
+const DEFAULT_RUNS_PER_REALM = 32;
 
 /** Durable workflows: definitions, runs checkpointed after every step, resumed after a crash. */
 export function registerWorkflow(
@@ -101,6 +106,7 @@ export function registerWorkflow(
     trigger,
     leases,
     local: new Map(),
+    asyncRuns: new RealmRunShare(options.runsPerRealm ?? DEFAULT_RUNS_PER_REALM),
     authorize: (workflow, agentId, principal) => authorize(worker, workflow, agentId, principal),
     functionInfo,
   };

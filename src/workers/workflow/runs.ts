@@ -3,9 +3,10 @@ import type { StateClient } from "../../engine/state/client.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { callerRealm } from "../../shared/access.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
-import { conflict, notFound } from "../../shared/errors.ts";
+import { AppError, conflict, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
+import type { RealmRunShare } from "../../shared/realm-share.ts";
 import { assertStepsAllowed, runPrincipal } from "./access.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
 import type { FunctionInfo } from "./function-info.ts";
@@ -32,6 +33,8 @@ export interface RunControl {
   leases?: Leases;
   /** Runs executing here (or about to resume here), each with the controller that cancels it. */
   local: Map<string, { controller: AbortController; done?: Promise<unknown> }>;
+  /** Asynchronous runs of realm keys executing here, per realm: they hold no request's slot. */
+  asyncRuns: RealmRunShare;
   /** The capability check of the agents a run's steps act for (403 naming the step). */
   authorize(workflow: Workflow, agentId: string | undefined, principal: RunPrincipal): Promise<void>;
   functionInfo: FunctionInfo;
@@ -90,21 +93,36 @@ export async function startWorkflowRun(control: RunControl, request: StartReques
     position: 0,
     startedAt: nowIso(),
   };
+  // A realm key's asynchronous run answers at once, so no request slot holds it: its realm's share does.
+  const shared = request.async && ctx.auth.kind === "realm" ? realmId : undefined;
+  if (shared !== undefined && !control.asyncRuns.tryEnter(shared))
+    throw tooManyRuns(realmId, control.asyncRuns);
+  const leave = () => {
+    if (shared !== undefined) control.asyncRuns.leave(shared);
+  };
   if (control.leases) hold(control.leases, run);
   try {
     await startRun(control.state, run);
   } catch (error) {
     control.leases?.local.delete(run.runId);
+    leave();
     throw error;
   }
   control.deps.publish("started", run);
   const done = execute(control, workflow, run);
   if (request.async) {
-    done.catch(() => undefined);
+    done.catch(() => undefined).finally(leave);
     return { runId: run.runId, status: run.status, workflowId, realmId };
   }
   const finished = await done;
   return { runId: finished.runId, status: finished.status, results: finished.results, vars: finished.vars };
+}
+
+function tooManyRuns(realmId: string, share: RealmRunShare): AppError {
+  return new AppError(
+    "rate_limited",
+    `Realm ${realmId} has ${share.limit} asynchronous workflow runs going, the most it may at once (AGENTOS_WORKFLOW_RUNS_PER_REALM): start this one when one has finished`,
+  );
 }
 
 /** A run the caller may see: another realm's run is as absent as one that never existed. */

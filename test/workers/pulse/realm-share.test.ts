@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { TelemetryEvent } from "../../../src/engine/telemetry.ts";
-import { RealmRunShare } from "../../../src/workers/pulse/realm-share.ts";
+import { RealmRunShare } from "../../../src/shared/realm-share.ts";
 import { createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { eventually } from "../../helpers/iii.ts";

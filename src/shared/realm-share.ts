@@ -1,12 +1,11 @@
 /**
- * Cron runs of each realm going at once on this node. Runs of one agent never overlap (its lease), but a
- * tenant with many agents woken every second would otherwise start as many model calls each second as it
- * has agents, taking the provider connections and the event loop from every other realm. A tick past
- * the realm's share is skipped (`realm_busy`); the next tick tries again.
+ * Work of each realm going at once in this process, up to a share: background work no HTTP request holds
+ * (pulse cron runs, asynchronous workflow runs), which one tenant would otherwise start without bound,
+ * taking the provider connections and the event loop from every other realm.
  */
 export class RealmRunShare {
   private readonly running = new Map<string, number>();
-  private readonly limit: number;
+  readonly limit: number;
 
   constructor(limit: number) {
     this.limit = limit;
