@@ -43,24 +43,16 @@ export const telemetryEvent = z.discriminatedUnion("type", [
     reason: z.string().max(1000).optional(),
   }),
   z.object({
-    /** A channel message's agent turn that failed (the job is retried, then kept as failed). */
-    type: z.literal("channel_turn"),
+    /**
+     * A channel job's step that failed (the job is retried, then kept as failed): its agent's turn
+     * (`channel_turn`), or the delivery of its reply (`channel_delivery`).
+     */
+    type: z.enum(["channel_turn", "channel_delivery"]),
     platform: name,
     realmId: name,
     agentId: name,
     jobId: name,
-    /** The job's attempt (1: its first try; 0: the webhook's own, answered at once). */
-    attempt: z.number().int().min(0),
-    outcome: z.literal("failed"),
-    reason: z.string().max(1000),
-  }),
-  z.object({
-    type: z.literal("channel_delivery"),
-    platform: name,
-    realmId: name,
-    agentId: name,
-    jobId: name,
-    /** The job's attempt (1: its first try at delivering). */
+    /** The job's attempt (1: its first try; 0: a webhook's own turn, answered at once). */
     attempt: z.number().int().min(0),
     outcome: z.literal("failed"),
     reason: z.string().max(1000),
@@ -139,19 +131,6 @@ export function logTelemetry(logger: Logger): (event: TelemetryEvent) => void {
         }
         break;
       case "channel_turn":
-        // As deliveries: the first failure of a job says why, its retries only at debug.
-        logger[event.attempt <= 1 ? "warn" : "debug"](
-          {
-            platform: event.platform,
-            realmId: event.realmId,
-            agentId: event.agentId,
-            jobId: event.jobId,
-            attempt: event.attempt,
-            reason: event.reason,
-          },
-          "channel message's agent turn failed",
-        );
-        break;
       case "channel_delivery":
         // Retries go on for minutes: the first failure of a job says why, the rest only at debug.
         logger[event.attempt <= 1 ? "warn" : "debug"](
@@ -163,7 +142,9 @@ export function logTelemetry(logger: Logger): (event: TelemetryEvent) => void {
             attempt: event.attempt,
             reason: event.reason,
           },
-          "channel reply not delivered",
+          event.type === "channel_turn"
+            ? "channel message's agent turn failed"
+            : "channel reply not delivered",
         );
         break;
       case "model_call":

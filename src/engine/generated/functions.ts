@@ -1669,16 +1669,7 @@ export interface Functions {
       durationMs?: number;
       reason?: string;
     } | {
-      type: "channel_turn";
-      platform: string;
-      realmId: string;
-      agentId: string;
-      jobId: string;
-      attempt: number;
-      outcome: "failed";
-      reason: string;
-    } | {
-      type: "channel_delivery";
+      type: "channel_turn" | "channel_delivery";
       platform: string;
       realmId: string;
       agentId: string;
@@ -3891,6 +3882,8 @@ export interface Functions {
       /** The agent whose workspace (or data) the tool acts on */
       agentId: string;
       maxChars?: number;
+      /** How long to wait, in ms (default 15000) */
+      timeoutMs?: number;
     };
     output: unknown;
   };

@@ -307,25 +307,26 @@ function failedAtOnce(
 
 /** A message's turn that failed, told to the service's observers (/metrics, a warning at its first). */
 function turnFailed(trigger: TriggerFn, job: ChannelJob, error: unknown): void {
-  report(trigger, {
-    type: "channel_turn",
-    platform: job.platform,
-    realmId: job.realmId,
-    agentId: job.agentId,
-    jobId: job.id,
-    attempt: job.attempts,
-    outcome: "failed",
-    reason: (error instanceof Error ? error.message : String(error)).slice(0, 1000),
-  });
+  stepFailed(trigger, "channel_turn", job, error instanceof Error ? error.message : String(error));
+}
+
+/** A reply the platform did not take, told to the service's observers. */
+function deliveryFailed(trigger: TriggerFn, job: ChannelJob, reason: string): void {
+  stepFailed(trigger, "channel_delivery", job, reason);
 }
 
 /**
- * A reply the platform did not take, told to the service's observers: counted in /metrics by
- * platform, and logged at the job's first failed attempt (retries then run for minutes in silence).
+ * A job's failed step: counted in /metrics by platform, and logged at the job's first failed attempt
+ * (retries then run for minutes in silence).
  */
-function deliveryFailed(trigger: TriggerFn, job: ChannelJob, reason: string): void {
+function stepFailed(
+  trigger: TriggerFn,
+  type: "channel_turn" | "channel_delivery",
+  job: ChannelJob,
+  reason: string,
+): void {
   report(trigger, {
-    type: "channel_delivery",
+    type,
     platform: job.platform,
     realmId: job.realmId,
     agentId: job.agentId,
