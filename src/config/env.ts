@@ -58,6 +58,7 @@ const envSchema = z.object({
   AGENTOS_MAX_IN_FLIGHT_PER_REALM: z.coerce.number().int().min(1).max(1_000_000).default(128),
   AGENTOS_PULSE_RUNS_PER_REALM: z.coerce.number().int().min(1).max(100_000).default(16),
   AGENTOS_WORKFLOW_RUNS_PER_REALM: z.coerce.number().int().min(1).max(100_000).default(32),
+  AGENTOS_BRIDGE_RUNS_PER_REALM: z.coerce.number().int().min(1).max(100_000).default(16),
   AGENTOS_WORKFLOW_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
   AGENTOS_CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
   AGENTOS_WORKFLOW_RESUME_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
@@ -116,6 +117,8 @@ export interface Config {
   pulseRunsPerRealm: number;
   /** Asynchronous workflow runs of one realm's keys executing at once on a node: more are a 429. */
   workflowRunsPerRealm: number;
+  /** Bridge runs of one realm's keys going at once on this node (AGENTOS_BRIDGE_RUNS_PER_REALM). */
+  bridgeRunsPerRealm: number;
   bodyLimitBytes: number;
   /** Cluster mode: how long a node holds a workflow run it executes without renewing it. */
   workflowLeaseMs: number;
@@ -163,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxInFlightPerRealm: vars.AGENTOS_MAX_IN_FLIGHT_PER_REALM,
     pulseRunsPerRealm: vars.AGENTOS_PULSE_RUNS_PER_REALM,
     workflowRunsPerRealm: vars.AGENTOS_WORKFLOW_RUNS_PER_REALM,
+    bridgeRunsPerRealm: vars.AGENTOS_BRIDGE_RUNS_PER_REALM,
     workflowLeaseMs: vars.AGENTOS_WORKFLOW_LEASE_MS,
     channelConcurrency: vars.AGENTOS_CHANNEL_CONCURRENCY,
     workflowResumeGraceMs: vars.AGENTOS_WORKFLOW_RESUME_GRACE_MS,

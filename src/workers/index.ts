@@ -121,6 +121,7 @@ export async function registerWorkers(
     {
       allowPrivateNetwork: config.env.AGENTOS_ALLOW_PRIVATE_NETWORK === "1",
       startup: background,
+      runsPerRealm: config.bridgeRunsPerRealm,
     },
   );
   const pulse = registerPulse(engine.worker("pulse", "Pulse: agents woken on a cron schedule"), {

@@ -103,10 +103,21 @@ export function supervise(launch: Launch): Supervised {
   const stop = (why: Finished["reason"]) => {
     if (reason !== "exited" || pid === null) return;
     reason = why;
-    if (graceMs === 0) return void killTree(pid);
+    if (graceMs === 0) return void end(pid);
     killGroup(pid, "SIGTERM");
-    killTimer = setTimeout(() => void killTree(pid), graceMs);
+    killTimer = setTimeout(() => void end(pid), graceMs);
   };
+  // A process that left the group, the tree and its marker behind may still hold our pipes: a grace
+  // period after the kill (for what the killed ones wrote) they are closed, so a stopped run ends rather
+  // than when that process chooses to exit.
+  let closeTimer: NodeJS.Timeout | undefined;
+  const end = (group: number) =>
+    killTree(group).then(() => {
+      closeTimer = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, KILL_GRACE_MS);
+    });
   const timer = setTimeout(() => stop("timed_out"), launch.timeoutMs);
   const done = new Promise<Finished>((resolve) => {
     child.on("error", (error) => {
@@ -122,13 +133,16 @@ export function supervise(launch: Launch): Supervised {
       });
     });
     child.on("exit", () => {
-      // The leader is gone: its group's stragglers go with it, so the pipes close and nothing lingers.
+      // The leader is gone: its group's stragglers go with it, so the pipes close and nothing lingers;
+      // so do those that left the group (a session of their own) but still carry the marker.
       if (pid !== null) killGroup(pid, "SIGKILL");
+      if (launch.marker) killLeftovers(launch.marker[0], new Set([launch.marker[1]]));
     });
     child.on("close", (exitCode, signal) => {
       if (pid !== null) live.delete(pid);
       clearTimeout(timer);
       clearTimeout(killTimer);
+      clearTimeout(closeTimer);
       resolve({ reason, exitCode, signal, stdout, stderr, truncated });
     });
   });

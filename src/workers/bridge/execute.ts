@@ -1,7 +1,8 @@
+import { MAX_VALUE_BYTES } from "../../engine/state/values.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { guardedRequest, type NetworkPolicy } from "../../shared/net/guarded-request.ts";
 import { type Finished, MAX_STDOUT_BYTES, supervise } from "../../shared/process/supervise.ts";
-import { PROCESS_KINDS } from "./kinds.ts";
+import { jsonOrText, PROCESS_KINDS } from "./kinds.ts";
 import type { BridgeRun, Runtime } from "./schema.ts";
 import { RUN_MARKER } from "./store.ts";
 
@@ -25,8 +26,34 @@ export function execute(
     agentId: run.agentId,
     runId: run.id,
   });
-  if (runtime.kind === "http") return postTo(runtime, run, context, policy);
-  const kind = PROCESS_KINDS[runtime.kind];
+  const execution =
+    runtime.kind === "http" ? postTo(runtime, run, context, policy) : spawnRun(runtime, run, input, context);
+  return { ...execution, done: execution.done.then(storable) };
+}
+
+/**
+ * The most a run's output may take in its record, serialized: under the store's MAX_VALUE_BYTES, with
+ * room for the rest. A megabyte of output can serialize to six (a control character becomes \u0001,
+ * 1e20 twenty-one digits): the store refused the run, which stayed running, and the rejection ended the
+ * service.
+ */
+const MAX_STORED_OUTPUT_BYTES = MAX_VALUE_BYTES - 1024 * 1024;
+/** A UTF-16 unit serializes to at most 6 bytes (\uXXXX): a text this long always fits. */
+const STORED_TEXT_CHARS = Math.floor(MAX_STORED_OUTPUT_BYTES / 6);
+/** A tool's own error message can be its whole answer: the run keeps its start. */
+const MAX_ERROR_CHARS = 2000;
+
+/** The finished run as the store can take it: output too large once serialized is cut, as text. */
+function storable(run: BridgeRun): BridgeRun {
+  const error = run.error === null ? null : run.error.slice(0, MAX_ERROR_CHARS);
+  const json = JSON.stringify(run.output) ?? "null";
+  if (Buffer.byteLength(json) <= MAX_STORED_OUTPUT_BYTES) return { ...run, error };
+  const text = typeof run.output === "string" ? run.output : json;
+  return { ...run, error, output: text.slice(0, STORED_TEXT_CHARS), truncated: true };
+}
+
+function spawnRun(runtime: Runtime, run: BridgeRun, input: { prompt?: string }, context: string): Execution {
+  const kind = PROCESS_KINDS[runtime.kind as Exclude<Runtime["kind"], "http">];
   const supervised = supervise({
     command: runtime.command ?? (kind.executable as string),
     args: kind.args(input.prompt ?? "", runtime.args ?? []),
@@ -85,13 +112,7 @@ function postTo(runtime: Runtime, run: BridgeRun, context: string, policy: Netwo
     policy,
   }).then(
     (response): BridgeRun => {
-      const text = response.body.toString("utf8");
-      let output: unknown = text;
-      try {
-        output = JSON.parse(text);
-      } catch {
-        // Not JSON: kept as text.
-      }
+      const output = jsonOrText(response.body.toString("utf8"));
       const ok = response.status >= 200 && response.status < 300;
       return {
         ...run,

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { ACTS_FOR_AGENT } from "../../engine/acting-agent.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { stateClient } from "../../engine/state/client.ts";
@@ -11,6 +12,7 @@ import { type NetworkPolicy, systemResolver } from "../../shared/net/guarded-req
 import { checkWebUrl } from "../../shared/net/ssrf.ts";
 import { findExecutable } from "../../shared/process/supervise.ts";
 import { assertAgentRef, requireRealm } from "../../shared/realm-refs.ts";
+import { RealmRunShare } from "../../shared/realm-share.ts";
 import { type Execution, execute } from "./execute.ts";
 import { PROCESS_KINDS } from "./kinds.ts";
 import {
@@ -48,7 +50,11 @@ export interface BridgeOptions {
   allowPrivateNetwork?: boolean;
   /** False in a process that does not serve (a CLI command): runs of the serving process are left alone. */
   startup?: boolean;
+  /** Runs of one realm's keys going at once on this node (AGENTOS_BRIDGE_RUNS_PER_REALM); default 16. */
+  runsPerRealm?: number;
 }
+
+const DEFAULT_RUNS_PER_REALM = 16;
 
 const TOPIC = "bridge.run";
 
@@ -65,6 +71,9 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
     resolve: systemResolver,
   };
   const local = new Map<string, Execution>();
+  // An invoke answers at once, so no request slot holds its process: a realm's keys (and agents) would
+  // start processes, each holding a megabyte of output, without bound.
+  const realmShare = new RealmRunShare(options.runsPerRealm ?? DEFAULT_RUNS_PER_REALM);
   const publish = (run: BridgeRun) =>
     publishEvent(trigger, TOPIC, {
       type: run.status === "running" ? "started" : run.status,
@@ -108,6 +117,10 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
             `command: ${command} was not found on this host's PATH (install it, or give its full path)`,
           );
         }
+        // Else every run failed to start, each after it was recorded.
+        if (input.workDir !== undefined && !isDirectory(input.workDir)) {
+          throw badRequest(`workDir: ${input.workDir} is not a directory on this host`);
+        }
       }
       const runtime: Runtime = {
         ...input,
@@ -136,6 +149,21 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
       return { runtimes, count: runtimes.length };
     },
   );
+
+  /** The run's process (or request) started; a runtime the kernel refuses ends the run failed, a 422. */
+  const startExecution = async (
+    runtime: Runtime,
+    run: BridgeRun,
+    input: { context: unknown; prompt?: string },
+  ): Promise<Execution> => {
+    try {
+      return execute(runtime, run, input, policy);
+    } catch (error) {
+      const message = `The runtime could not be started: ${(error as Error).message}`;
+      await finishRecord(state, { ...run, status: "failed", error: message, finishedAt: nowIso() });
+      throw new AppError("unprocessable", message);
+    }
+  };
 
   worker.registerFunction(
     {
@@ -173,16 +201,18 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
         startedAt: nowIso(),
         finishedAt: null,
       };
-      // Recorded before the process starts: a crash from here on finds it and cleans up after it.
-      await startRecord(state, run);
-      let execution: ReturnType<typeof execute>;
+      if (realmId && !realmShare.tryEnter(realmId)) throw tooManyRuns(realmId, realmShare.limit);
+      const leave = () => {
+        if (realmId) realmShare.leave(realmId);
+      };
+      let execution: Execution;
       try {
-        execution = execute(runtime, run, { context, prompt }, policy);
+        // Recorded before the process starts: a crash from here on finds it and cleans up after it.
+        await startRecord(state, run);
+        execution = await startExecution(runtime, run, { context, prompt });
       } catch (error) {
-        // Not started at all (the kernel refused it): the run ends failed, not left running.
-        const message = `The runtime could not be started: ${(error as Error).message}`;
-        await finishRecord(state, { ...run, status: "failed", error: message, finishedAt: nowIso() });
-        throw new AppError("unprocessable", message);
+        leave();
+        throw error;
       }
       local.set(run.id, execution);
       if (execution.pid !== null) await state.set(RUNS_SCOPE, run.id, { ...run, pid: execution.pid });
@@ -192,7 +222,13 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
           await finishRecord(state, finished);
           publish(finished);
         })
-        .finally(() => local.delete(run.id));
+        // The store is closing (the service stops): the next start marks the run interrupted. Left
+        // unhandled, the rejection would end the process.
+        .catch(() => undefined)
+        .finally(() => {
+          local.delete(run.id);
+          leave();
+        });
       return { runId: run.id, status: run.status };
     },
   );
@@ -267,6 +303,21 @@ export function registerBridge(worker: WorkerClient, options: BridgeOptions = {}
     await buildRunIndexes(state);
   })();
   return { ready };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function tooManyRuns(realmId: string, limit: number): AppError {
+  return new AppError(
+    "rate_limited",
+    `Realm ${realmId} has ${limit} bridge runs going, the most it may at once (AGENTOS_BRIDGE_RUNS_PER_REALM): invoke again when one has finished`,
+  );
 }
 
 /** Admins invoke any runtime; a realm's key (or its agents) only those the admin opened to the realm. */

@@ -1,3 +1,4 @@
+import { exceedsDepth } from "../../shared/json-depth.ts";
 import type { RuntimeKind } from "./schema.ts";
 
 /** What a run produced, read from its standard output. */
@@ -56,13 +57,28 @@ export const PROCESS_KINDS: Record<Exclude<RuntimeKind, "http">, ProcessKind> = 
   },
 };
 
-function jsonOrText(stdout: string): unknown {
-  const trimmed = stdout.trim();
+/**
+ * Output nested deeper than this is not read as JSON: the store, and every reader of the run, serialize
+ * it recursively, and a runtime printing a few hundred thousand brackets overflowed the stack there and
+ * ended the service.
+ */
+const MAX_OUTPUT_DEPTH = 64;
+
+/** `text` as JSON, or undefined when it is not JSON or nests deeper than MAX_OUTPUT_DEPTH. */
+function parseJson(text: string): { value: unknown } | undefined {
+  let value: unknown;
   try {
-    return JSON.parse(trimmed);
+    value = JSON.parse(text);
   } catch {
-    return stdout;
+    return undefined;
   }
+  return exceedsDepth(value, MAX_OUTPUT_DEPTH) ? undefined : { value };
+}
+
+/** Output of a process, or an http runtime's answer: parsed when it is JSON, else the text. */
+export function jsonOrText(text: string): unknown {
+  const json = parseJson(text.trim());
+  return json ? json.value : text;
 }
 
 type Json = Record<string, unknown>;
@@ -72,12 +88,9 @@ function jsonLines(stdout: string): Json[] {
   const objects: Json[] = [];
   for (const line of stdout.split("\n")) {
     const trimmed = line.trim();
-    if (!trimmed.startsWith("{")) continue;
-    try {
-      objects.push(JSON.parse(trimmed) as Json);
-    } catch {
-      // A partial or foreign line: skipped.
-    }
+    // A partial or foreign line is skipped.
+    const json = trimmed.startsWith("{") ? parseJson(trimmed) : undefined;
+    if (json) objects.push(json.value as Json);
   }
   return objects;
 }

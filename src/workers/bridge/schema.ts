@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { exceedsDepth } from "../../shared/json-depth.ts";
 import { nextCursor } from "../../shared/outputs.ts";
 import { pageFields } from "../../shared/pagination.ts";
 
@@ -23,20 +24,32 @@ const text = (field: string, max: number) =>
     .min(1, `${field} is required`)
     .max(max, `${field} must be at most ${max} characters`);
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/**
+ * A string the kernel passes to the program (its path, an argument, a variable, its directory): one
+ * with a NUL could not be passed, and every invoke of the runtime failed after recording a run.
+ */
+const passed = <T extends z.ZodString>(schema: T, field: string) =>
+  schema.refine((value) => !value.includes("\0"), `${field} must not contain NUL characters`);
 
 export const registerInput = z
   .strictObject({
     kind: z.enum(RUNTIME_KINDS, { error: `kind must be one of ${RUNTIME_KINDS.join(", ")}` }),
     name: text("name", 200),
     /** The executable (process: required; coding tools: overrides the tool's usual name). */
-    command: text("command", 1024).optional(),
-    args: z.array(z.string().max(10_000), { error: "args must be an array of strings" }).max(100).optional(),
+    command: passed(text("command", 1024), "command").optional(),
+    args: z
+      .array(passed(z.string().max(10_000), "args"), { error: "args must be an array of strings" })
+      .max(100)
+      .optional(),
     url: text("url", 2048).optional(),
     headers: z.record(z.string(), z.string().max(8192)).optional(),
     env: z
-      .record(z.string().regex(envName, "env names are letters, digits and _"), z.string().max(32_768))
+      .record(
+        z.string().regex(envName, "env names are letters, digits and _"),
+        passed(z.string().max(32_768), "env values"),
+      )
       .optional(),
-    workDir: text("workDir", 4096).optional(),
+    workDir: passed(text("workDir", 4096), "workDir").optional(),
     timeoutSecs: z
       .number({ error: "timeoutSecs must be an integer" })
       .int("timeoutSecs must be an integer")
@@ -77,6 +90,8 @@ export type Runtime = z.infer<typeof runtimeRecord>;
 
 /** The most the prompt and the context may take, in bytes (the kernel's 128 KiB a string, with room). */
 export const MAX_PASSED_BYTES = 120_000;
+/** The deepest context a caller may pass, as the HTTP body's limit. */
+const MAX_CONTEXT_DEPTH = 64;
 
 export const invokeInput = z
   .strictObject({
@@ -91,19 +106,33 @@ export const invokeInput = z
         (prompt) => !prompt.startsWith("-"),
         'prompt must not begin with "-" (a CLI would read it as an option)',
       )
+      .refine((prompt) => !prompt.includes("\0"), "prompt must not contain NUL characters")
       .optional(),
   })
-  // Both reach the program through the kernel (together in AGENTOS_CONTEXT, the prompt also as an
-  // argument), which takes at most 128 KiB a string: past that the start fails (E2BIG).
-  .refine(
-    ({ context, prompt }) =>
-      Buffer.byteLength(JSON.stringify({ context: context ?? null, prompt: prompt ?? null })) <=
-      MAX_PASSED_BYTES,
-    {
-      message: `context and prompt together must be at most ${MAX_PASSED_BYTES} bytes as JSON`,
-      path: ["context"],
-    },
-  );
+  .superRefine(({ context, prompt }, ctx) => {
+    // An agent's tool call reaches here without the HTTP body's depth limit: measured first, since
+    // serializing thousands of levels overflows the stack.
+    if (exceedsDepth(context, MAX_CONTEXT_DEPTH)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["context"],
+        message: `context must nest at most ${MAX_CONTEXT_DEPTH} levels`,
+      });
+      return;
+    }
+    // Both reach the program through the kernel (together in AGENTOS_CONTEXT, the prompt also as an
+    // argument), which takes at most 128 KiB a string: past that the start fails (E2BIG).
+    const passedBytes = Buffer.byteLength(
+      JSON.stringify({ context: context ?? null, prompt: prompt ?? null }),
+    );
+    if (passedBytes > MAX_PASSED_BYTES) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["context"],
+        message: `context and prompt together must be at most ${MAX_PASSED_BYTES} bytes as JSON`,
+      });
+    }
+  });
 export type InvokeInput = z.output<typeof invokeInput>;
 
 export const runIdInput = z.strictObject({ runId: text("runId", 256) });
