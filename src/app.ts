@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { prepareDataDir } from "./config/data-dir.ts";
 import type { Config } from "./config/env.ts";
 import type { Engine } from "./engine/engine.ts";
 import type { IiiLimits } from "./engine/iii/limits.ts";
@@ -112,6 +113,7 @@ export interface AgentOSOptions {
 
 export async function createAgentOS(config: Config, options: AgentOSOptions = {}): Promise<AgentOS> {
   const logger = options.logger ?? silentLogger();
+  prepareDataDir(config.dataDir, (message) => logger.warn(message));
   const backends = await openBackends(config, logger, options.background ?? true);
   const { store, textIndex, vectorIndex, bus, rateLimitStore } = backends;
   const closeBackends = async () => {

@@ -1,5 +1,5 @@
 import { serverSentEvents } from "../shared/sse.ts";
-import { defaultKey, serviceAddress, unreachable } from "./service-call.ts";
+import { keyFor, serviceAddress, unreachable } from "./service-call.ts";
 
 /** The API's refusal: its own message and its status (a 404 lets a name be tried where an id was not). */
 export class ApiError extends Error {
@@ -49,8 +49,8 @@ export async function* apiEvents(
 }
 
 async function send(method: string, path: string, body: unknown, headers: Record<string, string> = {}) {
-  const key = defaultKey();
   const address = serviceAddress();
+  const key = keyFor(address.url);
   try {
     return await fetch(new URL(path, address.url), {
       method,

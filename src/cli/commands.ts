@@ -8,7 +8,7 @@ import { readIntegrations } from "../workers/integrations/files.ts";
 import { checkWorkflowFiles } from "../workers/workflow/check-file.ts";
 import { output, table } from "./api.ts";
 import { secretArgument } from "./secret-input.ts";
-import { callService, defaultKey, serviceAddress, unreachable } from "./service-call.ts";
+import { callService, keyFor, serviceAddress, unreachable } from "./service-call.ts";
 
 /**
  * Runs one command against the configured storage, with the same functions the server uses. Without
@@ -195,8 +195,8 @@ export async function keysRevoke(id: string): Promise<void> {
 }
 
 export async function health(options: { url?: string; key?: string }): Promise<void> {
-  const key = options.key ?? defaultKey();
   const address = options.url ? { url: options.url, from: "--url" } : serviceAddress();
+  const key = options.key ?? keyFor(address.url);
   let response: Response;
   try {
     response = await fetch(new URL("/api/health", address.url), {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { closeSync, fchmodSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { agentIdOf } from "./agents.ts";
 import { api, output, table } from "./api.ts";
 
@@ -130,13 +130,27 @@ export async function realmsDelete(id: string, options: Json): Promise<void> {
 export async function realmsExport(id: string, options: Json & { file?: string }): Promise<void> {
   const doc = await api("POST", `/api/realms/${encodeURIComponent(id)}/export`, {});
   if (options.file) {
-    writeFileSync(options.file, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
+    writePrivateFile(options.file, `${JSON.stringify(doc, null, 2)}\n`);
     output(
       options.json,
       { exported: id, file: options.file },
       () => `Exported realm ${id} to ${options.file}.`,
     );
   } else process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+}
+
+/**
+ * Owner-only before a byte is written: open()'s mode applies only to a file it creates, so an earlier
+ * export (or a file made under umask 022) would otherwise keep its mode, readable to other users.
+ */
+function writePrivateFile(file: string, text: string): void {
+  const fd = openSync(file, "w", 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+    writeFileSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export async function realmsImport(file: string, options: Json & { owner?: string }): Promise<void> {

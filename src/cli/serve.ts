@@ -1,5 +1,5 @@
 import { createAgentOS } from "../app.ts";
-import { loadConfig } from "../config/env.ts";
+import { type Config, loadConfig } from "../config/env.ts";
 import { assertSafeEngineBinding } from "../engine/iii/server.ts";
 import { createLogger } from "../shared/logger.ts";
 
@@ -45,9 +45,25 @@ export async function serve(): Promise<void> {
   process.on("SIGINT", () => stop("SIGINT"));
 }
 
-/** A port in use, named with the variable that sets it; any other failure as it is. */
-function listenFailure(error: unknown, config: { port: number; enginePort: number }): string {
-  const { code, port, address } = error as { code?: string; port?: number; address?: string };
+/** Failures of a listen address: a name that does not resolve, an address this machine does not have. */
+const HOST_FAILURES = new Set(["ENOTFOUND", "EAI_AGAIN", "EADDRNOTAVAIL"]);
+
+/** A port in use or a host that is not this machine's, named with the variable that sets it. */
+function listenFailure(error: unknown, config: Config): string {
+  const { code, port, address, hostname } = error as {
+    code?: string;
+    port?: number;
+    address?: string;
+    hostname?: string;
+  };
+  if (code && HOST_FAILURES.has(code)) {
+    const host = hostname ?? address;
+    const variables = [
+      ...(host === config.host ? ["AGENTOS_HOST"] : []),
+      ...(host === config.engineHost ? ["AGENTOS_ENGINE_HOST"] : []),
+    ];
+    return `Cannot listen on ${host} (${code}): it is no address of this machine; set ${variables.join(" and ") || "AGENTOS_HOST"} to one (e.g. 127.0.0.1, or 0.0.0.0 for every interface)`;
+  }
   if (code !== "EADDRINUSE") return (error as Error).message;
   const variable =
     port === config.enginePort ? "AGENTOS_ENGINE_PORT (the iii worker port)" : "AGENTOS_PORT (the HTTP port)";

@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/env.ts";
 import { call, type FunctionId, type InputOf, type OutputOf } from "../engine/call.ts";
 import { isJsonObject } from "../shared/json-object.ts";
+import { isLocalUrl, listenerUids, urlPort } from "./listener-owner.ts";
 
 const DEFAULT_PORT = 3111;
 
@@ -40,13 +41,34 @@ export function unreachable(error: unknown, address = serviceAddress()): Error {
   );
 }
 
-export function defaultKey(): string | undefined {
+/**
+ * The key to send to `url`: AGENTOS_API_KEY, else `<data dir>/admin.key`. Any user may listen on the
+ * service's port while it is down, so the file's key goes to a port on this host only when what
+ * listens there is the key file's owner's (or root's): the service that wrote it, not another user.
+ */
+export function keyFor(url: string): string | undefined {
   if (process.env.AGENTOS_API_KEY) return process.env.AGENTOS_API_KEY;
+  const file = join(loadConfig().dataDir, "admin.key");
+  let key: string;
+  let owner: number;
   try {
-    return readFileSync(join(loadConfig().dataDir, "admin.key"), "utf8").trim();
+    key = readFileSync(file, "utf8").trim();
+    owner = statSync(file).uid;
   } catch {
     return undefined;
   }
+  assertListenerOwns(new URL(url), owner, file);
+  return key;
+}
+
+function assertListenerOwns(url: URL, owner: number, file: string): void {
+  if (!isLocalUrl(url)) return;
+  const port = urlPort(url);
+  const stranger = listenerUids(port).find((uid) => uid !== owner && uid !== 0);
+  if (stranger === undefined) return;
+  throw new Error(
+    `refusing to send the admin key in ${file} to ${url.origin}: port ${port} is held by uid ${stranger}, not by the key file's owner (uid ${owner}). Another user may be posing as the service: find it with \`ss -ltnp\`, or give the key in AGENTOS_API_KEY if that service is yours`,
+  );
 }
 
 /**
@@ -58,7 +80,7 @@ export async function callService<Id extends FunctionId>(
   functionId: Id,
   payload: InputOf<Id>,
 ): Promise<OutputOf<Id>> {
-  const key = defaultKey();
+  const key = keyFor(serviceUrl());
   let response: Response | undefined;
   try {
     response = await fetch(new URL(request.path, serviceUrl()), {

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { describeZodError } from "../shared/errors.ts";
@@ -38,7 +39,11 @@ const envSchema = z.object({
   AGENTOS_DATA_DIR: z.string().min(1).default("./data"),
   /** Where the declarative files live (agents/, config/channels/, workflows/): default the working directory. */
   AGENTOS_HOME: z.string().min(1).default("."),
-  AGENTOS_DATABASE_URL: z.string().url().optional(),
+  AGENTOS_DATABASE_URL: z
+    .string()
+    .url()
+    .refine((url) => /^postgres(ql)?:\/\//i.test(url), "must be a postgres:// or postgresql:// URL")
+    .optional(),
   AGENTOS_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   AGENTOS_VAULT_KEY: z.string().min(1).optional(),
   AGENTOS_TRUST_PROXY: z.string().optional(),
@@ -178,7 +183,25 @@ function parseTrustProxy(value: string | undefined): Config["trustProxy"] {
   if (value === undefined || value === "" || value === "false") return false;
   if (value === "true") return true;
   if (/^\d+$/.test(value)) return Number(value);
-  return value.split(",").map((part) => part.trim());
+  const entries = value.split(",").map((part) => part.trim());
+  const bad = entries.find((entry) => !isProxyEntry(entry));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `Invalid AGENTOS_TRUST_PROXY entry "${bad}": expected "true", a hop count, or a comma list of IP addresses, CIDR ranges or loopback, linklocal, uniquelocal`,
+    );
+  }
+  return entries;
+}
+
+/** What proxy-addr (Fastify's trustProxy) takes: an address, a range (prefix or mask), or a name. */
+function isProxyEntry(entry: string): boolean {
+  if (["loopback", "linklocal", "uniquelocal"].includes(entry)) return true;
+  const [address = "", range, ...rest] = entry.split("/");
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIP(range) === 4;
 }
 
 /** `off`, or `read=200,write=100,message=60,workflow_run=100,gateway=6000` (unlisted classes keep their default). */

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { parse } from "smol-toml";
 import type { z } from "zod";
+import { readRegularFile } from "./fs/regular-file.ts";
 
 export interface FileProblem {
   file: string;
@@ -17,9 +17,15 @@ export function readTomlFile<T>(
   schema: z.ZodType<T>,
   unwrap?: string,
 ): { value?: T; problem?: FileProblem } {
+  let text: string;
+  try {
+    text = readRegularFile(file);
+  } catch (error) {
+    return { problem: { file, message: (error as Error).message } };
+  }
   let data: unknown;
   try {
-    data = parse(readFileSync(file, "utf8"));
+    data = parse(text);
   } catch (error) {
     const { message, line, column } = error as Error & { line?: number; column?: number };
     const where = line === undefined ? "" : ` (line ${line}, column ${column})`;

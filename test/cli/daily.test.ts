@@ -1,3 +1,4 @@
+import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.ts";
 import {
@@ -193,6 +194,19 @@ describe("agentos workflows, realms and functions", () => {
     const imported = JSON.parse(await ok("realms", "import", file, "--owner", "new@acme.test", "--json"));
     expect(imported.realmId).not.toBe(realm.id);
     expect(await ok("realms", "delete", realm.id)).toContain("Deleted realm");
+  });
+
+  it("realms export --file leaves the file owner-only even when it existed readable to others", async () => {
+    const realm = JSON.parse(await ok("realms", "create", "Exported", "--json"));
+    const file = `${dataDir}/exported.json`;
+    // An earlier export, or a file `touch` made under umask 022: a mode given to open() is not applied to it.
+    writeFileSync(file, "{}\n", { mode: 0o644 });
+    chmodSync(file, 0o644);
+
+    await ok("realms", "export", realm.id, "--file", file);
+
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, "utf8"))).not.toEqual({});
   });
 
   it("lists functions, filtered by prefix", async () => {

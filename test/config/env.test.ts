@@ -24,6 +24,24 @@ describe("configuration from the environment", () => {
     expect(() => loadConfig({ AGENTOS_EMBEDDING_MODEL: "m".repeat(513) })).toThrow(/AGENTOS_EMBEDDING_MODEL/);
   });
 
+  it("refuses a trusted proxy that is no address, range or proxy-addr name, and a database URL that is not PostgreSQL, naming the variable", () => {
+    expect(() => loadConfig({ AGENTOS_TRUST_PROXY: "10.0.0.1,not-an-ip" })).toThrow(
+      /AGENTOS_TRUST_PROXY entry "not-an-ip"/,
+    );
+    expect(() => loadConfig({ AGENTOS_TRUST_PROXY: "10.0.0.0/33" })).toThrow(/AGENTOS_TRUST_PROXY/);
+    expect(() => loadConfig({ AGENTOS_DATABASE_URL: "http://db.example:5432/agentos" })).toThrow(
+      /AGENTOS_DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/,
+    );
+    expect(loadConfig({ AGENTOS_TRUST_PROXY: "loopback, ::1, fd00::/8" }).trustProxy).toEqual([
+      "loopback",
+      "::1",
+      "fd00::/8",
+    ]);
+    expect(loadConfig({ AGENTOS_DATABASE_URL: "postgresql://u@db/agentos" }).databaseUrl).toBe(
+      "postgresql://u@db/agentos",
+    );
+  });
+
   it("reads rate limits per class, or off", () => {
     expect(loadConfig({ AGENTOS_RATE_LIMITS: "off" }).rateLimits).toBe(false);
     expect(loadConfig({ AGENTOS_RATE_LIMITS: "read=5, message=2" }).rateLimits).toEqual({

@@ -1,4 +1,4 @@
-import { chmodSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { StateClient } from "../../engine/state/client.ts";
@@ -39,11 +39,12 @@ export async function bootstrapAdminKey(
   }
   if (await hasAdminKey(state)) return {};
   const created = await createKey(state, { name: "bootstrap admin" });
-  await mkdir(options.dataDir, { recursive: true });
+  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keyFile = join(options.dataDir, "admin.key");
-  writeFileSync(keyFile, `${created.key}\n`, { mode: 0o600 });
-  // The mode above applies only to a new file: an older admin.key keeps its own, so set it again.
-  chmodSync(keyFile, 0o600);
+  // Always a new file: an older admin.key (or a link planted in its place, which "wx" never follows)
+  // is removed, so the key is written nowhere else and is 0600 from its first byte.
+  rmSync(keyFile, { force: true });
+  writeFileSync(keyFile, `${created.key}\n`, { mode: 0o600, flag: "wx" });
   return { generatedKey: created.key, keyFile };
 }
 

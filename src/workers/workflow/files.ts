@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
+import { readRegularFile } from "../../shared/fs/regular-file.ts";
 
 export interface WorkflowFile {
   path: string;
@@ -22,7 +23,7 @@ export function loadWorkflowFiles(directory: string, warn: (message: string) => 
   for (const name of names) {
     const path = join(folder, name);
     try {
-      files.push({ path, definition: parse(readFileSync(path, "utf8")) });
+      files.push({ path, definition: parse(readRegularFile(path)) });
     } catch (error) {
       warn(`Skipping ${path}: ${(error as Error).message}`);
     }
