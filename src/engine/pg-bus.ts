@@ -2,7 +2,13 @@ import { createHash } from "node:crypto";
 import { Client, escapeIdentifier, type Notification, type Pool } from "pg";
 import { nowMs } from "../shared/clock.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
-import { createPool, migrate, prepared, qualifiedTable } from "./state/postgres.ts";
+import {
+  createPool,
+  migrate,
+  prepared,
+  qualifiedTable,
+  unavailableWhenUnreachable,
+} from "./state/postgres.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
 
 export interface PgBusOptions {
@@ -15,6 +21,11 @@ export interface PgBusOptions {
    * database in separate schemas must not hear each other.
    */
   channel?: string;
+  /**
+   * How often (ms) the listening connection is asked a trivial query; one that has not answered by the
+   * next check is replaced. Default 30 s.
+   */
+  healthCheckMs?: number;
   logger?: Logger;
 }
 
@@ -26,12 +37,15 @@ const MAX_NOTIFY_BYTES = 7999;
 const RETENTION = "10 minutes";
 const CLEANUP_INTERVAL_MS = 60_000;
 const RECONNECT_DELAY_MS = 1_000;
+const HEALTH_CHECK_MS = 30_000;
 /** Channel names are identifiers: at most NAMEDATALEN - 1 bytes. */
 const MAX_CHANNEL_BYTES = 63;
 
 type Message = { topic: string; data?: unknown };
 type Reference = { ref: string };
 type Listener = (topic: string, data: unknown) => void;
+/** A server session, told apart from a later one that reuses its pid by its start time. */
+type Session = { pid: number; started: string };
 
 /**
  * Cluster pub/sub over LISTEN/NOTIFY: a message published on any node reaches the listeners of every
@@ -49,6 +63,12 @@ export class PgBus implements PubSubBus {
   /** Deliveries run one after another so that a large message fetched from the table keeps its place. */
   private delivery: Promise<void> = Promise.resolve();
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private healthTimer: NodeJS.Timeout | undefined;
+  /** The listening connection's check still waiting for its answer. */
+  private healthCheck: Client | null = null;
+  private listenerSession: Session | null = null;
+  /** Sessions of listening connections that stopped answering, ended from the next one. */
+  private staleSessions: Session[] = [];
   private lastCleanup = 0;
   private closed = false;
 
@@ -97,6 +117,14 @@ export class PgBus implements PubSubBus {
 
   async publish(topic: string, data: unknown): Promise<void> {
     if (this.closed) throw new Error("pub/sub bus is closed");
+    try {
+      await this.send(topic, data);
+    } catch (error) {
+      throw unavailableWhenUnreachable(error);
+    }
+  }
+
+  private async send(topic: string, data: unknown): Promise<void> {
     const body = JSON.stringify({ topic, data } satisfies Message);
     if (Buffer.byteLength(body) <= MAX_NOTIFY_BYTES) {
       await this.pool.query("SELECT pg_notify($1, $2)", [this.channel, body]);
@@ -130,6 +158,7 @@ export class PgBus implements PubSubBus {
     this.closed = true;
     this.listeners = [];
     clearTimeout(this.reconnectTimer);
+    clearInterval(this.healthTimer);
     const client = this.listenerClient;
     this.listenerClient = null;
     await client?.end().catch(() => undefined);
@@ -143,9 +172,11 @@ export class PgBus implements PubSubBus {
     client.on("notification", (message) => this.onNotification(message));
     client.on("error", (error) => this.onListenerLost(client, error));
     client.on("end", () => this.onListenerLost(client));
+    let session: Session | undefined;
     try {
       await client.connect();
       await client.query(`LISTEN ${escapeIdentifier(this.channel)}`);
+      session = await this.endStaleSessions(client);
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
@@ -155,6 +186,60 @@ export class PgBus implements PubSubBus {
       return;
     }
     this.listenerClient = client;
+    this.listenerSession = session ?? null;
+    this.watchListener();
+  }
+
+  /**
+   * Ends the server side of listening connections the network dropped: the server would keep each
+   * (a connection slot, and a listener that never reads, so the NOTIFY queue could not be truncated
+   * and would fill up). Returns the new connection's own session.
+   */
+  private async endStaleSessions(client: Client): Promise<Session | undefined> {
+    for (const stale of this.staleSessions.splice(0)) {
+      await client
+        .query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_start::text = $2",
+          [stale.pid, stale.started],
+        )
+        .catch((error) =>
+          this.logger.warn({ err: error, pid: stale.pid }, "pub/sub could not end a dead session"),
+        );
+    }
+    const { rows } = await client.query<Session>(
+      "SELECT pid, backend_start::text AS started FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+    );
+    return rows[0];
+  }
+
+  /**
+   * A connection the network silently dropped (a NAT or firewall forgetting it) raises no error: the
+   * node would hear nothing, ever again. So the listener must answer a query between two checks.
+   */
+  private watchListener(): void {
+    if (this.healthTimer) return;
+    this.healthTimer = setInterval(() => this.checkListener(), this.options.healthCheckMs ?? HEALTH_CHECK_MS);
+    this.healthTimer.unref();
+  }
+
+  private checkListener(): void {
+    const client = this.listenerClient;
+    if (!client) return;
+    if (this.healthCheck === client) {
+      // The previous check never answered: destroy the socket, whose end() would wait on the dead peer.
+      if (this.listenerSession) this.staleSessions.push(this.listenerSession);
+      this.onListenerLost(client, new Error("pub/sub listening connection stopped answering"));
+      client.connection.stream.destroy();
+      return;
+    }
+    this.healthCheck = client;
+    client.query("SELECT 1").then(
+      () => {
+        if (this.healthCheck === client) this.healthCheck = null;
+      },
+      // A failed query also ends the connection, which reports itself lost.
+      () => undefined,
+    );
   }
 
   private onListenerLost(client: Client, error?: Error): void {

@@ -1,6 +1,8 @@
 import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgBus } from "../../src/engine/pg-bus.ts";
+import { AppError } from "../../src/shared/errors.ts";
+import { freezableProxy } from "../helpers/pg-proxy.ts";
 import { dropSchema, findTestPostgres, uniqueSchema } from "./state/contract.ts";
 
 const found = await findTestPostgres();
@@ -176,4 +178,77 @@ describe.skipIf(found.url === null)("PgBus channel per schema", () => {
       await Promise.all([a1.close(), a2.close(), b1.close()]);
     }
   });
+});
+
+/** The pid of the session last opened from `ports` (a bus opens its listening connection last). */
+async function lastSessionOf(ports: number[]): Promise<number> {
+  const rows = await sql<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1) ORDER BY backend_start DESC LIMIT 1",
+    [ports],
+  );
+  return rows[0].pid;
+}
+
+async function eventuallyGone(pid: number): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if ((await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pid])).length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`session ${pid} is still there`);
+}
+
+async function sql<T>(text: string, values: unknown[]): Promise<T[]> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(found.url === null)("PgBus listening connection", () => {
+  it("fails a publication with 503 (unavailable) once the database cannot be reached", async () => {
+    const proxy = await freezableProxy(new URL(url));
+    const bus = await PgBus.open({ connectionString: proxy.url, channel: uniqueSchema() });
+    try {
+      await proxy.close();
+      for (const data of ["small", "x".repeat(10_000)]) {
+        const error = await bus.publish("t", data).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(AppError);
+        expect((error as AppError).code).toBe("unavailable");
+      }
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("replaces a listening connection that silently stopped answering, and hears again", async () => {
+    const proxy = await freezableProxy(new URL(url));
+    const channel = uniqueSchema();
+    const listening = await PgBus.open({ connectionString: proxy.url, channel, healthCheckMs: 200 });
+    const publisher = await PgBus.open({ connectionString: url, channel });
+    const heard: unknown[] = [];
+    listening.onMessage((_topic, data) => heard.push(data));
+    try {
+      await publisher.publish("t", "before");
+      await waitFor(() => heard.length === 1);
+      const listenerPid = await lastSessionOf(proxy.ports());
+      proxy.freeze();
+      // Published until the listener hears one again: the frozen connection never delivers.
+      let n = 0;
+      await waitFor(() => {
+        if (heard.length === 1) void publisher.publish("t", `after ${n++}`);
+        return heard.length > 1;
+      }, 20_000);
+      expect(heard[1]).toMatch(/^after /);
+      // The server still held the dead connection's session: a connection slot, and a listener that
+      // keeps the NOTIFY queue from being truncated. It is ended too.
+      await eventuallyGone(listenerPid);
+    } finally {
+      await publisher.close();
+      await proxy.close();
+      await listening.close();
+    }
+  }, 30_000);
 });

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { scopeSchema, storableText } from "../state/schema.ts";
+import { MAX_ID_BYTES, scopeSchema, storableKey, storableText } from "../state/schema.ts";
 import { MAX_TEXT_BYTES } from "./values.ts";
 
 const indexSchema = storableText("index", 256).min(1, "index must not be empty");
-const idSchema = storableText("id", 1024).min(1, "id must not be empty");
+const idSchema = storableKey("id", MAX_ID_BYTES);
 
 export const DEFAULT_SEARCH_LIMIT = 10;
 export const MAX_SEARCH_LIMIT = 200;

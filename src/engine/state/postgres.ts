@@ -67,6 +67,34 @@ export function createPool(connectionString: string, max?: number, onError?: (er
   return pool;
 }
 
+/** Socket errors of a database that is down or unreachable (as node reports them). */
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EPIPE",
+]);
+
+/**
+ * Whether a failure is the database's, not the request's: it could not be reached, dropped the
+ * connection, or refused it (SQLSTATE class 08 connection, 53 insufficient resources such as too many
+ * connections, 57P shutdown).
+ */
+function isUnreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && (UNREACHABLE.has(code) || /^(08|53|57P)/.test(code))) return true;
+  // pg's own errors for a connection that ended under a query carry no code.
+  return error instanceof Error && /^Connection terminated/.test(error.message);
+}
+
+/** The 503 a caller may retry for a database failure; any other error as it was. */
+export function unavailableWhenUnreachable(error: unknown): unknown {
+  if (!isUnreachable(error)) return error;
+  return new AppError("unavailable", "Database unavailable; retry", { cause: error });
+}
+
 /**
  * Runs one of a store's named statements. Named statements are prepared once per connection; each store
  * owns its pool and prefixes its names (`agentos_state_…`), so names cannot clash.
@@ -77,8 +105,12 @@ export async function namedQuery<T extends object>(
   text: string,
   values: unknown[],
 ): Promise<T[]> {
-  const result = await runner.query<T>({ name, text, values });
-  return result.rows;
+  try {
+    const result = await runner.query<T>({ name, text, values });
+    return result.rows;
+  } catch (error) {
+    throw unavailableWhenUnreachable(error);
+  }
 }
 
 /** Runs DDL once per node start: creates the schema when given, under a cluster-wide advisory lock. */
@@ -353,7 +385,9 @@ export class PostgresStateStore implements StateStore {
 
   /** READ COMMITTED explicitly: the insert-race retry needs each statement to see newly committed rows. */
   private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw unavailableWhenUnreachable(error);
+    });
     let broken: Error | undefined;
     try {
       await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
@@ -365,7 +399,7 @@ export class PostgresStateStore implements StateStore {
       await client.query("ROLLBACK").catch((rollbackError: Error) => {
         broken = rollbackError;
       });
-      throw error;
+      throw unavailableWhenUnreachable(error);
     } finally {
       client.release(broken);
     }

@@ -15,8 +15,24 @@ export const storableText = (field: string, max: number) =>
 
 const name = (field: string, max: number) => storableText(field, max).min(1, `${field} must not be empty`);
 
+/**
+ * Most UTF-8 bytes of a state key. PostgreSQL refuses (as a failed statement) a primary-key entry over
+ * about 2.7 kB, and 1024 characters may take 3 kB: with the longest scope (768 bytes) this still fits.
+ */
+export const MAX_KEY_BYTES = 1536;
+/** Most UTF-8 bytes of a search or vector id, whose entry also holds the index name. */
+export const MAX_ID_BYTES = 1024;
+
+/** A non-empty key or id of at most 1024 characters and `maxBytes` as UTF-8, stored alike by every backend. */
+export const storableKey = (field: string, maxBytes: number) =>
+  name(field, 1024).refine(
+    // A UTF-16 unit is at most 3 bytes of UTF-8: the usual short key needs no count.
+    (text) => text.length * 3 <= maxBytes || Buffer.byteLength(text) <= maxBytes,
+    `${field} must be at most ${maxBytes} bytes as UTF-8`,
+  );
+
 export const scopeSchema = name("scope", 256);
-export const keySchema = name("key", 1024);
+export const keySchema = storableKey("key", MAX_KEY_BYTES);
 const version = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 export const stateGetInput = z.strictObject({

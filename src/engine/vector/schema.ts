@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { scopeSchema, storableText } from "../state/schema.ts";
+import { MAX_ID_BYTES, scopeSchema, storableKey, storableText } from "../state/schema.ts";
 import { MAX_DIMENSIONS } from "./scan.ts";
 
 const indexSchema = storableText("index", 256).min(1, "index must not be empty");
-const idSchema = storableText("id", 1024).min(1, "id must not be empty");
+const idSchema = storableKey("id", MAX_ID_BYTES);
 const modelSchema = storableText("model", 256).min(1, "model must not be empty");
 
 /** A vector as it travels in a payload: finite numbers (zod refuses NaN and ±Infinity). */

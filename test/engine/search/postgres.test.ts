@@ -1,7 +1,10 @@
 import { Client } from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { registerSearchFunctions } from "../../../src/engine/search/functions.ts";
 import { openTextIndex } from "../../../src/engine/search/open.ts";
 import { PostgresTextIndex } from "../../../src/engine/search/postgres.ts";
+import { AppError } from "../../../src/shared/errors.ts";
+import { createTestEngine } from "../../helpers/engine.ts";
 import { dropSchema, findTestPostgres, uniqueSchema } from "../state/contract.ts";
 import { textIndexContract } from "./contract.ts";
 
@@ -26,6 +29,30 @@ describe.skipIf(found.url === null)("PostgresTextIndex", () => {
       });
       expect(await index.count("m", "open")).toBe(1);
     } finally {
+      await index.close();
+    }
+  });
+
+  it("refuses an id too long for the primary-key index as a validation error naming it", async () => {
+    const index = await PostgresTextIndex.open({ connectionString: url, schema, max: 2 });
+    const engine = createTestEngine();
+    registerSearchFunctions(engine, index);
+    // Distinct three-byte characters, so PostgreSQL cannot compress the index entry below its limit.
+    const cjk = (length: number, from: number) =>
+      Array.from({ length }, (_, i) => String.fromCodePoint(0x4e00 + ((from + i * 7919) % 20000))).join("");
+    const [name, scope] = [cjk(256, 0), cjk(256, 1)];
+    const put = (id: string) =>
+      engine.trigger({ function_id: "search::put", payload: { index: name, scope, id, text: "words" } });
+    try {
+      const error = await put(cjk(1024, 2)).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(AppError);
+      expect((error as AppError).code).toBe("validation");
+      expect((error as AppError).message).toMatch(/id must be at most 1024 bytes/);
+      // The longest id allowed fits, under the longest index and scope names.
+      await put(`${cjk(341, 3)}a`);
+      expect(await index.count(name, scope)).toBe(1);
+    } finally {
+      engine.shutdown();
       await index.close();
     }
   });

@@ -1,7 +1,11 @@
 import { Client } from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { registerStateFunctions } from "../../../src/engine/state/functions.ts";
 import { openStateStore } from "../../../src/engine/state/open.ts";
 import { PostgresStateStore } from "../../../src/engine/state/postgres.ts";
+import { AppError } from "../../../src/shared/errors.ts";
+import { createTestEngine } from "../../helpers/engine.ts";
+import { freezableProxy } from "../../helpers/pg-proxy.ts";
 import { dropSchema, findTestPostgres, stateStoreContract, uniqueSchema } from "./contract.ts";
 
 const found = await findTestPostgres();
@@ -86,6 +90,47 @@ describe.skipIf(found.url === null)("PostgresStateStore", () => {
       expect(await sql(`SELECT key FROM "${fresh}".state`)).toEqual([{ key: "k" }]);
     } finally {
       await dropSchema(url, fresh);
+    }
+  });
+
+  it("refuses a key too long for the primary-key index as a validation error naming it", async () => {
+    const store = await PostgresStateStore.open({ connectionString: url, schema });
+    const engine = createTestEngine();
+    registerStateFunctions(engine, store);
+    // Distinct three-byte characters, so PostgreSQL cannot compress the index entry below its limit.
+    const cjk = (length: number, from: number) =>
+      Array.from({ length }, (_, i) => String.fromCodePoint(0x4e00 + ((from + i * 7919) % 20000))).join("");
+    try {
+      const scope = cjk(256, 0);
+      const call = (key: string) =>
+        engine.trigger({ function_id: "state::set", payload: { scope, key, value: 1 } });
+      const error = await call(cjk(1024, 1)).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(AppError);
+      expect((error as AppError).code).toBe("validation");
+      expect((error as AppError).message).toMatch(/key must be at most 1536 bytes/);
+      // The longest key allowed fits, under the longest scope.
+      await call(cjk(512, 2));
+      expect((await store.list(scope, { limit: 1 })).items).toHaveLength(1);
+    } finally {
+      engine.shutdown();
+      await store.close();
+    }
+  });
+
+  it("fails with 503 (unavailable), not an unexpected error, once the database cannot be reached", async () => {
+    const proxy = await freezableProxy(new URL(url));
+    const store = await PostgresStateStore.open({ connectionString: proxy.url, schema, max: 2 });
+    try {
+      await store.set("down", "k", 1);
+      await proxy.close();
+      const attempts = [store.get("down", "k"), store.set("down", "k", 2), store.list("down", { limit: 1 })];
+      for (const attempt of attempts) {
+        const error = await attempt.catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(AppError);
+        expect((error as AppError).code).toBe("unavailable");
+      }
+    } finally {
+      await store.close();
     }
   });
 

@@ -119,6 +119,25 @@ describe.each(backends)("vector::* and search::get|count on $name", ({ databaseU
     }
   });
 
+  it("refuses an id longer than 1024 bytes as a 400 naming it, and stores the longest allowed", async () => {
+    const { vector, close } = await open();
+    // Distinct three-byte characters: 1024 of them made PostgreSQL's primary-key entry too large.
+    const cjk = (length: number, from: number) =>
+      Array.from({ length }, (_, i) => String.fromCodePoint(0x4e00 + ((from + i * 7919) % 20000))).join("");
+    const [name, scope] = [cjk(256, 0), cjk(256, 1)];
+    try {
+      const error = await vector
+        .putMany(name, scope, "m2", [{ id: cjk(1024, 2), vector: [1, 2] }])
+        .catch((e: unknown) => e);
+      expect((error as AppError).code).toBe("validation");
+      expect((error as AppError).message).toMatch(/id must be at most 1024 bytes/);
+      await vector.putMany(name, scope, "m2", [{ id: `${cjk(341, 3)}a`, vector: [1, 2] }]);
+      expect(await vector.count(name, scope)).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
   it("refuses a vector of another length than the model's, as a 400 naming it", async () => {
     const { vector, close } = await open();
     try {
