@@ -277,6 +277,8 @@ async function runModel(
     // An aborted turn stops here too: its tool loop makes no further model call.
     beforeStep: async () => {
       signal?.throwIfAborted();
+      // A realm paused (or going away) since the turn began takes no further model call either.
+      await assertRealmOpen(deps.trigger, agent.realmId);
       // The previous calls' costs are counted before the ledger is asked again.
       await Promise.all(costs);
       if (ledger) await checkBudget(deps, agent);

@@ -153,7 +153,8 @@ const turnContext = boundedJsonObject("context", MAX_TURN_CONTEXT_BYTES);
 const message = z
   .string({ error: "message must be a string" })
   .min(1, "message is required")
-  .max(200_000)
+  // Its own words: the schema's `error` above would otherwise answer a message too long as not a string.
+  .max(200_000, "message must be at most 200000 characters")
   .refine(isStorableText, "message must be valid text without NUL or unpaired surrogates");
 
 const sessionId = z

@@ -1,9 +1,10 @@
-import { spawnsScope } from "./agents/index.ts";
+import { sendsScope, spawnsScope } from "./agents/index.ts";
 import { snapshotsScope } from "./agents/snapshots.ts";
 import { approvalsScope } from "./approvals.ts";
 import { sessions } from "./browser/sessions.ts";
 import { forgetRecorded, removeFiles, type ToolsDeps, toolAgentsScope } from "./context.ts";
 import { purgeKnowledge } from "./knowledge/index.ts";
+import { remindersScope } from "./schedule/index.ts";
 import { type Job, jobsScope, removeJob } from "./schedule/store.ts";
 import { todosScope } from "./schedule/todos.ts";
 
@@ -24,6 +25,8 @@ export async function purgeAgent(
     await clearScope(deps, scope);
   await purgeKnowledge(deps.trigger, agentId);
   await deps.state.delete(spawnsScope, agentId);
+  await deps.state.delete(sendsScope, agentId);
+  await deps.state.delete(remindersScope, agentId);
   if (options.jobs !== false) {
     for await (const { value } of deps.state.scan<Job>(jobsScope(realmId)))
       if (value.agentId === agentId) await removeJob(deps.state, value);

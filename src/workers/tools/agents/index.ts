@@ -1,10 +1,13 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { z } from "zod";
 import { call } from "../../../engine/call.ts";
 import { casUpdate } from "../../../engine/state/cas.ts";
 import { stateClient } from "../../../engine/state/client.ts";
 import { badRequest, forbidden, isFunctionNotFound } from "../../../shared/errors.ts";
+import { matchesPattern } from "../../../shared/function-pattern.ts";
 import { agentIdField } from "../fields.ts";
-import { defineTool, type ToolContext } from "../tool.ts";
+import { countPerMinute } from "../rate.ts";
+import { defineTool, type ToolAgent, type ToolContext } from "../tool.ts";
 import { snapshotTools } from "./snapshots.ts";
 
 /**
@@ -15,29 +18,70 @@ export const MAX_SPAWN_DEPTH = 3;
 export const MAX_SPAWNS = 20;
 /** Messages one agent may send to another per minute (counted in state, so on every node). */
 export const MAX_SENDS_PER_MINUTE = 10;
+/**
+ * Messages one agent may send per minute to all others together: each starts a turn that may send on,
+ * so counted per target alone, one agent's model woke every agent of its realm ten times a minute.
+ */
+export const MAX_SENDS_PER_MINUTE_IN_ALL = 30;
 export const spawnsScope = "tool_spawns";
-const sendsScope = "tool_agent_sends";
+export const sendsScope = "tool_agent_sends";
+
+/**
+ * How many agent turns one message may nest through agents messaging agents (send, delegate, a spawn's
+ * first message): A asks B, whose turn asks C, … Each level holds a turn open while the next runs, and
+ * each turn may ask several agents at once, so without a bound a loop (A → B → A) or a fan-out ran as
+ * deep and as wide as the per-pair send rate allowed.
+ */
+export const MAX_AGENT_HOPS = 5;
+/** The hops of the agent-to-agent call under way (a turn's tool calls run in its async context). */
+const hops = new AsyncLocalStorage<number>();
 
 async function chat(ctx: ToolContext, to: string, message: string, sessionId: string) {
-  return call(ctx.trigger, "agent::chat", { agentId: to, message, sessionId });
+  const depth = (hops.getStore() ?? 0) + 1;
+  if (depth > MAX_AGENT_HOPS)
+    throw forbidden(
+      `This conversation already passes through ${MAX_AGENT_HOPS} agents, each asking the next: answer with what you have instead of asking another agent`,
+    );
+  return hops.run(depth, () => call(ctx.trigger, "agent::chat", { agentId: to, message, sessionId }));
 }
 
-/** Per sender → target and minute, at most MAX_SENDS_PER_MINUTE: a loop between two agents stops. */
+/**
+ * Per sender and minute, at most MAX_SENDS_PER_MINUTE_IN_ALL (a fan-out stops), and per target at most
+ * MAX_SENDS_PER_MINUTE (a loop between two agents stops).
+ */
 async function countSend(ctx: ToolContext, from: string, to: string): Promise<void> {
-  const minute = new Date().toISOString().slice(0, 16);
-  await casUpdate<{ minute: string; count: number }>(
-    stateClient(ctx.trigger),
+  await countPerMinute(
+    ctx.trigger,
+    sendsScope,
+    from,
+    MAX_SENDS_PER_MINUTE_IN_ALL,
+    `You sent ${MAX_SENDS_PER_MINUTE_IN_ALL} messages to other agents this minute: wait before sending more`,
+  );
+  await countPerMinute(
+    ctx.trigger,
     sendsScope,
     `${from}\u0001${to}`,
-    ({ value }) => {
-      const count = value?.minute === minute ? value.count : 0;
-      if (count >= MAX_SENDS_PER_MINUTE)
-        throw badRequest(
-          `You sent ${to} ${MAX_SENDS_PER_MINUTE} messages this minute: wait before sending more`,
-        );
-      return { minute, count: count + 1 };
-    },
+    MAX_SENDS_PER_MINUTE,
+    `You sent ${to} ${MAX_SENDS_PER_MINUTE} messages this minute: wait before sending more`,
   );
+}
+
+/**
+ * What an agent may call through its tools, as patterns for a sub-agent's capabilities: without
+ * capabilities, its tools plus memory::* (DESIGN §5); with them, each tool pattern its capabilities
+ * cover, else the functions of that pattern they allow (its resolved tools). Its capabilities alone
+ * gave a sub-agent every tool they match where the parent was given a few (`*` and one tool, say).
+ */
+function rightsOf(agent: ToolAgent): string[] {
+  const { capabilities } = agent;
+  if (!capabilities) return [...agent.tools, "memory::*"];
+  // A capability matching the pattern's own text matches every id the pattern does: a `*` of the
+  // pattern can only fall within a `*` of the capability.
+  const covered = (pattern: string) => capabilities.some((capability) => matchesPattern(capability, pattern));
+  const rights = agent.tools.flatMap((pattern) =>
+    covered(pattern) ? [pattern] : agent.resolvedTools.filter((id) => matchesPattern(pattern, id)),
+  );
+  return [...new Set(rights)];
 }
 
 const agentList = defineTool({
@@ -85,8 +129,9 @@ const agentSpawn = defineTool({
       model: model ?? parent.model,
       ...(systemPrompt ? { systemPrompt } : {}),
       ...(toolProfile ? { toolProfile } : {}),
-      // The child may call nothing its parent could not.
-      capabilities: parent.capabilities ?? [...parent.tools, "memory::*"],
+      // The child may call nothing its parent could not, nor without the approvals its parent waits for.
+      capabilities: rightsOf(parent),
+      ...(parent.toolPolicies ? { toolPolicies: parent.toolPolicies } : {}),
       metadata: { spawnedBy: agentId, spawnDepth: depth, spawnRoot: root },
     });
     const { id } = await created.catch(async (error) => {

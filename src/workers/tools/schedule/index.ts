@@ -1,9 +1,11 @@
 import { z } from "zod";
+import { serialized } from "../../../engine/state/cas.ts";
 import { stateClient } from "../../../engine/state/client.ts";
 import { nowIso } from "../../../shared/clock.ts";
 import { badRequest, notFound } from "../../../shared/errors.ts";
 import { newId } from "../../../shared/ids.ts";
 import { agentIdField } from "../fields.ts";
+import { countPerMinute } from "../rate.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
 import {
   assertAtMostOncePerMinute,
@@ -17,6 +19,14 @@ import {
 import { todoTools } from "./todos.ts";
 
 const MAX_JOBS_PER_AGENT = 100;
+/**
+ * Reminders one agent may set per minute. A reminder may fire a second after it is set, and a done one
+ * no longer counts against MAX_JOBS_PER_AGENT: without this, an agent's model (or each reminder's own
+ * turn) set 100 at a time and took a turn every few milliseconds, where its recurring tasks may fire
+ * at most once a minute each.
+ */
+export const MAX_REMINDERS_PER_MINUTE = 10;
+export const remindersScope = "tool_reminders_set";
 const message = z
   .string()
   .trim()
@@ -37,23 +47,33 @@ async function createJob(
   fields: Pick<Job, "kind" | "name" | "schedule" | "message" | "nextRunAt">,
 ): Promise<Job> {
   const { realmId } = await ctx.agent(agentId);
-  const existing = await agentJobs(ctx, agentId, realmId);
-  if (existing.filter((job) => job.status === "scheduled").length >= MAX_JOBS_PER_AGENT) {
-    throw badRequest(`You have ${MAX_JOBS_PER_AGENT} scheduled jobs already: delete some first`);
-  }
-  const job: Job = {
-    id: newId("job"),
-    agentId,
-    realmId,
-    status: "scheduled",
-    lastRunAt: null,
-    lastError: null,
-    runs: 0,
-    createdAt: nowIso(),
-    ...fields,
-  };
-  await saveJob(stateClient(ctx.trigger), job);
-  return job;
+  // One at a time per agent: counted side by side, a step's parallel calls all saw room for themselves.
+  return serialized(`tool_job_create\u0000${agentId}`, async () => {
+    const existing = await agentJobs(ctx, agentId, realmId);
+    if (existing.filter((job) => job.status === "scheduled").length >= MAX_JOBS_PER_AGENT) {
+      throw badRequest(`You have ${MAX_JOBS_PER_AGENT} scheduled jobs already: delete some first`);
+    }
+    const job: Job = {
+      id: newId("job"),
+      agentId,
+      realmId,
+      status: "scheduled",
+      lastRunAt: null,
+      lastError: null,
+      runs: 0,
+      createdAt: nowIso(),
+      ...fields,
+    };
+    const state = stateClient(ctx.trigger);
+    await saveJob(state, job);
+    // Deleted meanwhile, the agent is marked before its jobs are purged: that purge found this job, or
+    // the mark is seen here and the job taken back. Else it fired for no one every minute, for good.
+    await ctx.agent(agentId).catch(async (error: unknown) => {
+      await removeJob(state, job);
+      throw error;
+    });
+    return job;
+  });
 }
 
 const cronCreate = defineTool({
@@ -134,6 +154,15 @@ const scheduleReminder = defineTool({
   async run({ agentId, message, at, inSeconds }, ctx) {
     const when = at ? new Date(at) : new Date(Date.now() + (inSeconds as number) * 1000);
     if (when.getTime() <= Date.now()) throw badRequest(`at ${at} is in the past`);
+    // Counted only for an agent the caller may act as: another realm's key burns no one's quota.
+    await ctx.agent(agentId);
+    await countPerMinute(
+      ctx.trigger,
+      remindersScope,
+      agentId,
+      MAX_REMINDERS_PER_MINUTE,
+      `You set ${MAX_REMINDERS_PER_MINUTE} reminders this minute: wait before setting more (a recurring task is tool::cron_create)`,
+    );
     return {
       job: await createJob(ctx, agentId, {
         kind: "reminder",
