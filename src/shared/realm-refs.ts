@@ -92,22 +92,24 @@ export async function recheckRealm(
 /**
  * The agent must exist in the realm: an agent of another realm reads as missing (no cross-realm
  * probing), and so does an agent being deleted (`status: "deleting"`, set by agent::delete before it
- * purges the agent's records elsewhere), so nothing new is attached to it.
+ * purges the agent's records elsewhere), so nothing new is attached to it. True when the agents worker
+ * knows it (false only without an agents worker: nothing to check), as recheckAgentRef's `known`.
  */
 export async function requireAgentInRealm(
   trigger: TriggerFn,
   agentId: string,
   realmId: string,
-): Promise<void> {
+): Promise<boolean> {
   let agent: { realmId?: string; status?: string };
   try {
     agent = await call(trigger, "agent::get", { id: agentId }, { auth: systemPrincipal });
   } catch (error) {
-    if (isFunctionNotFound(error)) return;
+    if (isFunctionNotFound(error)) return false;
     if ((error as AppError | null)?.code === "not_found") throw agentNotFound(agentId, realmId);
     throw error;
   }
   if (agent.realmId !== realmId || agent.status === AGENT_DELETING) throw agentNotFound(agentId, realmId);
+  return true;
 }
 
 /**
@@ -116,26 +118,31 @@ export async function requireAgentInRealm(
  * must be of this realm and not being deleted, exactly as requireAgentInRealm checks: a realm cannot
  * attach records to another realm's agent, nor probe which ids exist elsewhere.
  */
-export async function assertAgentRef(trigger: TriggerFn, agentId: string, realmId: string): Promise<void> {
+export async function assertAgentRef(trigger: TriggerFn, agentId: string, realmId: string): Promise<boolean> {
   const known = await knownAgent(trigger, agentId);
   if (known && (known.realmId !== realmId || known.status === AGENT_DELETING)) {
     throw agentNotFound(agentId, realmId);
   }
+  return known !== null;
 }
 
 /**
  * As recheckRealm, for a write that attached a record to an agent id (checked with assertAgentRef
- * before): agent::delete marks the agent before it calls the `*::purge_agent` functions, so when a known
- * agent reads as gone or going now, `undo` removes what was just written and the write fails with 404.
+ * before, which said whether the agents worker knew it: `known`): agent::delete marks the agent before
+ * it calls the `*::purge_agent` functions, so when a known agent reads as going now, or as gone (a
+ * whole delete can pass between the check and the write), `undo` removes what was just written and the
+ * write fails with 404.
  */
 export async function recheckAgentRef(
   trigger: TriggerFn,
   agentId: string,
   realmId: string,
+  known: boolean,
   undo: () => Promise<unknown>,
 ): Promise<void> {
   try {
-    await assertAgentRef(trigger, agentId, realmId);
+    const still = await assertAgentRef(trigger, agentId, realmId);
+    if (known && !still) throw agentNotFound(agentId, realmId);
   } catch (error) {
     if ((error as AppError | null)?.code === "not_found") await undo();
     throw error;

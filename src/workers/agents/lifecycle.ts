@@ -97,6 +97,8 @@ export async function createAgent(
     await writableRealm(deps.trigger, realmId);
   } catch (error) {
     await removeAgent(deps, agent);
+    // The realm's purge drops its agent count, and may have done so before this agent took its slot.
+    if (await realmLeaving(deps.trigger, realmId)) await dropRealmCount(deps.state, realmId);
     throw error;
   }
   publish(deps.trigger, {
@@ -106,6 +108,15 @@ export async function createAgent(
     embeddingModel: agent.embeddingModel ?? null,
   });
   return { id: agent.id };
+}
+
+/** Gone, or being deleted: nothing of it should stay, its agent count included. */
+async function realmLeaving(trigger: TriggerFn, realmId: string): Promise<boolean> {
+  try {
+    return (await requireRealm(trigger, realmId))?.deleting === true;
+  } catch (error) {
+    return (error as AppError).code === "not_found";
+  }
 }
 
 const publish = (trigger: TriggerFn, event: AgentLifecycleEvent) =>

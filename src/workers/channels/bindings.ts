@@ -10,6 +10,7 @@ import { assertRealmAccess, DEFAULT_REALM_ID, realmFilter } from "../../shared/a
 import { nowIso } from "../../shared/clock.ts";
 import { conflict, isAppError, notFound } from "../../shared/errors.ts";
 import { oldestFirst, pageOf } from "../../shared/pagination.ts";
+import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { BINDINGS_SCOPE, type Binding, bindingKey, storedBinding } from "./schema.ts";
 
 /** The agent as the caller sees it: another realm's agent is refused by the agents worker. */
@@ -69,6 +70,9 @@ export async function bind(
   caller: Principal,
 ): Promise<Binding> {
   const realmId = await agentRealm(trigger, input.agentId);
+  // An archived realm is read-only, and one being deleted has its bindings purged before its agents:
+  // a binding written then would outlive the realm and keep the channel id from every other realm.
+  await requireRealm(trigger, realmId, { write: true });
   const existing = await bindingAt(state, trigger, input.platform, input.channelId);
   // Rebinding another realm's channel would take its conversations: only an admin key does that, by
   // hand. Not a realm key, nor a declaration (config/channels/*.toml, which a migration may have written
@@ -80,7 +84,9 @@ export async function bind(
     );
   }
   const binding: Binding = { ...input, realmId, createdAt: nowIso() };
-  await state.set(BINDINGS_SCOPE, bindingKey(input.platform, input.channelId), binding);
+  const key = bindingKey(input.platform, input.channelId);
+  await state.set(BINDINGS_SCOPE, key, binding);
+  await recheckRealm(trigger, realmId, () => state.delete(BINDINGS_SCOPE, key));
   return binding;
 }
 

@@ -69,7 +69,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
     },
     async ({ realmId, agentId, ...changes }, ctx) => {
       await enter(ctx, realmId, true);
-      await assertAgentRef(trigger, agentId, realmId);
+      const known = await assertAgentRef(trigger, agentId, realmId);
       let stored: HierarchyNode | undefined;
       await changeChart(realmId, (chart) => {
         const { chart: next, node } = setNode(chart, realmId, agentId, changes);
@@ -78,7 +78,7 @@ export function registerHierarchy(worker: WorkerClient): { ready?: Promise<void>
       });
       // A realm or agent delete that began meanwhile: take the node (or the chart) back out.
       await recheckRealm(trigger, realmId, () => purgeChart(realmId));
-      await recheckAgentRef(trigger, agentId, realmId, () => purgeNode(realmId, agentId));
+      await recheckAgentRef(trigger, agentId, realmId, known, () => purgeNode(realmId, agentId));
       // The update runs at least once, and each run sets it.
       return stored as HierarchyNode;
     },

@@ -6,7 +6,7 @@ import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
 import { notFound } from "../../shared/errors.ts";
-import { requireRealm } from "../../shared/realm-refs.ts";
+import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { addVersion } from "./add.ts";
 import { GraphStats } from "./aggregates.ts";
 import { diff, timeline } from "./history.ts";
@@ -43,6 +43,14 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
     return agent.realmId;
   };
 
+  /** An agent's whole graph, with its place in the realm's index. */
+  const forgetGraph = async (realmId: string, agentId: string): Promise<number> => {
+    await state.delete(realmGraphsScope(realmId), agentId);
+    const entities = await purgeGraph(state, agentId);
+    graphs.forget(agentId);
+    return entities;
+  };
+
   worker.registerFunction(
     {
       id: "kg::add_temporal",
@@ -54,7 +62,10 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
     async (input, ctx) => {
       const realmId = await agentRealm(input.agentId, ctx);
       await requireRealm(trigger, realmId, { write: true });
-      return addVersion(state, graphs, realmId, input);
+      const added = await addVersion(state, graphs, realmId, input);
+      // A realm delete that began meanwhile may have purged the graphs already: this one goes too.
+      await recheckRealm(trigger, realmId, () => forgetGraph(realmId, input.agentId));
+      return added;
     },
   );
 
@@ -136,10 +147,7 @@ export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
     },
     async ({ realmId, agentId }, ctx) => {
       requireAdmin(ctx);
-      await state.delete(realmGraphsScope(realmId), agentId);
-      const entities = await purgeGraph(state, agentId);
-      graphs.forget(agentId);
-      return { agentId, entities };
+      return { agentId, entities: await forgetGraph(realmId, agentId) };
     },
   );
 

@@ -76,12 +76,12 @@ export function registerLedger(
         throw forbidden("The realm-wide budget can only be set with an admin key");
       }
       await requireRealm(trigger, realmId, { write: true });
-      if (agentId !== undefined) await assertAgentRef(trigger, agentId, realmId);
+      const known = agentId !== undefined && (await assertAgentRef(trigger, agentId, realmId));
       const written = await writeBudget(state, input, nowMs(), nowIso());
       // A realm or agent delete that began meanwhile has purged, or will purge, what it saw: see to the rest.
       await recheckRealm(trigger, realmId, () => purgeRealm(state, realmId));
       if (agentId !== undefined) {
-        await recheckAgentRef(trigger, agentId, realmId, () => purgeAgent(state, realmId, agentId));
+        await recheckAgentRef(trigger, agentId, realmId, known, () => purgeAgent(state, realmId, agentId));
       }
       return written;
     },

@@ -187,12 +187,12 @@ export function registerMission(worker: WorkerClient): { ready?: Promise<void> }
     async ({ realmId, id, agentId }, ctx) => {
       // The realm first: an agent check before it would tell another realm's key where an agent lives.
       assertRealmAccess(ctx, realmId);
-      await assertAgentRef(trigger, agentId, realmId);
+      const known = await assertAgentRef(trigger, agentId, realmId);
       const { before, after } = await change(ctx, realmId, id, (mission, now) =>
         checkedOut(mission, agentId, now),
       );
       // An agent delete that began meanwhile may have put its missions back already: this one goes too.
-      await recheckAgentRef(trigger, agentId, realmId, () => giveBack(realmId, id, agentId));
+      await recheckAgentRef(trigger, agentId, realmId, known, () => giveBack(realmId, id, agentId));
       publish({ type: "checked_out", missionId: id, realmId, agentId, from: before.status });
       return after;
     },

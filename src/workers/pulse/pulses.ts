@@ -4,7 +4,7 @@ import type { InvocationContext } from "../../engine/types.ts";
 import { assertRealmAccess, requireAdmin } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { conflict, notFound } from "../../shared/errors.ts";
-import { requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { recheckAgentRef, recheckRealm, requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
 import type { ContextMode, LastTick, PulseConfig, PulseRun, RegisterInput } from "./schema.ts";
 import {
   agentKey,
@@ -41,7 +41,7 @@ export async function register(deps: PulseDeps, input: RegisterInput, ctx: Invoc
   const { realmId, agentId } = input;
   assertRealmAccess(ctx, realmId);
   await requireRealm(deps.trigger, realmId, { write: true });
-  await requireAgentInRealm(deps.trigger, agentId, realmId);
+  const known = await requireAgentInRealm(deps.trigger, agentId, realmId);
   const config = await deps.scheduler.exclusive(realmId, agentId, async () => {
     const entry = deps.scheduler.create(realmId, agentId, input.cron);
     try {
@@ -58,6 +58,9 @@ export async function register(deps: PulseDeps, input: RegisterInput, ctx: Invoc
       throw error;
     }
   });
+  // A realm or agent delete that began meanwhile may have purged its pulses already: this one goes too.
+  await recheckRealm(deps.trigger, realmId, () => forgetPulse(deps, input));
+  await recheckAgentRef(deps.trigger, agentId, realmId, known, () => forgetPulse(deps, input));
   await deps.publishChanged(realmId, agentId);
   return config;
 }
@@ -170,8 +173,13 @@ function nextFire(config: PulseConfig | undefined | null): string | null {
  * Internal cascade: only the system (the agent delete calls it so) or an admin key may call it.
  */
 export async function purgeAgent(deps: PulseDeps, target: Target, ctx: InvocationContext) {
-  const { realmId, agentId } = target;
   requireAdmin(ctx);
+  return { purged: await forgetPulse(deps, target) };
+}
+
+/** The agent's pulse stopped and every record of it deleted; true when it had a config. */
+async function forgetPulse(deps: PulseDeps, target: Target): Promise<boolean> {
+  const { realmId, agentId } = target;
   const key = agentKey(realmId, agentId);
   const existed = (await deps.state.delete(CONFIGS_SCOPE, key)) !== null;
   await deps.scheduler.sync(realmId, agentId);
@@ -179,7 +187,7 @@ export async function purgeAgent(deps: PulseDeps, target: Target, ctx: Invocatio
     await deps.state.delete(scope, key);
   await deleteAll(deps.state, runsScope(realmId), `${agentId}/`);
   await deps.publishChanged(realmId, agentId);
-  return { purged: existed };
+  return existed;
 }
 
 /**

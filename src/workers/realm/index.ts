@@ -27,6 +27,7 @@ import {
   updateRealmInput,
 } from "./schema.ts";
 import {
+  assertNotDeleting,
   assertWritable,
   checkTransition,
   ensureDefaultRealm,
@@ -169,7 +170,12 @@ export function registerRealm(worker: WorkerClient): { ready: Promise<void> } {
       if (!scrubSecrets && !isPrivileged(ctx.auth)) {
         throw forbidden("Exporting secrets (scrubSecrets: false) requires an admin key");
       }
-      return exportRealm(trigger, await readRealm(state, id), scrubSecrets);
+      const realm = await readRealm(state, id);
+      assertNotDeleting(realm);
+      const doc = await exportRealm(trigger, realm, scrubSecrets);
+      // A delete that began while the document was read may have purged some of it already.
+      assertNotDeleting(await readRealm(state, id));
+      return doc;
     },
   );
 

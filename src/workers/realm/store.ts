@@ -77,6 +77,11 @@ export function patched(realm: Realm, patch: Omit<UpdateRealmInput, "id">): Real
 /** Refuses any change to a realm that is archived (read-only) or being deleted. */
 export function assertWritable(realm: Realm): void {
   if (realm.status === "Archived") throw conflict(`Realm ${realm.id} is archived and read-only`);
+  assertNotDeleting(realm);
+}
+
+/** 409 for a realm being deleted: its data may be purged in part, so nothing read of it is whole. */
+export function assertNotDeleting(realm: Realm): void {
   if (realm.deleting) throw conflict(`Realm ${realm.id} is being deleted`);
 }
 

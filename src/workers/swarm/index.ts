@@ -9,7 +9,7 @@ import { nowIso, nowMs } from "../../shared/clock.ts";
 import { type AppError, forbidden, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { newestFirst, pageOf } from "../../shared/pagination.ts";
-import { assertAgentRef, requireRealm } from "../../shared/realm-refs.ts";
+import { assertAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { runSwarm } from "./run.ts";
 import {
   broadcastAck,
@@ -70,6 +70,13 @@ export function registerSwarm(
     return isDue(swarm, nowMs()) ? end(swarmId, "expired") : swarm;
   };
 
+  /** As load, for a change: an archived realm is read-only, and one being deleted takes nothing new. */
+  const loadWritable = async (swarmId: string, ctx: InvocationContext): Promise<Swarm> => {
+    const swarm = await load(swarmId, ctx);
+    await requireRealm(trigger, swarm.realmId, { write: true });
+    return swarm;
+  };
+
   /** A realm's swarms, read a page of ids at a time (a swarm removed meanwhile is skipped). */
   async function* realmSwarms(realmId: string): AsyncGenerator<Swarm> {
     const ids = await realmSwarmIds(state, realmId);
@@ -119,6 +126,8 @@ export function registerSwarm(
         expiresAt: new Date(created + input.maxDurationMs).toISOString(),
       };
       await storeNewSwarm(state, swarm);
+      // A realm delete that began meanwhile may have purged the realm's swarms already: this one goes too.
+      await recheckRealm(trigger, realmId, () => purgeSwarm(state, realmId, swarm.swarmId));
       audit("swarm_created", { swarmId: swarm.swarmId, goal: swarm.goal, agentCount: swarm.agentIds.length });
       return swarm;
     },
@@ -133,7 +142,7 @@ export function registerSwarm(
       output: broadcastAck,
     },
     async (input, ctx) => {
-      const swarm = await load(input.swarmId, ctx);
+      const swarm = await loadWritable(input.swarmId, ctx);
       if (!swarm.agentIds.includes(input.agentId)) {
         throw forbidden(`${input.agentId} is not a member of swarm ${swarm.swarmId}`);
       }
@@ -187,7 +196,7 @@ export function registerSwarm(
       output: dissolveAnswer,
     },
     async ({ swarmId }, ctx) => {
-      const before = await load(swarmId, ctx);
+      const before = await loadWritable(swarmId, ctx);
       const swarm = before.status === "active" ? await end(swarmId, "dissolved") : before;
       const messages = await messagesOf(state, swarmId);
       let archived = 0;

@@ -141,13 +141,16 @@ export async function appendMessage(state: StateClient, input: BroadcastInput): 
 
 /** A swarm, its messages and its index entries (a realm delete). */
 export async function purgeSwarm(state: StateClient, realmId: string, swarmId: string): Promise<void> {
-  const keys: string[] = [];
-  for await (const { key } of state.scan(messagesScope(swarmId))) keys.push(key);
-  for (const key of keys) await state.delete(messagesScope(swarmId), key);
   const swarm = await state.get<Swarm>(SWARMS_SCOPE, swarmId);
   if (swarm) await state.delete(DUE_SCOPE, dueKey(swarm));
   await state.delete(ACTIVE_SCOPE, swarmId);
+  // The record before its messages: a message is written only with the record's version (appendMessage),
+  // so a broadcast racing the purge cannot leave one behind. The realm's index entry goes last, so a
+  // purge cut short is found and finished by the next.
   await state.delete(SWARMS_SCOPE, swarmId);
+  const keys: string[] = [];
+  for await (const { key } of state.scan(messagesScope(swarmId))) keys.push(key);
+  for (const key of keys) await state.delete(messagesScope(swarmId), key);
   await state.delete(realmSwarmsScope(realmId), swarmId);
 }
 
