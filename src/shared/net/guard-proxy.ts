@@ -130,6 +130,11 @@ export class GuardProxy {
       if (isAppError(error) || res.headersSent) this.answerRefusal(error, target, res);
       else res.writeHead(502, { "content-type": "text/plain" }).end(String(error.message));
     });
+    // A client gone before the answer was through (a closed page, the proxy closing) ends the upstream
+    // request too: a site that never answers would otherwise hold a socket of the service for good.
+    res.once("close", () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
     req.pipe(upstream);
   }
 

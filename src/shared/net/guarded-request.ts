@@ -234,6 +234,13 @@ function requestOnce(url: URL, init: HopInit, lookup: LookupFunction, signal: Ab
     });
     signal.addEventListener("abort", onAbort, { once: true });
     req.on("error", (error) => finish(networkError(error, host)));
+    // Without a listener node drops the socket and the request never settles: it would wait out the timeout.
+    req.on("upgrade", (_res, socket) => {
+      socket.destroy();
+      finish(
+        new AppError("unprocessable", `${host} answered 101 Switching Protocols to a plain HTTP request`),
+      );
+    });
     req.on("response", (res) => {
       const status = res.statusCode ?? 0;
       const headers = res.headers;

@@ -38,6 +38,8 @@ const BLOCKED_V4: readonly V4Range[] = [
   v4("127.0.0.0/8", "loopback"),
   v4("169.254.0.0/16", "link-local"),
   v4("172.16.0.0/12", "private"),
+  // Not globally reachable (RFC 6890); Oracle Cloud serves instance metadata at 192.0.0.192.
+  v4("192.0.0.0/24", "IETF protocol assignments"),
   v4("192.168.0.0/16", "private"),
   v4("198.18.0.0/15", "benchmarking"),
   v4("224.0.0.0/4", "multicast"),

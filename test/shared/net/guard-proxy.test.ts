@@ -202,3 +202,34 @@ describe("GuardProxy for the browser (no allowlist, refusals unexplained)", () =
     expect(() => statSync(path)).toThrow();
   });
 });
+
+describe("GuardProxy's forwarded requests", () => {
+  it("ends the upstream request when its client goes away (a slow site holds no socket of the service)", async () => {
+    let upstreamClosed: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));
+    let arrived: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => (arrived = resolve));
+    // Answers nothing, ever: only the proxy can end the connection.
+    const silent = createServer((req) => {
+      req.socket.once("close", upstreamClosed);
+      arrived();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.2", resolve));
+    const silentPort = (silent.address() as { port: number }).port;
+    const forwarding = new GuardProxy(policy);
+    const path = join(dir, "forwarding.sock");
+    await forwarding.listenUnix(path);
+    try {
+      const req = request({ socketPath: path, path: `http://other.test:${silentPort}/slow` });
+      req.on("error", () => undefined);
+      req.end();
+      await asked;
+      req.destroy();
+      await closed;
+    } finally {
+      await forwarding.close();
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+});

@@ -30,6 +30,8 @@ describe("address classifier", () => {
     ["192.168.0.1", "private"],
     ["192.168.255.255", "private"],
     ["169.254.169.254", "link-local"],
+    // Oracle Cloud's metadata service answers here too.
+    ["192.0.0.192", "IETF protocol assignments"],
     ["0.0.0.0", "this-network"],
     ["0.1.2.3", "this-network"],
     ["100.64.0.1", "carrier-grade NAT"],

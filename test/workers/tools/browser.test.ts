@@ -241,7 +241,7 @@ describe.skipIf(!available)("browser tools on a real Chromium", () => {
       allowedAddresses: new Set(["127.0.0.1"]),
       resolve: systemResolver,
     };
-    const { context, page, blocked, proxyRefusals } = await openPage(chromium, policy);
+    const { context, page, blocked, refused } = await openPage(chromium, policy);
     try {
       await page.goto(`${base}/leaky`, { waitUntil: "load" });
       await page.waitForTimeout(300);
@@ -253,9 +253,7 @@ describe.skipIf(!available)("browser tools on a real Chromium", () => {
       expect(hits.filter((hit) => hit.includes("secret"))).toEqual([]);
       // The redirect hop never reached the page's routes: the proxy refused it, with the rule's message.
       expect(
-        proxyRefusals().some(
-          (message) => message.includes("secret-redirect") && message.includes("SSRF protection"),
-        ),
+        refused.some((message) => message.includes("secret-redirect") && message.includes("SSRF protection")),
       ).toBe(true);
     } finally {
       await context.close();

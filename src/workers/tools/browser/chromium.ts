@@ -25,7 +25,7 @@ async function launch(executablePath: string): Promise<Browser> {
         "--disable-software-rasterizer",
         "--no-first-run",
         "--no-default-browser-check",
-        // WebRTC sends its STUN/TURN and media over UDP, which never passes the guarding proxy (proxy.ts):
+        // WebRTC sends its STUN/TURN and media over UDP, which never passes the guarding proxy (sessions.ts):
         // a page could reach loopback, private and metadata addresses over it (UDP scans, SSRF). This
         // policy keeps WebRTC to connections through the proxy, so no UDP at all. It is the switch behind
         // the WebRtcIPHandling enterprise policy; --force-webrtc-ip-handling-policy is no longer read by

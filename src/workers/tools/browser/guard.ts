@@ -3,6 +3,8 @@ import { AppError, isAppError } from "../../../shared/errors.ts";
 import { assertUrlAllowed, type NetworkPolicy } from "../../../shared/net/guarded-request.ts";
 
 const INERT = /^(data|blob|about):/;
+/** Refusals kept per context: the first explain a failure, and a page could otherwise grow the list without end. */
+const MAX_BLOCKED = 50;
 
 /**
  * Removes WebRTC from every realm of a page: RTCPeerConnection, webkitRTCPeerConnection, RTCDataChannel,
@@ -33,7 +35,8 @@ export async function guardContext(
       await assertUrlAllowed(url.replace(/^ws(s?):/, "http$1:"), policy);
       return true;
     } catch (error) {
-      blocked.push(isAppError(error) ? error.message : `${url}: ${(error as Error).message}`);
+      if (blocked.length < MAX_BLOCKED)
+        blocked.push(isAppError(error) ? error.message : `${url}: ${(error as Error).message}`);
       return false;
     }
   };
@@ -50,17 +53,15 @@ export async function guardContext(
   return { blocked };
 }
 
-/** The error for a navigation that failed: the SSRF rule's message when the rule blocked it. */
+/**
+ * The error for a navigation that failed: the SSRF rule's message when the rule blocked it. `blocked`
+ * holds every refusal of the page's routes and of its own proxy during the navigation, so a network
+ * error without one is the site's (a closed port, a dropped connection), not the rule's.
+ */
 export function navigationError(error: unknown, url: string, blocked: string[], timeoutMs: number): AppError {
   if (isAppError(error)) return error;
   const message = (error as Error).message ?? String(error);
   if (blocked.length > 0) return new AppError("validation", blocked[0] as string);
-  if (/ERR_TUNNEL_CONNECTION_FAILED|ERR_BLOCKED_BY_CLIENT|ERR_EMPTY_RESPONSE/.test(message)) {
-    return new AppError(
-      "validation",
-      `SSRF protection: ${url} (or a page it redirected to) leads to a blocked address`,
-    );
-  }
   if (/Timeout/i.test(message))
     return new AppError("unprocessable", `${url} did not load within ${timeoutMs} ms`);
   return new AppError("unprocessable", `${url} could not be loaded: ${message.split("\n")[0]}`);

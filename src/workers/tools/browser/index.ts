@@ -1,5 +1,6 @@
+import type { Page } from "playwright-core";
 import { z } from "zod";
-import { AppError, badRequest } from "../../../shared/errors.ts";
+import { AppError, badRequest, isAppError } from "../../../shared/errors.ts";
 import { assertUrlAllowed } from "../../../shared/net/guarded-request.ts";
 import { agentIdField } from "../fields.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
@@ -8,6 +9,12 @@ import { navigationError } from "./guard.ts";
 import { DEFAULT_VIEWPORT, type Session, screenshotPages, sessions } from "./sessions.ts";
 
 const MAX_TIMEOUT_MS = 60_000;
+const MAX_VIEWPORT = 4096;
+/**
+ * A full-page screenshot is cut at the pixels of the largest viewport: an endless page would otherwise
+ * make a PNG of hundreds of MB (and its base64 twice over) in the service's memory.
+ */
+const MAX_SCREENSHOT_PIXELS = MAX_VIEWPORT * MAX_VIEWPORT;
 const timeoutMs = z
   .number()
   .int()
@@ -24,20 +31,78 @@ const selector = z
 
 const browserPath = (ctx: ToolContext) => ctx.env.AGENTOS_BROWSER_PATH?.trim() || DEFAULT_BROWSER_PATH;
 
-async function navigate(
-  opened: Pick<Session, "page" | "blocked" | "proxyRefusals">,
-  target: string,
-  ctx: ToolContext,
-  timeout: number,
-) {
+type Opened = Pick<Session, "page" | "blocked" | "refused">;
+
+/** Only refusals from here on explain what the next step runs into: earlier ones were another page's. */
+function forgetRefusals(opened: Opened): void {
+  opened.blocked.length = 0;
+  opened.refused.length = 0;
+}
+
+const PAGE_BUSY = "page_busy";
+
+/** A session whose page stopped answering is closed: its script would keep a CPU busy until the session expires. */
+async function closingIfBusy<T>(agentId: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!isAppError(error) || error.reason !== PAGE_BUSY) throw error;
+    await sessions.close(agentId);
+    throw new AppError("unprocessable", `${error.message}; your browser session was closed`);
+  }
+}
+
+/**
+ * A read from the page, bounded in time: evaluate and title have no timeout of their own, and a page
+ * whose script never yields would hold the call until the engine gives up on it.
+ */
+async function fromPage<T>(read: Promise<T>, timeout: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new AppError(
+            "unprocessable",
+            `The page did not answer within ${timeout} ms: a script on it keeps it busy`,
+            { reason: PAGE_BUSY },
+          ),
+        ),
+      timeout,
+    );
+  });
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The page as PNG; a page Chromium cannot capture (too large, crashed) is the caller's problem, not a 500. */
+async function screenshot(page: Page, fullPage: boolean, timeout: number): Promise<Buffer> {
+  const width = page.viewportSize()?.width ?? DEFAULT_VIEWPORT.width;
+  const clip = { x: 0, y: 0, width, height: Math.floor(MAX_SCREENSHOT_PIXELS / width) };
+  try {
+    return await page.screenshot({ fullPage, timeout, type: "png", ...(fullPage ? { clip } : {}) });
+  } catch (error) {
+    const message = (error as Error).message ?? String(error);
+    if (/Timeout/i.test(message))
+      throw new AppError("unprocessable", `The page did not render within ${timeout} ms`);
+    throw new AppError("unprocessable", `Could not screenshot ${page.url()}: ${message.split("\n")[0]}`);
+  }
+}
+
+async function navigate(opened: Opened, target: string, ctx: ToolContext, timeout: number) {
   await assertUrlAllowed(target, ctx.policy);
   const { page } = opened;
+  forgetRefusals(opened);
+  let status: number | null;
   try {
-    const response = await page.goto(target, { waitUntil: "load", timeout });
-    return { url: page.url(), status: response?.status() ?? null, title: await page.title() };
+    status = (await page.goto(target, { waitUntil: "load", timeout }))?.status() ?? null;
   } catch (error) {
-    throw navigationError(error, target, [...opened.blocked, ...opened.proxyRefusals()], timeout);
+    throw navigationError(error, target, [...opened.blocked, ...opened.refused], timeout);
   }
+  return { url: page.url(), status, title: await fromPage(page.title(), timeout) };
 }
 
 /** A selector that never appears is an error the model can read, not a hang. */
@@ -61,14 +126,14 @@ const browserScreenshot = defineTool({
   id: "tool::browser_screenshot",
   actsFor: "agent",
   description:
-    "Screenshot a web page in a real browser: {screenshot: base64 PNG, width, height, url}. viewport {width, height} (default 1280×720), fullPage for the whole page. Without url, your open browser session's page.",
+    "Screenshot a web page in a real browser: {screenshot: base64 PNG, width, height, url}. viewport {width, height} (default 1280×720), fullPage for the whole page (cut at 4096×4096 pixels' worth of height). Without url, your open browser session's page.",
   input: z.strictObject({
     url: url.optional(),
     agentId: agentIdField.optional(),
     viewport: z
       .strictObject({
-        width: z.number().int().min(100).max(4096),
-        height: z.number().int().min(100).max(4096),
+        width: z.number().int().min(100).max(MAX_VIEWPORT),
+        height: z.number().int().min(100).max(MAX_VIEWPORT),
       })
       .default(DEFAULT_VIEWPORT),
     fullPage: z.boolean().default(false),
@@ -76,16 +141,18 @@ const browserScreenshot = defineTool({
   }),
   async run({ url: target, agentId, viewport, fullPage, timeoutMs: timeout }, ctx) {
     if (target === undefined) {
-      if (!agentId || !sessions.has(agentId))
-        throw badRequest("give url (or open a page with browser_navigate first)");
-      const { page } = await session(ctx, agentId);
-      const png = await page.screenshot({ fullPage, timeout, type: "png" });
+      if (!agentId) throw badRequest("give url (or open a page with browser_navigate first)");
+      // The caller's access to the agent first: whether another realm's agent has a page open is not its business.
+      await ctx.agent(agentId);
+      if (!sessions.has(agentId)) throw badRequest("give url (or open a page with browser_navigate first)");
+      const { page } = await sessions.of(agentId, browserPath(ctx), ctx.policy);
+      const png = await screenshot(page, fullPage, timeout);
       return { screenshot: png.toString("base64"), url: page.url(), ...page.viewportSize() };
     }
     const realm = ctx.call.auth.kind === "realm" ? ctx.call.auth.realmId : "*";
     return screenshotPages.use(realm, browserPath(ctx), ctx.policy, viewport, async (opened) => {
       const loaded = await navigate(opened, target, ctx, timeout);
-      const png = await opened.page.screenshot({ fullPage, timeout, type: "png" });
+      const png = await screenshot(opened.page, fullPage, timeout);
       return {
         screenshot: png.toString("base64"),
         url: loaded.url,
@@ -98,7 +165,7 @@ const browserScreenshot = defineTool({
 
 const actions = ["navigate", "click", "type", "wait"] as const;
 
-async function act(
+async function perform(
   ctx: ToolContext,
   input: {
     agentId: string;
@@ -120,17 +187,23 @@ async function act(
     case "click": {
       if (!input.selector) throw badRequest("click needs selector");
       const target = input.selector;
+      forgetRefusals(opened);
       await onElement(() => page.click(target, { timeout }), target, timeout);
       await page.waitForLoadState("load", { timeout }).catch(() => undefined);
       if (blocked.length > 0 && page.url() === "about:blank")
         throw new AppError("validation", blocked[0] as string);
-      return { action: "click", selector: target, url: page.url(), title: await page.title() };
+      return {
+        action: "click",
+        selector: target,
+        url: page.url(),
+        title: await fromPage(page.title(), timeout),
+      };
     }
     case "type": {
       if (!input.selector || input.text === undefined) throw badRequest("type needs selector and text");
       const target = input.selector;
       await onElement(() => page.fill(target, input.text as string, { timeout }), target, timeout);
-      if (input.submit) await page.press(target, "Enter", { timeout });
+      if (input.submit) await onElement(() => page.press(target, "Enter", { timeout }), target, timeout);
       return { action: "type", selector: target, typed: (input.text as string).length, url: page.url() };
     }
     case "wait":
@@ -143,6 +216,9 @@ async function act(
       return { action: "wait", waitedMs: timeout };
   }
 }
+
+const act = (ctx: ToolContext, input: Parameters<typeof perform>[1]) =>
+  closingIfBusy(input.agentId, () => perform(ctx, input));
 
 const sessionInput = { agentId: agentIdField, timeoutMs };
 
@@ -199,18 +275,23 @@ const browserReadPage = defineTool({
   input: z.strictObject({
     agentId: agentIdField,
     maxChars: z.number().int().min(100).max(500_000).default(50_000),
+    timeoutMs,
   }),
-  async run({ agentId, maxChars }, ctx) {
+  async run({ agentId, maxChars, timeoutMs: timeout }, ctx) {
+    await ctx.agent(agentId);
     if (!sessions.has(agentId)) throw badRequest("No page is open: use browser_navigate first");
-    const { page } = await session(ctx, agentId);
-    // Runs in the page, where `document` exists; written as a string so the service needs no DOM types.
-    const text = (await page.evaluate("document.body ? document.body.innerText : ''")) as string;
-    return {
-      url: page.url(),
-      title: await page.title(),
-      text: text.slice(0, maxChars),
-      truncated: text.length > maxChars,
-    };
+    const { page } = await sessions.of(agentId, browserPath(ctx), ctx.policy);
+    return closingIfBusy(agentId, async () => {
+      // Runs in the page, where `document` exists; written as a string so the service needs no DOM types.
+      const read = page.evaluate("document.body ? document.body.innerText : ''");
+      const text = (await fromPage(read, timeout)) as string;
+      return {
+        url: page.url(),
+        title: await fromPage(page.title(), timeout),
+        text: text.slice(0, maxChars),
+        truncated: text.length > maxChars,
+      };
+    });
   },
 });
 

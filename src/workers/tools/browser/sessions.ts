@@ -1,8 +1,8 @@
 import type { BrowserContext, Page } from "playwright-core";
+import { GuardProxy } from "../../../shared/net/guard-proxy.ts";
 import type { NetworkPolicy } from "../../../shared/net/guarded-request.ts";
 import { sharedBrowser } from "./chromium.ts";
 import { guardContext } from "./guard.ts";
-import { proxyFor } from "./proxy.ts";
 
 /** A session ends after this long unused, or this long after it began, whichever comes first. */
 export const SESSION_IDLE_MS = 5 * 60_000;
@@ -14,7 +14,8 @@ export interface Session {
   context: BrowserContext;
   page: Page;
   blocked: string[];
-  proxyRefusals: () => string[];
+  /** The context's guarding proxy's refusals (redirect hops the routes never see). */
+  refused: string[];
   startedAt: number;
   usedAt: number;
   release: () => void;
@@ -22,29 +23,44 @@ export interface Session {
 
 export const DEFAULT_VIEWPORT = { width: 1280, height: 720 };
 
-/** A fresh guarded context with one page (the caller closes it). */
+/**
+ * A fresh guarded context with one page (the caller closes it). The context has a guarding proxy of its
+ * own, closed with it: the browser's only way out, and its refusals are this page's alone, never
+ * another agent's or realm's (their URLs may carry secrets).
+ */
 export async function openPage(executablePath: string, policy: NetworkPolicy, viewport = DEFAULT_VIEWPORT) {
   const browser = await sharedBrowser.browser(executablePath);
-  const proxy = proxyFor(policy);
-  const context = await browser.newContext({
-    viewport,
-    userAgent: "AgentOS/0.0.1",
-    acceptDownloads: false,
-    serviceWorkers: "block",
-    // Every connection through the guarding proxy, loopback included (Chromium skips the proxy for it otherwise).
-    proxy: { server: await proxy.address(), bypass: "<-loopback>" },
-  });
+  const proxy = new GuardProxy(policy);
+  let context: BrowserContext;
+  try {
+    context = await browser.newContext({
+      viewport,
+      userAgent: "AgentOS/0.0.1",
+      acceptDownloads: false,
+      serviceWorkers: "block",
+      // Every connection through the guarding proxy, loopback included (Chromium skips the proxy for it otherwise).
+      proxy: { server: await proxy.address(), bypass: "<-loopback>" },
+    });
+  } catch (error) {
+    await proxy.close();
+    throw error;
+  }
+  context.once("close", () => void proxy.close());
   const { blocked } = await guardContext(context, policy);
-  const refusedBefore = proxy.refused.length;
-  // Refusals of redirect hops (seen only by the proxy) count for this page's error messages too.
-  const proxyRefusals = () => proxy.refused.slice(refusedBefore);
   const page = await context.newPage();
-  return { context, page, blocked, proxyRefusals };
+  // The tools only ever drive this page: a popup would be a renderer nobody reads, and a page could open
+  // them without end.
+  context.on("page", (popup) => {
+    if (popup !== page) void popup.close().catch(() => undefined);
+  });
+  return { context, page, blocked, refused: proxy.refused };
 }
 
 /** Each agent's browser session on this node: one context, one page, until closed or expired. */
 class Sessions {
   private readonly byAgent = new Map<string, Session>();
+  /** Sessions being opened: an agent's calls at once share one, or the others' contexts stay open, unowned. */
+  private readonly opening = new Map<string, Promise<Session>>();
   private sweeper: NodeJS.Timeout | undefined;
 
   async of(agentId: string, executablePath: string, policy: NetworkPolicy): Promise<Session> {
@@ -54,7 +70,17 @@ class Sessions {
       existing.usedAt = now;
       return existing;
     }
-    if (existing) await this.close(agentId);
+    let opening = this.opening.get(agentId);
+    if (!opening) {
+      opening = this.open(agentId, executablePath, policy).finally(() => this.opening.delete(agentId));
+      this.opening.set(agentId, opening);
+    }
+    return opening;
+  }
+
+  private async open(agentId: string, executablePath: string, policy: NetworkPolicy): Promise<Session> {
+    const now = Date.now();
+    if (this.byAgent.has(agentId)) await this.close(agentId);
     if (this.byAgent.size >= MAX_SESSIONS) {
       const oldest = [...this.byAgent].sort(([, a], [, b]) => a.usedAt - b.usedAt)[0];
       if (oldest) await this.close(oldest[0]);
@@ -107,6 +133,14 @@ export const sessions = new Sessions();
 /** A screenshot context serves this many screenshots (then a fresh one starts), and idles this long at most. */
 const SCREENSHOT_USES = 20;
 const SCREENSHOT_IDLE_MS = 60_000;
+/** How long a warm page may take to go back to about:blank before it is closed instead. */
+const BLANK_TIMEOUT_MS = 5_000;
+
+const blank = (page: Page): Promise<boolean> =>
+  page.goto("about:blank", { timeout: BLANK_TIMEOUT_MS }).then(
+    () => true,
+    () => false,
+  );
 
 interface Warm {
   opened: Awaited<ReturnType<typeof openPage>>;
@@ -144,19 +178,26 @@ class ScreenshotPages {
     }
     const own = entry;
     own.busy = true;
+    let succeeded = false;
     try {
       await own.opened.page.setViewportSize(viewport);
-      own.opened.blocked.length = 0;
-      return await work(own.opened);
+      const result = await work(own.opened);
+      succeeded = true;
+      return result;
     } finally {
-      own.busy = false;
       own.uses++;
       own.usedAt = Date.now();
-      const kept = this.warm.get(realm) === own && own.uses < SCREENSHOT_USES;
-      if (kept) {
-        await own.opened.page.goto("about:blank").catch(() => undefined);
-        this.expireLater(realm, own);
-      } else await this.close(realm, own);
+      // A page that failed or will not leave (a script spinning, a renderer hung) would fail the realm's
+      // next screenshots too: only one that is blank again stays warm.
+      const kept =
+        succeeded &&
+        this.warm.get(realm) === own &&
+        own.uses < SCREENSHOT_USES &&
+        (await blank(own.opened.page));
+      // Busy until blank: a screenshot taking it earlier would have its page navigated away under it.
+      own.busy = false;
+      if (kept) this.expireLater(realm, own);
+      else await this.close(realm, own);
     }
   }
 
