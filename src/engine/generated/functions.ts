@@ -3887,7 +3887,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Screenshot a web page in a real browser: {screenshot: base64 PNG, width, height, url}. viewport {width, height} (default 1280×720), fullPage for the whole page. Without url, your open browser session's page. */
+  /** Screenshot a web page in a real browser: {screenshot: base64 PNG, width, height, url}. viewport {width, height} (default 1280×720), fullPage for the whole page (cut at 4096×4096 pixels' worth of height). Without url, your open browser session's page. */
   "tool::browser_screenshot": {
     input: {
       /** http(s) URL */
