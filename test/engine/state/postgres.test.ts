@@ -123,9 +123,14 @@ describe.skipIf(found.url === null)("PostgresStateStore", () => {
     try {
       await store.set("down", "k", 1);
       await proxy.close();
-      const attempts = [store.get("down", "k"), store.set("down", "k", 2), store.list("down", { limit: 1 })];
+      // Each failure is taken as it comes: one awaited later would be an unhandled rejection meanwhile.
+      const attempts = [
+        store.get("down", "k"),
+        store.set("down", "k", 2),
+        store.list("down", { limit: 1 }),
+      ].map((attempt) => attempt.catch((caught: unknown) => caught));
       for (const attempt of attempts) {
-        const error = await attempt.catch((caught: unknown) => caught);
+        const error = await attempt;
         expect(error).toBeInstanceOf(AppError);
         expect((error as AppError).code).toBe("unavailable");
       }

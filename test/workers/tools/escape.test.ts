@@ -363,7 +363,8 @@ print(json.dumps(out))`,
       "python3",
       [
         "-c",
-        "import os\nfor d in range(50):\n    os.makedirs(f'many/{d}')\n    for i in range(1000): open(f'many/{d}/{i}', 'w').close()",
+        // More than it could make before the quota's first look, however fast the disk: it must be stopped.
+        "import os\nfor d in range(2000):\n    os.makedirs(f'many/{d}')\n    for i in range(1000): open(f'many/{d}/{i}', 'w').close()",
       ],
       60_000,
     );
