@@ -3918,7 +3918,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Send a message to a chat channel bound to you, named <platform>:<channel> (e.g. slack:C0123): {queued}; it is delivered through the platform with retries. */
+  /** Send a message to a chat channel bound to you, named <platform>:<channel> (e.g. slack:C0123): {queued}; it is delivered through the platform with retries. At most 20 a minute. */
   "tool::channel_send": {
     input: {
       /** The agent whose workspace (or data) the tool acts on */

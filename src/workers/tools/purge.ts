@@ -1,4 +1,4 @@
-import { sendsScope, spawnsScope } from "./agents/index.ts";
+import { channelSendsScope, sendsScope, spawnsScope } from "./agents/index.ts";
 import { snapshotsScope } from "./agents/snapshots.ts";
 import { approvalsScope } from "./approvals.ts";
 import { sessions } from "./browser/sessions.ts";
@@ -26,6 +26,7 @@ export async function purgeAgent(
   await purgeKnowledge(deps.trigger, agentId);
   await deps.state.delete(spawnsScope, agentId);
   await deps.state.delete(sendsScope, agentId);
+  await deps.state.delete(channelSendsScope, agentId);
   await deps.state.delete(remindersScope, agentId);
   if (options.jobs !== false) {
     for await (const { value } of deps.state.scan<Job>(jobsScope(realmId)))

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_CHANNEL_SENDS_PER_MINUTE } from "../../../src/workers/tools/agents/index.ts";
 import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { toolsServer } from "./setup.ts";
 
@@ -104,5 +105,24 @@ describe("tools that act on other agents", () => {
     expect(
       (await env.failure("tool::channel_send", { channel: "nowhere", message: "hi" })).message,
     ).toContain("<platform>:<channel>");
+  });
+
+  it("sends at most MAX_CHANNEL_SENDS_PER_MINUTE chat messages a minute (429), however steered", async () => {
+    const { agentId } = await env.agent();
+    await call(env.server, "POST", "/api/channels", { platform: "slack", channelId: "C-FLOOD", agentId });
+    // Counted per minute: the last ones might fall in the next minute, so a few more are asked.
+    const answers: number[] = [];
+    for (let sent = 0; sent < MAX_CHANNEL_SENDS_PER_MINUTE + 3; sent++) {
+      const payload = { channel: "slack:C-FLOOD", message: `m${sent}` };
+      const status = await env.tool("tool::channel_send", payload).then(
+        () => 200,
+        (error: { status?: number }) => error.status ?? 500,
+      );
+      answers.push(status);
+    }
+    expect(answers).toContain(429);
+    expect(answers.filter((status) => status === 200).length).toBeLessThanOrEqual(
+      2 * MAX_CHANNEL_SENDS_PER_MINUTE,
+    );
   });
 });

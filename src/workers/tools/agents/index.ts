@@ -23,7 +23,13 @@ export const MAX_SENDS_PER_MINUTE = 10;
  * so counted per target alone, one agent's model woke every agent of its realm ten times a minute.
  */
 export const MAX_SENDS_PER_MINUTE_IN_ALL = 30;
+/**
+ * Chat messages one agent may send per minute: a channel message (a chat user, a fetched page) could
+ * otherwise steer its model to flood the channel's people, through the operator's platform token.
+ */
+export const MAX_CHANNEL_SENDS_PER_MINUTE = 20;
 export const spawnsScope = "tool_spawns";
+export const channelSendsScope = "tool_channel_sends";
 export const sendsScope = "tool_agent_sends";
 
 /**
@@ -192,8 +198,7 @@ const agentDelegate = defineTool({
 const channelSend = defineTool({
   id: "tool::channel_send",
   actsFor: "agent",
-  description:
-    "Send a message to a chat channel bound to you, named <platform>:<channel> (e.g. slack:C0123): {queued}; it is delivered through the platform with retries.",
+  description: `Send a message to a chat channel bound to you, named <platform>:<channel> (e.g. slack:C0123): {queued}; it is delivered through the platform with retries. At most ${MAX_CHANNEL_SENDS_PER_MINUTE} a minute.`,
   input: z.strictObject({
     agentId: agentIdField,
     channel: z.string().min(1).max(256),
@@ -202,6 +207,13 @@ const channelSend = defineTool({
   risky: true,
   async run({ agentId, channel, message }, ctx) {
     await ctx.agent(agentId);
+    await countPerMinute(
+      ctx.trigger,
+      channelSendsScope,
+      agentId,
+      MAX_CHANNEL_SENDS_PER_MINUTE,
+      `You sent ${MAX_CHANNEL_SENDS_PER_MINUTE} chat messages this minute: wait before sending more`,
+    );
     try {
       return await ctx.trigger({
         function_id: "channel::send",
