@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { isPrivileged } from "../shared/access.ts";
+import { openToRealm } from "../shared/function-realms.ts";
 import { type Engine, functionNotFound } from "./engine.ts";
 import { isDiscoverable } from "./function-registry.ts";
 import { TELEMETRY_FUNCTION, telemetryEvent } from "./telemetry.ts";
@@ -128,9 +130,14 @@ export function registerEngineBuiltins(engine: Engine, bus: PubSubBus): void {
       input: functionsInfoInput,
       output: functionsInfoOutput,
     },
-    ({ function_id }) => {
+    ({ function_id }, ctx) => {
       const fn = engine.functions.get(function_id);
-      if (!fn) throw functionNotFound(function_id);
+      // A function open to other realms alone is as unknown to a realm's key as one that does not exist,
+      // as listings hide it: else a workflow's write told which other realms' integrations exist.
+      const realm = ctx.auth.kind === "realm" ? ctx.auth.realmId : undefined;
+      if (!fn || (!isPrivileged(ctx.auth) && !openToRealm(fn.metadata, realm))) {
+        throw functionNotFound(function_id);
+      }
       return {
         function_id,
         worker_name: engine.workerName(fn.worker) ?? fn.id.split("::")[0],

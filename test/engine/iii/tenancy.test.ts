@@ -123,15 +123,20 @@ describe("a worker's function opened to some realms (metadata.realms)", () => {
     const keyB = await realmKey(service, realmB);
     worker.send({ type: "registerfunction", id: "crm::lookup", metadata: { realms: [realmA] } });
     await handled(worker);
+    // A workflow of realm B's cannot name it (as if it did not exist), and a call as realm B is refused.
     const steps = [{ name: "peek", functionId: "crm::lookup", promptTemplate: "x" }];
-    expect(
-      (await call(service, "POST", "/api/workflows", { id: "peek", name: "peek", steps }, keyB)).status,
-    ).toBe(201);
-    const run = await call(service, "POST", "/api/workflows/run", { workflowId: "peek", input: "x" }, keyB);
-    expect(JSON.stringify(run.body)).toContain(`Function crm::lookup is not available to realm ${realmB}`);
+    const written = await call(service, "POST", "/api/workflows", { id: "peek", name: "peek", steps }, keyB);
+    expect(written.status).toBe(400);
+    expect(written.body.error).toContain("does not exist");
+    const engine = service.service.engine;
+    const refused = engine.trigger({
+      function_id: "crm::lookup",
+      payload: {},
+      auth: { kind: "realm", keyId: "k", realmId: realmB },
+    });
+    await expect(refused).rejects.toThrow(`Function crm::lookup is not available to realm ${realmB}`);
     expect(worker.frames.some((frame) => frame.type === "invokefunction")).toBe(false);
     // Its own realm and the admin reach it.
-    const engine = service.service.engine;
     for (const auth of [
       { kind: "realm" as const, keyId: "k", realmId: realmA },
       { kind: "admin" as const, keyId: "admin" },

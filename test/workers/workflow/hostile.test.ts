@@ -225,3 +225,21 @@ describe("a run resumed after a restart", () => {
     }
   });
 });
+
+describe("a workflow written by a realm's key", () => {
+  it("cannot tell a function open to other realms alone from one that does not exist", async () => {
+    const owner = await newRealm(server, "owner");
+    server.service.engine
+      .worker("test")
+      .registerFunction({ id: "test::theirs", metadata: { realms: [owner] } }, () => "theirs");
+    const write = (functionId: string, as: string) =>
+      call(server, "POST", "/api/workflows", { name: "probe", steps: [{ name: "s", functionId }] }, as);
+    const theirs = await write("test::theirs", key);
+    const none = await write("test::none_at_all", key);
+    expect(theirs.status).toBe(400);
+    expect(theirs.body.error.replace("test::theirs", "X")).toBe(
+      none.body.error.replace("test::none_at_all", "X"),
+    );
+    expect((await write("test::theirs", await realmKey(server, owner))).status).toBe(201);
+  });
+});
