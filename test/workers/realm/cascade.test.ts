@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { call, createAgent, createRealm, realmKey } from "../../helpers/control-plane.ts";
+import { recordsMentioning } from "../../helpers/races.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 
 let server: TestServer;
@@ -10,30 +11,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
-
-/** Every stored record (outside the append-only audit log) whose scope, key or value names `text`. */
-async function recordsMentioning(text: string): Promise<string[]> {
-  const trigger = server.service.engine.trigger.bind(server.service.engine);
-  const { groups } = (await trigger({ function_id: "state::list_groups", payload: {} })) as {
-    groups: string[];
-  };
-  const found: string[] = [];
-  for (const scope of groups.filter((g) => !g.startsWith("audit"))) {
-    let cursor: string | undefined;
-    do {
-      const page = (await trigger({
-        function_id: "state::list",
-        payload: { scope, limit: 1000, cursor },
-      })) as { items: Array<{ key: string; value: unknown }>; nextCursor: string | null };
-      for (const item of page.items) {
-        if (`${scope} ${item.key} ${JSON.stringify(item.value)}`.includes(text))
-          found.push(`${scope}/${item.key}`);
-      }
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
-  }
-  return found;
-}
 
 /** A realm with one of everything: agent, directive, budget, org chart node, pulse, secret. */
 async function populatedRealm(): Promise<{ realmId: string; agentId: string; directiveId: string }> {
@@ -59,7 +36,7 @@ describe("realm delete cascade", () => {
   it("removes the realm's agents, directives, budgets, org chart, pulses and secrets", async () => {
     const { realmId, agentId, directiveId } = await populatedRealm();
     const other = await populatedRealm();
-    expect(await recordsMentioning(realmId)).not.toEqual([]);
+    expect(await recordsMentioning(server, [realmId])).not.toEqual([]);
 
     expect(await call(server, "DELETE", `/api/realms/${realmId}`)).toEqual({
       status: 200,
@@ -81,7 +58,7 @@ describe("realm delete cascade", () => {
     }
     const secrets = await call(server, "GET", `/api/vault?prefix=realm:${realmId}:`);
     expect(secrets.body.keys).toEqual([]);
-    expect(await recordsMentioning(realmId)).toEqual([]);
+    expect(await recordsMentioning(server, [realmId])).toEqual([]);
 
     // The other realm is untouched.
     expect((await call(server, "GET", `/api/agents/${other.agentId}`)).status).toBe(200);
@@ -100,7 +77,7 @@ describe("realm delete cascade", () => {
     ]);
     expect(deleted.body).toEqual({ deleted: true });
     for (const response of created) expect([201, 404, 409]).toContain(response.status);
-    expect(await recordsMentioning(realmId)).toEqual([]);
+    expect(await recordsMentioning(server, [realmId])).toEqual([]);
   });
 
   it("keeps a realm whose purge failed read-only, with the delete pending, until a retry finishes it", async () => {
@@ -140,7 +117,7 @@ describe("realm delete cascade", () => {
     expect((await call(server, "GET", `/api/realms/${realmId}`)).status).toBe(404);
     expect((await call(server, "GET", `/api/agents/${agentId}`)).status).toBe(404);
     expect((await call(server, "GET", "/api/realms", undefined, key)).status).toBe(401);
-    expect(await recordsMentioning(realmId)).toEqual([]);
+    expect(await recordsMentioning(server, [realmId])).toEqual([]);
   });
 
   it("runs the API keys' purge after every other worker's, agents included", async () => {

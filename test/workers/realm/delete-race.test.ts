@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { serverWithFakeModel } from "../../helpers/fake-openai.ts";
+import { holdCalls, recordsMentioning, until } from "../../helpers/races.ts";
 import type { TestServer } from "../../helpers/server.ts";
 
 /**
@@ -11,62 +12,11 @@ import type { TestServer } from "../../helpers/server.ts";
  */
 const ctx = serverWithFakeModel();
 
-/** Holds `functionId`'s answers about `id` (read when asked) until release(). */
-function holdAnswers(server: TestServer, functionId: string, id: string) {
-  const { engine } = server.service;
-  const original = engine.functions.get(functionId);
-  if (!original) throw new Error(`${functionId} is not registered`);
-  let open = () => {};
-  const released = new Promise<void>((resolve) => {
-    open = resolve;
+/** Holds `functionId`'s answers about `id` (read when asked, the delete's own admin reads let through). */
+const holdAnswers = (server: TestServer, functionId: string, id: string) =>
+  holdCalls(server, functionId, (input, context) => input.id === id && context.auth.kind !== "admin", {
+    after: true,
   });
-  let armed = true;
-  let held = 0;
-  engine.worker("hold").registerFunction({ id: functionId }, async (input, context) => {
-    const answer = await original.handler(input, context);
-    // The writer's read, not the delete's own (agent::delete reads its agent with the admin key).
-    if (armed && (input as { id?: string }).id === id && context.auth.kind !== "admin") {
-      held++;
-      await released;
-    }
-    return answer;
-  });
-  return {
-    held: () => held,
-    release: () => {
-      armed = false;
-      open();
-    },
-  };
-}
-
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
-
-/** Every stored record (outside the audit log) whose scope, key or value names one of `texts`. */
-async function recordsMentioning(server: TestServer, texts: string[]): Promise<string[]> {
-  const trigger = server.service.engine.trigger.bind(server.service.engine);
-  const { groups } = (await trigger({ function_id: "state::list_groups", payload: {} })) as {
-    groups: string[];
-  };
-  const found: string[] = [];
-  for (const scope of groups.filter((group) => !group.startsWith("audit"))) {
-    let cursor: string | undefined;
-    do {
-      const page = (await trigger({
-        function_id: "state::list",
-        payload: { scope, limit: 1000, cursor },
-      })) as { items: Array<{ key: string; value: unknown }>; nextCursor: string | null };
-      for (const item of page.items) {
-        const text = `${scope} ${item.key} ${JSON.stringify(item.value)}`;
-        if (texts.some((wanted) => text.includes(wanted))) found.push(`${scope}/${item.key}`);
-      }
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
-  }
-  return found;
-}
 
 interface Made {
   realmId: string;

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { archiveRealm, call, createAgent, markRealmDeleting, newRealm } from "../../helpers/control-plane.ts";
+import { holdCalls, until } from "../../helpers/races.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 
 let server: TestServer;
@@ -46,44 +47,8 @@ describe("a swarm of a read-only realm", () => {
   }
 });
 
-/** Holds calls of `functionId` that `matches` (before or after they ran) until release(). */
-function hold(functionId: string, matches: (input: Record<string, unknown>) => boolean, after: boolean) {
-  const { engine } = server.service;
-  const original = engine.functions.get(functionId);
-  if (!original) throw new Error(`${functionId} is not registered`);
-  let open = () => {};
-  const released = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  let armed = true;
-  let held = 0;
-  engine
-    .worker(`hold ${functionId}`)
-    .registerFunction({ id: functionId, input: original.input }, async (input, context) => {
-      const wait = armed && matches(input as Record<string, unknown>);
-      if (wait && !after) {
-        held++;
-        await released;
-      }
-      const answer = await original.handler(input, context);
-      if (wait && after) {
-        held++;
-        await released;
-      }
-      return answer;
-    });
-  return {
-    held: () => held,
-    release: () => {
-      armed = false;
-      open();
-    },
-  };
-}
-
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
+const hold = (functionId: string, matches: (input: Record<string, unknown>) => boolean, after: boolean) =>
+  holdCalls(server, functionId, matches, { after });
 
 describe("a broadcast racing its realm's delete", () => {
   it("leaves no message once the swarm is purged", async () => {
