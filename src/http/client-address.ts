@@ -1,3 +1,5 @@
+import { ipv6Groups } from "../shared/net/ssrf.ts";
+
 /**
  * The client an address stands for when requests are counted (rate limits, requests in flight): an IPv4
  * address as it is, an IPv6 one by its /64. One subscriber, one host even, is routinely handed a whole
@@ -16,34 +18,4 @@ export function clientOf(address: string): string {
     .slice(0, 4)
     .map((group) => group.toString(16))
     .join(":")}::/64`;
-}
-
-/** The eight 16-bit groups of an IPv6 address (a zone index dropped), or null when it is not one. */
-function ipv6Groups(address: string): number[] | null {
-  const bare = address.replace(/%.*$/, "");
-  const halves = bare.split("::");
-  if (halves.length > 2) return null;
-  const parse = (part: string): number[] | null => {
-    if (part === "") return [];
-    const out: number[] = [];
-    for (const piece of part.split(":")) {
-      if (piece.includes(".")) {
-        const octets = piece.split(".").map(Number);
-        if (octets.length !== 4 || octets.some((n) => !Number.isInteger(n) || n < 0 || n > 255)) return null;
-        out.push(((octets[0] as number) << 8) | (octets[1] as number));
-        out.push(((octets[2] as number) << 8) | (octets[3] as number));
-      } else {
-        if (!/^[0-9a-fA-F]{1,4}$/.test(piece)) return null;
-        out.push(Number.parseInt(piece, 16));
-      }
-    }
-    return out;
-  };
-  const head = parse(halves[0] as string);
-  const tail = halves.length === 2 ? parse(halves[1] as string) : [];
-  if (!head || !tail) return null;
-  if (halves.length === 1) return head.length === 8 ? head : null;
-  const missing = 8 - head.length - tail.length;
-  if (missing < 1) return null;
-  return [...head, ...new Array<number>(missing).fill(0), ...tail];
 }

@@ -65,7 +65,7 @@ function classifyIPv4(value: number): string | undefined {
 }
 
 /** The eight 16-bit groups of an IPv6 address (zone id dropped, embedded dotted quad expanded). */
-function ipv6Groups(address: string): number[] | undefined {
+export function ipv6Groups(address: string): number[] | undefined {
   let text = address.toLowerCase();
   const zone = text.indexOf("%");
   if (zone >= 0) text = text.slice(0, zone);
