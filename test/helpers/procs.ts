@@ -16,3 +16,17 @@ export function processesWithEnv(name: string, value: string): number[] {
   }
   return found;
 }
+
+/** Processes whose command line carries `marker` (Linux /proc). */
+export function processesCarrying(marker: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}

@@ -268,34 +268,43 @@ export async function killTree(pid: number): Promise<void> {
   killGroup(pid, "SIGKILL");
 }
 
-/** Whether `pid` has stopped (or is gone), from /proc/<pid>/stat; "running" for any other state. */
-function stateOf(pid: number): "stopped" | "gone" | "running" {
+/** The process ids /proc lists (Linux); none where there is no /proc. */
+function processIds(): string[] {
+  try {
+    return readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The fields of /proc/<pid>/stat after the command name (state, parent, …): the name is in parentheses
+ * and may hold spaces and parentheses itself. Null when the process is gone.
+ */
+function statFields(pid: number | string): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state === "T" || state === "t" ? "stopped" : state === "Z" ? "gone" : "running";
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
-    return "gone";
+    return null;
   }
+}
+
+/** Whether `pid` has stopped (or is gone), from /proc/<pid>/stat; "running" for any other state. */
+function stateOf(pid: number): "stopped" | "gone" | "running" {
+  const state = statFields(pid)?.[0];
+  if (state === undefined || state === "Z") return "gone";
+  return state === "T" || state === "t" ? "stopped" : "running";
 }
 
 /** Every process below `pid` (Linux /proc, by each one's parent). */
 function descendantsOf(pid: number): number[] {
   const children = new Map<number, number[]>();
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
-    return [];
-  }
-  for (const entry of entries) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // Gone meanwhile.
-    }
+  for (const entry of processIds()) {
+    const parent = statFields(entry)?.[1];
+    // Gone meanwhile: no parent to file it under.
+    if (parent !== undefined)
+      children.set(Number(parent), [...(children.get(Number(parent)) ?? []), Number(entry)]);
   }
   const found: number[] = [];
   const pending = [pid];
@@ -323,14 +332,8 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
  */
 export function killLeftovers(name: string, runIds: Set<string>): number[] {
   if (runIds.size === 0) return [];
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
-    return [];
-  }
   const killed: number[] = [];
-  for (const entry of entries) {
+  for (const entry of processIds()) {
     const pid = Number(entry);
     if (pid === process.pid) continue;
     let environ: string;

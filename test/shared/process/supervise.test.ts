@@ -1,20 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { supervise } from "../../../src/shared/process/supervise.ts";
-
-/** Processes whose command line carries `marker` (Linux /proc). */
-function carrying(marker: string): number[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+import { processesCarrying } from "../../helpers/procs.ts";
 
 /*
  * A sandbox's init runs in a session of its own, and dies with the bubblewrap that started it only once
@@ -41,16 +27,16 @@ describe.skipIf(process.platform !== "linux")("supervise, cancelled", () => {
       timeoutMs: 120_000,
       killGraceMs: 0,
     });
-    for (let tries = 0; carrying(marker).length < 2 && tries < 400; tries++) {
+    for (let tries = 0; processesCarrying(marker).length < 2 && tries < 400; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    expect(carrying(marker)).toHaveLength(2);
+    expect(processesCarrying(marker)).toHaveLength(2);
     run.cancel();
     const finished = await run.done;
     expect(finished.reason).toBe("cancelled");
-    for (let tries = 0; carrying(marker).length > 0 && tries < 40; tries++) {
+    for (let tries = 0; processesCarrying(marker).length > 0 && tries < 40; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    expect(carrying(marker)).toEqual([]);
+    expect(processesCarrying(marker)).toEqual([]);
   });
 });

@@ -2,22 +2,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { makeDataDir, removeDir, type ServeProcess, startServe } from "../../helpers/process.ts";
+import { processesCarrying } from "../../helpers/procs.ts";
 
 const ADMIN_KEY = "escape-crash-admin-key-0123456789";
-
-/** Processes whose command line carries `marker` (Linux /proc). */
-function carrying(marker: string): number[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -73,7 +60,7 @@ describe("the sandbox when the service dies", () => {
       .catch(() => undefined);
     // The program, its fork and the sleep run as the workspace's uid (bubblewrap's own processes as root).
     const programUid = () =>
-      carrying(marker)
+      processesCarrying(marker)
         .map(uidOf)
         .find((uid) => uid !== undefined && uid !== "0");
     const ofProgram = () =>
@@ -83,10 +70,10 @@ describe("the sandbox when the service dies", () => {
     await service.stop("SIGKILL");
     server = undefined;
     const gone = await until(
-      () => carrying(marker).length === 0 && sandboxed.every((pid) => !alive(pid)),
+      () => processesCarrying(marker).length === 0 && sandboxed.every((pid) => !alive(pid)),
       5_000,
     );
-    expect(gone, `left: ${carrying(marker).join(", ")}`).toBe(true);
+    expect(gone, `left: ${processesCarrying(marker).join(", ")}`).toBe(true);
   });
 });
 
