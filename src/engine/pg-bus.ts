@@ -2,13 +2,8 @@ import { createHash } from "node:crypto";
 import { Client, escapeIdentifier, type Notification, type Pool } from "pg";
 import { nowMs } from "../shared/clock.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
-import {
-  createPool,
-  migrate,
-  prepared,
-  qualifiedTable,
-  unavailableWhenUnreachable,
-} from "./state/postgres.ts";
+import { unavailableWhenUnreachable } from "./state/pg-errors.ts";
+import { createPool, migrate, prepared, qualifiedTable } from "./state/postgres.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
 
 export interface PgBusOptions {
