@@ -9,6 +9,15 @@ import { DEFAULT_RECENCY_HALF_LIFE_MS, toHits } from "./score.ts";
 import { countOf, leadingVarint } from "./sqlite-counts.ts";
 import { type IdleMergeOptions, IdleMerger } from "./sqlite-merge.ts";
 import { type RankerOptions, SqliteRanker } from "./sqlite-rank.ts";
+import {
+  LAST_SLOT,
+  lastOnPage,
+  MAX_SCOPES,
+  SLOT_BITS,
+  SLOT_EPOCH_MS,
+  SLOTS,
+  scopeEnd,
+} from "./sqlite-rowids.ts";
 import type { TextDoc, TextHit, TextIndex, TextPage, TextSearchOptions } from "./types.ts";
 import { documentFields } from "./values.ts";
 
@@ -21,18 +30,6 @@ function settle<T>(work: () => T): MaybePromise<T> {
   }
 }
 
-/**
- * Rowids: `num × 2^41 + slot`. Each (index, scope) has a number `num` and so one contiguous rowid
- * range, and a document's slot is its creation time in ms since 2020 (the next free one when taken;
- * earlier times take slot 0 onwards), so the rowid alone tells FTS5 both the scope and the age of a
- * match. Up to 2^22 scopes at a time (the numbers of deleted scopes are reused once all were given out).
- */
-const SLOT_BITS = 41n;
-const SLOTS = 1n << SLOT_BITS;
-const MAX_SCOPES = 1n << 22n;
-const SLOT_EPOCH_MS = Date.UTC(2020, 0, 1);
-/** Creation times after ~2089 share the top slots; leave room to place them. */
-const LAST_SLOT = SLOTS - (1n << 24n);
 /** A scope's common-term counts are recounted once writes reach 1/WINDOW_DRIFT of the window counted. */
 const WINDOW_DRIFT = 100;
 /** Scopes whose common-term counts are kept (all are dropped when more are counted). */
@@ -219,8 +216,8 @@ export class SqliteTextIndex implements TextIndex {
     return this.write(() => {
       const base = this.scopeBase(index, scope);
       if (base === null) return 0;
-      this.statements.deleteScopeText.run(base, base + SLOTS - 1n);
-      const deleted = Number(this.statements.deleteScopeDocs.run(base, base + SLOTS - 1n).changes);
+      this.statements.deleteScopeText.run(base, scopeEnd(base));
+      const deleted = Number(this.statements.deleteScopeDocs.run(base, scopeEnd(base)).changes);
       this.statements.countDocs.run(-deleted);
       this.statements.countDeletes.run();
       this.statements.dropScope.run(base >> SLOT_BITS);
@@ -234,7 +231,7 @@ export class SqliteTextIndex implements TextIndex {
     return settle(() => {
       const base = this.scopeBase(index, scope);
       if (base === null) return 0;
-      return countOf(this.statements.count, base, base + SLOTS - 1n);
+      return countOf(this.statements.count, base, scopeEnd(base));
     });
   }
 
@@ -254,10 +251,7 @@ export class SqliteTextIndex implements TextIndex {
     return settle(() => {
       const base = this.scopeBase(index, scope);
       if (base === null) return { items: [], nextCursor: null };
-      const end = base + SLOTS - 1n;
-      // The page statement reads a rowid range: a cursor past the scope's (forged, or of the scope's
-      // number before it was deleted and reused) must not reach the scopes numbered after it.
-      const last = page.cursor === undefined ? end : min(rowidCursor(page.cursor) - 1n, end);
+      const last = lastOnPage(base, page.cursor);
       const rows = this.statements.page.all(base, last, page.limit + 1) as Array<{
         rowid: bigint;
         id: string;
@@ -288,7 +282,7 @@ export class SqliteTextIndex implements TextIndex {
         match: phrases.join(" OR "),
         phrases,
         first: base,
-        last: base + SLOTS - 1n,
+        last: scopeEnd(base),
         slotEpochMs: SLOT_EPOCH_MS,
         limit: options.limit,
         nowMs: nowMs(),
@@ -313,7 +307,7 @@ export class SqliteTextIndex implements TextIndex {
    * `docsAtMost` bounds the scope's size when the window holds all of it (plus what was written since).
    */
   private informative(phrases: string[], base: bigint): { phrases: string[]; docsAtMost?: number } {
-    const last = base + SLOTS - 1n;
+    const last = scopeEnd(base);
     let window = this.windows.get(base);
     const writes = this.writes.get(base) ?? 0;
     if (!window || (writes - window.writes) * WINDOW_DRIFT > window.size) {
@@ -404,11 +398,3 @@ export class SqliteTextIndex implements TextIndex {
     this.statements.countDeletes.run();
   }
 }
-
-function rowidCursor(cursor: string): bigint {
-  if (!/^[0-9]{1,19}$/.test(cursor))
-    throw new AppError("validation", "cursor: not a cursor this listing gave");
-  return BigInt(cursor);
-}
-
-const min = (a: bigint, b: bigint) => (a < b ? a : b);
