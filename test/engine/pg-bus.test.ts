@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgBus } from "../../src/engine/pg-bus.ts";
 import { AppError } from "../../src/shared/errors.ts";
 import { freezableProxy } from "../helpers/pg-proxy.ts";
-import { dropSchema, findTestPostgres, uniqueSchema } from "./state/contract.ts";
+import { dropSchema, findTestPostgres, sqlOnce, uniqueSchema } from "./state/contract.ts";
 
 const found = await findTestPostgres();
 if (found.url === null) console.warn(`Skipping PostgreSQL pub/sub tests: ${found.reason}`);
@@ -197,15 +197,7 @@ async function eventuallyGone(pid: number): Promise<void> {
   throw new Error(`session ${pid} is still there`);
 }
 
-async function sql<T>(text: string, values: unknown[]): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const sql = <T>(text: string, values: unknown[]) => sqlOnce<T>(url, text, values);
 
 describe.skipIf(found.url === null)("PgBus listening connection", () => {
   it("fails a publication with 503 (unavailable) once the database cannot be reached", async () => {

@@ -457,12 +457,17 @@ export function uniqueSchema(): string {
   return `test_${randomBytes(6).toString("hex")}`;
 }
 
-export async function dropSchema(url: string, schema: string): Promise<void> {
+/** One statement on a connection of its own: the rows it answered. */
+export async function sqlOnce<T>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    return (await client.query(text, values)).rows as T[];
   } finally {
     await client.end();
   }
+}
+
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  await sqlOnce(url, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 }

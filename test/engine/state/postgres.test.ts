@@ -1,4 +1,3 @@
-import { Client } from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { registerStateFunctions } from "../../../src/engine/state/functions.ts";
 import { openStateStore } from "../../../src/engine/state/open.ts";
@@ -6,7 +5,7 @@ import { PostgresStateStore } from "../../../src/engine/state/postgres.ts";
 import { AppError } from "../../../src/shared/errors.ts";
 import { createTestEngine } from "../../helpers/engine.ts";
 import { freezableProxy } from "../../helpers/pg-proxy.ts";
-import { dropSchema, findTestPostgres, stateStoreContract, uniqueSchema } from "./contract.ts";
+import { dropSchema, findTestPostgres, sqlOnce, stateStoreContract, uniqueSchema } from "./contract.ts";
 
 const found = await findTestPostgres();
 if (found.url === null) console.warn(`Skipping PostgreSQL state store tests: ${found.reason}`);
@@ -19,15 +18,7 @@ describe.skipIf(found.url === null)("PostgresStateStore", () => {
 
   stateStoreContract("postgres", () => PostgresStateStore.open({ connectionString: url, schema, max: 10 }));
 
-  async function sql<T>(text: string, values: unknown[] = []): Promise<T[]> {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query(text, values)).rows as T[];
-    } finally {
-      await client.end();
-    }
-  }
+  const sql = <T>(text: string, values: unknown[] = []) => sqlOnce<T>(url, text, values);
 
   it("stores the value as the exact JSON text, with C-collated keys", async () => {
     const store = await PostgresStateStore.open({ connectionString: url, schema });
