@@ -138,6 +138,15 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   return reply ?? ok();
 }
 
+/** The job's agent turn, as the channel's principal, in the channel's session (bounded by `timeoutMs`). */
+const turnOf = (deps: ChannelDeps, job: ChannelJob, timeoutMs?: number) =>
+  call(
+    deps.trigger,
+    "agent::chat",
+    { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
+    { auth: channelPrincipal(job), ...(timeoutMs === undefined ? {} : { timeout_ms: timeoutMs }) },
+  );
+
 /** Who a channel's turn runs as: the bound agent's realm, named for the platform in audit records. */
 const channelPrincipal = (job: ChannelJob): Principal => ({
   kind: "realm",
@@ -159,12 +168,7 @@ const UNFINISHED_TURN_MS = DEFAULT_TIMEOUT_MS + 60_000;
 async function respondAtOnce(deps: ChannelDeps, adapter: Adapter, job: ChannelJob): Promise<Reply> {
   const respond = adapter.respond as (text: string) => Reply;
   if (deps.unfinished.count >= deps.unfinished.limit) return respondOrRequeue(deps, adapter, job);
-  const turn = call(
-    deps.trigger,
-    "agent::chat",
-    { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
-    { auth: channelPrincipal(job) },
-  );
+  const turn = turnOf(deps, job);
   let timer: NodeJS.Timeout | undefined;
   const slow = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), adapter.syncTimeoutMs ?? 9000);
@@ -209,12 +213,7 @@ async function respondAtOnce(deps: ChannelDeps, adapter: Adapter, job: ChannelJo
 async function respondOrRequeue(deps: ChannelDeps, adapter: Adapter, job: ChannelJob): Promise<Reply> {
   const respond = adapter.respond as (text: string) => Reply;
   try {
-    const answer = await call(
-      deps.trigger,
-      "agent::chat",
-      { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
-      { auth: channelPrincipal(job), timeout_ms: adapter.syncTimeoutMs ?? 9000 },
-    );
+    const answer = await turnOf(deps, job, adapter.syncTimeoutMs ?? 9000);
     return respond(answer.content);
   } catch (error) {
     if ((error as { code?: string }).code !== "timeout") return failedAtOnce(deps, respond, job, error);
@@ -255,12 +254,7 @@ export async function work(
   const adapter = adapters.get(job.platform);
   if (!adapter) throw new Error(`No adapter for ${job.platform}`);
   if (job.phase === "turn") {
-    const answer = await call(
-      deps.trigger,
-      "agent::chat",
-      { agentId: job.agentId, message: job.text, sessionId: job.sessionId },
-      { auth: channelPrincipal(job) },
-    ).catch((error: unknown) => {
+    const answer = await turnOf(deps, job).catch((error: unknown) => {
       turnFailed(deps.trigger, job, error);
       throw error;
     });
