@@ -26,6 +26,13 @@ const healthAnswer = z.object({
     .object({
       mode: z.enum(["on", "off", "unavailable", "starting"]),
       reason: z.string().optional(),
+      limits: z
+        .enum(["run", "process"])
+        .optional()
+        .describe(
+          "When on: whether memory and process limits hold for all of a run's processes together (a control group per run) or for each process only",
+        ),
+      limitsReason: z.string().optional().describe("Why limits hold per process only"),
     })
     .describe(
       "Whether agents' programs run confined: on; off (the operator's AGENTOS_SANDBOX=off); unavailable (programs are refused, reason says what to install); starting (not probed yet)",

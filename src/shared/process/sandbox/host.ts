@@ -1,7 +1,16 @@
 import { findExecutable, SAFE_PATH } from "../supervise.ts";
 import { runsAsRoot } from "./owner.ts";
 
-export type SandboxStatus = { mode: "on" } | { mode: "off" } | { mode: "unavailable"; reason: string };
+export type SandboxStatus =
+  | {
+      mode: "on";
+      /** Whether memory and process limits hold for a run's processes together or only for each of them. */
+      limits: "run" | "process";
+      /** Why limits hold per process only. */
+      limitsReason?: string;
+    }
+  | { mode: "off" }
+  | { mode: "unavailable"; reason: string };
 
 const REMEDY =
   "install bubblewrap (`apt-get install -y bubblewrap`; `npm install` does it when run as root) and allow unprivileged user namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04 and later `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, one that permits user namespaces), then restart. AGENTOS_SANDBOX=off runs agents' programs unconfined (not recommended: any agent can then read the service's secrets)";

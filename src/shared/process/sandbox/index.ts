@@ -7,6 +7,7 @@ import type { NetworkPolicy } from "../../net/guarded-request.ts";
 import { type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
 import { type Attached, attached } from "./attached.ts";
 import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID } from "./bwrap.ts";
+import { joiningGroup, type RunGroup, RunGroups } from "./cgroups.ts";
 import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
 import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
 import { etcCopy, systemLayout } from "./layout.ts";
@@ -53,6 +54,8 @@ interface Prepared {
   extraStdio: Array<number | Buffer>;
   /** Closes the descriptors handed to the child; call once it is spawned. */
   release(): void;
+  /** The run's control group, released once the run is over. */
+  group?: RunGroup;
 }
 
 const MiB = 1024 * 1024;
@@ -84,6 +87,8 @@ export class Sandbox {
   /** The process's copy of the system's /etc entries (etcCopy), opened for binding. */
   private etcFd: number | undefined;
   private readonly dataDir: string;
+  /** Control groups for runs, where this host gives them (per-process limits only otherwise). */
+  private groups: RunGroups | undefined;
 
   constructor(options: { env: NodeJS.ProcessEnv; dataDir: string; policy: NetworkPolicy }) {
     this.dataDir = options.dataDir;
@@ -141,9 +146,13 @@ export class Sandbox {
       // Checked again: the workspace may have been closed while the launch was prepared.
       this.programs.assertOpen(run.workspace);
       started = spawn(prepared);
+    } catch (error) {
+      void prepared.group?.release();
+      throw error;
     } finally {
       prepared.release();
     }
+    if (prepared.group) started = { ...started, done: this.releasedAfter(started.done, prepared.group) };
     const watched = this.settings.enabled
       ? watchQuota(
           this.usage,
@@ -156,6 +165,19 @@ export class Sandbox {
         )
       : started;
     return this.programs.track(run.workspace, watched);
+  }
+
+  /** `done` once the run's group is removed, saying so when the kernel ended processes for the run's memory. */
+  private async releasedAfter<F extends Awaited<Supervised["done"]>>(
+    done: Promise<F>,
+    group: RunGroup,
+  ): Promise<F> {
+    const finished = await done;
+    const killed = await group.release();
+    if (killed === 0) return finished;
+    const limit = this.settings.limits.memoryBytes / MiB;
+    const note = `the run reached its memory limit (${limit} MiB, AGENTOS_SANDBOX_MEMORY_MB): the kernel ended ${killed} of its processes`;
+    return { ...finished, stderr: finished.stderr ? `${finished.stderr}\n${note}` : note };
   }
 
   /** The launch of `run`: only `launch` spawns it, so no confined process escapes the quota watch. */
@@ -207,6 +229,8 @@ export class Sandbox {
     this.shipped.close();
     if (this.etcFd !== undefined) closeSync(this.etcFd);
     this.etcFd = undefined;
+    await this.groups?.close();
+    this.groups = undefined;
   }
 
   private confined(run: ConfinedRun, owner: Owner | null, socketDir: string | null, room: number): Prepared {
@@ -288,15 +312,21 @@ export class Sandbox {
     // Limits are per process, so a run's many processes can still exhaust the machine's memory: then the
     // kernel must end them, not the service. Set by a root service, the score cannot be lowered again.
     const choom = this.host.choom;
+    const bwrap = [this.host.bwrap as string, ...args];
+    const launched = choom ? [choom, "-n", String(OOM_SCORE_ADJ), "--", ...bwrap] : bwrap;
+    // The launcher joins the run's group before it starts bubblewrap: every process of the run is in it.
+    const runGroup = this.groups?.create();
+    const [command0, ...rest] = runGroup ? joiningGroup(runGroup, launched) : launched;
     return {
-      command: choom ?? (this.host.bwrap as string),
-      args: choom ? ["-n", String(OOM_SCORE_ADJ), "--", this.host.bwrap as string, ...args] : args,
+      command: command0 as string,
+      args: rest,
       env,
       cwd: "/",
       extraStdio: extra,
       release: () => {
         for (const fd of opened.splice(0)) closeSync(fd);
       },
+      ...(runGroup ? { group: runGroup } : {}),
     };
   }
 
@@ -314,6 +344,19 @@ export class Sandbox {
     };
   }
 
+  /** Control groups for runs where the host gives them; otherwise why limits hold per process only. */
+  private async openGroups(): Promise<{ limits: "run" | "process"; limitsReason?: string }> {
+    const limits = this.settings.limits;
+    const groups = await RunGroups.open({
+      runMemoryBytes: limits.memoryBytes,
+      totalMemoryBytes: limits.totalMemoryBytes,
+      runProcesses: limits.processes,
+    });
+    if ("reason" in groups) return { limits: "process", limitsReason: groups.reason };
+    this.groups = groups;
+    return { limits: "run" };
+  }
+
   private async probe(): Promise<SandboxStatus> {
     if (!this.settings.enabled) return { mode: "off" };
     const missing = this.host.missing();
@@ -323,7 +366,31 @@ export class Sandbox {
     } catch {
       // Each entry is bound on its own instead (slower to start, the same view).
     }
+    const limitsScope = await this.openGroups();
     const workspace = await mkdtemp(join(tmpdir(), "agentos-probe-"));
+    try {
+      const failed = await this.tryConfined(workspace);
+      if (!failed) return { mode: "on", ...limitsScope };
+      if (!this.groups) return unavailable(failed);
+      // Groups made, but a launcher could not join one (a delegation that allows mkdir, not the move):
+      // limits then hold per process, as where no group can be made.
+      await this.groups.close();
+      this.groups = undefined;
+      const again = await this.tryConfined(workspace);
+      return again
+        ? unavailable(again)
+        : {
+            mode: "on",
+            limits: "process",
+            limitsReason: `a run could not join its control group (${failed})`,
+          };
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
+  }
+
+  /** Runs `true` confined in `workspace`: null when it ran, otherwise why not. */
+  private async tryConfined(workspace: string): Promise<string | null> {
     try {
       const owner = workspaceOwner(workspace);
       if (owner) adopt(workspace, owner);
@@ -338,14 +405,13 @@ export class Sandbox {
         finished = await supervise({ ...prepared, inherit: [], timeoutMs: 10_000, killGraceMs: 0 }).done;
       } finally {
         prepared.release();
+        await prepared.group?.release();
       }
-      if (finished.reason === "exited" && finished.exitCode === 0) return { mode: "on" };
+      if (finished.reason === "exited" && finished.exitCode === 0) return null;
       const why = finished.spawnError ?? finished.stderr.trim().split("\n").slice(-1)[0] ?? finished.reason;
-      return unavailable(`a confined test program failed: ${why || `exit code ${finished.exitCode}`}`);
+      return `a confined test program failed: ${why || `exit code ${finished.exitCode}`}`;
     } catch (error) {
-      return unavailable(`a confined test program could not start: ${(error as Error).message}`);
-    } finally {
-      await rm(workspace, { recursive: true, force: true });
+      return `a confined test program could not start: ${(error as Error).message}`;
     }
   }
 }

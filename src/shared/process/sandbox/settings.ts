@@ -1,3 +1,4 @@
+import { totalmem } from "node:os";
 import { z } from "zod";
 
 const MiB = 1024 * 1024;
@@ -9,6 +10,13 @@ export const sandboxEnvSchema = z.object({
   /** `off` runs agents' programs unconfined: an explicit, loudly logged opt-out. */
   AGENTOS_SANDBOX: z.enum(["on", "off"]).default("on"),
   AGENTOS_SANDBOX_MEMORY_MB: count(64, 1024 * 1024, 2048),
+  /** Unset: half of this machine's memory. */
+  AGENTOS_SANDBOX_TOTAL_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .max(1024 * 1024 * 1024)
+    .optional(),
   AGENTOS_SANDBOX_CPU_SECONDS: count(1, 86_400, 600),
   AGENTOS_SANDBOX_PROCESSES: count(8, 100_000, 512),
   AGENTOS_SANDBOX_FILE_MB: count(1, 1024 * 1024, 1024),
@@ -19,8 +27,13 @@ export const sandboxEnvSchema = z.object({
 });
 
 export interface SandboxLimits {
-  /** Private writable memory of each process (RLIMIT_DATA): what a program can allocate. */
+  /**
+   * Memory of a run: all its processes together where control groups are available (and private
+   * writable memory of each process, RLIMIT_DATA, everywhere).
+   */
   memoryBytes: number;
+  /** Memory of all runs of the service together (where control groups are available). */
+  totalMemoryBytes: number;
   /** CPU seconds of each process (RLIMIT_CPU). */
   cpuSeconds: number;
   /** Processes and threads of the workspace's uid at once (RLIMIT_NPROC). */
@@ -51,6 +64,7 @@ export function sandboxSettings(env: NodeJS.ProcessEnv): SandboxSettings {
     enabled: parsed.AGENTOS_SANDBOX === "on",
     limits: {
       memoryBytes: parsed.AGENTOS_SANDBOX_MEMORY_MB * MiB,
+      totalMemoryBytes: (parsed.AGENTOS_SANDBOX_TOTAL_MEMORY_MB ?? Math.floor(totalmem() / 2 / MiB)) * MiB,
       cpuSeconds: parsed.AGENTOS_SANDBOX_CPU_SECONDS,
       processes: parsed.AGENTOS_SANDBOX_PROCESSES,
       fileBytes: parsed.AGENTOS_SANDBOX_FILE_MB * MiB,

@@ -1,3 +1,4 @@
+import { totalmem } from "node:os";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ZodError } from "zod";
@@ -10,6 +11,7 @@ const DEFAULTS = {
   enabled: true,
   limits: {
     memoryBytes: 2048 * MiB,
+    totalMemoryBytes: Math.floor(totalmem() / 2 / MiB) * MiB,
     cpuSeconds: 600,
     processes: 512,
     fileBytes: 1024 * MiB,
@@ -23,6 +25,7 @@ const DEFAULTS = {
 /** Each variable with a value inside its range, and what it sets. */
 const VARIABLES = [
   ["AGENTOS_SANDBOX_MEMORY_MB", "memoryBytes", 64, 1024 * 1024, MiB],
+  ["AGENTOS_SANDBOX_TOTAL_MEMORY_MB", "totalMemoryBytes", 64, 1024 * 1024 * 1024, MiB],
   ["AGENTOS_SANDBOX_CPU_SECONDS", "cpuSeconds", 1, 86_400, 1],
   ["AGENTOS_SANDBOX_PROCESSES", "processes", 8, 100_000, 1],
   ["AGENTOS_SANDBOX_FILE_MB", "fileBytes", 1, 1024 * 1024, MiB],

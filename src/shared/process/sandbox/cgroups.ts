@@ -1,0 +1,213 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { AppError } from "../../errors.ts";
+import { type CgroupLayout, cgroupLayout } from "./cgroup-layout.ts";
+
+/** What a run's group and all the service's runs together may use. */
+export interface RunGroupLimits {
+  /** All processes of one run together. */
+  runMemoryBytes: number;
+  /** All runs of this service together. */
+  totalMemoryBytes: number;
+  /** Processes and threads of one run at once (where the pids controller is available). */
+  runProcesses: number;
+}
+
+/** One run's control group: the launcher joins it before it starts the program, so every child is in it. */
+export interface RunGroup {
+  /** The `cgroup.procs` files the launcher writes its own pid to (one per hierarchy). */
+  procsFiles: string[];
+  /** Ends whatever is left in the group and removes it; says how many processes the kernel ended for memory. */
+  release(): Promise<number>;
+}
+
+const SERVICE_GROUP = /^agentos-sandbox-(\d+)-\d+$/;
+let instances = 0;
+
+/** The command that puts itself into `group` and then becomes `command`. */
+export function joiningGroup(group: RunGroup, command: string[]): string[] {
+  const script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 126; shift; done; shift; exec "$@"';
+  return ["/bin/sh", "-c", script, "agentos-run-group", ...group.procsFiles, "--", ...command];
+}
+
+/**
+ * Control groups for confined runs: one group per service (all its runs together may use
+ * `totalMemoryBytes`) under the service's own group, and one per run under it (`runMemoryBytes` for
+ * all the run's processes together, `runProcesses` of them). Where the kernel's memory controller is
+ * not available to this process (not root, cgroup v2 without delegation), `open` says why and limits
+ * stay per process.
+ */
+export class RunGroups {
+  private runs = 0;
+  private readonly leftovers = new Set<string>();
+
+  private readonly layout: Exclude<CgroupLayout, { version: null }>;
+  /** The service's group in each hierarchy, the memory one first. */
+  private readonly roots: string[];
+  private readonly limits: RunGroupLimits;
+
+  private constructor(
+    layout: Exclude<CgroupLayout, { version: null }>,
+    roots: string[],
+    limits: RunGroupLimits,
+  ) {
+    this.layout = layout;
+    this.roots = roots;
+    this.limits = limits;
+  }
+
+  /** The service's groups, made now (stale ones of services that died are removed first), or why not. */
+  static async open(limits: RunGroupLimits): Promise<RunGroups | { reason: string }> {
+    const layout = cgroupLayout(read("/proc/self/cgroup") ?? "", read("/proc/self/mountinfo") ?? "", (dir) =>
+      read(join(dir, "cgroup.controllers")),
+    );
+    if (layout.version === null) return { reason: layout.reason };
+    const parents =
+      layout.version === 2 ? [layout.dir] : [layout.memory, layout.pids].filter((dir) => dir !== null);
+    const name = `agentos-sandbox-${process.pid}-${instances++}`;
+    try {
+      for (const parent of parents) await removeStale(parent);
+      if (layout.version === 2) enableControllers(layout.dir, ["memory", "pids"]);
+      const roots = parents.map((parent) => join(parent, name));
+      for (const root of roots) mkdirSync(root);
+      const groups = new RunGroups(layout, roots, limits);
+      groups.limitMemory(roots[0] as string, limits.totalMemoryBytes);
+      if (layout.version === 2) enableControllers(roots[0] as string, ["memory", "pids"]);
+      return groups;
+    } catch (error) {
+      return { reason: `control groups cannot be made here (${(error as Error).message})` };
+    }
+  }
+
+  get version(): 1 | 2 {
+    return this.layout.version;
+  }
+
+  /** A new run's group, its limits set; refused (503) when it cannot be made, never run without it. */
+  create(): RunGroup {
+    for (const dir of this.leftovers) if (removeGroup(dir)) this.leftovers.delete(dir);
+    const name = `run-${this.runs++}`;
+    const dirs = this.roots.map((root) => join(root, name));
+    try {
+      for (const dir of dirs) mkdirSync(dir);
+      this.limitMemory(dirs[0] as string, this.limits.runMemoryBytes);
+      const pids = dirs.find((dir) => existsSync(join(dir, "pids.max")));
+      if (pids) writeFileSync(join(pids, "pids.max"), String(this.limits.runProcesses));
+    } catch (error) {
+      for (const dir of dirs) removeGroup(dir);
+      throw new AppError(
+        "unavailable",
+        `The run's control group could not be made: ${(error as Error).message}`,
+      );
+    }
+    return {
+      procsFiles: dirs.map((dir) => join(dir, "cgroup.procs")),
+      release: async () => {
+        const kills = this.oomKills(dirs[0] as string);
+        for (const dir of dirs) {
+          await emptyGroup(dir);
+          if (!removeGroup(dir)) this.leftovers.add(dir);
+        }
+        return kills;
+      },
+    };
+  }
+
+  /** Removes the service's groups (their runs are over by now; a group still busy is left to the next start's sweep). */
+  async close(): Promise<void> {
+    for (const dir of this.leftovers) {
+      await emptyGroup(dir);
+      removeGroup(dir);
+    }
+    for (const root of this.roots) removeGroup(root);
+  }
+
+  private limitMemory(dir: string, bytes: number): void {
+    if (this.layout.version === 2) {
+      writeFileSync(join(dir, "memory.max"), String(bytes));
+      // Swapped-out pages would escape the limit.
+      if (existsSync(join(dir, "memory.swap.max"))) writeFileSync(join(dir, "memory.swap.max"), "0");
+      return;
+    }
+    writeFileSync(join(dir, "memory.limit_in_bytes"), String(bytes));
+    if (existsSync(join(dir, "memory.memsw.limit_in_bytes"))) {
+      writeFileSync(join(dir, "memory.memsw.limit_in_bytes"), String(bytes));
+    }
+  }
+
+  private oomKills(dir: string): number {
+    const file = this.layout.version === 2 ? "memory.events" : "memory.oom_control";
+    const match = /^oom_kill (\d+)$/m.exec(read(join(dir, file)) ?? "");
+    return match ? Number(match[1]) : 0;
+  }
+}
+
+function read(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+function enableControllers(dir: string, wanted: string[]): void {
+  const available = (read(join(dir, "cgroup.controllers")) ?? "").split(/\s+/);
+  const enabled = (read(join(dir, "cgroup.subtree_control")) ?? "").split(/\s+/);
+  const missing = wanted.filter((name) => available.includes(name) && !enabled.includes(name));
+  if (missing.length === 0) return;
+  writeFileSync(join(dir, "cgroup.subtree_control"), missing.map((name) => `+${name}`).join(" "));
+}
+
+function pidsIn(dir: string): number[] {
+  return (read(join(dir, "cgroup.procs")) ?? "").split("\n").filter(Boolean).map(Number);
+}
+
+/** Kills what is in the group until it is empty (a few seconds at most: SIGKILL cannot be ignored). */
+async function emptyGroup(dir: string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const pids = pidsIn(dir);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    }
+    await sleep(20);
+  }
+}
+
+function removeGroup(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/** Groups of services on this machine that died without removing them: their runs are ended and they go. */
+async function removeStale(parent: string): Promise<void> {
+  for (const entry of readdirSync(parent, { withFileTypes: true })) {
+    const match = SERVICE_GROUP.exec(entry.name);
+    if (!entry.isDirectory() || !match || alive(Number(match[1]))) continue;
+    const group = join(parent, entry.name);
+    for (const run of readdirSync(group, { withFileTypes: true })) {
+      if (!run.isDirectory()) continue;
+      await emptyGroup(join(group, run.name));
+      removeGroup(join(group, run.name));
+    }
+    removeGroup(group);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,136 @@
+import { spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Sandbox, type SandboxStatus } from "../../../../src/shared/process/sandbox/index.ts";
+import { DEFAULT_ALLOWLIST, runCommand } from "../../../../src/workers/tools/command.ts";
+
+/*
+ * Four processes of one run each write 40 MiB: each stays under the per-process limit (64 MiB of
+ * private memory), together they pass the run's 64 MiB.
+ */
+const HOG = `
+import os, time
+kids = []
+for i in range(4):
+    pid = os.fork()
+    if pid == 0:
+        held = bytearray(b"\\x01") * (40 << 20)
+        time.sleep(1)
+        os._exit(0)
+    kids.append(pid)
+print("finished", sum(1 for pid in kids if os.waitpid(pid, 0)[1] == 0))
+`;
+
+let dir: string;
+let sandbox: Sandbox;
+let status: SandboxStatus;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "run-groups-"));
+  sandbox = new Sandbox({
+    env: { AGENTOS_SANDBOX_MEMORY_MB: "64" },
+    dataDir: dir,
+    policy: { allowPrivateNetwork: false, resolve: async () => [] },
+  });
+  status = await sandbox.ready();
+});
+afterAll(async () => {
+  await sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function workspace(name: string): string {
+  const root = join(dir, "workspaces", name);
+  mkdirSync(root, { recursive: true });
+  return realpathSync(root);
+}
+
+describe("a control group per run", () => {
+  it("holds a run's processes together to the run's memory, and says the kernel ended some", async (context) => {
+    if (status.mode !== "on" || status.limits !== "run")
+      context.skip(`no run groups here: ${JSON.stringify(status)}`);
+    const ran = await runCommand(sandbox, workspace("hog"), DEFAULT_ALLOWLIST, {
+      command: "python3",
+      args: ["-c", HOG],
+      timeoutMs: 30_000,
+    });
+    expect(ran.stdout, JSON.stringify(ran)).toMatch(/finished [0-3]\b/);
+    expect(ran.stderr).toContain("reached its memory limit (64 MiB, AGENTOS_SANDBOX_MEMORY_MB)");
+  });
+
+  it("removes each run's group once the run is over", async (context) => {
+    if (status.mode !== "on" || status.limits !== "run")
+      context.skip(`no run groups here: ${JSON.stringify(status)}`);
+    const ran = await runCommand(sandbox, workspace("quiet"), DEFAULT_ALLOWLIST, {
+      command: "python3",
+      args: ["-c", "pass"],
+      timeoutMs: 10_000,
+    });
+    expect(ran.exitCode, JSON.stringify(ran)).toBe(0);
+    const services = serviceGroups();
+    expect(services.length).toBeGreaterThan(0);
+    for (const service of services) {
+      expect(readdirSync(service, { withFileTypes: true }).filter((entry) => entry.isDirectory())).toEqual(
+        [],
+      );
+    }
+  });
+});
+
+/** This process's service groups in the memory hierarchy (v1) or the unified one (v2). */
+function serviceGroups(): string[] {
+  const roots = ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"].filter((root) => existsSync(root));
+  const found: string[] = [];
+  const walk = (at: string, depth: number) => {
+    if (depth > 4) return;
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      if (entry.name.startsWith(`agentos-sandbox-${process.pid}-`)) found.push(join(at, entry.name));
+      else walk(join(at, entry.name), depth + 1);
+    }
+  };
+  for (const root of roots) walk(root, 0);
+  return found;
+}
+
+describe("groups of a service that died", () => {
+  it("are emptied and removed when the next service opens its groups", async (context) => {
+    if (status.mode !== "on" || status.limits !== "run")
+      context.skip(`no run groups here: ${JSON.stringify(status)}`);
+    const parent = dirname(serviceGroups()[0] as string);
+    const dead = await deadPid();
+    const stale = join(parent, `agentos-sandbox-${dead}-0`);
+    mkdirSync(join(stale, "run-7"), { recursive: true });
+    const sleeper = spawn("sleep", ["60"], { stdio: "ignore" });
+    writeFileSync(join(stale, "run-7", "cgroup.procs"), String(sleeper.pid));
+    const exited = new Promise((resolve) => sleeper.on("exit", (_code, signal) => resolve(signal)));
+    const next = new Sandbox({
+      env: {},
+      dataDir: dir,
+      policy: { allowPrivateNetwork: false, resolve: async () => [] },
+    });
+    try {
+      expect(await next.ready()).toMatchObject({ mode: "on", limits: "run" });
+      expect(await exited).toBe("SIGKILL");
+      expect(existsSync(stale)).toBe(false);
+    } finally {
+      await next.close();
+    }
+  });
+});
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn("true", [], { stdio: "ignore" });
+  await new Promise((resolve) => child.on("exit", resolve));
+  return child.pid as number;
+}
