@@ -92,6 +92,8 @@ interface Arch {
   /** Numbers at or above this belong to another ABI on the same architecture (x32). */
   abiLimit?: number;
   numbers: Record<Syscall, number>;
+  /** Denied calls only this architecture has. */
+  own?: Record<string, number>;
 }
 
 export const ARCHES: Record<string, Arch> = {
@@ -132,6 +134,9 @@ export const ARCHES: Record<string, Arch> = {
       settimeofday: 164,
       clock_settime: 227,
     },
+    // The x86 local descriptor table, which only 16-bit code and old emulators use (and the source of
+    // several kernel escalations); uselib, a pre-ELF loader call.
+    own: { modify_ldt: 154, uselib: 134 },
   },
   arm64: {
     audit: 0xc00000b7,
@@ -186,7 +191,9 @@ const ret = (k: number): Instruction => ({ code: BPF_RET_K, jt: 0, jf: 0, k });
 export function filterFor(arch: string): Instruction[] | null {
   const spec = ARCHES[arch];
   if (!spec) return null;
-  const numbers = [...new Set(Object.values(spec.numbers))].sort((a, b) => a - b);
+  const numbers = [...new Set([...Object.values(spec.numbers), ...Object.values(spec.own ?? {})])].sort(
+    (a, b) => a - b,
+  );
   const program: Instruction[] = [
     load(OFFSET_ARCH),
     { code: BPF_JEQ_K, jt: 1, jf: 0, k: spec.audit },

@@ -183,6 +183,10 @@ describe("encodeFilter", () => {
 });
 
 describe("the syscall tables", () => {
+  it("denies x86-64's modify_ldt (154) and uselib (134)", () => {
+    expect(ARCHES.x64.own).toEqual({ modify_ldt: 154, uselib: 134 });
+  });
+
   it("has the right x86-64 numbers for well-known calls", () => {
     const { numbers, clone, clone3, socket, audit } = ARCHES.x64;
     expect(numbers).toMatchObject({ ptrace: 101, mount: 165, unshare: 272, setns: 308, bpf: 321 });
@@ -228,7 +232,7 @@ describe.each(archNames)("the %s filter", (arch) => {
   const spec = ARCHES[arch];
   const program = programOf(arch);
   const call = (nr: number, arg0?: bigint) => run(program, { nr, arch: spec.audit, arg0 });
-  const denied = new Set(Object.values(spec.numbers));
+  const denied = new Set([...Object.values(spec.numbers), ...Object.values(spec.own ?? {})]);
 
   it("uses only the builder's opcodes and keeps every jump inside the program", () => {
     const known = new Set([BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_RET_K]);
@@ -250,6 +254,13 @@ describe.each(archNames)("the %s filter", (arch) => {
   it.each(DENIED_SYSCALLS)("fails %s with EPERM", (name) => {
     expect(call(spec.numbers[name])).toBe(RET_EPERM);
   });
+
+  it.each(Object.entries(spec.own ?? {}))(
+    "fails %s, a call of this architecture alone, with EPERM",
+    (_name, nr) => {
+      expect(call(nr)).toBe(RET_EPERM);
+    },
+  );
 
   it.each(Object.entries(NAMESPACE_FLAGS))("fails clone with %s with EPERM", (_name, flag) => {
     expect(call(spec.clone, BigInt(flag))).toBe(RET_EPERM);
