@@ -18,6 +18,8 @@ export interface RunGroupLimits {
 export interface RunGroup {
   /** The `cgroup.procs` files the launcher writes its own pid to (one per hierarchy). */
   procsFiles: string[];
+  /** The processes in the group now. */
+  pids(): number[];
   /** Ends whatever is left in the group and removes it; says how many processes the kernel ended for memory. */
   release(): Promise<number>;
 }
@@ -103,6 +105,7 @@ export class RunGroups {
     }
     return {
       procsFiles: dirs.map((dir) => join(dir, "cgroup.procs")),
+      pids: () => pidsIn(dirs[0] as string),
       release: async () => {
         const kills = this.oomKills(dirs[0] as string);
         for (const dir of dirs) {

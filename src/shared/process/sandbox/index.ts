@@ -9,11 +9,12 @@ import { type Attached, attached } from "./attached.ts";
 import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID } from "./bwrap.ts";
 import { joiningGroup, type RunGroup, RunGroups } from "./cgroups.ts";
 import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
+import { deletedOpenBytes } from "./held-files.ts";
 import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
 import { etcCopy, systemLayout } from "./layout.ts";
 import { chownTreeSync, isWorkspaceUid, killAllOf, type Owner, workspaceOwner } from "./owner.ts";
 import { WorkspacePrograms } from "./programs.ts";
-import { overQuota, UsageCache, watchQuota } from "./quota.ts";
+import { overQuota, UsageCache, type WatchLimits, watchQuota } from "./quota.ts";
 import { seccompFilter } from "./seccomp.ts";
 import { type SandboxSettings, sandboxSettings } from "./settings.ts";
 import { ShippedBinds, shippedDirs } from "./shipped.ts";
@@ -160,6 +161,7 @@ export class Sandbox {
           {
             quota: this.settings.limits.workspaceQuotaBytes,
             diskReserve: this.settings.limits.diskReserveBytes,
+            ...heldBy(prepared.group, run.workspace),
           },
           started,
         )
@@ -414,6 +416,13 @@ export class Sandbox {
       return `a confined test program could not start: ${(error as Error).message}`;
     }
   }
+}
+
+/** What the run's processes hold of the workspace's disk in deleted files (when its group knows them). */
+function heldBy(group: RunGroup | undefined, workspace: string): Pick<WatchLimits, "held"> {
+  if (!group) return {};
+  const device = statSync(workspace).dev;
+  return { held: () => deletedOpenBytes(group.pids(), device) };
 }
 
 /** The workspace directory belongs to its sandbox uid, which must be able to write in it. */

@@ -84,8 +84,10 @@ const MiB = 1024 * 1024;
  */
 const QUOTA_CHECK_MS = 500;
 
-export function overQuota(used: number, quota: number): string {
-  return `the workspace is over its quota (${Math.ceil(used / MiB)} MiB of ${Math.floor(quota / MiB)} MiB): delete files to make room (AGENTOS_WORKSPACE_QUOTA_MB sets the quota)`;
+export function overQuota(used: number, quota: number, held = 0): string {
+  const including =
+    held > 0 ? `, ${Math.ceil(held / MiB)} MiB of them deleted files its programs kept open` : "";
+  return `the workspace is over its quota (${Math.ceil(used / MiB)} MiB of ${Math.floor(quota / MiB)} MiB${including}): delete files to make room (AGENTOS_WORKSPACE_QUOTA_MB sets the quota)`;
 }
 
 /** How a watched run finished: `quotaStop` says why it was stopped when the quota (or the disk) stopped it. */
@@ -95,6 +97,12 @@ export type WatchedFinish = Finished & { quotaStop?: string };
 export interface WatchLimits {
   quota: number;
   diskReserve: number;
+  /**
+   * Bytes of the workspace's disk the run holds in files it deleted but keeps open (no walk finds
+   * them): counted against the quota too, so one run cannot fill the disk that way and stop everyone's
+   * programs at the reserve. Absent where the run's processes are not known (no control group).
+   */
+  held?: () => Promise<number>;
 }
 
 /**
@@ -120,8 +128,9 @@ export function watchQuota<S extends Supervised>(
   const again = () => stopped === undefined && running;
   const measure = async () => {
     const started = performance.now();
-    const bytes = await usage.measure(workspace, limits.quota);
-    if (bytes > limits.quota) stop(overQuota(bytes, limits.quota));
+    const held = (await limits.held?.().catch(() => 0)) ?? 0;
+    const bytes = (await usage.measure(workspace, limits.quota)) + held;
+    if (bytes > limits.quota) stop(overQuota(bytes, limits.quota, held));
     const next = Math.max(QUOTA_CHECK_MS, 10 * (performance.now() - started));
     if (again()) timers.measure = setTimeout(measure, next).unref();
   };

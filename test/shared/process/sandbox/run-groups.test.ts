@@ -134,3 +134,46 @@ async function deadPid(): Promise<number> {
   await new Promise((resolve) => child.on("exit", resolve));
   return child.pid as number;
 }
+
+/* Deleted files kept open, 8 MiB each, 256 MiB in all: far past a 16 MiB quota, in no walk of the workspace. */
+const HOLD_DELETED = `
+import os, json, time
+held = []
+chunk = b"x" * (1 << 20)
+for i in range(32):
+    f = open(f"held-{i}", "wb")
+    os.unlink(f"held-{i}")
+    for _ in range(8):
+        f.write(chunk)
+        f.flush()
+        os.fsync(f.fileno())
+    held.append(f)
+time.sleep(3)
+print(json.dumps({"written": 256}))
+`;
+
+describe("deleted files a run keeps open", () => {
+  it("count against its workspace's quota, so the run is stopped before the disk's reserve stops everyone", async (context) => {
+    if (status.mode !== "on" || status.limits !== "run")
+      context.skip(`no run groups here: ${JSON.stringify(status)}`);
+    const quota = new Sandbox({
+      env: { AGENTOS_WORKSPACE_QUOTA_MB: "16", AGENTOS_SANDBOX_DISK_RESERVE_MB: "0" },
+      dataDir: dir,
+      policy: { allowPrivateNetwork: false, resolve: async () => [] },
+    });
+    try {
+      const ran = await runCommand(quota, workspace("holder"), DEFAULT_ALLOWLIST, {
+        command: "python3",
+        args: ["-c", HOLD_DELETED],
+        timeoutMs: 60_000,
+      });
+      expect(ran.stdout, JSON.stringify(ran)).not.toContain('"written": 256');
+      expect(ran.stderr).toMatch(
+        /over its quota \(\d+ MiB of 16 MiB, \d+ MiB of them deleted files its programs kept open\)/,
+      );
+      expect(ran.timedOut).toBe(false);
+    } finally {
+      await quota.close();
+    }
+  });
+});
