@@ -41,6 +41,9 @@ export function stateClient(trigger: TriggerFn) {
       stored<WriteOutcome<T>>(call(trigger, "state::set", { scope, key, value, expectedVersion })),
     delete: <T>(scope: string, key: string, expectedVersion?: number) =>
       stored<T | null>(call(trigger, "state::delete", { scope, key, expectedVersion })),
+    /** Every scope holding at least one key, sorted. */
+    groups: () =>
+      stored<{ groups: string[] }>(call(trigger, "state::list_groups", {})).then(({ groups }) => groups),
     /** Several writes in one transaction: all or none. */
     batch: (ops: BatchOp[]) =>
       stored<{ results: Array<WriteOutcome<unknown>> }>(call(trigger, "state::batch", { ops })).then(

@@ -75,8 +75,16 @@ export function withVote(
     ...counted,
     status,
     decidedAt: now,
-    ...(status === "approved" ? { effect: { status: "pending" as const } } : {}),
+    ...(status === "approved" ? { effect: effectOf(proposal, now) } : {}),
   };
+}
+
+/**
+ * An approved proposal's effect: pending, to be claimed and applied; a `custom` proposal has none to
+ * apply, so it is settled at once and nothing is left to recover.
+ */
+function effectOf(proposal: Proposal, now: string): NonNullable<Proposal["effect"]> {
+  return proposal.kind === "custom" ? { status: "none", at: now } : { status: "pending" };
 }
 
 /**

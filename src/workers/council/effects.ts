@@ -1,11 +1,14 @@
+import { hostname } from "node:os";
 import { call } from "../../engine/call.ts";
+import { DEFAULT_TIMEOUT_MS } from "../../engine/engine.ts";
 import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
 import { isPrivileged } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, forbidden, isAppError } from "../../shared/errors.ts";
-import { requireAgentInRealm } from "../../shared/realm-refs.ts";
+import { requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { inputSchemaOf, payloadProblem } from "../../shared/schema-check.ts";
 import type { Effect, Proposal, SubmitInput } from "./schema.ts";
+import type { EffectMark } from "./store.ts";
 
 interface EffectCall {
   functionId: string;
@@ -85,11 +88,16 @@ export async function checkPayload(
   if (problem) throw badRequest(`payload: ${problem}`);
 }
 
-/** Applies the effect once (the caller is the one whose vote approved it) and says what happened. */
+/**
+ * Applies the effect (the caller holds its claim: see claimedEffect) and says what happened. The realm
+ * is read now, not as the vote saw it: an effect recovered later must not act in a realm archived or
+ * being deleted since.
+ */
 export async function applyEffect(trigger: TriggerFn, proposal: Proposal): Promise<Effect> {
   const effect = effectCall(proposal);
   if (!effect) return { status: "none", at: nowIso() };
   try {
+    await requireRealm(trigger, proposal.realmId, { write: true });
     if (proposal.kind === "terminate_agent") {
       await requireAgentInRealm(trigger, String(effect.payload.id), proposal.realmId);
     }
@@ -103,4 +111,95 @@ export async function applyEffect(trigger: TriggerFn, proposal: Proposal): Promi
     const message = isAppError(error) || error instanceof Error ? error.message : String(error);
     return { status: "failed", functionId: effect.functionId, error: message, at: nowIso() };
   }
+}
+
+/** Who claims an effect in this process, as the proposal shows it. */
+const CLAIMANT = `${hostname()}:${process.pid}`;
+
+/**
+ * An approved effect not yet claimed this long is taken by the sweep: its voter got this far and
+ * failed (a log append), or its process died. Shorter waits would race a voter still on its way.
+ */
+export const PENDING_GRACE_MS = 30_000;
+/**
+ * A claim older than this is one whose process stopped mid-effect: the effect's call itself gives up
+ * after DEFAULT_TIMEOUT_MS, and its claimant then records an outcome at once.
+ */
+export const APPLYING_BOUND_MS = 2 * DEFAULT_TIMEOUT_MS;
+
+const olderThan = (at: string | undefined, bound: number, now: number) =>
+  at === undefined || Date.parse(at) <= now - bound;
+
+/**
+ * The proposal with its pending effect claimed (pending → applying, by this process, now), or
+ * undefined when it is not pending: taken through a compare-and-swap, only one claimant ever applies it.
+ */
+export function claimedEffect(proposal: Proposal, at: string): Proposal | undefined {
+  if (proposal.status !== "approved" || proposal.effect?.status !== "pending") return undefined;
+  const functionId = effectCall(proposal)?.functionId;
+  return {
+    ...proposal,
+    effect: { status: "applying", ...(functionId ? { functionId } : {}), claimedBy: CLAIMANT, claimedAt: at },
+    updatedAt: at,
+    version: proposal.version + 1,
+  };
+}
+
+/**
+ * The claimant's outcome recorded, keeping who claimed it and when. Also over `interrupted`: a claimant
+ * that outlived APPLYING_BOUND_MS knows better than the sweep that gave up on it.
+ */
+export function withOutcome(proposal: Proposal, outcome: Effect, at: string): Proposal | undefined {
+  const claim = proposal.effect;
+  if (claim?.status !== "applying" && claim?.status !== "interrupted") return undefined;
+  return {
+    ...proposal,
+    effect: { ...outcome, claimedBy: claim.claimedBy, claimedAt: claim.claimedAt },
+    updatedAt: at,
+    version: proposal.version + 1,
+  };
+}
+
+/**
+ * A claim past APPLYING_BOUND_MS marked `interrupted`: whether the effect took hold is unknown, and
+ * running it again could hire or spend twice, so a person checks and resubmits. Undefined otherwise.
+ */
+export function interruptedEffect(proposal: Proposal, now: number, at: string): Proposal | undefined {
+  const claim = proposal.effect;
+  if (claim?.status !== "applying" || !olderThan(claim.claimedAt, APPLYING_BOUND_MS, now)) return undefined;
+  const what = claim.functionId ?? "the effect";
+  return {
+    ...proposal,
+    effect: {
+      ...claim,
+      status: "interrupted",
+      error: `${what}: the service stopped while applying it (claimed by ${claim.claimedBy ?? "an unknown process"} at ${claim.claimedAt ?? "an unknown time"}), so whether it took effect is unknown and it is not run again: check and resubmit`,
+      at,
+    },
+    updatedAt: at,
+    version: proposal.version + 1,
+  };
+}
+
+/**
+ * What the sweep does with a marked proposal: `settle` (claim and apply a pending effect: any at a
+ * start, `all`, else one past PENDING_GRACE_MS), `interrupt` a claim past its bound, `drop` the mark of
+ * an effect with an outcome (or of a vote that marked it and never wrote its approval), or `wait`.
+ */
+export function recoveryOf(
+  proposal: Proposal | null,
+  mark: EffectMark,
+  now: number,
+  all: boolean,
+): "settle" | "interrupt" | "drop" | "wait" {
+  if (!proposal) return "drop";
+  if (proposal.status === "pending") return now - mark.at > PENDING_GRACE_MS ? "drop" : "wait";
+  const status = proposal.status === "approved" ? proposal.effect?.status : undefined;
+  if (status === "pending") {
+    return all || olderThan(proposal.decidedAt, PENDING_GRACE_MS, now) ? "settle" : "wait";
+  }
+  if (status === "applying") {
+    return olderThan(proposal.effect?.claimedAt, APPLYING_BOUND_MS, now) ? "interrupt" : "wait";
+  }
+  return "drop";
 }

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { call } from "../../engine/call.ts";
 import { publishEvent } from "../../engine/events.ts";
 import { casUpdate } from "../../engine/state/cas.ts";
@@ -12,7 +13,8 @@ import { chainVerifyResult } from "../../shared/outputs.ts";
 import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { defaultQuorum, isExpired, withCancel, withVote } from "./decide.ts";
-import { applyEffect, checkPayload } from "./effects.ts";
+import { checkPayload } from "./effects.ts";
+import { effectRecovery } from "./recovery.ts";
 import {
   type ActivityFields,
   activityEntry,
@@ -23,21 +25,39 @@ import {
   logInput,
   PROPOSAL_ACTIONS,
   type Proposal,
-  type ProposalAction,
   proposalInput,
   proposalPage,
   proposalRecord,
   proposalsInput,
   realmInput,
   submitInput,
+  sweepResult,
   voteInput,
 } from "./schema.ts";
-import { activityChain, matchingProposals, proposalsScope, purgeCouncil } from "./store.ts";
+import {
+  activityChain,
+  entry,
+  markEffect,
+  matchingProposals,
+  proposalsScope,
+  purgeCouncil,
+} from "./store.ts";
 
 const TOPIC = "council.proposal";
 
+export interface CouncilOptions {
+  /**
+   * False for a process that uses the storage without serving it (a CLI command): it applies no effect
+   * left over by another process, at start or periodically. Default true.
+   */
+  background?: boolean;
+}
+
 /** The council: proposals decided by the realm's council members, with effects and a hash-chained log. */
-export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> } {
+export function registerCouncil(
+  worker: WorkerClient,
+  options: CouncilOptions = {},
+): { ready?: Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
   const publish = (data: Record<string, unknown>) => publishEvent(trigger, TOPIC, data);
@@ -157,11 +177,19 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
       await requireRealm(trigger, realmId, { write: true });
       await proposalOf(realmId, id);
       let before: Proposal | undefined;
-      const { value } = await casUpdate<Proposal>(state, proposalsScope(realmId), id, ({ value: stored }) => {
-        if (!stored) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
-        before = stored;
-        return withVote(stored, voterId, vote, isPrivileged(ctx.auth), nowIso());
-      });
+      const { value } = await casUpdate<Proposal>(
+        state,
+        proposalsScope(realmId),
+        id,
+        async ({ value: stored }) => {
+          if (!stored) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
+          before = stored;
+          const next = withVote(stored, voterId, vote, isPrivileged(ctx.auth), nowIso());
+          // Marked before the approval is written: an approved effect is never where the sweep cannot find it.
+          if (next.effect?.status === "pending") await markEffect(state, next);
+          return next;
+        },
+      );
       let proposal = value as Proposal;
       const actorKind = ctx.auth.kind === "admin" && proposal.voters.length === 0 ? "human" : "agent";
       // The voter id is a label any key of the realm may use: the entry also names the key that voted.
@@ -172,7 +200,8 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
           by: principalLabel(ctx.auth),
         }),
       );
-      // Only the vote that decided it sees the change: the effect is applied exactly once.
+      // Only the vote that decided it sees the change; the effect is claimed before it is applied, so it
+      // runs at most once even with the sweep (which takes it up if this vote fails from here on).
       if (before?.status === "pending" && proposal.status !== "pending") {
         proposal = await decided(proposal);
       }
@@ -180,33 +209,17 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
     },
   );
 
-  /** Records the decision, applies an approved proposal's effect, and records what it did. */
+  /** Records the decision and settles an approved proposal's effect. */
   const decided = async (proposal: Proposal): Promise<Proposal> => {
     const action = proposal.status === "approved" ? "proposal_approved" : "proposal_rejected";
     await record(
       entry(proposal, "system", "council", action, { tally: proposal.tally, quorum: proposal.quorum }),
     );
     publish({ type: proposal.status, proposalId: proposal.id, realmId: proposal.realmId });
-    if (proposal.status !== "approved") return proposal;
-    const effect = await applyEffect(trigger, proposal);
-    const { value } = await casUpdate<Proposal>(
-      state,
-      proposalsScope(proposal.realmId),
-      proposal.id,
-      ({ value }) =>
-        value ? { ...value, effect, version: value.version + 1, updatedAt: nowIso() } : undefined,
-    );
-    if (effect.status !== "none") {
-      const outcome = effect.status === "applied" ? "effect_applied" : "effect_failed";
-      await record(
-        entry(proposal, "system", "council", outcome, {
-          functionId: effect.functionId,
-          ...(effect.error ? { error: effect.error } : {}),
-        }),
-      );
-    }
-    return (value as Proposal | null) ?? { ...proposal, effect };
+    return proposal.effect?.status === "pending" ? settle(proposal, false) : proposal;
   };
+
+  const { settle, sweepEffects } = effectRecovery({ state, trigger, record, publish });
 
   worker.registerFunction(
     {
@@ -348,6 +361,20 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
     },
   );
 
+  worker.registerFunction(
+    {
+      id: "council::sweep_effects",
+      description:
+        "Apply approved effects their vote left pending; report those whose process stopped mid-effect as interrupted (cron, internal)",
+      input: z.object({}).passthrough(),
+      output: sweepResult,
+    },
+    async (_input, ctx) => {
+      requireAdmin(ctx);
+      return sweepEffects(false);
+    },
+  );
+
   worker.registerTrigger({
     type: "subscribe",
     function_id: "council::activity",
@@ -361,26 +388,21 @@ export function registerCouncil(worker: WorkerClient): { ready?: Promise<void> }
   worker.registerRoute("council::activity", "POST", "/api/council/activity", { status: 201 });
   worker.registerRoute("council::log", "GET", "/api/council/log/:realmId");
   worker.registerRoute("council::verify", "GET", "/api/council/verify/:realmId");
-  return {};
+  if (options.background === false) return {};
+  worker.registerTrigger({
+    type: "cron",
+    function_id: "council::sweep_effects",
+    config: { expression: "*/5 * * * * *" },
+  });
+  // What a stopped process approved and did not apply is applied first; if that fails now, the
+  // periodic sweep takes it up.
+  return {
+    ready: sweepEffects(true).then(
+      () => undefined,
+      () => undefined,
+    ),
+  };
 }
 
 const isProposalAction = (action: string): boolean =>
   (PROPOSAL_ACTIONS as readonly string[]).includes(action.toLowerCase());
-
-function entry(
-  proposal: Proposal,
-  actorKind: ActivityFields["actorKind"],
-  actorId: string,
-  action: ProposalAction,
-  details: Record<string, unknown>,
-): ActivityFields {
-  return {
-    realmId: proposal.realmId,
-    actorKind,
-    actorId,
-    action,
-    entityType: "proposal",
-    entityId: proposal.id,
-    details,
-  };
-}

@@ -24,6 +24,7 @@ export const PROPOSAL_ACTIONS = [
   "proposal_cancelled",
   "effect_applied",
   "effect_failed",
+  "effect_interrupted",
 ] as const;
 
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
@@ -33,12 +34,24 @@ export type ProposalAction = (typeof PROPOSAL_ACTIONS)[number];
 
 export const DEFAULT_EXPIRY_MS = 7 * 24 * 3600_000;
 
-/** What an approved proposal did: applied through the owning worker's function, or why it could not. */
+export const EFFECT_STATUSES = ["pending", "applying", "applied", "failed", "interrupted", "none"] as const;
+export type EffectStatus = (typeof EFFECT_STATUSES)[number];
+
+/**
+ * What an approved proposal did, applied at most once through the owning worker's function:
+ * `pending` (approved, not yet taken), `applying` (taken by `claimedBy` at `claimedAt`: only that
+ * claimant applies it), then `applied` with the result, `failed` with the reason, `none` (a kind that
+ * does nothing), or `interrupted`: the claimant stopped before recording an outcome, so whether it
+ * took effect is unknown and it is never run again.
+ */
 export const effectRecord = z.object({
-  status: z.enum(["pending", "applied", "failed", "none"]),
+  status: z.enum(EFFECT_STATUSES),
   functionId: z.string().optional(),
   result: z.unknown().optional(),
   error: z.string().optional(),
+  /** The process that took the effect to apply it (host:pid), and when. */
+  claimedBy: z.string().optional(),
+  claimedAt: z.string().optional(),
   at: z.string().optional(),
 });
 export type Effect = z.infer<typeof effectRecord>;
@@ -152,3 +165,9 @@ export const logInput = z.strictObject({
 });
 
 export const realmInput = z.strictObject({ realmId: id("realmId") });
+
+export const sweepResult = z.object({
+  settled: z.number().describe("Pending effects claimed and applied (or failed) now"),
+  interrupted: z.number().describe("Claims whose process stopped mid-effect, reported interrupted"),
+  dropped: z.number().describe("Marks of effects with an outcome already, or of approvals never written"),
+});

@@ -22,9 +22,15 @@ const proposal: Proposal = {
 };
 
 describe("withVote", () => {
-  it("decides a pending proposal before its time", () => {
-    const voted = withVote(proposal, "cfo", "for", false, "2025-12-31T23:59:59.999Z");
+  it("decides a pending proposal before its time, its effect pending until claimed", () => {
+    const hire = { ...proposal, kind: "hire_agent" as const };
+    const voted = withVote(hire, "cfo", "for", false, "2025-12-31T23:59:59.999Z");
     expect(voted).toMatchObject({ status: "approved", effect: { status: "pending" } });
+  });
+
+  it("settles a custom proposal's effect at once: it has nothing to apply, nor to recover", () => {
+    const voted = withVote(proposal, "cfo", "for", false, "2025-12-31T23:59:59.999Z");
+    expect(voted.effect).toEqual({ status: "none", at: "2025-12-31T23:59:59.999Z" });
   });
 
   it("takes no vote once the time ran out, even while the record still reads pending", () => {
