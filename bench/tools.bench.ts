@@ -169,6 +169,7 @@ async function sandboxCost(): Promise<void> {
     console.log(
       `  the sandbox adds ${added.toFixed(2)} ms p50 (x${(median(boxed) / median(bare)).toFixed(1)}; target <= ${SANDBOX_OVERHEAD_TARGET_MS} ms p50 added: ${added <= SANDBOX_OVERHEAD_TARGET_MS ? "met" : "not met"})`,
     );
+    if (status.limits === "run") await runGroupCost(dir.path, real, trueBase, limits);
     const python = "/usr/bin/python3";
     if (existsSync(python)) {
       const args = ["-c", "pass"];
@@ -186,6 +187,38 @@ async function sandboxCost(): Promise<void> {
   } finally {
     await sandbox.close();
     dir.remove();
+  }
+}
+
+/**
+ * What the run's control group adds to the sandbox: the same runs in a sandbox without them
+ * (AGENTOS_SANDBOX_RUN_GROUPS=off). Joining a group is a cgroup migration, which waits for an RCU grace
+ * period of the kernel's (a few ms to tens of ms, by the machine's load and tick).
+ */
+async function runGroupCost(
+  dataDir: string,
+  workspace: string,
+  baseline: () => Supervised,
+  limits: { timeoutMs: number; killGraceMs: number },
+): Promise<void> {
+  const perProcess = new Sandbox({
+    env: { ...process.env, AGENTOS_SANDBOX_RUN_GROUPS: "off" },
+    dataDir,
+    policy: { allowPrivateNetwork: false, allowedAddresses: new Set<string>(), resolve: systemResolver },
+  });
+  try {
+    await perProcess.ready();
+    const [bare, boxed] = await timeRuns(baseline, () =>
+      perProcess.start({ workspace, executable: "/bin/true", args: [] }, limits),
+    );
+    console.log(
+      `  /bin/true confined, limits per process only (AGENTOS_SANDBOX_RUN_GROUPS=off) ${pcts(boxed)}`,
+    );
+    console.log(
+      `  without the run's control group the sandbox adds ${(median(boxed) - median(bare)).toFixed(2)} ms p50 (informative)`,
+    );
+  } finally {
+    await perProcess.close();
   }
 }
 

@@ -25,6 +25,8 @@ export interface RunGroup {
 }
 
 const SERVICE_GROUP = /^agentos-sandbox-(\d+)-\d+$/;
+/** Empty run groups kept for reuse, at most. */
+const MAX_IDLE_GROUPS = 16;
 let instances = 0;
 
 /** The command that puts itself into `group` and then becomes `command`. */
@@ -43,6 +45,11 @@ export function joiningGroup(group: RunGroup, command: string[]): string[] {
 export class RunGroups {
   private runs = 0;
   private readonly leftovers = new Set<string>();
+  /**
+   * Groups of finished runs, empty, kept for the next runs: a process starts several milliseconds
+   * slower in a group the kernel has just made than in one it has used before.
+   */
+  private readonly idle: string[][] = [];
 
   private readonly layout: Exclude<CgroupLayout, { version: null }>;
   /** The service's group in each hierarchy, the memory one first. */
@@ -86,9 +93,33 @@ export class RunGroups {
     return this.layout.version;
   }
 
-  /** A new run's group, its limits set; refused (503) when it cannot be made, never run without it. */
+  /**
+   * A run's group, its limits set: one a finished run left empty, or a new one. Refused (503) when none
+   * can be made, never run without it.
+   */
   create(): RunGroup {
     for (const dir of this.leftovers) if (removeGroup(dir)) this.leftovers.delete(dir);
+    const dirs = this.idle.pop() ?? this.made();
+    // The kernel's count of processes it ended for memory only grows: this run's are those past it now.
+    const killedBefore = this.oomKills(dirs[0] as string);
+    return {
+      procsFiles: dirs.map((dir) => join(dir, "cgroup.procs")),
+      pids: () => pidsIn(dirs[0] as string),
+      release: async () => {
+        const kills = this.oomKills(dirs[0] as string) - killedBefore;
+        for (const dir of dirs) await emptyGroup(dir);
+        if (this.idle.length < MAX_IDLE_GROUPS && dirs.every((dir) => pidsIn(dir).length === 0)) {
+          this.idle.push(dirs);
+        } else {
+          for (const dir of dirs) if (!removeGroup(dir)) this.leftovers.add(dir);
+        }
+        return kills;
+      },
+    };
+  }
+
+  /** A new run group in each hierarchy, its limits set. */
+  private made(): string[] {
     const name = `run-${this.runs++}`;
     const dirs = this.roots.map((root) => join(root, name));
     try {
@@ -96,6 +127,7 @@ export class RunGroups {
       this.limitMemory(dirs[0] as string, this.limits.runMemoryBytes);
       const pids = dirs.find((dir) => existsSync(join(dir, "pids.max")));
       if (pids) writeFileSync(join(pids, "pids.max"), String(this.limits.runProcesses));
+      return dirs;
     } catch (error) {
       for (const dir of dirs) removeGroup(dir);
       throw new AppError(
@@ -103,23 +135,11 @@ export class RunGroups {
         `The run's control group could not be made: ${(error as Error).message}`,
       );
     }
-    return {
-      procsFiles: dirs.map((dir) => join(dir, "cgroup.procs")),
-      pids: () => pidsIn(dirs[0] as string),
-      release: async () => {
-        const kills = this.oomKills(dirs[0] as string);
-        for (const dir of dirs) {
-          await emptyGroup(dir);
-          if (!removeGroup(dir)) this.leftovers.add(dir);
-        }
-        return kills;
-      },
-    };
   }
 
   /** Removes the service's groups (their runs are over by now; a group still busy is left to the next start's sweep). */
   async close(): Promise<void> {
-    for (const dir of this.leftovers) {
+    for (const dir of [...this.leftovers, ...this.idle.splice(0).flat()]) {
       await emptyGroup(dir);
       removeGroup(dir);
     }
@@ -166,9 +186,13 @@ function pidsIn(dir: string): number[] {
   return (read(join(dir, "cgroup.procs")) ?? "").split("\n").filter(Boolean).map(Number);
 }
 
-/** Kills what is in the group until it is empty (a few seconds at most: SIGKILL cannot be ignored). */
+/**
+ * Kills what is in the group until it is empty (a few seconds at most: SIGKILL cannot be ignored). A
+ * run's last processes are usually still exiting as it ends: looked at again soon, then less often.
+ */
 async function emptyGroup(dir: string): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
+  let waitMs = 1;
+  for (let waited = 0; waited < 5000; waited += waitMs, waitMs = Math.min(waitMs * 2, 100)) {
     const pids = pidsIn(dir);
     if (pids.length === 0) return;
     for (const pid of pids) {
@@ -178,7 +202,7 @@ async function emptyGroup(dir: string): Promise<void> {
         // Gone already.
       }
     }
-    await sleep(20);
+    await sleep(waitMs);
   }
 }
 

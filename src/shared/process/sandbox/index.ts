@@ -348,6 +348,8 @@ export class Sandbox {
 
   /** Control groups for runs where the host gives them; otherwise why limits hold per process only. */
   private async openGroups(): Promise<{ limits: "run" | "process"; limitsReason?: string }> {
+    if (!this.settings.runGroups)
+      return { limits: "process", limitsReason: "AGENTOS_SANDBOX_RUN_GROUPS=off" };
     const limits = this.settings.limits;
     const groups = await RunGroups.open({
       runMemoryBytes: limits.memoryBytes,

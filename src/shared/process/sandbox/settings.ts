@@ -9,6 +9,8 @@ const count = (min: number, max: number, fallback: number) =>
 export const sandboxEnvSchema = z.object({
   /** `off` runs agents' programs unconfined: an explicit, loudly logged opt-out. */
   AGENTOS_SANDBOX: z.enum(["on", "off"]).default("on"),
+  /** `off` keeps memory and process limits per process (a run starts about an RCU grace period sooner). */
+  AGENTOS_SANDBOX_RUN_GROUPS: z.enum(["on", "off"]).default("on"),
   AGENTOS_SANDBOX_MEMORY_MB: count(64, 1024 * 1024, 2048),
   /** Unset: half of this machine's memory. */
   AGENTOS_SANDBOX_TOTAL_MEMORY_MB: z.coerce
@@ -54,6 +56,8 @@ export interface SandboxLimits {
 
 export interface SandboxSettings {
   enabled: boolean;
+  /** A control group per run, where the host gives them. */
+  runGroups: boolean;
   limits: SandboxLimits;
 }
 
@@ -62,6 +66,7 @@ export function sandboxSettings(env: NodeJS.ProcessEnv): SandboxSettings {
   const parsed = sandboxEnvSchema.parse(given);
   return {
     enabled: parsed.AGENTOS_SANDBOX === "on",
+    runGroups: parsed.AGENTOS_SANDBOX_RUN_GROUPS === "on",
     limits: {
       memoryBytes: parsed.AGENTOS_SANDBOX_MEMORY_MB * MiB,
       totalMemoryBytes: (parsed.AGENTOS_SANDBOX_TOTAL_MEMORY_MB ?? Math.floor(totalmem() / 2 / MiB)) * MiB,

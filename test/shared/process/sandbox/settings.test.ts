@@ -9,6 +9,7 @@ const MiB = 1024 * 1024;
 
 const DEFAULTS = {
   enabled: true,
+  runGroups: true,
   limits: {
     memoryBytes: 2048 * MiB,
     totalMemoryBytes: Math.floor(totalmem() / 2 / MiB) * MiB,
@@ -88,6 +89,14 @@ describe("sandboxSettings", () => {
       expect(error.issues.map(({ path }) => path.join("."))).toEqual([name]);
       expect(error.message).toContain(name);
     }
+  });
+
+  it("keeps a control group per run unless AGENTOS_SANDBOX_RUN_GROUPS=off", () => {
+    expect(sandboxSettings({ AGENTOS_SANDBOX_RUN_GROUPS: "off" }).runGroups).toBe(false);
+    expect(sandboxSettings({ AGENTOS_SANDBOX_RUN_GROUPS: "on" }).runGroups).toBe(true);
+    expect(() => sandboxSettings({ AGENTOS_SANDBOX_RUN_GROUPS: "maybe" })).toThrow(
+      /AGENTOS_SANDBOX_RUN_GROUPS/,
+    );
   });
 
   it("refuses AGENTOS_SANDBOX other than on or off, naming it", () => {
