@@ -14,6 +14,11 @@ export const MAX_METADATA_BYTES = 16 * 1024;
 export const MAX_SESSION_ID_LENGTH = 192;
 /** Most bytes (UTF-8) of one memory entry's content. */
 export const MAX_MEMORY_CONTENT_BYTES = 32 * 1024;
+/**
+ * Default of AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: room for the benchmark's 1 000 000 entries of one
+ * agent (bench/memory-scale.ts) and the turns it runs after.
+ */
+export const DEFAULT_MEMORY_MAX_ENTRIES_PER_AGENT = 2_000_000;
 /** Extra context a caller hands one agent turn (it goes into the model prompt). */
 export const MAX_TURN_CONTEXT_BYTES = 64 * 1024;
 

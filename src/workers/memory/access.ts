@@ -32,18 +32,22 @@ export async function assertMemoryAccess(
 }
 
 /**
- * False when the agent is gone or being deleted, asked as the system (whoever stored). Asked after a
- * store: agent::delete marks the agent before it forgets its memory, so a store that still sees the
- * agent here was written before the purge, which removes it.
+ * The agent's realm, or null when the agent is gone or being deleted, asked as the system (whoever
+ * stored); undefined without an agents worker (memory tested alone: there are no agents to go). Asked
+ * after a store: agent::delete marks the agent before it forgets its memory, so a store that still sees
+ * the agent here was written before the purge, which removes it. A realm delete does not mark its
+ * agents: the caller checks the realm too (recheckRealm).
  */
-export async function agentRemains(trigger: TriggerFn, agentId: string): Promise<boolean> {
+export async function remainingAgentRealm(
+  trigger: TriggerFn,
+  agentId: string,
+): Promise<string | null | undefined> {
   try {
     const agent = await systemCall(trigger, "agent::get", { id: agentId });
-    return agent.status !== AGENT_DELETING;
+    return agent.status === AGENT_DELETING ? null : agent.realmId;
   } catch (error) {
-    // Without an agents worker (memory tested alone) there are no agents to go.
-    if (isFunctionNotFound(error)) return true;
-    if ((error as AppError).code === "not_found") return false;
+    if (isFunctionNotFound(error)) return undefined;
+    if ((error as AppError).code === "not_found") return null;
     throw error;
   }
 }

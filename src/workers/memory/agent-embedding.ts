@@ -1,5 +1,6 @@
 import { systemCall } from "../../engine/system-call.ts";
 import type { TriggerFn } from "../../engine/types.ts";
+import { type CostAccount, payerOf } from "../../llm/cost-event.ts";
 import { effectiveEmbeddingModel, resolveEmbeddingChoice } from "../../llm/embeddings/choice.ts";
 import type { EmbeddingChoice } from "../../llm/embeddings/types.ts";
 import { nowMs } from "../../shared/clock.ts";
@@ -9,6 +10,8 @@ import { isFunctionNotFound } from "../../shared/errors.ts";
 export interface EmbeddingTarget {
   agentId: string;
   realmId: string;
+  /** Whom its embeddings are charged to: a sub-agent's tree's root, as its turns are. */
+  payer: CostAccount;
   choice: EmbeddingChoice;
   /** The vectors' model name in the vector index: `<provider>/<model id>` (one id may live on two hosts). */
   key: string;
@@ -60,7 +63,12 @@ export class AgentEmbeddings {
   }
 
   private async lookUp(agentId: string): Promise<EmbeddingTarget | null> {
-    let agent: { realmId: string; status: string; embeddingModel?: string | null };
+    let agent: {
+      realmId: string;
+      status: string;
+      embeddingModel?: string | null;
+      metadata?: Record<string, unknown> | null;
+    };
     try {
       agent = await systemCall(this.trigger, "agent::get", { id: agentId });
     } catch (error) {
@@ -71,6 +79,7 @@ export class AgentEmbeddings {
     const model = effectiveEmbeddingModel(agent, this.env);
     if (!model) return null;
     const choice = await resolveEmbeddingChoice(this.trigger, model);
-    return { agentId, realmId: agent.realmId, choice, key: vectorModelKey(choice) };
+    const payer = payerOf({ id: agentId, realmId: agent.realmId, metadata: agent.metadata });
+    return { agentId, realmId: agent.realmId, payer, choice, key: vectorModelKey(choice) };
   }
 }

@@ -154,7 +154,7 @@ async function embedBatch(
     texts: todo.map(({ content }) => content),
     trigger: deps.trigger,
     env: deps.env,
-    account: { realmId: target.realmId, agentId: target.agentId },
+    account: target.payer,
     signal: deps.signal,
     timeoutMs: EMBED_TIMEOUT_MS,
     maxRetries: 1,

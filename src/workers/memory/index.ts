@@ -8,11 +8,14 @@ import { AGENT_LIFECYCLE_TOPIC } from "../../shared/agent-events.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
+import { DEFAULT_MEMORY_MAX_ENTRIES_PER_AGENT } from "../../shared/limits.ts";
 import { type Logger, silentLogger } from "../../shared/logger.ts";
-import { agentRemains, assertMemoryAccess } from "./access.ts";
+import { recheckRealm } from "../../shared/realm-refs.ts";
+import { assertMemoryAccess, remainingAgentRealm } from "./access.ts";
 import type { QueueOptions } from "./embedding-queue.ts";
 import { backfill, embeddingStatusOf } from "./embedding-status.ts";
 import { memoryEmbeddings } from "./embeddings.ts";
+import { EntryCap } from "./entry-cap.ts";
 import { recallMemories } from "./recall.ts";
 import {
   agentLifecycleMessage,
@@ -44,6 +47,10 @@ export interface MemoryOptions {
   onShutdown?: (hook: () => Promise<void>) => void;
   /** The embedding queue's batch size, delay and concurrency (tests). */
   queue?: Partial<QueueOptions>;
+  /** AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT (see entry-cap.ts). */
+  maxEntriesPerAgent?: number;
+  /** Cluster mode (PostgreSQL): other nodes store memory too. */
+  cluster?: boolean;
 }
 
 /**
@@ -62,6 +69,10 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
   const embeddings = memoryEmbeddings(trigger, search, { env, logger, queue: options.queue });
   const { state, vectors, targets, queue } = embeddings;
   const statusDeps = { state, search, vectors, targets, queue };
+  const cap = new EntryCap(search, {
+    max: options.maxEntriesPerAgent ?? DEFAULT_MEMORY_MAX_ENTRIES_PER_AGENT,
+    shared: options.cluster ?? false,
+  });
   /** A handler run once the caller may use the named agent's memory (access.ts). */
   const checked =
     <I extends { agentId: string }, O>(handler: (input: I, ctx: InvocationContext) => O | Promise<O>) =>
@@ -70,27 +81,48 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
       return handler(input, ctx);
     };
 
+  /** New entries of the agent written by `write`, within its cap (409 past it: entry-cap.ts). */
+  const withinCap = async (agentId: string, entries: number, write: () => Promise<unknown>) => {
+    const room = await cap.reserve(agentId, entries);
+    let written = false;
+    try {
+      await write();
+      written = true;
+    } finally {
+      room.done(written);
+    }
+  };
+  const takeBack = async (agentId: string) => {
+    await search.deleteScope(MEMORY_INDEX, agentId);
+    cap.forgotten(agentId);
+  };
+
   /**
    * A store whose agent is gone or going (a swarm archiving a deleted member's findings, a store racing
-   * the agent's delete) is taken back with the rest of that memory: nothing would ever forget it.
+   * the agent's delete), or whose realm is being deleted (a realm delete purges its agents without
+   * marking them), is taken back with the rest of that memory: nothing would ever forget it.
    */
   const remained = async (agentId: string) => {
-    if (await agentRemains(trigger, agentId)) return;
-    await search.deleteScope(MEMORY_INDEX, agentId);
-    throw notFound(`Agent ${agentId} not found`);
+    const realmId = await remainingAgentRealm(trigger, agentId);
+    if (realmId === null) {
+      await takeBack(agentId);
+      throw notFound(`Agent ${agentId} not found`);
+    }
+    if (realmId !== undefined) await recheckRealm(trigger, realmId, () => takeBack(agentId));
   };
 
   worker.registerFunction(
     {
       id: "memory::store",
-      description: "Remember {agentId, content, sessionId?, role?}; returns the entry",
+      description:
+        "Remember {agentId, content, sessionId?, role?}; returns the entry (409 once the agent holds AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT)",
       input: memoryStoreInput,
       output: memoryEntry,
       metadata: ACTS_FOR_AGENT,
     },
     checked(async ({ agentId, ...fields }): Promise<MemoryEntry> => {
       const entry = entryOf(agentId, fields, nowIso());
-      await search.put(MEMORY_INDEX, agentId, entry.id, documentOf(entry));
+      await withinCap(agentId, 1, () => search.put(MEMORY_INDEX, agentId, entry.id, documentOf(entry)));
       await remained(agentId);
       await embeddings.stored(agentId, [entry]);
       return entry;
@@ -101,7 +133,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
     {
       id: "memory::store_many",
       description:
-        "Remember several entries of an agent at once {agentId, entries: [{content, sessionId?, role?}]}",
+        "Remember several entries of an agent at once {agentId, entries: [{content, sessionId?, role?}]} (409 past AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: none is stored)",
       input: memoryStoreManyInput,
       output: memoryEntries,
       metadata: ACTS_FOR_AGENT,
@@ -109,10 +141,12 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
     checked(async ({ agentId, entries }, ctx): Promise<{ entries: MemoryEntry[] }> => {
       const createdAt = nowIso();
       const stored = entries.map((fields) => entryOf(agentId, fields, createdAt));
-      await search.putMany(
-        MEMORY_INDEX,
-        agentId,
-        stored.map((entry) => ({ id: entry.id, ...documentOf(entry) })),
+      await withinCap(agentId, stored.length, () =>
+        search.putMany(
+          MEMORY_INDEX,
+          agentId,
+          stored.map((entry) => ({ id: entry.id, ...documentOf(entry) })),
+        ),
       );
       // The service's own batch is a turn's: the agents worker takes a turn's writes back when its agent
       // goes meanwhile, and a lookup here would cost every turn a call.
@@ -160,6 +194,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
     },
     checked(async ({ agentId, id }) => {
       const { deleted } = await search.delete(MEMORY_INDEX, agentId, id);
+      if (deleted) cap.removed(agentId);
       await embeddings.removed(agentId, id);
       if (!deleted) throw notFound(`Memory ${id} not found for agent ${agentId}`);
       return null;
@@ -176,6 +211,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
     },
     checked(async ({ agentId }) => {
       const forgotten = await search.deleteScope(MEMORY_INDEX, agentId);
+      cap.forgotten(agentId);
       await embeddings.forgotten(agentId);
       return forgotten;
     }),

@@ -141,7 +141,7 @@ async function vectorHits(
       texts: [query],
       trigger: deps.trigger,
       env: deps.env,
-      account: { realmId: target.realmId, agentId: target.agentId },
+      account: target.payer,
       signal: AbortSignal.timeout(deadline),
       timeoutMs: deadline,
       maxRetries: 0,

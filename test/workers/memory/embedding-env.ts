@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "pg";
 import { afterAll, beforeAll, expect } from "vitest";
+import type { Config } from "../../../src/config/env.ts";
 import { findTestPostgres, uniqueSchema } from "../../engine/state/contract.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
 import { type JsonBody, json, startTestServer, type TestServer } from "../../helpers/server.ts";
@@ -15,7 +16,10 @@ import { type JsonBody, json, startTestServer, type TestServer } from "../../hel
 export interface Backend {
   name: string;
   /** Storage for one test: `start` opens a service on it (again after a stop), `drop` removes it. */
-  storage(): Promise<{ start(env: Record<string, string>): Promise<TestServer>; drop(): Promise<void> }>;
+  storage(): Promise<{
+    start(env: Record<string, string>, config?: Partial<Config>): Promise<TestServer>;
+    drop(): Promise<void>;
+  }>;
 }
 
 const postgres = await findTestPostgres();
@@ -26,7 +30,7 @@ const sqlite: Backend = {
   async storage() {
     const dataDir = mkdtempSync(join(tmpdir(), "agentos-embeddings-"));
     return {
-      start: (env) => startTestServer({ env }, { dataDir }),
+      start: (env, config) => startTestServer({ env, ...config }, { dataDir }),
       drop: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   },
@@ -42,7 +46,8 @@ const cluster = (url: string): Backend => ({
     await admin.end();
     const scoped = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
     return {
-      start: (env) => startTestServer({ env, databaseUrl: scoped, vaultKey: "cd".repeat(32) }),
+      start: (env, config) =>
+        startTestServer({ env, databaseUrl: scoped, vaultKey: "cd".repeat(32), ...config }),
       async drop() {
         const client = new Client({ connectionString: url });
         await client.connect();

@@ -9,6 +9,15 @@ import { newId } from "../../../shared/ids.ts";
 import { agentIdField } from "../fields.ts";
 import { defineTool } from "../tool.ts";
 import {
+  assertCollectionRoom,
+  documentMetadata,
+  MAX_COLLECTIONS_PER_AGENT,
+  MAX_DOCUMENTS_PER_COLLECTION,
+  MAX_NOTES_PER_AGENT,
+  noteCountsScope,
+  takeNoteRoom,
+} from "./bounds.ts";
+import {
   deleteVectors,
   embedText,
   modelOf,
@@ -36,11 +45,11 @@ const namespace = z
 const memoryStore = defineTool({
   id: "tool::memory_store",
   actsFor: "agent",
-  description:
-    "Remember a fact. With key it can be recalled exactly by that key (storing the key again replaces it); it is also found by tool::memory_search. {id, key}.",
+  description: `Remember a fact. With key it can be recalled exactly by that key (storing the key again replaces it; at most ${MAX_NOTES_PER_AGENT} keys); it is also found by tool::memory_search. {id, key}.`,
   input: z.strictObject({ agentId: agentIdField, content, key: key.optional() }),
   async run({ agentId, content, key }, ctx) {
     await ctx.agent(agentId);
+    if (key) await takeNoteRoom(ctx.trigger, notesScope(agentId), agentId, key);
     const entry = await call(ctx.trigger, "memory::store", { agentId, content, role: "note" });
     if (key)
       await stateClient(ctx.trigger).set(notesScope(agentId), key, {
@@ -85,19 +94,25 @@ const memorySearch = defineTool({
 const vectorStore = defineTool({
   id: "tool::vector_store",
   actsFor: "agent",
-  description:
-    "Add a document to a searchable collection of yours (namespace). With an embedding model (yours, or the service's) it is embedded and found by meaning; without one, by words (full-text BM25 with recency). Same id replaces. {id, namespace, rankedBy: vector|text}.",
+  description: `Add a document to a searchable collection of yours (namespace; at most ${MAX_COLLECTIONS_PER_AGENT} collections of ${MAX_DOCUMENTS_PER_COLLECTION} documents). With an embedding model (yours, or the service's) it is embedded and found by meaning; without one, by words (full-text BM25 with recency). Same id replaces. {id, namespace, rankedBy: vector|text}.`,
   input: z.strictObject({
     agentId: agentIdField,
     namespace,
     id: z.string().min(1).max(200).optional(),
     text: content,
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    metadata: documentMetadata.optional(),
   }),
   async run({ agentId, namespace, id, text, metadata }, ctx) {
     const model = await modelOf(ctx, await ctx.agent(agentId));
     const docId = id ?? newId("doc");
     const scope = vectorScope(agentId, namespace);
+    await assertCollectionRoom(ctx.trigger, {
+      namespaces: namespacesScope(agentId),
+      namespace,
+      index: VECTOR_INDEX,
+      scope,
+      id,
+    });
     // Embedded first: a provider that fails stores nothing (the call can simply be repeated).
     const vector = model ? await embedText(ctx, model, text) : null;
     await stateClient(ctx.trigger).set(namespacesScope(agentId), namespace, { namespace });
@@ -163,6 +178,7 @@ export async function purgeKnowledge(
 ): Promise<void> {
   const state = stateClient(trigger);
   for await (const { key } of state.scan(notesScope(agentId))) await state.delete(notesScope(agentId), key);
+  await state.delete(noteCountsScope, agentId);
   for await (const { key } of state.scan(namespacesScope(agentId))) {
     await searchClient(trigger).deleteScope(VECTOR_INDEX, vectorScope(agentId, key));
     await deleteVectors(trigger, vectorScope(agentId, key));

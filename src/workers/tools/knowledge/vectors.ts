@@ -1,6 +1,7 @@
 import { searchClient } from "../../../engine/search/client.ts";
 import type { TriggerFn } from "../../../engine/types.ts";
 import { vectorClient } from "../../../engine/vector/client.ts";
+import { payerOf } from "../../../llm/cost-event.ts";
 import { effectiveEmbeddingModel, resolveEmbeddingChoice } from "../../../llm/embeddings/choice.ts";
 import { embed } from "../../../llm/embeddings/embed.ts";
 import type { EmbeddingChoice } from "../../../llm/embeddings/types.ts";
@@ -36,7 +37,7 @@ export async function modelOf(ctx: ToolContext, agent: ToolAgent): Promise<Model
   return { choice, key: `${choice.model.provider}/${choice.model.id}`, agent };
 }
 
-/** One text's vector, charged to the agent's realm and budget like its completions. */
+/** One text's vector, charged to the agent's realm and budget (a sub-agent's root's) like its completions. */
 export async function embedText(ctx: ToolContext, model: Model, text: string): Promise<Float32Array> {
   const { vectors } = await embed({
     choice: model.choice,
@@ -44,7 +45,8 @@ export async function embedText(ctx: ToolContext, model: Model, text: string): P
     texts: [text],
     trigger: ctx.trigger,
     env: ctx.env,
-    account: { realmId: model.agent.realmId, agentId: model.agent.id },
+    // A sub-agent's from its tree's root, as its turns are: its own account has no budget to spend.
+    account: payerOf(model.agent),
     timeoutMs: EMBED_TIMEOUT_MS,
     maxRetries: 1,
   });
