@@ -14,6 +14,20 @@ export interface CostAccount {
 }
 
 /**
+ * Whom an agent's paid calls (its turns, embeddings, speech) are charged to and checked against: its
+ * tree's root (tool::agent_spawn records it in `metadata.spawnRoot`), else itself. A sub-agent's own
+ * account has no budget: charged to itself, it would spend past its root's spent budget.
+ */
+export function payerOf(agent: {
+  id: string;
+  realmId: string;
+  metadata?: Record<string, unknown> | null;
+}): CostAccount {
+  const root = agent.metadata?.spawnRoot;
+  return { realmId: agent.realmId, agentId: typeof root === "string" && root ? root : agent.id };
+}
+
+/**
  * Whom a caller's paid call is charged to: the acting agent, else the key (`apikey:<id>`), in the key's
  * realm; the system and admin keys in the default realm.
  */

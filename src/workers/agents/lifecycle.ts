@@ -197,11 +197,11 @@ async function purgeAgentElsewhere(trigger: TriggerFn, agent: Pick<Agent, "id" |
  */
 export async function removeAgent(deps: LifecycleDeps, agent: Pick<Agent, "id" | "realmId">): Promise<void> {
   deps.deleted.add(agent.id);
-  await deps
-    .trigger({ function_id: "memory::forget_agent", payload: { agentId: agent.id } })
-    .catch((error) => {
-      if (!isFunctionNotFound(error)) throw error;
-    });
+  // As the service: the delete is authorized already, and an agent deleting another (a workflow step
+  // acting for it) may not use that agent's memory, which left the agent stuck `deleting`.
+  await systemCallFound(deps.trigger, "memory::forget_agent", { agentId: agent.id }).catch((error) => {
+    if (!isFunctionNotFound(error)) throw error;
+  });
   const stored = await deps.state.get<Agent>(AGENTS_SCOPE, agent.id);
   if (stored) {
     await unindexName(deps.state, stored);

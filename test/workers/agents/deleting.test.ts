@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { agentPrincipal } from "../../../src/engine/acting-agent.ts";
 import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 
@@ -81,5 +82,24 @@ describe("an agent being deleted", () => {
     });
     const set = await call(server, "POST", "/api/hierarchy", { realmId, agentId });
     expect(set.status).toBe(404);
+  });
+});
+
+describe("an agent deleted by another agent of its realm", () => {
+  it("is deleted whole, its memory too, rather than left marked deleting", async () => {
+    const realmId = await newRealm(server);
+    const actor = await createAgent(server, realmId, { name: "janitor" });
+    const target = await createAgent(server, realmId, { name: "temp" });
+    await server.service.engine.trigger({
+      function_id: "memory::store",
+      payload: { agentId: target, content: "a note of its own" },
+    });
+    await server.service.engine.trigger({
+      function_id: "agent::delete",
+      payload: { id: target },
+      auth: agentPrincipal({ id: actor, realmId }),
+    });
+    expect(await storedAgent(target)).toBeNull();
+    expect((await call(server, "GET", `/api/agents/${target}`)).status).toBe(404);
   });
 });

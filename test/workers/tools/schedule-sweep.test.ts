@@ -6,7 +6,7 @@ import {
   jobsScope,
   saveJob,
 } from "../../../src/workers/tools/schedule/store.ts";
-import { sweepDue } from "../../../src/workers/tools/schedule/sweep.ts";
+import { SCAN, sweepDue } from "../../../src/workers/tools/schedule/sweep.ts";
 import { deferred, stateEachTest } from "../../helpers/engine.ts";
 
 const REALM = "realm-default";
@@ -31,6 +31,17 @@ function job(schedule: string, fields: Partial<Job> = {}): Job {
     ...fields,
   };
 }
+
+/** A one-time job of an agent of the realm, due `seconds` after START. */
+const reminder = (realmId: string, id: string, seconds: number) =>
+  job("", {
+    id,
+    realmId,
+    agentId: `agent-${realmId}`,
+    kind: "reminder",
+    schedule: null,
+    nextRunAt: at(seconds).toISOString(),
+  });
 
 /** A trigger whose calls (the agents' turns) end only when the test says so. */
 function turns() {
@@ -99,6 +110,37 @@ describe("the job sweep", () => {
     await sweepDue(state, trigger, at(0));
     const hand = (await state.get<Job>(jobsScope(REALM), "job-2")) as Job;
     expect(hand.nextRunAt).toBe(at(1).toISOString());
+  });
+
+  it("shares a sweep among realms: one realm's many due jobs do not hold back another's", async () => {
+    const { calls, trigger } = turns();
+    // Realm A's 150 reminders all came due before realm B's one: more than a sweep fires.
+    for (let i = 0; i < 150; i++) await saveJob(state, reminder("realm-a", `job-a${i}`, -200 + i));
+    await saveJob(state, reminder("realm-b", "job-b", 0));
+    const fired = await sweepDue(state, trigger, at(0));
+    const agents = calls.map((call) => (call.request.payload as { agentId: string }).agentId);
+    expect(agents).toContain("agent-realm-b");
+    expect(fired).toBe(agents.length);
+    // The rest of realm A's come in the next sweeps, oldest first.
+    expect(agents.filter((agent) => agent === "agent-realm-a").length).toBe(fired - 1);
+    expect(await sweepDue(state, trigger, at(0))).toBe(150 - (fired - 1));
+    for (const call of calls) call.end();
+  });
+
+  it("reaches another realm's due job within a few sweeps behind a backlog larger than one sweep reads", async () => {
+    const { calls, trigger } = turns();
+    // Realm A's backlog is three times what a sweep reads, all of it older than realm B's one job.
+    for (let i = 0; i < 3 * SCAN; i++) {
+      await saveJob(state, reminder("realm-a", `job-a${i}`, -4 * SCAN + i));
+    }
+    await saveJob(state, reminder("realm-b", "job-b", 0));
+    const firedB = () =>
+      calls.some((call) => (call.request.payload as { agentId: string }).agentId === "agent-realm-b");
+    // Each sweep reads on where the last stopped: B's entry is read by the fourth (worked off in
+    // order, A's backlog would hide it for twenty sweeps).
+    for (let sweep = 0; sweep < 4 && !firedB(); sweep++) await sweepDue(state, trigger, at(0));
+    expect(firedB()).toBe(true);
+    for (const call of calls) call.end();
   });
 
   it("refuses an agent's schedule that fires more often than once a minute", () => {

@@ -3,12 +3,14 @@ import { z } from "zod";
 import { call } from "../../../engine/call.ts";
 import { casUpdate } from "../../../engine/state/cas.ts";
 import { stateClient } from "../../../engine/state/client.ts";
+import { systemCall } from "../../../engine/system-call.ts";
 import { badRequest, forbidden, isFunctionNotFound } from "../../../shared/errors.ts";
 import { matchesPattern } from "../../../shared/function-pattern.ts";
 import { agentIdField } from "../fields.ts";
 import { countPerMinute } from "../rate.ts";
 import { defineTool, type ToolAgent, type ToolContext } from "../tool.ts";
 import { snapshotTools } from "./snapshots.ts";
+import { agentLive, assertRootLive, rootGone, treeRootOf } from "./tree.ts";
 
 /**
  * How deep sub-agents may nest, and how many one agent's whole tree of them may hold: counted for the
@@ -104,6 +106,17 @@ const agentList = defineTool({
   },
 });
 
+/**
+ * A root deleted while its sub-agent was being created (checked after the create, since the delete
+ * marks the root before purging it): the new agent would belong to no tree, so it is deleted again.
+ */
+async function takeBackIfRootGone(ctx: ToolContext, root: string, created: string): Promise<void> {
+  if (await agentLive(ctx, root)) return;
+  // As the system: this call created it in its own realm, and an agent may not purge another's memory.
+  await systemCall(ctx.trigger, "agent::delete", { id: created });
+  throw rootGone(root, "spawn sub-agents");
+}
+
 const agentSpawn = defineTool({
   id: "tool::agent_spawn",
   actsFor: "agent",
@@ -121,7 +134,8 @@ const agentSpawn = defineTool({
     const parent = await ctx.agent(agentId);
     const depth = Number(parent.metadata?.spawnDepth ?? 0) + 1;
     if (depth > MAX_SPAWN_DEPTH) throw forbidden(`Sub-agents nest at most ${MAX_SPAWN_DEPTH} deep`);
-    const root = typeof parent.metadata?.spawnRoot === "string" ? parent.metadata.spawnRoot : agentId;
+    const root = treeRootOf(parent);
+    await assertRootLive(ctx, parent, "spawn sub-agents");
     await casUpdate<{ count: number }>(stateClient(ctx.trigger), spawnsScope, root, ({ value }) => {
       if ((value?.count ?? 0) >= MAX_SPAWNS)
         throw forbidden(
@@ -147,6 +161,7 @@ const agentSpawn = defineTool({
       }));
       throw error;
     });
+    await takeBackIfRootGone(ctx, root, id);
     const response = message ? (await chat(ctx, id, message, `agent:${agentId}`)).content : null;
     return { agentId: id, depth, response };
   },
@@ -164,7 +179,7 @@ const agentSend = defineTool({
   risky: true,
   async run({ agentId, to, message }, ctx) {
     if (to === agentId) throw badRequest("You cannot send a message to yourself");
-    await ctx.agent(agentId);
+    await assertRootLive(ctx, await ctx.agent(agentId), "send messages to agents");
     await ctx.agent(to);
     await countSend(ctx, agentId, to);
     const reply = await chat(ctx, to, `Message from agent ${agentId}:\n${message}`, `agent:${agentId}`);
@@ -186,7 +201,7 @@ const agentDelegate = defineTool({
   risky: true,
   async run({ agentId, to, task, context }, ctx) {
     if (to === agentId) throw badRequest("You cannot delegate to yourself");
-    await ctx.agent(agentId);
+    await assertRootLive(ctx, await ctx.agent(agentId), "delegate tasks to agents");
     await ctx.agent(to);
     await countSend(ctx, agentId, to);
     const message = `Task delegated by agent ${agentId}:\n${task}${context ? `\n\nContext:\n${context}` : ""}`;

@@ -1,7 +1,7 @@
 import { basename, extname } from "node:path";
 import { z } from "zod";
 import { call } from "../../../engine/call.ts";
-import { costEvent, recordCost } from "../../../llm/cost-event.ts";
+import { costEvent, payerOf, recordCost } from "../../../llm/cost-event.ts";
 import { assertMaySpend } from "../../../llm/guards.ts";
 import { AppError, badRequest } from "../../../shared/errors.ts";
 import { guardedRequest } from "../../../shared/net/guarded-request.ts";
@@ -67,9 +67,9 @@ async function ask(ctx: ToolContext, agentId: string, system: string, content: u
 
 /**
  * A speech provider's call for the agent, paid as its model calls are: refused before it is made when
- * the agent's realm is paused, archived or being deleted (409) or its budget is spent (402), and its cost
- * charged to the agent on the ledger after (a tool steered by what the model read could otherwise spend
- * the operator's key past every budget).
+ * the agent's realm is paused, archived or being deleted (409) or its budget (a sub-agent's root's) is
+ * spent (402), and its cost charged to the agent (a sub-agent's root) on the ledger after (a tool
+ * steered by what the model read could otherwise spend the operator's key past every budget).
  */
 async function paidSpeech<T extends { charge: SpeechCharge }>(
   ctx: ToolContext,
@@ -77,8 +77,8 @@ async function paidSpeech<T extends { charge: SpeechCharge }>(
   provider: SpeechProvider,
   work: () => Promise<T>,
 ): Promise<T> {
-  const { realmId } = await ctx.agent(agentId);
-  const account = { realmId, agentId };
+  // A sub-agent pays from its tree's root, as its turns do: its own account has no budget to spend.
+  const account = payerOf(await ctx.agent(agentId));
   await assertMaySpend(ctx.trigger, account);
   const done = await work();
   const { usage, cost } = done.charge;
