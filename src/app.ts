@@ -12,6 +12,7 @@ import type { TextIndex } from "./engine/search/types.ts";
 import { stateClient } from "./engine/state/client.ts";
 import { registerStateFunctions } from "./engine/state/functions.ts";
 import { openStateStore } from "./engine/state/open.ts";
+import { poolSizes } from "./engine/state/postgres.ts";
 import type { StateStore } from "./engine/state/types.ts";
 import { logTelemetry } from "./engine/telemetry.ts";
 import { LocalBus, type PubSubBus } from "./engine/trigger-types/subscribe.ts";
@@ -65,15 +66,30 @@ interface Backends {
  * indexes, events and each client's budget. Whatever opened before a failure is closed again.
  */
 async function openBackends(config: Config, logger: Logger, background: boolean): Promise<Backends> {
-  const store = await openStateStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const pools = poolSizes(config.databasePoolSize);
+  const timeouts = config.databaseTimeouts;
+  const store = await openStateStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    max: pools.state,
+    timeouts,
+  });
   let textIndex: TextIndex | undefined;
   let vectorIndex: VectorIndex | undefined;
   let bus: PubSubBus | undefined;
   try {
-    textIndex = await openTextIndex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, background });
+    textIndex = await openTextIndex({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      background,
+      max: pools.search,
+      timeouts,
+    });
     vectorIndex = await openVectorIndex({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
+      max: pools.vector,
+      timeouts,
       onCodeUpgrade: (codes) =>
         logger.info(
           { codes },
@@ -84,9 +100,13 @@ async function openBackends(config: Config, logger: Logger, background: boolean)
     if (!config.databaseUrl) {
       return { store, ...indexes, bus: new LocalBus(), rateLimitStore: new MemoryRateLimitStore() };
     }
-    bus = await PgBus.open({ connectionString: config.databaseUrl, logger });
+    bus = await PgBus.open({ connectionString: config.databaseUrl, logger, max: pools.pubsub, timeouts });
     const rateLimitStore = config.rateLimits
-      ? await PostgresRateLimitStore.open({ connectionString: config.databaseUrl })
+      ? await PostgresRateLimitStore.open({
+          connectionString: config.databaseUrl,
+          max: pools.rateLimits,
+          timeouts,
+        })
       : new MemoryRateLimitStore();
     return { store, ...indexes, bus, rateLimitStore };
   } catch (error) {

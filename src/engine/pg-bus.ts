@@ -3,7 +3,14 @@ import { Client, escapeIdentifier, type Notification, type Pool } from "pg";
 import { nowMs } from "../shared/clock.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
 import { unavailableWhenUnreachable } from "./state/pg-errors.ts";
-import { createPool, migrate, prepared, qualifiedTable } from "./state/postgres.ts";
+import {
+  connectionTimeouts,
+  createPool,
+  type DatabaseTimeouts,
+  migrate,
+  prepared,
+  qualifiedTable,
+} from "./state/postgres.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
 
 export interface PgBusOptions {
@@ -21,6 +28,10 @@ export interface PgBusOptions {
    * next check is replaced. Default 30 s.
    */
   healthCheckMs?: number;
+  /** Size of the publishing pool (default 4); the listening connection is one more. */
+  max?: number;
+  /** Time limits of the connections (default DEFAULT_DATABASE_TIMEOUTS). */
+  timeouts?: DatabaseTimeouts;
   logger?: Logger;
 }
 
@@ -77,9 +88,11 @@ export class PgBus implements PubSubBus {
     this.table = qualifiedTable(options.schema, "pubsub_messages");
     this.logger = options.logger ?? silentLogger();
     // Publishing needs few connections; the listening connection is separate (a pooled one cannot LISTEN).
-    this.pool = createPool(options.connectionString, 4, (error) =>
-      this.logger.warn({ err: error }, "pub/sub pool connection failed"),
-    );
+    this.pool = createPool(options.connectionString, {
+      max: options.max ?? 4,
+      timeouts: options.timeouts,
+      onError: (error) => this.logger.warn({ err: error }, "pub/sub pool connection failed"),
+    });
   }
 
   static async open(options: PgBusOptions | string): Promise<PgBus> {
@@ -163,7 +176,10 @@ export class PgBus implements PubSubBus {
   }
 
   private async listen(): Promise<void> {
-    const client = new Client({ connectionString: this.options.connectionString });
+    const client = new Client({
+      connectionString: this.options.connectionString,
+      ...connectionTimeouts(this.options.timeouts),
+    });
     client.on("notification", (message) => this.onNotification(message));
     client.on("error", (error) => this.onListenerLost(client, error));
     client.on("end", () => this.onListenerLost(client));

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { DatabaseTimeouts } from "../state/postgres.ts";
 import { PostgresTextIndex } from "./postgres.ts";
 import { SqliteTextIndex } from "./sqlite.ts";
 import type { TextIndex } from "./types.ts";
@@ -6,6 +7,9 @@ import type { TextIndex } from "./types.ts";
 export interface OpenTextIndexOptions {
   /** PostgreSQL URL (AGENTOS_DATABASE_URL): cluster mode. Unset or empty: the embedded SQLite file. */
   databaseUrl?: string;
+  /** Cluster mode: pool size and time limits of the connections. */
+  max?: number;
+  timeouts?: DatabaseTimeouts;
   /** Data directory (AGENTOS_DATA_DIR) holding the SQLite file in embedded mode. */
   dataDir: string;
   /** PostgreSQL schema for the table (tests); without it the connection's search_path decides. */
@@ -20,7 +24,8 @@ export interface OpenTextIndexOptions {
  */
 export async function openTextIndex(options: OpenTextIndexOptions): Promise<TextIndex> {
   if (options.databaseUrl) {
-    return PostgresTextIndex.open({ connectionString: options.databaseUrl, schema: options.schema });
+    const { schema, max, timeouts } = options;
+    return PostgresTextIndex.open({ connectionString: options.databaseUrl, schema, max, timeouts });
   }
   return new SqliteTextIndex(join(options.dataDir, "agentos.db"), {}, options.background ? {} : undefined);
 }

@@ -2,7 +2,14 @@ import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
-import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
+import {
+  createPool,
+  type DatabaseTimeouts,
+  migrate,
+  namedQuery,
+  prepared,
+  qualifiedTable,
+} from "../state/postgres.ts";
 import { isStorableText } from "../state/schema.ts";
 import { COMMON_TERM_WINDOW, informativeTerms } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";
@@ -16,6 +23,8 @@ export interface PostgresTextIndexOptions {
   schema?: string;
   /** Pool size (pg's default: 10). */
   max?: number;
+  /** Time limits of the pool's connections (default DEFAULT_DATABASE_TIMEOUTS). */
+  timeouts?: DatabaseTimeouts;
 }
 
 /**
@@ -155,7 +164,7 @@ export class PostgresTextIndex implements TextIndex {
 
   /** Prefer `open`, which also creates the table. */
   constructor(options: PostgresTextIndexOptions) {
-    this.pool = createPool(options.connectionString, options.max);
+    this.pool = createPool(options.connectionString, options);
     this.schema = options.schema;
     this.sql = sqlFor(
       qualifiedTable(options.schema, "search_docs"),

@@ -1,4 +1,4 @@
-import { escapeIdentifier, Pool, type PoolClient } from "pg";
+import { escapeIdentifier, Pool, type PoolClient, type QueryConfig } from "pg";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError, conflict } from "../../shared/errors.ts";
 import { distinctScopesSql, prefixUpperBound } from "./keys.ts";
@@ -22,6 +22,78 @@ export interface PostgresStateOptions {
   schema?: string;
   /** Pool size (pg's default: 10). */
   max?: number;
+  /** Time limits of the pool's connections (default DEFAULT_DATABASE_TIMEOUTS). */
+  timeouts?: DatabaseTimeouts;
+}
+
+/** Time limits on every connection a node opens (AGENTOS_DATABASE_*_TIMEOUT_MS); 0 turns one off. */
+export interface DatabaseTimeouts {
+  /** Opening a connection, or waiting for a free one of a full pool. */
+  connectMs: number;
+  /**
+   * One statement, lock waits included: the server cancels it, so a request waiting on a lock another
+   * session holds (or on an overloaded server) ends instead of hanging.
+   */
+  statementMs: number;
+  /** A transaction left idle between statements (its node stuck or gone while holding row locks): the server ends the session. */
+  idleInTransactionMs: number;
+}
+
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
+  connectMs: 30_000,
+  statementMs: 30_000,
+  idleInTransactionMs: 60_000,
+};
+
+/**
+ * How much longer than the server's statement timeout the client waits for an answer: a server that hung,
+ * or a network that silently dropped the connection, answers nothing, not even the cancellation.
+ */
+const ANSWER_GRACE_MS = 5_000;
+/** setTimeout's longest delay: how long pg waits for the answer to a statement without a time limit. */
+const UNLIMITED_MS = 2 ** 31 - 1;
+
+/** The settings pg needs to apply `timeouts` to each connection it opens. */
+export function connectionTimeouts(timeouts: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS) {
+  const { connectMs, statementMs, idleInTransactionMs } = timeouts;
+  return {
+    connectionTimeoutMillis: connectMs,
+    statement_timeout: statementMs,
+    idle_in_transaction_session_timeout: idleInTransactionMs,
+    // The client's own limit, in case the server cannot say the statement timed out.
+    query_timeout: statementMs > 0 ? statementMs + ANSWER_GRACE_MS : undefined,
+  };
+}
+
+/**
+ * How a node's connections are shared out (AGENTOS_DATABASE_POOL_SIZE is the total): the state store does
+ * most queries, so it gets what the others leave. One more is the pub/sub listening connection.
+ */
+export interface PoolSizes {
+  state: number;
+  search: number;
+  vector: number;
+  rateLimits: number;
+  pubsub: number;
+}
+
+/** The smallest total that leaves each pool (and the listening connection) one connection. */
+export const MIN_POOL_TOTAL = 6;
+export const DEFAULT_POOL_TOTAL = 20;
+
+export function poolSizes(total: number = DEFAULT_POOL_TOTAL): PoolSizes {
+  const share = (fraction: number) => Math.max(1, Math.floor(total * fraction));
+  const sizes = { search: share(0.15), vector: share(0.15), rateLimits: share(0.1), pubsub: share(0.1) };
+  const listener = 1;
+  const others = sizes.search + sizes.vector + sizes.rateLimits + sizes.pubsub + listener;
+  return { ...sizes, state: Math.max(1, total - others) };
+}
+
+/** What a store's pool is opened with, besides the URL. */
+export interface PoolOptions {
+  max?: number;
+  timeouts?: DatabaseTimeouts;
+  onError?: (error: Error) => void;
 }
 
 /** pg returns bigint columns as strings, since they may exceed 2^53. */
@@ -62,9 +134,9 @@ export async function prepared<T extends { close(): Promise<void> }>(
  * that breaks (server restart, network) is dropped by the pool and the next query opens a new one;
  * without an 'error' listener that event would crash the process.
  */
-export function createPool(connectionString: string, max?: number, onError?: (error: Error) => void): Pool {
-  const pool = new Pool({ connectionString, max });
-  pool.on("error", onError ?? (() => undefined));
+export function createPool(connectionString: string, options: PoolOptions = {}): Pool {
+  const pool = new Pool({ connectionString, max: options.max, ...connectionTimeouts(options.timeouts) });
+  pool.on("error", options.onError ?? (() => undefined));
   return pool;
 }
 
@@ -89,14 +161,24 @@ export async function namedQuery<T extends object>(
 /** Runs DDL once per node start: creates the schema when given, under a cluster-wide advisory lock. */
 export async function migrate(pool: Pool, schema: string | undefined, ddl: string[]): Promise<void> {
   await underLock(pool, MIGRATION_LOCK, async (client) => {
-    if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${escapeIdentifier(schema)}`);
-    for (const statement of ddl) await client.query(statement);
+    if (schema) await unlimited(client, `CREATE SCHEMA IF NOT EXISTS ${escapeIdentifier(schema)}`);
+    // An index built on a large table may take long, and must not fail the start for it.
+    for (const statement of ddl) await unlimited(client, statement);
   });
+}
+
+/** A statement of a start-up transaction (see `underLock`), which the client waits for as long as it takes. */
+function unlimited(client: PoolClient, text: string, values: unknown[] = []) {
+  // pg honours a statement's own query_timeout; its types do not list it.
+  const statement: QueryConfig & { query_timeout: number } = { text, values, query_timeout: UNLIMITED_MS };
+  return client.query(statement);
 }
 
 /**
  * `work` in one transaction holding the cluster-wide advisory lock named `lock`, so of the nodes starting
- * together one does it at a time; rolled back when it throws.
+ * together one does it at a time; rolled back when it throws. It is start-up work (migrations, upgrades of
+ * stored data) that may take long, and so may the wait for another node's: its statements have no
+ * statement timeout.
  */
 export async function underLock(
   pool: Pool,
@@ -106,7 +188,8 @@ export async function underLock(
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lock]);
+    await client.query("SET LOCAL statement_timeout = 0");
+    await unlimited(client, "SELECT pg_advisory_xact_lock(hashtext($1))", [lock]);
     await work(client);
     await client.query("COMMIT");
   } catch (error) {
@@ -185,7 +268,7 @@ export class PostgresStateStore implements StateStore {
 
   /** Prefer `open`, which also creates the table. */
   constructor(options: PostgresStateOptions) {
-    this.pool = createPool(options.connectionString, options.max);
+    this.pool = createPool(options.connectionString, options);
     this.schema = options.schema;
     this.sql = sqlFor(qualifiedTable(options.schema, "state"));
   }

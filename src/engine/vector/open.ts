@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { DatabaseTimeouts } from "../state/postgres.ts";
 import type { CodeUpgradeNotice } from "./code-upgrade.ts";
 import { PostgresVectorIndex } from "./postgres.ts";
 import { SqliteVectorIndex } from "./sqlite.ts";
@@ -7,6 +8,9 @@ import type { VectorIndex } from "./types.ts";
 export interface OpenVectorIndexOptions {
   /** PostgreSQL URL (AGENTOS_DATABASE_URL): cluster mode. Unset or empty: the embedded SQLite file. */
   databaseUrl?: string;
+  /** Cluster mode: pool size and time limits of the connections. */
+  max?: number;
+  timeouts?: DatabaseTimeouts;
   /** Data directory (AGENTOS_DATA_DIR) holding the SQLite file in embedded mode. */
   dataDir: string;
   /** PostgreSQL schema for the tables (tests); without it the connection's search_path decides. */
@@ -26,6 +30,8 @@ export async function openVectorIndex(options: OpenVectorIndexOptions): Promise<
     return PostgresVectorIndex.open({
       connectionString: options.databaseUrl,
       schema: options.schema,
+      max: options.max,
+      timeouts: options.timeouts,
       cacheBytes: options.cacheBytes,
       onCodeUpgrade: options.onCodeUpgrade,
     });

@@ -1,6 +1,13 @@
 import type { Pool } from "pg";
 import { badRequest } from "../../shared/errors.ts";
-import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
+import {
+  createPool,
+  type DatabaseTimeouts,
+  migrate,
+  namedQuery,
+  prepared,
+  qualifiedTable,
+} from "../state/postgres.ts";
 import {
   type CodeUpgradeNotice,
   type PostgresTables,
@@ -25,6 +32,8 @@ export interface PostgresVectorIndexOptions {
   schema?: string;
   /** Pool size (pg's default: 10). */
   max?: number;
+  /** Time limits of the pool's connections (default DEFAULT_DATABASE_TIMEOUTS). */
+  timeouts?: DatabaseTimeouts;
   cacheBytes?: number;
   /** Told before codes of an older format are recomputed (code-upgrade.ts). */
   onCodeUpgrade?: CodeUpgradeNotice;
@@ -133,7 +142,7 @@ export class PostgresVectorIndex implements VectorIndex {
   private closed = false;
 
   constructor(options: PostgresVectorIndexOptions) {
-    this.pool = createPool(options.connectionString, options.max);
+    this.pool = createPool(options.connectionString, options);
     this.schema = options.schema;
     this.cache = new CodeCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
     this.tables = {

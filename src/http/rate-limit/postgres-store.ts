@@ -1,5 +1,12 @@
 import type { Pool } from "pg";
-import { createPool, migrate, namedQuery, prepared, qualifiedTable } from "../../engine/state/postgres.ts";
+import {
+  createPool,
+  type DatabaseTimeouts,
+  migrate,
+  namedQuery,
+  prepared,
+  qualifiedTable,
+} from "../../engine/state/postgres.ts";
 import { AppError } from "../../shared/errors.ts";
 import { type GcraDecision, gcraParameters, remainingAfter } from "./gcra.ts";
 import type { RateLimitStore } from "./store.ts";
@@ -10,6 +17,8 @@ export interface PostgresRateLimitOptions {
   schema?: string;
   /** Pool size (default 5): one short statement per limited request needs few connections. */
   max?: number;
+  /** Time limits of the pool's connections (default DEFAULT_DATABASE_TIMEOUTS). */
+  timeouts?: DatabaseTimeouts;
 }
 
 /** A node sweeps expired rows at most this often (lazily, from a decision; no timer keeps the process up). */
@@ -72,7 +81,7 @@ export class PostgresRateLimitStore implements RateLimitStore {
 
   /** Prefer `open`, which also creates the table. */
   constructor(options: PostgresRateLimitOptions) {
-    this.pool = createPool(options.connectionString, options.max ?? 5);
+    this.pool = createPool(options.connectionString, { max: options.max ?? 5, timeouts: options.timeouts });
     this.schema = options.schema;
     this.sql = sqlFor(qualifiedTable(options.schema, "rate_limits"));
   }

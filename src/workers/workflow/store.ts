@@ -48,6 +48,19 @@ const startedHere = new WeakSet<Run>();
 /** The version of a live run's record this process last wrote (cluster checkpoints write on it unread). */
 const storedVersions = new WeakMap<Run, number>();
 
+/** The version of a live run's record this process last wrote, if it knows it. */
+export function knownVersion(run: Run): number | undefined {
+  return storedVersions.get(run);
+}
+
+/**
+ * Notes a version this process wrote outside a checkpoint (a lease renewal). Never goes back: of two
+ * writes answered out of order, the later one's version stays.
+ */
+export function rememberVersion(run: Run, version: number): void {
+  if (version > (storedVersions.get(run) ?? 0)) storedVersions.set(run, version);
+}
+
 /** Index keys sort newest first: the start time counted down, then the id. */
 const indexKey = (run: Run) => newestFirstKey(run.startedAt, run.runId);
 
