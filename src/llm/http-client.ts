@@ -106,7 +106,7 @@ export const keepAliveFetch: typeof fetch = async (input, init) => {
 };
 
 /** The whole body, or AnswerTooLargeError (the body destroyed) once it passes `limit` bytes. */
-async function readBounded(body: Readable, limit: number): Promise<Buffer> {
+export async function readBounded(body: Readable, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {

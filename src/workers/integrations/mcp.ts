@@ -9,6 +9,7 @@ import { guardedLookup, type NetworkPolicy } from "../../shared/net/guarded-requ
 import { checkWebUrl } from "../../shared/net/ssrf.ts";
 import { urlWithoutSecrets } from "../../shared/net/url-without-secrets.ts";
 import type { McpServer } from "./schema.ts";
+import { refProblem } from "./schema-refs.ts";
 
 export interface McpTool {
   name: string;
@@ -30,6 +31,13 @@ export const MAX_SCHEMA_CHARS = 100_000;
 export const MAX_LISTED_CHARS = 500_000;
 /** Bytes of one message from an HTTP server (a JSON answer, or one event of a stream). */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/**
+ * Bytes of one line (one message) from a stdio server: the SDK holds what it reads until a newline, and
+ * past this it stops the server. Its standard error is not read at all (`stderr: "ignore"`).
+ */
+export const MAX_LINE_BYTES = MAX_MESSAGE_BYTES;
+/** The SDK's error for a stdio server's line over MAX_LINE_BYTES (after which it stops the server). */
+const LINE_TOO_LONG = /^ReadBuffer exceeded/;
 /** Characters of a server's words kept in an error (an error body can be anything it likes). */
 const MAX_ERROR_CHARS = 1000;
 
@@ -60,6 +68,8 @@ export class McpConnection {
   private readonly policy: NetworkPolicy;
   /** The HTTP connection pool of the current connection (its sockets checked by the rule). */
   private dispatcher: Dispatcher | undefined;
+  /** Why the SDK stopped the current connection's server, when it did (a line over MAX_LINE_BYTES). */
+  private stopped: string | undefined;
 
   constructor(
     integration: string,
@@ -98,6 +108,13 @@ export class McpConnection {
             "upstream",
             `MCP server of ${this.integration}: the input schema of ${clip(tool.name, 64)} is over ${MAX_SCHEMA_CHARS} characters`,
           );
+        // Its validator runs on every call: one that never ends would fail each call, or hold the service.
+        const problem = refProblem(inputSchema);
+        if (problem)
+          throw new AppError(
+            "upstream",
+            `MCP server of ${this.integration}: the input schema of ${clip(tool.name, 64)} ${problem}`,
+          );
         listedChars += schemaChars + (description?.length ?? 0);
         if (listedChars > MAX_LISTED_CHARS)
           throw new AppError(
@@ -130,7 +147,8 @@ export class McpConnection {
         if (this.server.transport === "http") await this.close();
         throw this.failure(tool, error);
       }
-      if (!this.isConnectionLost(error)) throw this.failure(tool, error);
+      // A server stopped for what it sent would only send it again.
+      if (this.stopped || !this.isConnectionLost(error)) throw this.failure(tool, error);
       await this.close();
       result = await attempt().catch((again) => {
         throw this.failure(tool, again);
@@ -189,8 +207,15 @@ export class McpConnection {
             cwd: server.cwd,
             env: { ...getDefaultEnvironment(), ...server.env, ...this.secretValues },
             stderr: "ignore",
+            maxBufferSize: MAX_LINE_BYTES,
           })
         : this.httpTransport(server.url as string);
+    this.stopped = undefined;
+    // Told before the SDK closes the transport, whose pending requests then fail as "Connection closed".
+    client.onerror = (error) => {
+      if (LINE_TOO_LONG.test(error.message) && (this.client === client || !this.client))
+        this.stopped = `MCP server ${server.command} of ${this.integration} sent a line of more than ${MAX_LINE_BYTES} bytes: stopped`;
+    };
     // Forget a connection whose transport closed, so the next call reconnects.
     client.onclose = () => {
       if (this.client === client) {
@@ -211,6 +236,7 @@ export class McpConnection {
         where = urlWithoutSecrets(url);
         for (const form of [url, new URL(url).href]) message = message.replaceAll(form, where);
       }
+      if (this.stopped) throw new AppError("upstream", this.stopped);
       throw new AppError(
         "upstream",
         `MCP server ${where} of ${this.integration} did not connect: ${clip(message, MAX_ERROR_CHARS)}`,
@@ -236,6 +262,8 @@ export class McpConnection {
 
   private failure(tool: string, error: unknown): AppError {
     if (error instanceof AppError) return error;
+    if (this.stopped)
+      return new AppError("upstream", `mcp::${this.integration}::${tool} failed: ${this.stopped}`);
     const message = clip((error as Error).message, MAX_ERROR_CHARS);
     return new AppError("upstream", `mcp::${this.integration}::${tool} failed: ${message}`);
   }

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { readRegularFile } from "../../shared/fs/regular-file.ts";
+import { parseYamlFile } from "../../shared/yaml-file.ts";
 
 export interface WorkflowFile {
   path: string;
@@ -23,7 +23,10 @@ export function loadWorkflowFiles(directory: string, warn: (message: string) => 
   for (const name of names) {
     const path = join(folder, name);
     try {
-      files.push({ path, definition: parse(readRegularFile(path)) });
+      const document = parseYamlFile(readRegularFile(path));
+      const [error] = document.errors;
+      if (error) throw error;
+      files.push({ path, definition: document.toJS() });
     } catch (error) {
       warn(`Skipping ${path}: ${(error as Error).message}`);
     }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,12 +8,14 @@ import { z } from "zod";
 import type { NetworkPolicy } from "../../../src/shared/net/guarded-request.ts";
 import {
   MAX_DESCRIPTION_CHARS,
+  MAX_LINE_BYTES,
   MAX_LISTED_CHARS,
   MAX_MESSAGE_BYTES,
   MAX_TOOLS,
   McpConnection,
 } from "../../../src/workers/integrations/mcp.ts";
 import { integrationFile } from "../../../src/workers/integrations/schema.ts";
+import { MAX_DEPTH } from "../../../src/workers/integrations/schema-refs.ts";
 
 type Rpc = { id?: number; method: string; params?: Record<string, unknown> };
 type Handler = (message: Rpc, response: ServerResponse) => void;
@@ -133,6 +136,43 @@ describe("a hostile MCP server over HTTP", () => {
     await expect(large.open()).rejects.toThrow(`over ${MAX_LISTED_CHARS} characters`);
   });
 
+  it("refuses an input schema whose $ref loops or multiplies, naming the server and the tool", async () => {
+    const listing = (inputSchema: Record<string, unknown>) =>
+      connect((message, response) => answer(response, message, { tools: [tool("looped", { inputSchema })] }));
+    // Each of these made every call's validation overflow the stack (a 500 for each call).
+    const loops = [
+      { type: "object", $ref: "#" },
+      { type: "object", allOf: [{ $ref: "#" }] },
+      {
+        type: "object",
+        properties: { a: { $ref: "#/$defs/x" } },
+        $defs: { x: { $ref: "#/$defs/y" }, y: { anyOf: [{ type: "string" }, { $ref: "#/$defs/x" }] } },
+      },
+    ];
+    for (const schema of loops)
+      await expect((await listing(schema)).open()).rejects.toThrow(
+        /MCP server of hostile: the input schema of looped refers to itself through \$ref/,
+      );
+    // Thirty references doubling at each step: one argument checked 2^30 times, the service held for minutes.
+    const $defs: Record<string, unknown> = { a30: { type: "string" } };
+    for (let n = 0; n < 30; n++)
+      $defs[`a${n}`] = { anyOf: [{ $ref: `#/$defs/a${n + 1}` }, { $ref: `#/$defs/a${n + 1}` }] };
+    const doubling = await listing({ type: "object", properties: { q: { $ref: "#/$defs/a0" } }, $defs });
+    await expect(doubling.open()).rejects.toThrow(
+      /input schema of looped checks one value against more than/,
+    );
+    // The check walks the schema: one nested deeper than any tool's arguments is refused, not walked.
+    let deep: Record<string, unknown> = { type: "string" };
+    for (let n = 0; n < MAX_DEPTH; n++) deep = { type: "object", properties: { a: deep } };
+    await expect((await listing(deep)).open()).rejects.toThrow(`nests schemas more than ${MAX_DEPTH} deep`);
+    // A schema recursive through its properties (a tree) checks each value once: it is served.
+    const tree = await listing({
+      type: "object",
+      properties: { name: { type: "string" }, children: { type: "array", items: { $ref: "#" } } },
+    });
+    await expect(tree.open()).resolves.toHaveLength(1);
+  });
+
   it("ends an answer that never ends at the message limit, and the read with it", async () => {
     let closed = false;
     const mcp = await connect((message, response) => {
@@ -214,6 +254,24 @@ describe("a hostile MCP server over HTTP", () => {
     await mcp.open();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(streams).toBe(0);
+  });
+});
+
+describe("a hostile MCP server over stdio", () => {
+  it("is stopped once a line passes the limit, with an error saying so", async () => {
+    const server = integrationFile.parse({
+      mcp: {
+        command: process.execPath,
+        args: [join(import.meta.dirname, "../../fixtures/mcp/flood-server.mjs")],
+        env: { FLOOD_BYTES: String(MAX_LINE_BYTES + 1024 * 1024) },
+      },
+    }).mcp;
+    if (!server) throw new Error("no mcp");
+    const mcp = new McpConnection("flood", server, {}, open);
+    cleanup.push(() => mcp.close());
+    await expect(mcp.open()).rejects.toThrow(
+      `mcp::flood::tools/list failed: MCP server ${process.execPath} of flood sent a line of more than ${MAX_LINE_BYTES} bytes: stopped`,
+    );
   });
 });
 

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { MAX_YAML_FILE_BYTES } from "../../../src/shared/yaml-file.ts";
 import { autogen } from "../../../src/workers/migrate/frameworks/autogen.ts";
 import { crewai } from "../../../src/workers/migrate/frameworks/crewai.ts";
 import { langgraph } from "../../../src/workers/migrate/frameworks/langgraph.ts";
@@ -22,6 +23,21 @@ function project(files: Record<string, string>): string {
 }
 
 describe("framework readers", () => {
+  it("refuses a CrewAI file over the YAML limit, and one repeating a key, naming the line", async () => {
+    const crew = (agents: string) =>
+      project({
+        "config/agents.yaml": agents,
+        "config/tasks.yaml": "analyse:\n  description: Analyse\n  agent: analyst\n",
+      });
+    // Parsed on the thread serving requests, where a large one (500 kB of keys: half a minute) held it.
+    const large = `analyst:\n  role: Analyst\n  backstory: "${"a".repeat(MAX_YAML_FILE_BYTES)}"\n`;
+    await expect(crewai.read(crew(large))).rejects.toThrow(/agents\.yaml: is larger than 256 KiB of YAML$/);
+    const twice = "analyst:\n  role: Analyst\n  role: Again\n";
+    await expect(crewai.read(crew(twice))).rejects.toThrow(
+      /agents\.yaml:3: is not valid YAML: Map keys must be unique/,
+    );
+  });
+
   it("makes a hierarchical CrewAI crew a manager agent that delegates the tasks", async () => {
     const dir = project({
       "config/agents.yaml": "analyst:\n  role: Analyst\n  goal: Analyse\n  backstory: Careful.\n",

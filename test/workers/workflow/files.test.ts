@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Engine } from "../../../src/engine/engine.ts";
 import { stateClient } from "../../../src/engine/state/client.ts";
+import { MAX_YAML_FILE_BYTES } from "../../../src/shared/yaml-file.ts";
 import { loadFileWorkflows } from "../../../src/workers/workflow/definitions.ts";
 import { loadWorkflowFiles } from "../../../src/workers/workflow/files.ts";
 import { functionInfoCache } from "../../../src/workers/workflow/function-info.ts";
@@ -45,6 +46,25 @@ describe("workflows/*.yaml", () => {
     expect(warnings.some((w) => w.includes("broken.yml") && w.includes("steps.0.functionId"))).toBe(true);
     expect(warnings.some((w) => w.includes("notyaml.yaml"))).toBe(true);
     await close();
+  });
+
+  it("skips a file over the YAML limit, and one repeating a key, naming the line", () => {
+    const dir = mkdtempSync(join(tmpdir(), "agentos-wf-"));
+    dirs.push(dir);
+    mkdirSync(join(dir, "workflows"));
+    const steps = "steps:\n  - name: a\n    functionId: test::a\n";
+    // Parsed on the thread serving requests, where a large one (500 kB of keys: half a minute) held it.
+    writeFileSync(
+      join(dir, "workflows", "large.yaml"),
+      `name: Large\ndescription: "${"a".repeat(MAX_YAML_FILE_BYTES)}"\n${steps}`,
+    );
+    writeFileSync(join(dir, "workflows", "twice.yaml"), `name: One\n${steps}name: Two\n`);
+    const warnings: string[] = [];
+    expect(loadWorkflowFiles(dir, (message) => warnings.push(message))).toEqual([]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/large\.yaml: is larger than 256 KiB of YAML$/),
+      expect.stringMatching(/twice\.yaml: Map keys must be unique at line 5, column 1/),
+    ]);
   });
 
   it("gives a file without id its file name, and a re-read updates it instead of adding a copy", async () => {

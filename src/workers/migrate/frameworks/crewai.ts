@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { type Document, isMap, LineCounter, parseDocument } from "yaml";
+import { type Document, isMap, LineCounter } from "yaml";
+import { parseYamlFile } from "../../../shared/yaml-file.ts";
 import { emptyProject, type FrameworkReader, MigrationInputError, type SourceProject } from "../model.ts";
 import {
   dependsOn,
@@ -171,7 +172,13 @@ function projectRoot(configDir: string): string {
 
 function readYaml<T>(file: string): T {
   const lineCounter = new LineCounter();
-  const document: Document = parseDocument(readText(file), { lineCounter });
+  let document: Document;
+  try {
+    document = parseYamlFile(readText(file), lineCounter);
+  } catch (error) {
+    if (error instanceof MigrationInputError) throw error;
+    throw new MigrationInputError(file, (error as Error).message);
+  }
   const error = document.errors[0];
   if (error)
     throw new MigrationInputError(

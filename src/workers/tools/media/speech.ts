@@ -1,6 +1,9 @@
+import { Readable } from "node:stream";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { z } from "zod";
 import { call } from "../../../engine/call.ts";
 import type { TriggerFn } from "../../../engine/types.ts";
+import { AnswerTooLargeError, readBounded } from "../../../llm/http-client.ts";
 import { apiKeyOf, baseUrlOf } from "../../../llm/providers.ts";
 import { costOf, type ProviderEntry, type Usage } from "../../../llm/types.ts";
 import { AppError } from "../../../shared/errors.ts";
@@ -80,9 +83,43 @@ export async function speechProvider(
   );
 }
 
+/**
+ * Bytes of a provider's answer read at most, a broken or hostile provider's endless answer otherwise held
+ * whole in memory: speech is at most 4096 characters, about 15 MB as WAV (the largest format); a
+ * transcription's JSON is its text (and Whisper's segments); of an error, 500 characters are shown.
+ */
+export const MAX_SPEECH_BYTES = 32 * 1024 * 1024;
+export const MAX_TRANSCRIPTION_BYTES = 8 * 1024 * 1024;
+const MAX_ERROR_BYTES = 64 * 1024;
+
+/** The answer's body, or a 502 naming the provider once it passes `limit` bytes (the rest is not read). */
+async function answerBody(provider: SpeechProvider, response: Response, limit: number): Promise<Buffer> {
+  if (!response.body) return Buffer.alloc(0);
+  try {
+    return await readBounded(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), limit);
+  } catch (error) {
+    if (!(error instanceof AnswerTooLargeError)) throw error;
+    throw new AppError(
+      "upstream",
+      `${provider.id}'s answer is larger than ${limit / (1024 * 1024)} MB: not read`,
+    );
+  }
+}
+
 async function failure(provider: SpeechProvider, response: Response): Promise<AppError> {
-  const text = await response.text().catch(() => "");
+  const text = await answerBody(provider, response, MAX_ERROR_BYTES).then(
+    (body) => body.toString("utf8"),
+    () => "(an answer too long to show)",
+  );
   return new AppError("upstream", `${provider.id} answered ${response.status}: ${text.slice(0, 500)}`);
+}
+
+function json(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch {
+    return null;
+  }
 }
 
 /** OpenAI's transcription answer: the text, and the usage (tokens, or seconds of audio) or Whisper's duration. */
@@ -120,7 +157,7 @@ export async function transcribe(
     signal,
   });
   if (!response.ok) throw await failure(provider, response);
-  const answer = transcription.safeParse(await response.json().catch(() => null));
+  const answer = transcription.safeParse(json(await answerBody(provider, response, MAX_TRANSCRIPTION_BYTES)));
   if (!answer.success) {
     throw new AppError("upstream", `${provider.id} answered the transcription without its text`);
   }
@@ -182,5 +219,6 @@ export async function speak(
     signal,
   });
   if (!response.ok) throw await failure(provider, response);
-  return { audio: Buffer.from(await response.arrayBuffer()), charge: speechCharge(provider.model, text) };
+  const audio = await answerBody(provider, response, MAX_SPEECH_BYTES);
+  return { audio, charge: speechCharge(provider.model, text) };
 }

@@ -1,7 +1,14 @@
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import {
+  MAX_SPEECH_BYTES,
+  MAX_TRANSCRIPTION_BYTES,
   type SpeechModel,
+  type SpeechProvider,
+  speak,
   speechCharge,
+  transcribe,
   transcriptionCharge,
 } from "../../../../src/workers/tools/media/speech.ts";
 import { archiveRealm, call, spentBudget } from "../../../helpers/control-plane.ts";
@@ -47,6 +54,72 @@ describe("what a speech call costs", () => {
     // About OpenAI's own estimate of $0.015 a minute: a minute of speech is ~900 characters.
     expect(speechCharge(SPEAK, "a".repeat(900)).cost).toBeGreaterThan(0.015);
     expect(speechCharge(SPEAK, "a".repeat(900)).cost).toBeLessThan(0.02);
+  });
+});
+
+/** A provider that answers `bytes` bytes (a megabyte at a time, no length said) opening with `head`. */
+async function oversizedProvider(head: string, bytes: number) {
+  let sent = 0;
+  const server = createServer((request, response: ServerResponse) => {
+    request.resume();
+    response.writeHead(200, { "content-type": head.startsWith("{") ? "application/json" : "audio/mpeg" });
+    response.on("error", () => undefined);
+    const chunk = Buffer.alloc(1024 * 1024, "a");
+    response.write(head);
+    sent = head.length;
+    const more = () => {
+      while (sent < bytes - 2 && !response.destroyed) {
+        const part = chunk.subarray(0, Math.min(chunk.length, bytes - sent - 2));
+        sent += part.length;
+        if (!response.write(part)) return void response.once("drain", more);
+      }
+      response.end(head.startsWith("{") ? '"}' : "aa");
+    };
+    more();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const provider: SpeechProvider = {
+    id: "hostile",
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    apiKey: "k",
+    model: SPEAK,
+  };
+  return { provider, close: () => server.close() };
+}
+
+describe("a speech provider's answer", () => {
+  it("is read up to a limit: a larger one is a 502 naming the provider", async () => {
+    const speech = await oversizedProvider("ID3", MAX_SPEECH_BYTES + 1);
+    try {
+      const spoken = await speak(speech.provider, "hello", "alloy", "mp3", new AbortController().signal).then(
+        () => "read whole",
+        (error) => error,
+      );
+      expect(spoken).toMatchObject({
+        status: 502,
+        message: expect.stringMatching(/^hostile's answer is larger than 32 MB/),
+      });
+    } finally {
+      speech.close();
+    }
+    const heard = await oversizedProvider('{"text":"', MAX_TRANSCRIPTION_BYTES + 1);
+    try {
+      const text = await transcribe(
+        heard.provider,
+        Buffer.from("audio"),
+        "a.mp3",
+        new AbortController().signal,
+      ).then(
+        () => "read whole",
+        (error) => error,
+      );
+      expect(text).toMatchObject({
+        status: 502,
+        message: expect.stringMatching(/^hostile's answer is larger than 8 MB/),
+      });
+    } finally {
+      heard.close();
+    }
   });
 });
 
