@@ -37,3 +37,26 @@ describe("agentos serve with a listen address that is not this machine's", () =>
     expect(result.stderr).toContain("192.0.2.1");
   });
 });
+
+describe("agentos with a data dir on a filesystem of the kernel's", () => {
+  // Node's recursive mkdir never returned under /proc: `serve` and every in-process command hung there.
+  it.each(["serve", "keys list"])(
+    "agentos %s refuses /proc/… at once, naming AGENTOS_DATA_DIR",
+    async (command) => {
+      const result = await runCli(
+        command.split(" "),
+        {
+          AGENTOS_DATA_DIR: "/proc/agentos-data-test",
+          AGENTOS_API_KEY: "serve-test-admin-key-0123456789",
+          // No service answers there: `keys list` runs in this process, on the data dir.
+          AGENTOS_PORT: String(await freePort()),
+          AGENTOS_ENGINE_PORT: String(await freePort()),
+          AGENTOS_LOG_LEVEL: "silent",
+        },
+        60_000,
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("AGENTOS_DATA_DIR /proc/agentos-data-test is inside /proc");
+    },
+  );
+});

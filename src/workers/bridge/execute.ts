@@ -59,7 +59,7 @@ function spawnRun(runtime: Runtime, run: BridgeRun, input: { prompt?: string }, 
     args: kind.args(input.prompt ?? "", runtime.args ?? []),
     env: { ...runtime.env, AGENTOS_CONTEXT: context },
     cwd: runtime.workDir,
-    stdin: context,
+    stdin: kind.stdin ? kind.stdin(input.prompt ?? "", context) : context,
     timeoutMs: runtime.timeoutSecs * 1000,
     marker: [RUN_MARKER, run.id],
   });

@@ -10,15 +10,29 @@ export interface Parsed {
 
 /**
  * One runtime kind that runs a process: the executable it runs when the runtime names none, its
- * command line (the runtime's own args first), whether it needs a prompt, and how its output reads.
- * Each coding tool runs its documented non-interactive mode with machine-readable output.
+ * command line (the runtime's own args first), what it reads on stdin, whether it needs a prompt, and
+ * how its output reads. Each coding tool runs its documented non-interactive mode with machine-readable
+ * output.
+ *
+ * The prompt is untrusted text, and none of these tools may read it as an option or a subcommand
+ * (`mcp`, `update`, `login`, `review`…): each gets it the way its own parser cannot misread.
  */
 interface ProcessKind {
   executable?: string;
   needsPrompt: boolean;
   args(prompt: string, extra: string[]): string[];
+  /** What the process reads on stdin (default: the context). */
+  stdin?(prompt: string, context: string): string;
   parse(stdout: string): Parsed;
 }
+
+/**
+ * Commander, the parser whose `Usage: … [options] [command] [prompt...]` Cursor (and Claude Code) print,
+ * stops reading options at `--` but still dispatches a subcommand named by the first operand after it
+ * (`cursor-agent -p -- login` would run `login`), matching the whole argument exactly: ended by a
+ * newline, the prompt can never be a command's name, and reads the same to the model.
+ */
+const notACommandName = (prompt: string) => (prompt.endsWith("\n") ? prompt : `${prompt}\n`);
 
 export const PROCESS_KINDS: Record<Exclude<RuntimeKind, "http">, ProcessKind> = {
   // `command args…`, the context on stdin and in AGENTOS_CONTEXT; JSON output is parsed, text kept.
@@ -27,32 +41,41 @@ export const PROCESS_KINDS: Record<Exclude<RuntimeKind, "http">, ProcessKind> = 
     args: (_prompt, extra) => extra,
     parse: (stdout) => ({ output: jsonOrText(stdout) }),
   },
-  // Claude Code print mode: `claude -p <prompt> --output-format json` → one result object.
+  // Claude Code print mode: `claude -p --output-format json` → one result object. The prompt goes on
+  // stdin, the documented input of print mode when no prompt argument is given, followed by the context
+  // (the piped content a prompt argument would have had): as an argument, even after `--`, a prompt such
+  // as `update` or `mcp` would run that subcommand (see notACommandName).
   claude_code: {
     executable: "claude",
     needsPrompt: true,
-    args: (prompt, extra) => [...extra, "-p", prompt, "--output-format", "json"],
+    args: (_prompt, extra) => [...extra, "-p", "--output-format", "json"],
+    stdin: (prompt, context) => `${prompt}\n\n${context}`,
     parse: parseResultObject,
   },
-  // Codex non-interactive: `codex exec --json <prompt>` → JSONL thread events.
+  // Codex non-interactive: `codex exec --json -- <prompt>` → JSONL thread events. Its parser (clap) reads
+  // everything after `--` as the PROMPT positional, never an option or a subcommand (`review`, `resume`,
+  // `help`); the context on stdin is appended to the prompt.
   codex: {
     executable: "codex",
     needsPrompt: true,
-    args: (prompt, extra) => ["exec", ...extra, "--json", prompt],
+    args: (prompt, extra) => ["exec", ...extra, "--json", "--", prompt],
     parse: parseCodexEvents,
   },
-  // Cursor CLI print mode: `cursor-agent -p <prompt> --output-format json` → one result object.
+  // Cursor CLI print mode: `cursor-agent -p --output-format json -- <prompt>` → one result object. Its
+  // documented prompt is the positional argument (stdin is not read as one): `--` ends its options, and
+  // notACommandName keeps it from naming a subcommand (`login`, `logout`, `update`, `mcp`…).
   cursor: {
     executable: "cursor-agent",
     needsPrompt: true,
-    args: (prompt, extra) => [...extra, "-p", prompt, "--output-format", "json"],
+    args: (prompt, extra) => [...extra, "-p", "--output-format", "json", "--", notACommandName(prompt)],
     parse: parseResultObject,
   },
-  // OpenCode: `opencode run --format json <prompt>` → JSONL events (text parts, step_finish tokens).
+  // OpenCode: `opencode run --format json -- <prompt>` → JSONL events (text parts, step_finish tokens).
+  // Its parser (yargs, populate--) hands everything after `--` to `run` as the message.
   opencode: {
     executable: "opencode",
     needsPrompt: true,
-    args: (prompt, extra) => ["run", ...extra, "--format", "json", prompt],
+    args: (prompt, extra) => ["run", ...extra, "--format", "json", "--", prompt],
     parse: parseOpencodeEvents,
   },
 };

@@ -5,6 +5,7 @@ import { nowIso, nowMs } from "../../shared/clock.ts";
 import { AppError, isAppError } from "../../shared/errors.ts";
 import { returnsSecret } from "../../shared/internal-functions.ts";
 import { asText, outputContains, renderArgs, renderTemplate } from "../../shared/templates.ts";
+import { chainMetadata } from "./nesting.ts";
 import type { Run, Step, StepResult, Workflow } from "./schema.ts";
 
 export type RunEvent = "started" | "step_completed" | "completed" | "failed" | "cancelled";
@@ -273,6 +274,8 @@ async function runStep(call: StepCall, step: Step, extra: Record<string, unknown
         payload,
         timeout_ms: step.timeoutMs,
         auth: stepPrincipal(run, step),
+        // A workflow the step runs learns it is nested, and how deep.
+        ...(step.functionId === "workflow::run" ? { metadata: chainMetadata(run) } : {}),
         signal,
       });
       // A secret (a new key, a vault value) would be stored in the run: it never leaves the step.

@@ -19,6 +19,7 @@ import type { ExecutorDeps } from "./executor.ts";
 import { loadWorkflowFiles } from "./files.ts";
 import { functionInfoCache } from "./function-info.ts";
 import { createLeases, type Leases, renewLeases, tickSeconds } from "./lease.ts";
+import { DEFAULT_MAX_WORKFLOW_DEPTH } from "./nesting.ts";
 import { resumeRuns } from "./resume.ts";
 import { cancelRun, type RunControl, retryRun, startWorkflowRun, visibleRun } from "./runs.ts";
 import {
@@ -68,6 +69,8 @@ export interface WorkflowOptions {
   startup?: boolean;
   /** Asynchronous runs of one realm's keys executing at once in this process (default 32). */
   runsPerRealm?: number;
+  /** How deep workflows may nest: a step running a workflow is one level down (default 8). */
+  maxDepth?: number;
   warn?: (message: string) => void;
 }
 
@@ -109,6 +112,7 @@ export function registerWorkflow(
     asyncRuns: new RealmRunShare(options.runsPerRealm ?? DEFAULT_RUNS_PER_REALM),
     authorize: (workflow, agentId, principal) => authorize(worker, workflow, agentId, principal),
     functionInfo,
+    maxDepth: options.maxDepth ?? DEFAULT_MAX_WORKFLOW_DEPTH,
   };
 
   worker.registerFunction(

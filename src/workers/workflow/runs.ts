@@ -11,6 +11,7 @@ import { assertStepsAllowed, runPrincipal } from "./access.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
 import type { FunctionInfo } from "./function-info.ts";
 import { hold, type Leases } from "./lease.ts";
+import { assertNestable, chainOf } from "./nesting.ts";
 import type { Run, RunPrincipal, RunStatus, Workflow } from "./schema.ts";
 import {
   ACTIVE_SCOPE,
@@ -38,6 +39,8 @@ export interface RunControl {
   /** The capability check of the agents a run's steps act for (403 naming the step). */
   authorize(workflow: Workflow, agentId: string | undefined, principal: RunPrincipal): Promise<void>;
   functionInfo: FunctionInfo;
+  /** How deep workflows may nest, a run started by a step of a run counting one level more. */
+  maxDepth: number;
 }
 
 /** The cancel handle of a run about to execute here (a resumed run holds it while it waits). */
@@ -71,6 +74,8 @@ export interface StartRequest {
 export async function startWorkflowRun(control: RunControl, request: StartRequest, ctx: InvocationContext) {
   const { workflowId, input, agentId } = request;
   const realmId = callerRealm(ctx, request.realmId);
+  const chain = chainOf(ctx);
+  assertNestable(chain, workflowId, control.maxDepth);
   // A cluster node must see another node's update at once; a single process sees its own writes anyway.
   const workflow = control.leases
     ? await requireWorkflow(control.state, realmId, workflowId)
@@ -88,6 +93,7 @@ export async function startWorkflowRun(control: RunControl, request: StartReques
     status: "running",
     input: input ?? null,
     ...(agentId ? { agentId } : {}),
+    ...(chain.length > 0 ? { chain } : {}),
     results: [],
     vars: { input: input ?? null },
     position: 0,

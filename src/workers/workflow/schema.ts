@@ -205,10 +205,14 @@ export const runRecord = z.object({
   heartbeatAt: z.string().optional(),
   /** Cluster mode: until when the owner holds the run; a live node takes over a run whose lease lapsed. */
   leaseUntil: z.string().optional(),
+  /** Cluster mode: the owner's lease length; another node waits this long without a renewal to take over. */
+  leaseMs: z.number().optional(),
   /** Set by a cancel the run's own node did not receive: the owner stops at its next checkpoint. */
   cancelRequested: z.literal(true).optional(),
   /** How many times the run was retried after it failed, was interrupted or cancelled. */
   retries: z.number().optional(),
+  /** The workflows whose steps started this run, outermost first (absent for a run started directly). */
+  chain: z.array(z.string()).optional(),
 });
 export type Run = z.infer<typeof runRecord>;
 

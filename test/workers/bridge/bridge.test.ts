@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -19,18 +19,20 @@ const originalPath = process.env.PATH;
 
 /** Fake coding CLIs on PATH, each printing its tool's real output format around the prompt it got. */
 const FAKE_TOOLS: Record<string, string> = {
-  claude: `[ "$1" = "-p" ] && [ "$3" = "--output-format" ] || exit 2
-printf '%s\\n' "{\\"type\\":\\"result\\",\\"subtype\\":\\"success\\",\\"is_error\\":false,\\"result\\":\\"claude did: $2\\",\\"session_id\\":\\"s1\\",\\"total_cost_usd\\":0.01,\\"usage\\":{\\"input_tokens\\":3,\\"output_tokens\\":4}}"`,
-  codex: `[ "$1" = "exec" ] && [ "$2" = "--json" ] || exit 2
+  claude: `[ "$1" = "-p" ] && [ "$2" = "--output-format" ] && [ "$#" = 3 ] || exit 2
+read -r prompt
+printf '%s\\n' "{\\"type\\":\\"result\\",\\"subtype\\":\\"success\\",\\"is_error\\":false,\\"result\\":\\"claude did: $prompt\\",\\"session_id\\":\\"s1\\",\\"total_cost_usd\\":0.01,\\"usage\\":{\\"input_tokens\\":3,\\"output_tokens\\":4}}"`,
+  codex: `[ "$1" = "exec" ] && [ "$2" = "--json" ] && [ "$3" = "--" ] || exit 2
 echo '{"type":"thread.started","thread_id":"t1"}'
 echo '{"type":"turn.started"}'
-printf '%s\\n' "{\\"type\\":\\"item.completed\\",\\"item\\":{\\"id\\":\\"i1\\",\\"type\\":\\"agent_message\\",\\"text\\":\\"codex did: $3\\"}}"
+printf '%s\\n' "{\\"type\\":\\"item.completed\\",\\"item\\":{\\"id\\":\\"i1\\",\\"type\\":\\"agent_message\\",\\"text\\":\\"codex did: $4\\"}}"
 echo '{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":6}}'`,
-  "cursor-agent": `[ "$1" = "-p" ] || exit 2
-printf '%s\\n' "{\\"type\\":\\"result\\",\\"subtype\\":\\"success\\",\\"is_error\\":false,\\"duration_ms\\":5,\\"result\\":\\"cursor did: $2\\",\\"session_id\\":\\"c1\\"}"`,
-  opencode: `[ "$1" = "run" ] && [ "$2" = "--format" ] || exit 2
+  "cursor-agent": `[ "$1" = "-p" ] && [ "$4" = "--" ] || exit 2
+prompt=$(printf '%s' "$5")
+printf '%s\\n' "{\\"type\\":\\"result\\",\\"subtype\\":\\"success\\",\\"is_error\\":false,\\"duration_ms\\":5,\\"result\\":\\"cursor did: $prompt\\",\\"session_id\\":\\"c1\\"}"`,
+  opencode: `[ "$1" = "run" ] && [ "$2" = "--format" ] && [ "$4" = "--" ] || exit 2
 echo '{"type":"step_start","sessionID":"o1","part":{"type":"step-start"}}'
-printf '%s\\n' "{\\"type\\":\\"text\\",\\"sessionID\\":\\"o1\\",\\"part\\":{\\"type\\":\\"text\\",\\"text\\":\\"opencode did: $4\\"}}"
+printf '%s\\n' "{\\"type\\":\\"text\\",\\"sessionID\\":\\"o1\\",\\"part\\":{\\"type\\":\\"text\\",\\"text\\":\\"opencode did: $5\\"}}"
 echo '{"type":"step_finish","sessionID":"o1","part":{"type":"step-finish","reason":"stop","tokens":{"input":7,"output":8}}}'`,
 };
 
@@ -135,6 +137,30 @@ describe("coding CLIs", () => {
     expect(run).toMatchObject({ status: "completed", output: { text, ...extra } });
     const noPrompt = await call(server, "POST", "/api/bridge/invoke", { runtimeId: runtime.body.id });
     expect(noPrompt.status).toBe(400);
+  });
+});
+
+describe("the prompt a coding CLI gets", () => {
+  /** Records the argv it got (NUL-separated) and its stdin, then prints a result line. */
+  const RECORDER = `printf '%s\\0' "$@" > "$ARGV_OUT"; cat > "$ARGV_OUT.stdin"; echo '{"type":"result","result":"ok"}'`;
+
+  it.each([
+    // Each prompt is a subcommand of that tool: as an argument where its parser looks for one, it ran.
+    ["claude_code", "update", ["-p", "--output-format", "json"], "update\n\n{"],
+    ["codex", "review", ["exec", "--json", "--", "review"], '{"context"'],
+    ["cursor", "login", ["-p", "--output-format", "json", "--", "login\n"], '{"context"'],
+    ["opencode", "mcp", ["run", "--format", "json", "--", "mcp"], '{"context"'],
+  ])("gives %s the prompt %j where it is read as the prompt", async (kind, prompt, argv, stdinStart) => {
+    const recorder = join(tools, "recorder");
+    writeFileSync(recorder, `#!/bin/sh\n${RECORDER}\n`);
+    chmodSync(recorder, 0o755);
+    const out = join(tools, `argv-${kind}`);
+    const runtime = await register({ kind, command: recorder, env: { ARGV_OUT: out } });
+    expect(runtime.status, JSON.stringify(runtime.body)).toBe(201);
+    const run = await runToEnd(runtime.body.id, { prompt });
+    expect(run.status, JSON.stringify(run)).not.toBe("running");
+    expect(readFileSync(out, "utf8").split("\0").slice(0, -1)).toEqual(argv);
+    expect(readFileSync(`${out}.stdin`, "utf8").startsWith(stdinStart)).toBe(true);
   });
 });
 

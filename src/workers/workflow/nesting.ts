@@ -1,0 +1,38 @@
+import type { InvocationContext } from "../../engine/types.ts";
+import { AppError } from "../../shared/errors.ts";
+import type { Run } from "./schema.ts";
+
+/**
+ * How deep workflows may nest (a step running a workflow whose step runs a workflow…) by default: a
+ * workflow running itself, or A running B running A, otherwise started runs without end, each holding
+ * its caller's step (or, run async, each starting the next) until the service ran out of memory.
+ */
+export const DEFAULT_MAX_WORKFLOW_DEPTH = 8;
+
+/**
+ * The request metadata a workflow step's call carries: the workflows above the run it starts. The
+ * engine gives it to the called function and HTTP callers cannot set it, so a nested run knows its
+ * chain however it was started (sync or async) and on whichever node.
+ */
+const CHAIN_METADATA = "workflowChain";
+
+/** What a step of `run` that calls workflow::run sends along: the run's chain, the run's workflow last. */
+export function chainMetadata(run: Run): Record<string, unknown> {
+  return { [CHAIN_METADATA]: [...(run.chain ?? []), run.workflowId] };
+}
+
+/** The workflows whose steps started this call, outermost first ([] for a direct call). */
+export function chainOf(ctx: InvocationContext): string[] {
+  const chain = ctx.metadata?.[CHAIN_METADATA];
+  return Array.isArray(chain) && chain.every((id) => typeof id === "string") ? chain : [];
+}
+
+/** A 422 naming the chain when running `workflowId` under `chain` would nest past `maxDepth`. */
+export function assertNestable(chain: string[], workflowId: string, maxDepth: number): void {
+  if (chain.length < maxDepth) return;
+  throw new AppError(
+    "unprocessable",
+    `Workflow ${workflowId} was not run: workflows nest at most ${maxDepth} deep (AGENTOS_WORKFLOW_MAX_DEPTH), and this run would be level ${chain.length + 1}: ${[...chain, workflowId].join(" → ")}`,
+    { reason: "workflow_too_deep" },
+  );
+}
