@@ -22,8 +22,16 @@ export interface Reply {
 
 /** One message of a platform event, in the shape every adapter maps to. */
 export interface Inbound {
-  /** The platform's conversation (channel, chat, room, repository issue…): the binding key. */
+  /**
+   * What the service is reached at on the platform (channel, chat, room, repository issue, business
+   * number…): the binding key.
+   */
   channelId: string;
+  /**
+   * Where one channel holds many separate conversations (a business number's customers): the one this
+   * message belongs to. The session is then `<platform>:<channel>:<conversation>`, one per conversation.
+   */
+  conversationId?: string;
   userId?: string;
   text: string;
   /** The platform's id of the event, to drop retried deliveries. */

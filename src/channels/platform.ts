@@ -39,6 +39,12 @@ export interface Platform<Name extends string = string> {
   syncTimeoutMs?: number;
   parse(envelope: Envelope): ParsedEvent;
   /**
+   * Where the platform does not say which senders are bots (Matrix): at most `turns` messages of one
+   * channel reach its agent per `windowMs`, the others are acknowledged and dropped. Two bots answering
+   * each other stop at the first message dropped, having cost at most `turns` turns.
+   */
+  turnLimit?: { turns: number; windowMs: number };
+  /**
    * Where an agent's unprompted message to a bound channel goes, from the channel id alone; absent
    * where a platform only lets a bot answer (an interaction's token, the number a message came to).
    */

@@ -28,6 +28,11 @@ describe("Matrix", () => {
     expect(matrix.parse({ ...envelope, body }).messages).toEqual([]);
   });
 
+  it("does not answer another bot's m.notice, which the specification says bots must never answer", () => {
+    const body = JSON.parse(envelope.rawBody.replace('"msgtype": "m.text"', '"msgtype": "m.notice"'));
+    expect(matrix.parse({ ...envelope, body }).messages).toEqual([]);
+  });
+
   it("takes the homeserver token from the access_token query parameter too", () => {
     const legacy = { ...envelope, headers: {}, query_params: { access_token: secret } };
     expect(matrix.verify(legacy, secret, 0, {})).toBeNull();

@@ -26,14 +26,38 @@ describe("Messenger parse", () => {
 });
 
 describe("WhatsApp parse", () => {
-  it("maps a text message to its sender, answered from the business number it came to", () => {
+  it("maps a text message to the business number it came to, the sender being the conversation", () => {
     expect(whatsapp.parse(fixture("whatsapp", "text-message").envelope).messages).toEqual([
       {
-        channelId: "16315551234",
+        channelId: "27681414235104944",
+        conversationId: "16315551234",
         userId: "16315551234",
         text: "Hello this is an answer",
         eventId: "wamid.ABGGFlCGg0cvAgo-sJQh43L5Pe4W",
         replyTo: { phone_number_id: "27681414235104944", to: "16315551234" },
+      },
+    ]);
+  });
+
+  it("maps each message of one delivery to the business number it came to", () => {
+    const { envelope, secret } = fixture("whatsapp", "two-business-numbers");
+    expect(whatsapp.verify(envelope, secret, 0, {})).toBeNull();
+    expect(
+      whatsapp.parse(envelope).messages.map(({ channelId, conversationId, replyTo }) => ({
+        channelId,
+        conversationId,
+        replyTo,
+      })),
+    ).toEqual([
+      {
+        channelId: "106540352242922",
+        conversationId: "16505551234",
+        replyTo: { phone_number_id: "106540352242922", to: "16505551234" },
+      },
+      {
+        channelId: "27681414235104944",
+        conversationId: "16505551234",
+        replyTo: { phone_number_id: "27681414235104944", to: "16505551234" },
       },
     ]);
   });

@@ -32,10 +32,11 @@ describe("Twilio verify", () => {
 });
 
 describe("Twilio parse", () => {
-  it("maps an incoming SMS to the sender's number, answered from the number it came to", () => {
+  it("maps an incoming SMS to the number it came to (To), the sender being the conversation", () => {
     expect(twilio.parse(fixture("twilio", "incoming-sms").envelope).messages).toEqual([
       {
-        channelId: "+12349013030",
+        channelId: "+18005551212",
+        conversationId: "+12349013030",
         userId: "+12349013030",
         text: "Hello from SMS",
         eventId: "SM1234567890ABCDE",

@@ -10,5 +10,9 @@ export const matrix: Platform<"matrix"> = {
   routes: [{ method: "PUT", path: "/webhook/matrix/_matrix/app/v1/transactions/:txnId" }],
   verify: verifyMatrix,
   parse: parseMatrix,
+  // Matrix does not say which senders are bots, and a bot that answers m.text (as this service does)
+  // would answer another such bot forever: a room gets at most 30 turns in 10 minutes. Loops faster than
+  // one exchange in 20 s stop within the window; people rarely write that much to a bot in one room.
+  turnLimit: { turns: 30, windowMs: 10 * 60_000 },
   replyTarget: (channelId) => ({ room: channelId }),
 };

@@ -18,7 +18,11 @@ const transaction = z.looseObject({
     .nullish(),
 });
 
-/** Text messages of a transaction's events. */
+/**
+ * Text messages of a transaction's events. Only `m.text` is answered: `m.notice` is what bots send and,
+ * by the specification, must never be answered automatically (so two bots cannot loop on it); the
+ * service's own messages (notices, marked) are skipped either way.
+ */
 export function parseMatrix(envelope: Envelope) {
   const messages: Inbound[] = [];
   for (const event of readEvent("matrix", transaction, envelope.body).events ?? []) {

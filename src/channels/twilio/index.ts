@@ -3,8 +3,9 @@ import { parseTwilio } from "./parse.ts";
 import { verifyTwilio } from "./verify.ts";
 
 /**
- * The auth token both proves Twilio's requests and sends replies. No reply target: a reply goes from
- * the number a message came to, which the channel id (the sender's number) does not say.
+ * The auth token both proves Twilio's requests and sends replies. A channel is a Twilio number (the
+ * `To` of the messages it receives). No reply target: the channel says which number a message goes
+ * from, not to whom, nor under which account.
  */
 export const twilio: Platform<"twilio"> = {
   platform: "twilio",

@@ -2,7 +2,11 @@ import { verifyHubSignature, verifyMetaSubscription } from "../hub-signature.ts"
 import type { Platform } from "../platform.ts";
 import { parseWhatsapp } from "./parse.ts";
 
-/** No reply target: a reply goes from the business number a message came to, not known from the channel. */
+/**
+ * A channel is a business number (its phone_number_id). No reply target: the channel says which number
+ * a message goes from, not which customer it goes to, and WhatsApp lets a business start a conversation
+ * only with a template message.
+ */
 export const whatsapp: Platform<"whatsapp"> = {
   platform: "whatsapp",
   vault: {

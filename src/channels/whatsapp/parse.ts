@@ -32,7 +32,12 @@ const payload = z.looseObject({
     .nullish(),
 });
 
-/** Text messages of a WhatsApp Business account (statuses and other types are acknowledged and skipped). */
+/**
+ * Text messages of a WhatsApp Business account (statuses and other types are acknowledged and skipped).
+ * The channel is the business number a message came to (its `metadata.phone_number_id`): one webhook
+ * serves every number of the app, and each number is bound on its own. The customer (`from`) is the
+ * conversation, so each has a session of their own.
+ */
 export function parseWhatsapp(envelope: Envelope) {
   const { object, entry } = readEvent("whatsapp", payload, envelope.body);
   if (object !== "whatsapp_business_account") return { messages: [] };
@@ -43,7 +48,8 @@ export function parseWhatsapp(envelope: Envelope) {
       for (const message of change.value?.messages ?? []) {
         if (message.type !== "text" || !message.text?.body?.trim() || !message.from || !phoneId) continue;
         messages.push({
-          channelId: message.from,
+          channelId: phoneId,
+          conversationId: message.from,
           userId: message.from,
           text: message.text.body,
           eventId: message.id ?? undefined,

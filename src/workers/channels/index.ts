@@ -178,7 +178,8 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
   worker.registerFunction(
     {
       id: "channel::prune",
-      description: "Forget delivered event ids older than a week (cron, internal)",
+      description:
+        "Forget delivered event ids older than a week and the turn counts of ended windows (cron, internal)",
       input: z.object({}).passthrough(),
     },
     async (_input, ctx) => {

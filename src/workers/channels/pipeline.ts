@@ -1,8 +1,9 @@
-import { type Envelope, ok, type Reply, refused } from "../../channels/envelope.ts";
+import { type Envelope, type Inbound, ok, type Reply, refused } from "../../channels/envelope.ts";
 import { genericVaultName } from "../../channels/generic.ts";
 import { splitReply } from "../../channels/split-reply.ts";
 import { call } from "../../engine/call.ts";
 import { DEFAULT_TIMEOUT_MS } from "../../engine/engine.ts";
+import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { report } from "../../engine/telemetry.ts";
 import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
@@ -18,6 +19,8 @@ import type { Adapter } from "./sender.ts";
 
 /** Events already taken (platforms retry): keys `<platform>:<event id>`. */
 export const SEEN_SCOPE = "channel_seen";
+/** Messages let through in a channel's current window (platforms with a `turnLimit`): keys `<platform>:<channel>`. */
+export const TURN_COUNTS_SCOPE = "channel_turn_counts";
 /** The agent a channel without a binding reaches (spec: `default`). */
 export const DEFAULT_AGENT = "default";
 
@@ -103,12 +106,15 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   for (const message of messages) {
     if (message.eventId && !(await firstTime(deps.state, `${platform}:${message.eventId}`))) continue;
     const { agentId, realmId } = await bindingOf(deps, platform, message.channelId);
+    const limited = !(await withinTurnLimit(deps.state, adapter, message.channelId, Date.now()));
+    auditMessage(deps.trigger, platform, agentId, message, limited);
+    if (limited) continue;
     const job: ChannelJob = {
       id: newId("chj"),
       platform,
       realmId,
       agentId,
-      sessionId: `${platform}:${message.channelId}`,
+      sessionId: sessionOf(platform, message),
       phase: "turn",
       text: message.text,
       replyTo: message.replyTo,
@@ -116,27 +122,70 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
       createdAt: nowIso(),
     };
     jobs.push(job);
-    void deps.trigger({
-      function_id: "security::audit",
-      payload: {
-        type: "channel_message",
-        agentId,
-        detail: {
-          platform,
-          channelId: message.channelId,
-          userId: message.userId ?? null,
-          eventId: message.eventId ?? null,
-        },
-      },
-      auth: systemPrincipal,
-      action: { type: "void" },
-    });
   }
   if (adapter.respond && jobs.length === 1) return respondAtOnce(deps, adapter, jobs[0] as ChannelJob);
   for (const job of jobs) await enqueue(deps.state, job);
   if (jobs.length > 0) deps.kick();
   return reply ?? ok();
 }
+
+/** Every message taken is recorded, with whether the channel's turn limit dropped it. */
+function auditMessage(
+  trigger: TriggerFn,
+  platform: string,
+  agentId: string,
+  message: Inbound,
+  dropped: boolean,
+): void {
+  void trigger({
+    function_id: "security::audit",
+    payload: {
+      type: "channel_message",
+      agentId,
+      detail: {
+        platform,
+        channelId: message.channelId,
+        userId: message.userId ?? null,
+        eventId: message.eventId ?? null,
+        ...(dropped ? { dropped: "the channel's turn limit" } : {}),
+      },
+    },
+    auth: systemPrincipal,
+    action: { type: "void" },
+  });
+}
+
+/**
+ * Counts one more message of the channel in its platform's current window (on every node: state),
+ * false when the window's turns are spent. Platforms without a turn limit pass everything.
+ */
+export async function withinTurnLimit(
+  state: StateClient,
+  adapter: Pick<Adapter, "platform" | "turnLimit">,
+  channelId: string,
+  nowMs: number,
+): Promise<boolean> {
+  const limit = adapter.turnLimit;
+  if (!limit) return true;
+  const until = (Math.floor(nowMs / limit.windowMs) + 1) * limit.windowMs;
+  const counted = await casUpdate<{ until: number; count: number }>(
+    state,
+    TURN_COUNTS_SCOPE,
+    `${adapter.platform}:${channelId}`,
+    ({ value }) => {
+      const count = value?.until === until ? value.count : 0;
+      return count < limit.turns ? { until, count: count + 1 } : undefined;
+    },
+  );
+  return counted.changed;
+}
+
+/**
+ * The session a message's turn runs in: the channel's, or, where a channel holds many conversations
+ * (a business number's customers), the conversation's, so no customer reads another's.
+ */
+export const sessionOf = (platform: string, message: Inbound): string =>
+  [platform, message.channelId, ...(message.conversationId ? [message.conversationId] : [])].join(":");
 
 /** The job's agent turn, as the channel's principal, in the channel's session (bounded by `timeoutMs`). */
 const turnOf = (deps: ChannelDeps, job: ChannelJob, timeoutMs?: number) =>
@@ -226,11 +275,19 @@ async function respondOrRequeue(deps: ChannelDeps, adapter: Adapter, job: Channe
 /** How long an event id is remembered: platforms retry for hours, never for a week. */
 const SEEN_RETENTION_MS = 7 * 24 * 3600_000;
 
-/** Forgets the event ids taken more than a week before `nowMs`; answers how many. */
+/**
+ * Forgets the event ids taken more than a week before `nowMs`, and the turn counts of windows that
+ * ended; answers how many entries went.
+ */
 export async function pruneSeen(state: StateClient, nowMs: number): Promise<number> {
   let pruned = 0;
   for await (const { key, value } of state.scan<{ at: string }>(SEEN_SCOPE)) {
     if (nowMs - Date.parse(value.at) > SEEN_RETENTION_MS && (await state.delete(SEEN_SCOPE, key))) pruned++;
+  }
+  for await (const { key, value, version } of state.scan<{ until: number }>(TURN_COUNTS_SCOPE)) {
+    // Only the version read: a message counted meanwhile opened a new window, which stays.
+    if (value.until <= nowMs && (await state.delete(TURN_COUNTS_SCOPE, key, version).catch(() => false)))
+      pruned++;
   }
   return pruned;
 }

@@ -42,7 +42,8 @@ describe("Matrix application service", () => {
       /^\/_matrix\/client\/v3\/rooms\/!room%3Aexample\.org\/send\/m\.room\.message\//,
     );
     expect(JSON.parse(sent?.body ?? "")).toEqual({
-      msgtype: "m.text",
+      // A notice: by the specification what bots send, and what other bots must not answer.
+      msgtype: "m.notice",
       body: "matrix answer",
       "agentos.reply": true,
       // Present and empty: @room in an agent's text notifies no one (Matrix 1.7 intentional mentions).

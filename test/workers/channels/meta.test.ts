@@ -33,7 +33,7 @@ describe("WhatsApp Cloud and Messenger", () => {
   it("takes a signed WhatsApp text and replies through the Cloud API", async () => {
     await env.secret("channel:whatsapp:app_secret", "wa-secret");
     await env.secret("channel:whatsapp:access_token", "wa-token");
-    await env.boundAgent("whatsapp", "4915100000000");
+    await env.boundAgent("whatsapp", "PN1");
     env.fake.reply({ content: "whatsapp reply" });
     const raw = JSON.stringify({
       object: "whatsapp_business_account",

@@ -7,7 +7,7 @@ const env = channelsServer();
 describe("Twilio SMS", () => {
   it("checks the signature over the URL and the sorted form fields, and replies through the Messages API", async () => {
     await env.secret("channel:twilio:auth_token", "tw-token");
-    await env.boundAgent("twilio", "+15550001111");
+    await env.boundAgent("twilio", "+15559990000");
     env.fake.reply({ content: "sms reply" });
     const form = {
       AccountSid: "AC1",

@@ -12,8 +12,9 @@ export const matrix: Sender = {
       {
         method: "PUT",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        // An empty m.mentions: "@room" or a name in an agent's text notifies no one (Matrix 1.7).
-        body: JSON.stringify({ msgtype: "m.text", body: text, [OWN_MARK]: true, "m.mentions": {} }),
+        // m.notice: the msgtype of bots, which other bots must not answer (no loop between them). An
+        // empty m.mentions: "@room" or a name in an agent's text notifies no one (Matrix 1.7).
+        body: JSON.stringify({ msgtype: "m.notice", body: text, [OWN_MARK]: true, "m.mentions": {} }),
         signal: AbortSignal.timeout(30_000),
       },
     );
