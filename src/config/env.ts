@@ -1,7 +1,14 @@
 import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { z } from "zod";
+import {
+  type DatabaseTimeouts,
+  DEFAULT_DATABASE_TIMEOUTS,
+  DEFAULT_POOL_TOTAL,
+  MIN_POOL_TOTAL,
+} from "../engine/state/postgres.ts";
 import { describeZodError } from "../shared/errors.ts";
+import { DEFAULT_MEMORY_MAX_ENTRIES_PER_AGENT } from "../shared/limits.ts";
 import { sandboxEnvSchema } from "../shared/process/sandbox/settings.ts";
 
 export const rateClasses = ["read", "write", "message", "workflow_run", "gateway"] as const;
@@ -24,6 +31,14 @@ export const defaultRateLimits: Required<RateLimits> = {
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** A database time limit in ms: 0 (off) or at least 100 ms, at most an hour. */
+const databaseTimeout = (fallback: number) =>
+  z.coerce
+    .number()
+    .int()
+    .refine((ms) => ms === 0 || (ms >= 100 && ms <= 3_600_000), "must be 0 (off) or 100 to 3600000")
+    .default(fallback);
+
 const envSchema = z.object({
   AGENTOS_PORT: port.default(3111),
   AGENTOS_HOST: z.string().min(1).default("0.0.0.0"),
@@ -44,6 +59,19 @@ const envSchema = z.object({
     .url()
     .refine((url) => /^postgres(ql)?:\/\//i.test(url), "must be a postgres:// or postgresql:// URL")
     .optional(),
+  /** Cluster mode: the most PostgreSQL connections one node opens, all pools together (see poolSizes). */
+  AGENTOS_DATABASE_POOL_SIZE: z.coerce
+    .number()
+    .int()
+    .min(MIN_POOL_TOTAL)
+    .max(10_000)
+    .default(DEFAULT_POOL_TOTAL),
+  /** Cluster mode: time limits on the database (see DatabaseTimeouts); 0 turns one off. */
+  AGENTOS_DATABASE_CONNECT_TIMEOUT_MS: databaseTimeout(DEFAULT_DATABASE_TIMEOUTS.connectMs),
+  AGENTOS_DATABASE_STATEMENT_TIMEOUT_MS: databaseTimeout(DEFAULT_DATABASE_TIMEOUTS.statementMs),
+  AGENTOS_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: databaseTimeout(
+    DEFAULT_DATABASE_TIMEOUTS.idleInTransactionMs,
+  ),
   AGENTOS_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   AGENTOS_VAULT_KEY: z.string().min(1).optional(),
   AGENTOS_TRUST_PROXY: z.string().optional(),
@@ -56,6 +84,13 @@ const envSchema = z.object({
    * embedding model stops the start there) and the memory worker reads it through effectiveEmbeddingModel.
    */
   AGENTOS_EMBEDDING_MODEL: z.string().trim().min(1).max(512, "must be at most 512 characters").optional(),
+  /** Most entries one agent's memory holds (see src/workers/memory/entry-cap.ts). */
+  AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000_000)
+    .default(DEFAULT_MEMORY_MAX_ENTRIES_PER_AGENT),
   AGENTOS_RECEIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
   AGENTOS_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   AGENTOS_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1_000_000).default(2048),
@@ -63,6 +98,8 @@ const envSchema = z.object({
   AGENTOS_MAX_IN_FLIGHT_PER_REALM: z.coerce.number().int().min(1).max(1_000_000).default(128),
   AGENTOS_PULSE_RUNS_PER_REALM: z.coerce.number().int().min(1).max(100_000).default(16),
   AGENTOS_WORKFLOW_RUNS_PER_REALM: z.coerce.number().int().min(1).max(100_000).default(32),
+  /** Levels workflows nest (a step running a workflow is one down); DEFAULT_MAX_WORKFLOW_DEPTH of workflow/nesting.ts. */
+  AGENTOS_WORKFLOW_MAX_DEPTH: z.coerce.number().int().min(1).max(100).default(8),
   AGENTOS_BRIDGE_RUNS_PER_REALM: z.coerce.number().int().min(1).max(100_000).default(16),
   AGENTOS_WORKFLOW_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
   AGENTOS_CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
@@ -86,6 +123,9 @@ export interface Config {
   /** The service's home: agents/, config/channels/ and workflows/ are read from here. */
   home: string;
   databaseUrl?: string;
+  /** Cluster mode: the most connections this node opens to the database, all pools together. */
+  databasePoolSize: number;
+  databaseTimeouts: DatabaseTimeouts;
   apiKey?: string;
   vaultKey?: string;
   /** Answers that do not match their function's documented output become a 500 naming the difference. */
@@ -122,6 +162,8 @@ export interface Config {
   pulseRunsPerRealm: number;
   /** Asynchronous workflow runs of one realm's keys executing at once on a node: more are a 429. */
   workflowRunsPerRealm: number;
+  /** How deep workflows nest: a run one level deeper (A running A, A → B → A…) is a 422 naming the chain. */
+  workflowMaxDepth: number;
   /** Bridge runs of one realm's keys going at once on this node (AGENTOS_BRIDGE_RUNS_PER_REALM). */
   bridgeRunsPerRealm: number;
   bodyLimitBytes: number;
@@ -131,6 +173,8 @@ export interface Config {
   workflowResumeGraceMs: number;
   /** Channel jobs (agent turns and replies) one process works on at once, shared fairly among realms. */
   channelConcurrency: number;
+  /** Most entries one agent's memory holds, whoever stores them: another store is a 409 naming the cap. */
+  memoryMaxEntriesPerAgent: number;
 }
 
 export class ConfigError extends Error {}
@@ -154,6 +198,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(vars.AGENTOS_DATA_DIR),
     home: resolve(vars.AGENTOS_HOME),
     databaseUrl: vars.AGENTOS_DATABASE_URL,
+    databasePoolSize: vars.AGENTOS_DATABASE_POOL_SIZE,
+    databaseTimeouts: {
+      connectMs: vars.AGENTOS_DATABASE_CONNECT_TIMEOUT_MS,
+      statementMs: vars.AGENTOS_DATABASE_STATEMENT_TIMEOUT_MS,
+      idleInTransactionMs: vars.AGENTOS_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
     apiKey: vars.AGENTOS_API_KEY,
     vaultKey: vars.AGENTOS_VAULT_KEY,
     trustProxy: parseTrustProxy(vars.AGENTOS_TRUST_PROXY),
@@ -171,10 +221,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxInFlightPerRealm: vars.AGENTOS_MAX_IN_FLIGHT_PER_REALM,
     pulseRunsPerRealm: vars.AGENTOS_PULSE_RUNS_PER_REALM,
     workflowRunsPerRealm: vars.AGENTOS_WORKFLOW_RUNS_PER_REALM,
+    workflowMaxDepth: vars.AGENTOS_WORKFLOW_MAX_DEPTH,
     bridgeRunsPerRealm: vars.AGENTOS_BRIDGE_RUNS_PER_REALM,
     workflowLeaseMs: vars.AGENTOS_WORKFLOW_LEASE_MS,
     channelConcurrency: vars.AGENTOS_CHANNEL_CONCURRENCY,
     workflowResumeGraceMs: vars.AGENTOS_WORKFLOW_RESUME_GRACE_MS,
+    memoryMaxEntriesPerAgent: vars.AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT,
     bodyLimitBytes: 1024 * 1024,
   };
 }

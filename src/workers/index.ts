@@ -63,6 +63,8 @@ export async function registerWorkers(
     background,
     onShutdown: (hook) => engine.onShutdown(hook),
     queue: { cluster: Boolean(config.databaseUrl) },
+    cluster: Boolean(config.databaseUrl),
+    maxEntriesPerAgent: config.memoryMaxEntriesPerAgent,
   });
   registerKg(engine.worker("kg", "Knowledge graph: each agent's temporal graph, versioned and indexed"));
   registerSwarm(engine.worker("swarm", "Swarms: a realm's agents on one goal, deciding by vote"), {
@@ -91,6 +93,7 @@ export async function registerWorkers(
     leaseMs: config.workflowLeaseMs,
     resumeGraceMs: config.workflowResumeGraceMs,
     runsPerRealm: config.workflowRunsPerRealm,
+    maxDepth: config.workflowMaxDepth,
     startup: background,
     warn: (message) => engine.logger.warn(message),
   });
@@ -115,7 +118,10 @@ export async function registerWorkers(
   );
   registerHierarchy(engine.worker("hierarchy", "Hierarchy: the org chart of a realm's agents"));
   registerMission(engine.worker("mission", "Missions: a realm's work items, taken by atomic checkout"));
-  registerCouncil(engine.worker("council", "Council: proposals decided by vote, with a hash-chained log"));
+  // Not awaited: effects a stopped process left pending are applied in the background (they may be slow).
+  registerCouncil(engine.worker("council", "Council: proposals decided by vote, with a hash-chained log"), {
+    background,
+  });
   const bridge = registerBridge(
     engine.worker("bridge", "Bridge: supervised external runtimes and coding CLIs"),
     {

@@ -22,6 +22,17 @@ describe("configuration from the environment", () => {
     expect(() => loadConfig({ AGENTOS_API_KEY: "short" })).toThrow(/AGENTOS_API_KEY/);
     expect(() => loadConfig({ AGENTOS_RATE_LIMITS: "reads=5" })).toThrow(/AGENTOS_RATE_LIMITS/);
     expect(() => loadConfig({ AGENTOS_EMBEDDING_MODEL: "m".repeat(513) })).toThrow(/AGENTOS_EMBEDDING_MODEL/);
+    expect(() => loadConfig({ AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: "0" })).toThrow(
+      /AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT/,
+    );
+    expect(() => loadConfig({ AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: "many" })).toThrow(
+      /AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT/,
+    );
+  });
+
+  it("caps each agent's memory entries, with room for the benchmark's million by default", () => {
+    expect(loadConfig({}).memoryMaxEntriesPerAgent).toBe(2_000_000);
+    expect(loadConfig({ AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: "500" }).memoryMaxEntriesPerAgent).toBe(500);
   });
 
   it("refuses a trusted proxy that is no address, range or proxy-addr name, and a database URL that is not PostgreSQL, naming the variable", () => {

@@ -463,6 +463,10 @@ export interface Functions {
       sandbox: {
         mode: "on" | "off" | "unavailable" | "starting";
         reason?: string;
+        /** When on: whether memory and process limits hold for all of a run's processes together (a control group per run) or for each process only */
+        limits?: "run" | "process";
+        /** Why limits hold per process only */
+        limitsReason?: string;
       };
     };
   };
@@ -1000,7 +1004,7 @@ export interface Functions {
     input: Record<string, unknown>;
     output: unknown;
   };
-  /** Forget delivered event ids older than a week (cron, internal) */
+  /** Forget delivered event ids older than a week and the turn counts of ended windows (cron, internal) */
   "channel::prune": {
     input: Record<string, unknown>;
     output: unknown;
@@ -1199,10 +1203,12 @@ export interface Functions {
         realmId: string;
       };
       effect?: {
-        status: "pending" | "applied" | "failed" | "none";
+        status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
         functionId?: string;
         result?: unknown;
         error?: string;
+        claimedBy?: string;
+        claimedAt?: string;
         at?: string;
       };
       reason?: string;
@@ -1249,10 +1255,12 @@ export interface Functions {
         realmId: string;
       };
       effect?: {
-        status: "pending" | "applied" | "failed" | "none";
+        status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
         functionId?: string;
         result?: unknown;
         error?: string;
+        claimedBy?: string;
+        claimedAt?: string;
         at?: string;
       };
       reason?: string;
@@ -1330,10 +1338,12 @@ export interface Functions {
           realmId: string;
         };
         effect?: {
-          status: "pending" | "applied" | "failed" | "none";
+          status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
           functionId?: string;
           result?: unknown;
           error?: string;
+          claimedBy?: string;
+          claimedAt?: string;
           at?: string;
         };
         reason?: string;
@@ -1397,10 +1407,12 @@ export interface Functions {
         realmId: string;
       };
       effect?: {
-        status: "pending" | "applied" | "failed" | "none";
+        status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
         functionId?: string;
         result?: unknown;
         error?: string;
+        claimedBy?: string;
+        claimedAt?: string;
         at?: string;
       };
       reason?: string;
@@ -1409,6 +1421,18 @@ export interface Functions {
       createdAt: string;
       updatedAt: string;
       version: number;
+    };
+  };
+  /** Apply approved effects their vote left pending; report those whose process stopped mid-effect as interrupted (cron, internal) */
+  "council::sweep_effects": {
+    input: Record<string, unknown>;
+    output: {
+      /** Pending effects claimed and applied (or failed) now */
+      settled: number;
+      /** Claims whose process stopped mid-effect, reported interrupted */
+      interrupted: number;
+      /** Marks of effects with an outcome already, or of approvals never written */
+      dropped: number;
     };
   };
   /** Check a realm's activity chain: {valid, length, brokenAt} (edits, deletions, reordering) */
@@ -1461,10 +1485,12 @@ export interface Functions {
         realmId: string;
       };
       effect?: {
-        status: "pending" | "applied" | "failed" | "none";
+        status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
         functionId?: string;
         result?: unknown;
         error?: string;
+        claimedBy?: string;
+        claimedAt?: string;
         at?: string;
       };
       reason?: string;
@@ -2250,7 +2276,7 @@ export interface Functions {
     input: Record<string, unknown>;
     output: unknown;
   };
-  /** Remember {agentId, content, sessionId?, role?}; returns the entry */
+  /** Remember {agentId, content, sessionId?, role?}; returns the entry (409 once the agent holds AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT) */
   "memory::store": {
     input: {
       agentId: string;
@@ -2267,7 +2293,7 @@ export interface Functions {
       createdAt: string;
     };
   };
-  /** Remember several entries of an agent at once {agentId, entries: [{content, sessionId?, role?}]} */
+  /** Remember several entries of an agent at once {agentId, entries: [{content, sessionId?, role?}]} (409 past AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: none is stored) */
   "memory::store_many": {
     input: {
       agentId: string;
@@ -4421,7 +4447,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Remember a fact. With key it can be recalled exactly by that key (storing the key again replaces it); it is also found by tool::memory_search. {id, key}. */
+  /** Remember a fact. With key it can be recalled exactly by that key (storing the key again replaces it; at most 1000 keys); it is also found by tool::memory_search. {id, key}. */
   "tool::memory_store": {
     input: {
       /** The agent whose workspace (or data) the tool acts on */
@@ -4637,7 +4663,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Add a document to a searchable collection of yours (namespace). With an embedding model (yours, or the service's) it is embedded and found by meaning; without one, by words (full-text BM25 with recency). Same id replaces. {id, namespace, rankedBy: vector|text}. */
+  /** Add a document to a searchable collection of yours (namespace; at most 100 collections of 10000 documents). With an embedding model (yours, or the service's) it is embedded and found by meaning; without one, by words (full-text BM25 with recency). Same id replaces. {id, namespace, rankedBy: vector|text}. */
   "tool::vector_store": {
     input: {
       /** The agent whose workspace (or data) the tool acts on */
@@ -5074,8 +5100,10 @@ export interface Functions {
       owner?: string;
       heartbeatAt?: string;
       leaseUntil?: string;
+      leaseMs?: number;
       cancelRequested?: true;
       retries?: number;
+      chain?: string[];
     };
   };
   /** A realm's workflow definitions by id: {workflows, nextCursor} (the route: a bare array) */
@@ -5240,8 +5268,10 @@ export interface Functions {
         owner?: string;
         heartbeatAt?: string;
         leaseUntil?: string;
+        leaseMs?: number;
         cancelRequested?: true;
         retries?: number;
+        chain?: string[];
       }[];
       total: number;
       limit: number;

@@ -235,6 +235,10 @@ export interface Answers {
     sandbox: {
       mode: "on" | "off" | "unavailable" | "starting";
       reason?: string;
+      /** When on: whether memory and process limits hold for all of a run's processes together (a control group per run) or for each process only */
+      limits?: "run" | "process";
+      /** Why limits hold per process only */
+      limitsReason?: string;
     };
   };
   /** OpenAPI 3.1 document of every HTTP route */
@@ -561,10 +565,12 @@ export interface Answers {
       realmId: string;
     };
     effect?: {
-      status: "pending" | "applied" | "failed" | "none";
+      status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
       functionId?: string;
       result?: unknown;
       error?: string;
+      claimedBy?: string;
+      claimedAt?: string;
       at?: string;
     };
     reason?: string;
@@ -627,10 +633,12 @@ export interface Answers {
         realmId: string;
       };
       effect?: {
-        status: "pending" | "applied" | "failed" | "none";
+        status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
         functionId?: string;
         result?: unknown;
         error?: string;
+        claimedBy?: string;
+        claimedAt?: string;
         at?: string;
       };
       reason?: string;
@@ -1599,8 +1607,10 @@ export interface Answers {
     owner?: string;
     heartbeatAt?: string;
     leaseUntil?: string;
+    leaseMs?: number;
     cancelRequested?: true;
     retries?: number;
+    chain?: string[];
   };
   /** A realm's workflow definitions by id: {workflows, nextCursor} (the route: a bare array) */
   "workflow::list": {
@@ -1695,8 +1705,10 @@ export interface Answers {
       owner?: string;
       heartbeatAt?: string;
       leaseUntil?: string;
+      leaseMs?: number;
       cancelRequested?: true;
       retries?: number;
+      chain?: string[];
     }[];
     total: number;
     limit: number;
