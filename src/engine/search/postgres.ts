@@ -5,6 +5,7 @@ import { AppError } from "../../shared/errors.ts";
 import {
   createPool,
   type DatabaseTimeouts,
+  DELETE_CHUNK_ROWS,
   migrate,
   namedQuery,
   prepared,
@@ -25,6 +26,8 @@ export interface PostgresTextIndexOptions {
   max?: number;
   /** Time limits of the pool's connections (default DEFAULT_DATABASE_TIMEOUTS). */
   timeouts?: DatabaseTimeouts;
+  /** Documents one statement of deleteScope removes at most (default DELETE_CHUNK_ROWS). */
+  deleteChunk?: number;
 }
 
 /**
@@ -97,7 +100,12 @@ function sqlFor(docs: string, scopes: string, gin: string) {
         array(SELECT (SELECT count(*) FROM recent WHERE recent.tsv @@ to_tsquery('english', t.term))
               FROM unnest($3::text[]) WITH ORDINALITY AS t(term, i) ORDER BY t.i) AS found`,
     delete: deleteSql(docs, scopes, "AND id = $3"),
-    deleteScope: deleteSql(docs, scopes, ""),
+    /** $3: at most this many of the scope's documents. */
+    deleteScope: deleteSql(
+      docs,
+      scopes,
+      `AND id IN (SELECT id FROM ${docs} WHERE idx = $1 AND scope = $2 LIMIT $3)`,
+    ),
     count: `SELECT docs AS n FROM ${scopes} WHERE idx = $1 AND scope = $2`,
     /** The documents of $3 (ids) that exist, through the primary key. */
     get: `SELECT id, data, created_at FROM ${docs} WHERE idx = $1 AND scope = $2 AND id = ANY($3::text[])`,
@@ -161,9 +169,11 @@ export class PostgresTextIndex implements TextIndex {
   private readonly schema: string | undefined;
   private readonly sql: ReturnType<typeof sqlFor>;
   private closed = false;
+  private readonly deleteChunk: number;
 
   /** Prefer `open`, which also creates the table. */
   constructor(options: PostgresTextIndexOptions) {
+    this.deleteChunk = options.deleteChunk ?? DELETE_CHUNK_ROWS;
     this.pool = createPool(options.connectionString, options);
     this.schema = options.schema;
     this.sql = sqlFor(
@@ -232,8 +242,14 @@ export class PostgresTextIndex implements TextIndex {
     return (await this.number("delete", [index, scope, id])) > 0;
   }
 
+  /** Every document of the scope, DELETE_CHUNK_ROWS a statement (so none passes the statement timeout). */
   async deleteScope(index: string, scope: string): Promise<number> {
-    return this.number("deleteScope", [index, scope]);
+    let total = 0;
+    for (;;) {
+      const gone = await this.number("deleteScope", [index, scope, this.deleteChunk]);
+      total += gone;
+      if (gone < this.deleteChunk) return total;
+    }
   }
 
   async count(index: string, scope: string): Promise<number> {

@@ -39,6 +39,13 @@ export interface DatabaseTimeouts {
   idleInTransactionMs: number;
 }
 
+/**
+ * Rows one statement deletes at most when a whole scope goes (a realm's or an agent's memory, its
+ * vectors): a million rows in one statement would pass the statement timeout every time it was retried,
+ * and the realm could never be deleted.
+ */
+export const DELETE_CHUNK_ROWS = 10_000;
+
 export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
   connectMs: 30_000,
   statementMs: 30_000,

@@ -3,6 +3,7 @@ import { badRequest } from "../../shared/errors.ts";
 import {
   createPool,
   type DatabaseTimeouts,
+  DELETE_CHUNK_ROWS,
   migrate,
   namedQuery,
   prepared,
@@ -34,6 +35,8 @@ export interface PostgresVectorIndexOptions {
   max?: number;
   /** Time limits of the pool's connections (default DEFAULT_DATABASE_TIMEOUTS). */
   timeouts?: DatabaseTimeouts;
+  /** Ids one statement of deleteScope removes at most (default DELETE_CHUNK_ROWS). */
+  deleteChunk?: number;
   cacheBytes?: number;
   /** Told before codes of an older format are recomputed (code-upgrade.ts). */
   onCodeUpgrade?: CodeUpgradeNotice;
@@ -101,7 +104,10 @@ function sqlFor({ scopes, entries, meta }: PostgresTables, models: string) {
       )
       SELECT num, version, deletes FROM s`,
     delete: deleted("AND id = $3"),
-    deleteScope: deleted(""),
+    /** $3: at most this many of the scope's ids (each with its vectors of every model). */
+    deleteScope: deleted(
+      `AND id IN (SELECT id FROM ${entries} WHERE scope_num = (SELECT num FROM s) LIMIT $3)`,
+    ),
     /** $3 the model number kept (-1: none). */
     deleteOtherModels: deleted("AND model_num <> $3"),
     load: `SELECT id, code FROM ${entries} WHERE scope_num = $1 AND model_num = $2`,
@@ -141,7 +147,10 @@ export class PostgresVectorIndex implements VectorIndex {
   private readonly loading = new Map<string, Promise<void>>();
   private closed = false;
 
+  private readonly deleteChunk: number;
+
   constructor(options: PostgresVectorIndexOptions) {
+    this.deleteChunk = options.deleteChunk ?? DELETE_CHUNK_ROWS;
     this.pool = createPool(options.connectionString, options);
     this.schema = options.schema;
     this.cache = new CodeCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
@@ -195,9 +204,15 @@ export class PostgresVectorIndex implements VectorIndex {
 
   async deleteScope(index: string, scope: string): Promise<number> {
     checkScope(index, scope);
-    const [row] = await this.run<{ n: string }>("deleteScope", [index, scope]);
-    this.cache.dropScope(index, scope);
-    return Number(row.n);
+    let total = 0;
+    for (;;) {
+      const [row] = await this.run<{ n: string }>("deleteScope", [index, scope, this.deleteChunk]);
+      this.cache.dropScope(index, scope);
+      const gone = Number(row.n);
+      total += gone;
+      // A chunk counts rows (one per model), its limit ids: fewer rows than the limit means none is left.
+      if (gone < this.deleteChunk) return total;
+    }
   }
 
   async deleteOtherModels(index: string, scope: string, model: string): Promise<number> {

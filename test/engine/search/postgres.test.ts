@@ -18,6 +18,25 @@ describe.skipIf(found.url === null)("PostgresTextIndex", () => {
 
   textIndexContract("postgres", () => PostgresTextIndex.open({ connectionString: url, schema, max: 4 }), 60);
 
+  it("deletes a scope larger than one statement's chunk whole, a chunk at a time", async () => {
+    const index = await PostgresTextIndex.open({ connectionString: url, schema, max: 2, deleteChunk: 3 });
+    try {
+      const createdAt = new Date().toISOString();
+      const docs = Array.from({ length: 10 }, (_, i) => ({
+        id: `d${i}`,
+        doc: { text: `doc ${i}`, data: null, createdAt },
+      }));
+      await index.putMany("m", "chunked", docs);
+      await index.put("m", "kept", "k", { text: "another scope", data: null, createdAt });
+      expect(await index.deleteScope("m", "chunked")).toBe(10);
+      expect(await index.count("m", "chunked")).toBe(0);
+      expect(await index.count("m", "kept")).toBe(1);
+      expect(await index.deleteScope("m", "chunked")).toBe(0);
+    } finally {
+      await index.close();
+    }
+  });
+
   it("openTextIndex picks PostgreSQL when a database URL is set", async () => {
     const index = await openTextIndex({ databaseUrl: url, dataDir: "/nonexistent", schema });
     try {

@@ -22,6 +22,21 @@ describe.skipIf(found.url === null)("PostgresVectorIndex", () => {
     15,
   );
 
+  it("deletes a scope larger than one statement's chunk whole, every model's vectors, a chunk at a time", async () => {
+    const index = await PostgresVectorIndex.open({ connectionString: url, schema, max: 2, deleteChunk: 3 });
+    try {
+      const entries = Array.from({ length: 10 }, (_, i) => ({ id: `v${i}`, vector: Float32Array.of(i, 1) }));
+      await index.putMany("m", "chunked", "m2", entries);
+      await index.putMany("m", "chunked", "m3", entries.slice(0, 4));
+      await index.put("m", "kept", "k", Float32Array.of(1, 2), "m2");
+      expect(await index.deleteScope("m", "chunked")).toBe(14);
+      expect(await index.count("m", "chunked")).toBe(0);
+      expect(await index.count("m", "kept")).toBe(1);
+    } finally {
+      await index.close();
+    }
+  });
+
   it("openVectorIndex picks PostgreSQL when a database URL is set", async () => {
     const index = await openVectorIndex({ databaseUrl: url, dataDir: "/nonexistent", schema });
     try {
