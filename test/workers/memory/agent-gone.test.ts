@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemPrincipal } from "../../../src/engine/types.ts";
 import { AppError } from "../../../src/shared/errors.ts";
 import type { TestServer } from "../../helpers/server.ts";
-import { backends, newAgent, send } from "./embedding-env.ts";
+import { backends, newAgent, send, storedEntries } from "./embedding-env.ts";
 
 /** Memory stored for an agent that is gone: nothing would ever forget it, so it is not kept. */
 describe.each(backends)("memory of a deleted agent ($name)", (backend) => {
@@ -17,13 +17,7 @@ describe.each(backends)("memory of a deleted agent ($name)", (backend) => {
     await storage?.drop();
   });
 
-  const entries = async (agentId: string) =>
-    (
-      (await live.service.engine.trigger({
-        function_id: "search::count",
-        payload: { index: "memory", scope: agentId },
-      })) as { count: number }
-    ).count;
+  const entries = (agentId: string) => storedEntries(live, agentId);
 
   it("keeps no finding a swarm archives for a member deleted before it dissolved", async () => {
     const agentId = await newAgent(live);

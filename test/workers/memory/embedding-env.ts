@@ -162,3 +162,12 @@ export async function metric(server: TestServer, line: string): Promise<number> 
 }
 
 export { json };
+
+/** How many memory entries the agent holds, as the text index counts them. */
+export const storedEntries = async (server: TestServer, agentId: string) =>
+  (
+    (await server.service.engine.trigger({
+      function_id: "search::count",
+      payload: { index: "memory", scope: agentId },
+    })) as { count: number }
+  ).count;

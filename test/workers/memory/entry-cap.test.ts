@@ -3,7 +3,7 @@ import type { Principal } from "../../../src/engine/types.ts";
 import { AppError } from "../../../src/shared/errors.ts";
 import type { FakeOpenAI } from "../../helpers/fake-openai.ts";
 import type { TestServer } from "../../helpers/server.ts";
-import { backends, fakeEnv, newAgent, send, startFake } from "./embedding-env.ts";
+import { backends, fakeEnv, newAgent, send, startFake, storedEntries } from "./embedding-env.ts";
 
 const CAP = 5;
 
@@ -27,13 +27,7 @@ describe.each(backends)("memory entries per agent ($name)", (backend) => {
     await fake?.close();
   });
 
-  const entries = async (agentId: string) =>
-    (
-      (await live.service.engine.trigger({
-        function_id: "search::count",
-        payload: { index: "memory", scope: agentId },
-      })) as { count: number }
-    ).count;
+  const entries = (agentId: string) => storedEntries(live, agentId);
   const realmOf = async (agentId: string) =>
     (await send(live, "GET", `/api/agents/${agentId}`)).body.realmId as string;
   /** The agent itself (its memory tools): a realm principal acting for it. */

@@ -5,7 +5,7 @@ import { createAgent, newRealm } from "../../helpers/control-plane.ts";
 import type { FakeOpenAI } from "../../helpers/fake-openai.ts";
 import { holdCalls, until } from "../../helpers/races.ts";
 import type { TestServer } from "../../helpers/server.ts";
-import { backends, fakeEnv, send, startFake } from "./embedding-env.ts";
+import { backends, fakeEnv, send, startFake, storedEntries } from "./embedding-env.ts";
 
 /**
  * A realm delete purges its agents without marking them `deleting` (agent::delete does): a memory store
@@ -29,13 +29,7 @@ describe.each(backends)("a memory store racing its realm's delete ($name)", (bac
     await fake?.close();
   });
 
-  const entries = async (agentId: string) =>
-    (
-      (await live.service.engine.trigger({
-        function_id: "search::count",
-        payload: { index: "memory", scope: agentId },
-      })) as { count: number }
-    ).count;
+  const entries = (agentId: string) => storedEntries(live, agentId);
 
   it.each([
     ["memory::store", "the agent itself"],

@@ -1,38 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { call, spentBudget } from "../../../helpers/control-plane.ts";
 import { toolsServer } from "../setup.ts";
+import { rootAndChild, spentByAgent } from "../trees.ts";
 
 const env = toolsServer();
 
-/** A root agent and its sub-agent, as the sub-agent's tool calls run. */
-async function rootAndChild() {
-  const root = await env.agent({ toolProfile: "full" });
-  const { agentId } = await env.tool<{ agentId: string }>("tool::agent_spawn", {
-    name: "speaker",
-    toolProfile: "full",
-  });
-  return { root, asChild: { agentId, realmId: root.realmId } };
-}
-
-const spentByAgent = async (realmId: string) =>
-  (await call(env.server, "GET", `/api/ledger/summary/${realmId}?groupBy=agent`)).body.breakdown as Record<
-    string,
-    number
-  >;
 const audioRequests = () => env.fake.requests.filter((request) => "audio" in request).length;
 
 describe("a sub-agent's speech is paid by the root of its tree, as its turns are", () => {
   it("charges the root for its sub-agent's speech", async () => {
-    const { root, asChild } = await rootAndChild();
+    const { root, asChild } = await rootAndChild(env, "speaker");
     await env.tool("tool::tts_speak", { text: "a".repeat(400), path: "a.mp3" }, asChild);
     await env.tool("tool::audio_transcribe", { path: "a.mp3" }, asChild);
-    const breakdown = await spentByAgent(root.realmId);
+    const breakdown = await spentByAgent(env, root.realmId);
     expect(breakdown[root.agentId]).toBeGreaterThan(0);
     expect(breakdown[asChild.agentId]).toBeUndefined();
   });
 
   it("refuses its sub-agent's speech with 402 once the root's own budget is spent, calling no provider", async () => {
-    const { root, asChild } = await rootAndChild();
+    const { root, asChild } = await rootAndChild(env, "speaker");
     await env.tool("tool::file_write", { path: "hello.mp3", content: "ID3 not really audio" }, asChild);
     await spentBudget(env.server, root.realmId, root.agentId);
     const before = audioRequests();
