@@ -44,8 +44,19 @@ export interface Launch {
    * Descriptors 3, 4, … of the child: an open descriptor of ours passed on as it is, or bytes it reads
    * from a pipe (the sandbox's file table and seccomp filter).
    */
-  extraStdio?: ReadonlyArray<number | Buffer>;
+  extraStdio?: ReadonlyArray<ExtraStdio>;
 }
+
+/**
+ * A pipe the child reads one byte from once `opened` resolves (closed without one if it rejects): it
+ * waits on it until its caller lets it go on.
+ */
+export interface Gate {
+  opened: Promise<void>;
+}
+
+/** Descriptor 3… of a child: one of ours passed on, bytes it reads, or a gate it waits on. */
+export type ExtraStdio = number | Buffer | Gate;
 
 export interface Finished {
   reason: "exited" | "timed_out" | "cancelled" | "spawn_failed";
@@ -225,12 +236,17 @@ function devNull(): number {
 }
 
 /** Writes each byte entry of `extra` to its pipe and closes it (the child reads to the end). */
-export function feedExtra(stdio: ReadonlyArray<unknown>, extra: ReadonlyArray<number | Buffer>): void {
+export function feedExtra(stdio: ReadonlyArray<unknown>, extra: ReadonlyArray<ExtraStdio>): void {
   extra.forEach((entry, index) => {
     const pipe = stdio[index + 3];
     if (typeof entry === "number" || !(pipe instanceof Writable)) return;
     pipe.on("error", () => undefined);
-    pipe.end(entry);
+    if (Buffer.isBuffer(entry)) pipe.end(entry);
+    else
+      entry.opened.then(
+        () => pipe.end("1"),
+        () => pipe.destroy(),
+      );
   });
 }
 

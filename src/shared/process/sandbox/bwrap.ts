@@ -41,6 +41,8 @@ export interface Descriptors {
   binds?: Array<{ fd: number; inside: string }>;
   egress?: number;
   relay?: number;
+  /** A pipe the sandbox waits on before it starts the program (while its run's group is joined). */
+  block?: number;
 }
 
 /**
@@ -105,6 +107,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   if (fds.relay !== undefined)
     args.push("--perms", "0644", "--ro-bind-data", String(fds.relay), INSIDE.relay);
   if (fds.seccomp !== undefined) args.push("--seccomp", String(fds.seccomp));
+  if (fds.block !== undefined) args.push("--block-fd", String(fds.block));
   const drop =
     identity.kind === "root"
       ? [

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { AppError } from "../../errors.ts";
@@ -16,8 +17,12 @@ export interface RunGroupLimits {
 
 /** One run's control group: the launcher joins it before it starts the program, so every child is in it. */
 export interface RunGroup {
-  /** The `cgroup.procs` files the launcher writes its own pid to (one per hierarchy). */
-  procsFiles: string[];
+  /**
+   * Moves `pid` and then every process it has started into the group (each hierarchy's): a process
+   * started after its parent moved is born in the group, so once this resolves the whole tree is in it.
+   * Written off the event loop: a move waits for one of the kernel's RCU grace periods.
+   */
+  admit(pid: number): Promise<void>;
   /** The processes in the group now. */
   pids(): number[];
   /** Ends whatever is left in the group and removes it; says how many processes the kernel ended for memory. */
@@ -28,12 +33,6 @@ const SERVICE_GROUP = /^agentos-sandbox-(\d+)-\d+$/;
 /** Empty run groups kept for reuse, at most. */
 const MAX_IDLE_GROUPS = 16;
 let instances = 0;
-
-/** The command that puts itself into `group` and then becomes `command`. */
-export function joiningGroup(group: RunGroup, command: string[]): string[] {
-  const script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 126; shift; done; shift; exec "$@"';
-  return ["/bin/sh", "-c", script, "agentos-run-group", ...group.procsFiles, "--", ...command];
-}
 
 /**
  * Control groups for confined runs: one group per service (all its runs together may use
@@ -103,7 +102,7 @@ export class RunGroups {
     // The kernel's count of processes it ended for memory only grows: this run's are those past it now.
     const killedBefore = this.oomKills(dirs[0] as string);
     return {
-      procsFiles: dirs.map((dir) => join(dir, "cgroup.procs")),
+      admit: (pid) => admitTree(dirs, pid),
       pids: () => pidsIn(dirs[0] as string),
       release: async () => {
         const kills = this.oomKills(dirs[0] as string) - killedBefore;
@@ -180,6 +179,36 @@ function enableControllers(dir: string, wanted: string[]): void {
   const missing = wanted.filter((name) => available.includes(name) && !enabled.includes(name));
   if (missing.length === 0) return;
   writeFileSync(join(dir, "cgroup.subtree_control"), missing.map((name) => `+${name}`).join(" "));
+}
+
+async function admitTree(dirs: readonly string[], root: number): Promise<void> {
+  const pending = [root];
+  for (let pid = pending.shift(); pid !== undefined; pid = pending.shift()) {
+    try {
+      for (const dir of dirs) await writeFile(join(dir, "cgroup.procs"), String(pid));
+    } catch (error) {
+      // Exited meanwhile: nothing of it is left to confine.
+      if ((error as NodeJS.ErrnoException).code === "ESRCH") continue;
+      throw error;
+    }
+    pending.push(...childrenOf(pid));
+  }
+}
+
+/** The processes `pid` started (every thread's), from /proc. */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  let threads: string[] = [];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return children;
+  }
+  for (const thread of threads) {
+    const listed = read(`/proc/${pid}/task/${thread}/children`) ?? "";
+    for (const child of listed.split(" ").filter(Boolean)) children.push(Number(child));
+  }
+  return children;
 }
 
 function pidsIn(dir: string): number[] {

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppError } from "../../errors.ts";
 import type { NetworkPolicy } from "../../net/guarded-request.ts";
-import { type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
+import { type ExtraStdio, type Launch, SAFE_PATH, type Supervised, supervise } from "../supervise.ts";
 import { type Attached, attached } from "./attached.ts";
 import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID } from "./bwrap.ts";
-import { joiningGroup, type RunGroup, RunGroups } from "./cgroups.ts";
+import { type RunGroup, RunGroups } from "./cgroups.ts";
 import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
 import { deletedOpenBytes } from "./held-files.ts";
 import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
@@ -52,11 +52,17 @@ interface Prepared {
   args: string[];
   env: Record<string, string>;
   cwd: string;
-  extraStdio: Array<number | Buffer>;
+  extraStdio: ExtraStdio[];
   /** Closes the descriptors handed to the child; call once it is spawned. */
   release(): void;
   /** The run's control group, released once the run is over. */
   group?: RunGroup;
+  /**
+   * Moves the spawned process (`pid`) and what it started into the run's group, then lets the sandbox,
+   * waiting on its block descriptor, start the program; rejects (the sandbox never starts it) when the
+   * group cannot be joined.
+   */
+  admit?: (pid: number | null) => Promise<void>;
 }
 
 const MiB = 1024 * 1024;
@@ -153,7 +159,10 @@ export class Sandbox {
     } finally {
       prepared.release();
     }
-    if (prepared.group) started = { ...started, done: this.releasedAfter(started.done, prepared.group) };
+    if (prepared.group) {
+      const admitted = admitOrStop(prepared, started);
+      started = { ...started, done: this.releasedAfter(started.done, prepared.group, admitted) };
+    }
     const watched = this.settings.enabled
       ? watchQuota(
           this.usage,
@@ -173,9 +182,12 @@ export class Sandbox {
   private async releasedAfter<F extends Awaited<Supervised["done"]>>(
     done: Promise<F>,
     group: RunGroup,
+    admitted: Promise<string | undefined>,
   ): Promise<F> {
     const finished = await done;
+    const refused = await admitted;
     const killed = await group.release();
+    if (refused) return { ...finished, stderr: `${finished.stderr}\n${refused}` };
     if (killed === 0) return finished;
     const limit = this.settings.limits.memoryBytes / MiB;
     const note = `the run reached its memory limit (${limit} MiB, AGENTOS_SANDBOX_MEMORY_MB): the kernel ended ${killed} of its processes`;
@@ -254,8 +266,8 @@ export class Sandbox {
     opened: number[],
   ): Prepared {
     const limits = this.settings.limits;
-    const extra: Array<number | Buffer> = [];
-    const pass = (entry: number | Buffer) => extra.push(entry) + 2;
+    const extra: ExtraStdio[] = [];
+    const pass = (entry: ExtraStdio) => extra.push(entry) + 2;
     const openDir = (path: string) => {
       const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY);
       opened.push(fd);
@@ -301,6 +313,10 @@ export class Sandbox {
       "--core=0",
       "--",
     ];
+    // The sandbox waits, before it starts the program, until its processes are in the run's group.
+    const runGroup = this.groups?.create();
+    const gate = runGroup ? admission(runGroup) : undefined;
+    if (gate) fds.block = pass(gate);
     const args = bwrapArgs({
       identity: owner
         ? { kind: "root", uid: owner.uid, setpriv: this.host.setpriv as string }
@@ -314,21 +330,16 @@ export class Sandbox {
     // Limits are per process, so a run's many processes can still exhaust the machine's memory: then the
     // kernel must end them, not the service. Set by a root service, the score cannot be lowered again.
     const choom = this.host.choom;
-    const bwrap = [this.host.bwrap as string, ...args];
-    const launched = choom ? [choom, "-n", String(OOM_SCORE_ADJ), "--", ...bwrap] : bwrap;
-    // The launcher joins the run's group before it starts bubblewrap: every process of the run is in it.
-    const runGroup = this.groups?.create();
-    const [command0, ...rest] = runGroup ? joiningGroup(runGroup, launched) : launched;
     return {
-      command: command0 as string,
-      args: rest,
+      command: choom ?? (this.host.bwrap as string),
+      args: choom ? ["-n", String(OOM_SCORE_ADJ), "--", this.host.bwrap as string, ...args] : args,
       env,
       cwd: "/",
       extraStdio: extra,
       release: () => {
         for (const fd of opened.splice(0)) closeSync(fd);
       },
-      ...(runGroup ? { group: runGroup } : {}),
+      ...(runGroup && gate ? { group: runGroup, admit: gate.admit } : {}),
     };
   }
 
@@ -405,18 +416,55 @@ export class Sandbox {
         MiB,
       );
       let finished: Awaited<Supervised["done"]>;
+      let refused: string | undefined;
       try {
-        finished = await supervise({ ...prepared, inherit: [], timeoutMs: 10_000, killGraceMs: 0 }).done;
+        const started = supervise({ ...prepared, inherit: [], timeoutMs: 10_000, killGraceMs: 0 });
+        const admitted = admitOrStop(prepared, started);
+        finished = await started.done;
+        refused = await admitted;
       } finally {
         prepared.release();
         await prepared.group?.release();
       }
+      if (refused) return refused;
       if (finished.reason === "exited" && finished.exitCode === 0) return null;
       const why = finished.spawnError ?? finished.stderr.trim().split("\n").slice(-1)[0] ?? finished.reason;
       return `a confined test program failed: ${why || `exit code ${finished.exitCode}`}`;
     } catch (error) {
       return `a confined test program could not start: ${(error as Error).message}`;
     }
+  }
+}
+
+/**
+ * The gate a confined launch waits on (bubblewrap's block descriptor) and the admission that opens it:
+ * the spawned process and what it started moved into the run's group first. Closed unopened when the
+ * group cannot be joined, so the program never starts outside it.
+ */
+function admission(group: RunGroup): { opened: Promise<void>; admit: (pid: number | null) => Promise<void> } {
+  const { promise: opened, resolve: open, reject: shut } = Promise.withResolvers<void>();
+  opened.catch(() => undefined);
+  const admit = async (pid: number | null) => {
+    try {
+      if (pid === null) throw new Error("it did not start");
+      await group.admit(pid);
+      open();
+    } catch (error) {
+      shut(error);
+      throw error;
+    }
+  };
+  return { opened, admit };
+}
+
+/** Admits a started launch into its group; stops it when that fails, and says why (undefined: admitted). */
+async function admitOrStop(prepared: Prepared, started: Supervised): Promise<string | undefined> {
+  try {
+    await prepared.admit?.(started.pid);
+    return undefined;
+  } catch (error) {
+    started.cancel();
+    return `the run was stopped: it could not join its control group (${(error as Error).message})`;
   }
 }
 

@@ -182,3 +182,27 @@ describe("deleted files a run keeps open", () => {
     }
   });
 });
+
+describe("a run that cannot join its group", () => {
+  it("never starts its program, and says why", async (context) => {
+    if (status.mode !== "on" || status.limits !== "run")
+      context.skip(`no run groups here: ${JSON.stringify(status)}`);
+    // The host refusing the move (a delegation that allows mkdir but not the move, say).
+    const groups = (sandbox as unknown as { groups: { create(): { admit(pid: number): Promise<void> } } })
+      .groups;
+    const create = groups.create.bind(groups);
+    groups.create = () => ({ ...create(), admit: async () => Promise.reject(new Error("EACCES: refused")) });
+    try {
+      const root = workspace("refused");
+      const ran = await runCommand(sandbox, root, DEFAULT_ALLOWLIST, {
+        command: "python3",
+        args: ["-c", "open('ran', 'w').write('outside its group')"],
+        timeoutMs: 10_000,
+      });
+      expect(ran.stderr).toContain("could not join its control group (EACCES: refused)");
+      expect(existsSync(join(root, "ran"))).toBe(false);
+    } finally {
+      groups.create = create;
+    }
+  });
+});
