@@ -9,12 +9,12 @@ import { type Attached, attached } from "./attached.ts";
 import { accounts, bwrapArgs, type Descriptors, INSIDE, insidePath, SANDBOX_UID } from "./bwrap.ts";
 import { type RunGroup, RunGroups } from "./cgroups.ts";
 import { EgressGate, PROXY_ENV, relayed, relayScriptSource } from "./egress.ts";
-import { deletedOpenBytes } from "./held-files.ts";
 import { HostPrograms, type SandboxStatus, unavailable } from "./host.ts";
 import { etcCopy, systemLayout } from "./layout.ts";
 import { chownTreeSync, isWorkspaceUid, killAllOf, type Owner, workspaceOwner } from "./owner.ts";
 import { WorkspacePrograms } from "./programs.ts";
-import { overQuota, UsageCache, type WatchLimits, watchQuota } from "./quota.ts";
+import { overQuota, UsageCache, watchQuota } from "./quota.ts";
+import { admission, admitOrStop, heldBy, releasedAfter } from "./run-admission.ts";
 import { seccompFilter } from "./seccomp.ts";
 import { type SandboxSettings, sandboxSettings } from "./settings.ts";
 import { ShippedBinds, shippedDirs } from "./shipped.ts";
@@ -161,7 +161,8 @@ export class Sandbox {
     }
     if (prepared.group) {
       const admitted = admitOrStop(prepared, started);
-      started = { ...started, done: this.releasedAfter(started.done, prepared.group, admitted) };
+      const memoryBytes = this.settings.limits.memoryBytes;
+      started = { ...started, done: releasedAfter(started.done, prepared.group, admitted, memoryBytes) };
     }
     const watched = this.settings.enabled
       ? watchQuota(
@@ -176,22 +177,6 @@ export class Sandbox {
         )
       : started;
     return this.programs.track(run.workspace, watched);
-  }
-
-  /** `done` once the run's group is removed, saying so when the kernel ended processes for the run's memory. */
-  private async releasedAfter<F extends Awaited<Supervised["done"]>>(
-    done: Promise<F>,
-    group: RunGroup,
-    admitted: Promise<string | undefined>,
-  ): Promise<F> {
-    const finished = await done;
-    const refused = await admitted;
-    const killed = await group.release();
-    if (refused) return { ...finished, stderr: `${finished.stderr}\n${refused}` };
-    if (killed === 0) return finished;
-    const limit = this.settings.limits.memoryBytes / MiB;
-    const note = `the run reached its memory limit (${limit} MiB, AGENTOS_SANDBOX_MEMORY_MB): the kernel ended ${killed} of its processes`;
-    return { ...finished, stderr: finished.stderr ? `${finished.stderr}\n${note}` : note };
   }
 
   /** The launch of `run`: only `launch` spawns it, so no confined process escapes the quota watch. */
@@ -434,45 +419,6 @@ export class Sandbox {
       return `a confined test program could not start: ${(error as Error).message}`;
     }
   }
-}
-
-/**
- * The gate a confined launch waits on (bubblewrap's block descriptor) and the admission that opens it:
- * the spawned process and what it started moved into the run's group first. Closed unopened when the
- * group cannot be joined, so the program never starts outside it.
- */
-function admission(group: RunGroup): { opened: Promise<void>; admit: (pid: number | null) => Promise<void> } {
-  const { promise: opened, resolve: open, reject: shut } = Promise.withResolvers<void>();
-  opened.catch(() => undefined);
-  const admit = async (pid: number | null) => {
-    try {
-      if (pid === null) throw new Error("it did not start");
-      await group.admit(pid);
-      open();
-    } catch (error) {
-      shut(error);
-      throw error;
-    }
-  };
-  return { opened, admit };
-}
-
-/** Admits a started launch into its group; stops it when that fails, and says why (undefined: admitted). */
-async function admitOrStop(prepared: Prepared, started: Supervised): Promise<string | undefined> {
-  try {
-    await prepared.admit?.(started.pid);
-    return undefined;
-  } catch (error) {
-    started.cancel();
-    return `the run was stopped: it could not join its control group (${(error as Error).message})`;
-  }
-}
-
-/** What the run's processes hold of the workspace's disk in deleted files (when its group knows them). */
-function heldBy(group: RunGroup | undefined, workspace: string): Pick<WatchLimits, "held"> {
-  if (!group) return {};
-  const device = statSync(workspace).dev;
-  return { held: () => deletedOpenBytes(group.pids(), device) };
 }
 
 /** The workspace directory belongs to its sandbox uid, which must be able to write in it. */
