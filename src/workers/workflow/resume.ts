@@ -47,21 +47,23 @@ export async function resumeRuns(options: ResumeOptions): Promise<number> {
 
 async function resumeOne(options: ResumeOptions, run: Run): Promise<void> {
   const { control } = options;
-  // Cancellable from now on, while it waits for its functions too.
-  const signal = claimLocal(control, run.runId);
+  // Cancellable from now on, while it waits for its functions too (a cancel here records it at once).
+  claimLocal(control, run.runId);
   try {
-    await resumeClaimed(options, run, signal);
+    await resumeClaimed(options, run);
   } finally {
     if (control.local.get(run.runId)?.done === undefined) control.local.delete(run.runId);
   }
 }
 
-async function resumeClaimed(options: ResumeOptions, run: Run, signal: AbortSignal): Promise<void> {
+async function resumeClaimed(options: ResumeOptions, run: Run): Promise<void> {
   const { control } = options;
   const workflow = await loadWorkflow(options.state, runRealm(run), run.workflowId);
   // Runs started before runs recorded their rights resume confined to their realm, never as the service.
   run.principal ??= { kind: "realm", keyId: "unknown", realmId: runRealm(run) };
   const stopped = workflow?.steps[run.position]?.name ?? `step ${run.position}`;
+  // Cancelled on another node while its owner was gone: taking it over ends it, no step runs again.
+  if (run.cancelRequested) return stopCancelled(options, run, stopped);
   if (!workflow) return interrupt(options, run, stopped, `workflow ${run.workflowId} no longer exists`);
   // Its position and results are the old steps', and its rights were checked against them (as a retry).
   if (run.workflowVersion !== undefined && run.workflowVersion !== workflow.version) {
@@ -75,11 +77,23 @@ async function resumeClaimed(options: ResumeOptions, run: Run, signal: AbortSign
   if (missing.length > 0) {
     return interrupt(options, run, stopped, `functions not available after restart: ${missing.join(", ")}`);
   }
-  // Cancelled (or finished elsewhere) while it waited: nothing to resume.
+  // Cancelled here (recorded at once) or finished elsewhere while it waited: nothing to resume. Flagged
+  // from another node meanwhile (this node owns the run now): this node ends it.
   const stored = await options.state.get<StoredRun>(RUNS_SCOPE, run.runId);
-  if (stored?.status !== "running" || (signal.aborted && stored.cancelRequested)) return;
+  if (stored?.status !== "running") return;
+  if (stored.cancelRequested) return stopCancelled(options, run, stopped);
   control.deps.publish("started", run);
   await execute(control, workflow, run).catch(() => undefined);
+}
+
+/** Ends a run cancelled before it could resume, at the step it had stopped at. */
+async function stopCancelled(options: ResumeOptions, run: Run, step: string): Promise<void> {
+  run.status = "cancelled";
+  run.stoppedAt = step;
+  run.error = `Cancelled at step "${step}"`;
+  run.finishedAt = nowIso();
+  await options.control.deps.checkpoint(run);
+  options.control.deps.publish("cancelled", run);
 }
 
 async function interrupt(options: ResumeOptions, run: Run, step: string, reason: string): Promise<void> {

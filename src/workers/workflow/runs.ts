@@ -2,7 +2,7 @@ import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { callerRealm } from "../../shared/access.ts";
-import { nowIso, nowMs } from "../../shared/clock.ts";
+import { nowIso } from "../../shared/clock.ts";
 import { AppError, conflict, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { requireRealm } from "../../shared/realm-refs.ts";
@@ -143,8 +143,9 @@ export async function visibleRun(state: StateClient, runId: string, ctx: Invocat
 
 /**
  * Stops a running run: here, by aborting its controller (the running step's invocation sees the
- * abort) and waiting for it to record `cancelled`; on another node (cluster mode), by a flag its owner
- * acts on at its next lease tick or checkpoint; a run nobody executes is marked cancelled at once.
+ * abort) and waiting for it to record `cancelled`; leased to another node (cluster mode), by a flag its
+ * owner acts on at its next lease tick or checkpoint (or the node taking it over, if the owner died); a
+ * run no other node holds is marked cancelled at once.
  */
 export async function cancelRun(control: RunControl, runId: string, ctx: InvocationContext) {
   const run = await visibleRun(control.state, runId, ctx);
@@ -157,14 +158,13 @@ export async function cancelRun(control: RunControl, runId: string, ctx: Invocat
     return summary(await visibleRun(control.state, runId, ctx));
   }
   // Not executing here: waiting here to resume, on another node, or left by a dead one.
-  const now = nowMs();
   let stoppedHere = false;
   await casUpdate<StoredRun>(control.state, RUNS_SCOPE, runId, ({ value }) => {
     if (value?.status !== "running")
       throw notRunning({ runId, status: value?.status ?? "gone" }, "cancelled");
-    const owned = !local && value.leaseUntil !== undefined && Date.parse(value.leaseUntil) > now;
-    stoppedHere = !owned;
-    if (owned) return { ...value, cancelRequested: true };
+    const elsewhere = !local && leasedElsewhere(control, value);
+    stoppedHere = !elsewhere;
+    if (elsewhere) return { ...value, cancelRequested: true };
     return { ...value, status: "cancelled", cancelRequested: true, error: "Cancelled", finishedAt: nowIso() };
   });
   if (stoppedHere) {
@@ -172,6 +172,16 @@ export async function cancelRun(control: RunControl, runId: string, ctx: Invocat
     control.deps.publish("cancelled", { ...run, status: "cancelled" });
   }
   return summary(await visibleRun(control.state, runId, ctx));
+}
+
+/**
+ * Cluster mode: the run is leased to another node. Whether that node still lives is not judged here:
+ * that would compare the owner's wall clock (its `leaseUntil`) with this node's, and a node whose clock
+ * runs ahead would cancel live runs under their owner. The flag reaches the owner at its next lease tick
+ * or checkpoint, or, if it died, the node that takes the run over (which ends it cancelled).
+ */
+function leasedElsewhere(control: RunControl, run: StoredRun): boolean {
+  return control.leases !== undefined && run.owner !== undefined && run.owner !== control.leases.nodeId;
 }
 
 /**
