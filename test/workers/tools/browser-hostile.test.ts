@@ -1,10 +1,15 @@
 import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { systemResolver } from "../../../src/shared/net/guarded-request.ts";
 import { DEFAULT_BROWSER_PATH, sharedBrowser } from "../../../src/workers/tools/browser/chromium.ts";
-import { openPage, sessions } from "../../../src/workers/tools/browser/sessions.ts";
+import {
+  openPage,
+  ScreenshotPages,
+  Sessions,
+  sessions,
+} from "../../../src/workers/tools/browser/sessions.ts";
 import { toolsServer } from "./setup.ts";
 
 /** Hostile pages the agent is steered to, against a service that allows only 127.0.0.1 (the test site). */
@@ -16,6 +21,11 @@ let site: Server;
 let base = "";
 let port = 0;
 const held: ServerResponse[] = [];
+const localOnly = {
+  allowPrivateNetwork: false,
+  allowedAddresses: new Set(["127.0.0.1"]),
+  resolve: systemResolver,
+};
 
 const html = (res: ServerResponse, body: string) =>
   void res.writeHead(200, { "content-type": "text/html" }).end(body);
@@ -118,6 +128,57 @@ describe.skipIf(!available)("browser tools against hostile pages", () => {
     expect(browser.contexts().length).toBe(before + 1);
     await env.tool("tool::browser_close", {});
     expect(browser.contexts().length).toBe(before);
+  });
+
+  it("keeps no more sessions than its cap, however many agents open one at once", async () => {
+    const few = new Sessions(2);
+    const agents = ["agent-a", "agent-b", "agent-c"];
+    // All at once: each call must hold its slot before it awaits its page, or every one finds room.
+    const calls = await Promise.allSettled(agents.map((agentId) => few.of(agentId, chromium, localOnly)));
+    try {
+      expect(agents.filter((agentId) => few.has(agentId))).toHaveLength(2);
+      expect(calls.filter((call) => call.status === "rejected").map((call) => call.reason)).toEqual([
+        expect.objectContaining({
+          status: 429,
+          message: expect.stringContaining("at most 2 browser sessions"),
+        }),
+      ]);
+      // With every slot open (none still opening), a new session takes an open one's place (the least recently used).
+      await few.of("agent-d", chromium, localOnly);
+      expect([...agents, "agent-d"].filter((agentId) => few.has(agentId))).toHaveLength(2);
+      expect(few.has("agent-d")).toBe(true);
+    } finally {
+      await Promise.all([...agents, "agent-d"].map((agentId) => few.close(agentId)));
+    }
+  });
+
+  it("takes no more screenshots at once than its cap, however many realms ask at once", async () => {
+    const few = new ScreenshotPages(2);
+    let pages = 0;
+    let letGo = () => {};
+    const holding = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    const refused: unknown[] = [];
+    const calls = ["realm-a", "realm-b", "realm-c"].map((realm) =>
+      few
+        .use(realm, chromium, localOnly, { width: 320, height: 200 }, async () => {
+          pages++;
+          await holding;
+        })
+        .catch((error) => void refused.push(error)),
+    );
+    try {
+      // Every call has either its page open (held in its work) or been refused.
+      await vi.waitFor(() => expect(pages + refused.length).toBe(3), { timeout: 20_000 });
+      expect(pages).toBe(2);
+      expect(refused).toEqual([
+        expect.objectContaining({ status: 429, message: expect.stringContaining("at most 2 screenshots") }),
+      ]);
+    } finally {
+      letGo();
+      await Promise.all(calls);
+    }
   });
 
   it("keeps a bounded list of a page's refused requests, however many it makes", async () => {

@@ -1,4 +1,5 @@
 import type { BrowserContext, Page } from "playwright-core";
+import { AppError } from "../../../shared/errors.ts";
 import { GuardProxy } from "../../../shared/net/guard-proxy.ts";
 import type { NetworkPolicy } from "../../../shared/net/guarded-request.ts";
 import { sharedBrowser } from "./chromium.ts";
@@ -57,7 +58,13 @@ export async function openPage(executablePath: string, policy: NetworkPolicy, vi
 }
 
 /** Each agent's browser session on this node: one context, one page, until closed or expired. */
-class Sessions {
+export class Sessions {
+  /** `max`: sessions kept at once (tests use a few, not a Chromium's worth). */
+  private readonly max: number;
+  constructor(max = MAX_SESSIONS) {
+    this.max = max;
+  }
+
   private readonly byAgent = new Map<string, Session>();
   /** Sessions being opened: an agent's calls at once share one, or the others' contexts stay open, unowned. */
   private readonly opening = new Map<string, Promise<Session>>();
@@ -72,19 +79,48 @@ class Sessions {
     }
     let opening = this.opening.get(agentId);
     if (!opening) {
-      opening = this.open(agentId, executablePath, policy).finally(() => this.opening.delete(agentId));
+      const closing = this.makeRoom(agentId);
+      opening = this.open(agentId, executablePath, policy, closing).finally(() =>
+        this.opening.delete(agentId),
+      );
       this.opening.set(agentId, opening);
     }
     return opening;
   }
 
-  private async open(agentId: string, executablePath: string, policy: NetworkPolicy): Promise<Session> {
+  /**
+   * A slot for the agent's new session, taken before any await: sessions being opened count as open, or
+   * calls at once would all find room and open past the cap. The agent's old session and, at the
+   * cap, the least recently used one leave the map now; the closes returned finish before the new page opens.
+   */
+  private makeRoom(agentId: string): Promise<boolean>[] {
+    const closing = this.byAgent.has(agentId) ? [this.close(agentId)] : [];
+    if (this.taken() < this.max) return closing;
+    const oldest = [...this.byAgent].sort(([, a], [, b]) => a.usedAt - b.usedAt)[0];
+    if (!oldest)
+      throw new AppError(
+        "rate_limited",
+        `This node keeps at most ${this.max} browser sessions, and all of them are being opened: try again in a few seconds`,
+        { retryAfter: 5 },
+      );
+    return [...closing, this.close(oldest[0])];
+  }
+
+  /** Sessions open or being opened (one just opened is in both maps until its opening settles). */
+  private taken(): number {
+    let opening = 0;
+    for (const agentId of this.opening.keys()) if (!this.byAgent.has(agentId)) opening++;
+    return this.byAgent.size + opening;
+  }
+
+  private async open(
+    agentId: string,
+    executablePath: string,
+    policy: NetworkPolicy,
+    closing: Promise<boolean>[],
+  ): Promise<Session> {
     const now = Date.now();
-    if (this.byAgent.has(agentId)) await this.close(agentId);
-    if (this.byAgent.size >= MAX_SESSIONS) {
-      const oldest = [...this.byAgent].sort(([, a], [, b]) => a.usedAt - b.usedAt)[0];
-      if (oldest) await this.close(oldest[0]);
-    }
+    await Promise.all(closing);
     const release = sharedBrowser.hold();
     try {
       const opened = await openPage(executablePath, policy);
@@ -133,6 +169,8 @@ export const sessions = new Sessions();
 /** A screenshot context serves this many screenshots (then a fresh one starts), and idles this long at most. */
 const SCREENSHOT_USES = 20;
 const SCREENSHOT_IDLE_MS = 60_000;
+/** Screenshots one process takes at once, each on a page (a context) of its own while it runs. */
+const MAX_SCREENSHOTS = 16;
 /** How long a warm page may take to go back to about:blank before it is closed instead. */
 const BLANK_TIMEOUT_MS = 5_000;
 
@@ -153,12 +191,42 @@ interface Warm {
 /**
  * Screenshot pages kept warm per realm (a new page costs Chromium some 400 ms): a realm's screenshots
  * reuse one context, never another realm's, and it is replaced after SCREENSHOT_USES screenshots or
- * SCREENSHOT_IDLE_MS unused. A screenshot that finds it busy gets a page of its own.
+ * SCREENSHOT_IDLE_MS unused. A screenshot that finds it busy gets a page of its own, up to
+ * MAX_SCREENSHOTS at once in the process (a realm's calls at once would otherwise open a context each).
  */
-class ScreenshotPages {
+export class ScreenshotPages {
+  /** `max`: screenshots taken at once (tests use a few, not a Chromium's worth). */
+  private readonly max: number;
+  constructor(max = MAX_SCREENSHOTS) {
+    this.max = max;
+  }
+
   private readonly warm = new Map<string, Warm>();
+  /** Screenshots running now: counted before any await, or calls at once would all find room. */
+  private running = 0;
 
   async use<T>(
+    realm: string,
+    executablePath: string,
+    policy: NetworkPolicy,
+    viewport: { width: number; height: number },
+    work: (opened: Warm["opened"]) => Promise<T>,
+  ): Promise<T> {
+    if (this.running >= this.max)
+      throw new AppError(
+        "rate_limited",
+        `This node takes at most ${this.max} screenshots at once: try again in a few seconds`,
+        { retryAfter: 5 },
+      );
+    this.running++;
+    try {
+      return await this.take(realm, executablePath, policy, viewport, work);
+    } finally {
+      this.running--;
+    }
+  }
+
+  private async take<T>(
     realm: string,
     executablePath: string,
     policy: NetworkPolicy,
