@@ -55,6 +55,8 @@ interface Prepared {
   extraStdio: ExtraStdio[];
   /** Closes the descriptors handed to the child; call once it is spawned. */
   release(): void;
+  /** What the workspace's quota left when the run started (0: over it, or none for confinement off). */
+  room?: number;
   /** The run's control group, released once the run is over. */
   group?: RunGroup;
   /**
@@ -172,6 +174,7 @@ export class Sandbox {
             quota: this.settings.limits.workspaceQuotaBytes,
             diskReserve: this.settings.limits.diskReserveBytes,
             ...heldBy(prepared.group, run.workspace),
+            startedOver: prepared.room === 0,
           },
           started,
         )
@@ -194,7 +197,8 @@ export class Sandbox {
     const socketDir = run.egress
       ? await this.egress.socketDir(run.egress.key, run.egress.allowDomains)
       : null;
-    return this.confined(run, owner, socketDir, Math.max(0, quota - used));
+    const room = Math.max(0, quota - used);
+    return { ...this.confined(run, owner, socketDir, room), room };
   }
 
   /** Refuses (413) a write of `bytes` by the service itself that would take the workspace past its quota. */

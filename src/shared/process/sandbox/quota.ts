@@ -103,6 +103,12 @@ export interface WatchLimits {
    * programs at the reserve. Absent where the run's processes are not known (no control group).
    */
   held?: () => Promise<number>;
+  /**
+   * The workspace was over its quota when the run started (it may delete, not write): the run is then
+   * stopped only when the workspace grows past what it held at the watch's first look, so an `rm -r` of a
+   * large tree is not stopped halfway for the files it has yet to delete.
+   */
+  startedOver?: boolean;
 }
 
 /**
@@ -126,11 +132,19 @@ export function watchQuota<S extends Supervised>(
   };
   const timers: { measure?: NodeJS.Timeout; disk?: NodeJS.Timeout } = {};
   const again = () => stopped === undefined && running;
+  /** Started over the quota: the workspace's whole size at the first look (see WatchLimits.startedOver). */
+  let bar: number | undefined;
   const measure = async () => {
     const started = performance.now();
     const held = (await limits.held?.().catch(() => 0)) ?? 0;
-    const bytes = (await usage.measure(workspace, limits.quota)) + held;
-    if (bytes > limits.quota) stop(overQuota(bytes, limits.quota, held));
+    if (limits.startedOver) {
+      const bytes = (await usage.measure(workspace, Number.POSITIVE_INFINITY)) + held;
+      bar ??= Math.max(bytes, limits.quota);
+      if (bytes > bar) stop(overQuota(bytes, limits.quota, held));
+    } else {
+      const bytes = (await usage.measure(workspace, limits.quota)) + held;
+      if (bytes > limits.quota) stop(overQuota(bytes, limits.quota, held));
+    }
     const next = Math.max(QUOTA_CHECK_MS, 10 * (performance.now() - started));
     if (again()) timers.measure = setTimeout(measure, next).unref();
   };

@@ -12,7 +12,13 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { diskUsage, ENTRY_BYTES, UsageCache } from "../../../../src/shared/process/sandbox/quota.ts";
+import {
+  diskUsage,
+  ENTRY_BYTES,
+  UsageCache,
+  watchQuota,
+} from "../../../../src/shared/process/sandbox/quota.ts";
+import type { Finished } from "../../../../src/shared/process/supervise.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -218,5 +224,64 @@ describe("UsageCache", () => {
     const measured = await cache.current(root, quota);
     expect(measured).toBeGreaterThan(quota);
     expect(measured).toBeLessThan(allocated(root));
+  });
+});
+
+describe("watchQuota, for a run started over its workspace's quota", () => {
+  /** A program that runs until `end` (or a cancel), as supervise answers it. */
+  function program() {
+    let end = (_reason: "exited" | "cancelled") => undefined as unknown;
+    const done = new Promise<Finished>((resolve) => {
+      end = (reason) =>
+        resolve({
+          reason,
+          exitCode: reason === "exited" ? 0 : null,
+          signal: null,
+          stdout: "",
+          stderr: "",
+          truncated: false,
+        });
+    });
+    return { pid: 1, done, cancel: () => end("cancelled"), end: () => end("exited") };
+  }
+
+  function overQuotaWorkspace(files: number): number {
+    mkdirSync(join(root, "tree"));
+    for (let index = 0; index < files; index++) writeFileSync(join(root, "tree", `f${index}`), "");
+    return (files * ENTRY_BYTES) / 4;
+  }
+
+  it("lets a program that deletes files run on while the workspace is still over it (rm -r of a large tree)", async () => {
+    const quota = overQuotaWorkspace(200);
+    const cache = new UsageCache();
+    const looks = vi.spyOn(cache, "measure");
+    const run = program();
+    const watched = watchQuota(cache, root, { quota, diskReserve: 0, startedOver: true }, run);
+    // 40 files deleted after each of three looks: still over the quota at every one of them.
+    for (let look = 1; look <= 3; look++) {
+      await vi.waitFor(() => expect(looks.mock.calls.length).toBeGreaterThanOrEqual(look), { timeout: 5000 });
+      await looks.mock.results[look - 1]?.value;
+      for (let index = 0; index < 40; index++) rmSync(join(root, "tree", `f${(look - 1) * 40 + index}`));
+    }
+    await vi.waitFor(() => expect(looks.mock.calls.length).toBeGreaterThanOrEqual(4), { timeout: 5000 });
+    run.end();
+    const finished = await watched.done;
+    expect(finished.reason).toBe("exited");
+    expect(finished.quotaStop).toBeUndefined();
+  });
+
+  it("stops a program that makes the workspace grow further", async () => {
+    const quota = overQuotaWorkspace(200);
+    const cache = new UsageCache();
+    const looks = vi.spyOn(cache, "measure");
+    const run = program();
+    const watched = watchQuota(cache, root, { quota, diskReserve: 0, startedOver: true }, run);
+    await vi.waitFor(() => expect(looks.mock.calls.length).toBeGreaterThanOrEqual(1), { timeout: 5000 });
+    // The first look done (its size is the bar), the program makes more files.
+    await looks.mock.results[0]?.value;
+    for (let index = 0; index < 50; index++) writeFileSync(join(root, `new-${index}`), "");
+    const finished = await watched.done;
+    expect(finished.reason).toBe("cancelled");
+    expect(finished.quotaStop).toContain("over its quota");
   });
 });
