@@ -8,13 +8,14 @@ import { DEFAULT_ALLOWLIST, runCommand } from "../../../../src/workers/tools/com
 const MiB = 1024 * 1024;
 
 /*
- * A program's files that it deleted but keeps open take disk space no walk of its workspace finds: the
- * workspace quota never sees them. The program below holds far more than its quota that way; what
- * stops it is the free space the disk must keep (AGENTOS_SANDBOX_DISK_RESERVE_MB), set here just below
- * what the disk has free, so a few dozen MiB cross it.
+ * A program's files that it deleted but keeps open take disk space no walk of its workspace finds (where
+ * runs have a control group, the quota counts them from the run's descriptors: run-groups.test.ts). The
+ * program below holds 512 MiB that way, under a larger quota; what stops it is the free space the disk
+ * must keep (AGENTOS_SANDBOX_DISK_RESERVE_MB), set here just below what the disk has free, so a few dozen
+ * MiB cross it.
  */
 const HOLD = `
-import os, json
+import os, json, time
 written = 0
 held = []
 chunk = b"x" * (1 << 20)
@@ -27,6 +28,8 @@ for i in range(64):
         os.fsync(f.fileno())
     written += 8
     held.append(f)
+# Holding them: on a fast disk the writes end before the first look, which must still stop it.
+time.sleep(10)
 print(json.dumps({"written": written}))
 `;
 
@@ -37,7 +40,9 @@ beforeAll(() => {
   const disk = statfsSync(dir);
   const freeMiB = Math.floor((disk.bavail * disk.bsize) / MiB);
   sandbox = new Sandbox({
-    env: { AGENTOS_WORKSPACE_QUOTA_MB: "16", AGENTOS_SANDBOX_DISK_RESERVE_MB: String(freeMiB - 96) },
+    // A quota larger than what it writes: with a control group per run, the deleted files it holds would
+    // count against a small one and stop it first (run-groups.test.ts); here the disk's reserve is tried.
+    env: { AGENTOS_WORKSPACE_QUOTA_MB: "4096", AGENTOS_SANDBOX_DISK_RESERVE_MB: String(freeMiB - 96) },
     dataDir: dir,
     policy: { allowPrivateNetwork: false, resolve: async () => [] },
   });
@@ -48,7 +53,7 @@ afterAll(async () => {
 });
 
 describe("the disk's reserve", () => {
-  it("stops a program holding deleted files past it, which the workspace quota cannot see", async (context) => {
+  it("stops a program holding deleted files past it, which no walk of the workspace finds", async (context) => {
     const status = await sandbox.ready();
     if (status.mode !== "on") context.skip(`the sandbox is not on here: ${JSON.stringify(status)}`);
     const root = join(dir, "workspaces", "tenant");
