@@ -48,8 +48,8 @@ export interface Launch {
 }
 
 /**
- * A pipe the child reads one byte from once `opened` resolves (closed without one if it rejects): it
- * waits on it until its caller lets it go on.
+ * A pipe the child reads one byte from once `opened` resolves (closed without one if it rejects, which
+ * the child reads as end-of-file): it waits on it until its caller lets it go on.
  */
 export interface Gate {
   opened: Promise<void>;

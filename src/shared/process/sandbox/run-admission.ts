@@ -13,25 +13,20 @@ const MiB = 1024 * 1024;
 
 /**
  * The gate a confined launch waits on (bubblewrap's block descriptor) and the admission that opens it:
- * the spawned process and what it started moved into the run's group first. Closed unopened when the
- * group cannot be joined, so the program never starts outside it.
+ * the spawned process and what it started moved into the run's group first. Never opened when the group
+ * cannot be joined, so the program never starts outside it.
  */
 export function admission(group: RunGroup): {
   opened: Promise<void>;
   admit: (pid: number | null) => Promise<void>;
 } {
-  const { promise: opened, resolve: open, reject: shut } = Promise.withResolvers<void>();
-  opened.catch(() => undefined);
+  const { promise: opened, resolve: open } = Promise.withResolvers<void>();
+  // Opened only once admitted. A gate closed unopened would read as end-of-file, and bubblewrap would
+  // start the program: one that cannot be admitted is killed waiting on it (admitOrStop).
   const admit = async (pid: number | null) => {
-    try {
-      // Nothing started (the spawn failed, and says why): nothing waits on the gate.
-      if (pid === null) return shut(new Error("not started"));
-      await group.admit(pid);
-      open();
-    } catch (error) {
-      shut(error);
-      throw error;
-    }
+    if (pid === null) return;
+    await group.admit(pid);
+    open();
   };
   return { opened, admit };
 }
