@@ -82,6 +82,7 @@ export class RunGroups {
       const groups = new RunGroups(layout, roots, limits);
       groups.limitMemory(roots[0] as string, limits.totalMemoryBytes);
       if (layout.version === 2) enableControllers(roots[0] as string, ["memory", "pids"]);
+      removeAtExit(groups);
       return groups;
     } catch (error) {
       return { reason: `control groups cannot be made here (${(error as Error).message})` };
@@ -138,10 +139,17 @@ export class RunGroups {
 
   /** Removes the service's groups (their runs are over by now; a group still busy is left to the next start's sweep). */
   async close(): Promise<void> {
+    open.delete(this);
     for (const dir of [...this.leftovers, ...this.idle.splice(0).flat()]) {
       await emptyGroup(dir);
       removeGroup(dir);
     }
+    for (const root of this.roots) removeGroup(root);
+  }
+
+  /** What close does, at once, for a process exiting without closing: the empty groups go. */
+  removeEmpty(): void {
+    for (const dir of [...this.leftovers, ...this.idle.splice(0).flat()]) removeGroup(dir);
     for (const root of this.roots) removeGroup(root);
   }
 
@@ -163,6 +171,19 @@ export class RunGroups {
     const match = /^oom_kill (\d+)$/m.exec(read(join(dir, file)) ?? "");
     return match ? Number(match[1]) : 0;
   }
+}
+
+/** Groups of this process not closed yet: an exit (a CLI, a test run) removes those that are empty. */
+const open = new Set<RunGroups>();
+let exitHook = false;
+
+function removeAtExit(groups: RunGroups): void {
+  open.add(groups);
+  if (exitHook) return;
+  exitHook = true;
+  process.once("exit", () => {
+    for (const groups of open) groups.removeEmpty();
+  });
 }
 
 function read(path: string): string | null {

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -204,5 +204,26 @@ describe("a run that cannot join its group", () => {
     } finally {
       groups.create = create;
     }
+  });
+});
+
+describe("a process that exits without closing its sandbox", () => {
+  it("removes its empty groups as it exits", async (context) => {
+    if (status.mode !== "on" || status.limits !== "run")
+      context.skip(`no run groups here: ${JSON.stringify(status)}`);
+    const script = `import("./src/shared/process/sandbox/index.ts").then(async ({ Sandbox }) => {
+      const sandbox = new Sandbox({ env: {}, dataDir: ${JSON.stringify(dir)}, policy: { allowPrivateNetwork: false, resolve: async () => [] } });
+      console.log(JSON.stringify(await sandbox.ready()));
+      process.exit(0);
+    })`;
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(child.stdout).toContain('"limits":"run"');
+    const parent = dirname(serviceGroups()[0] as string);
+    expect(readdirSync(parent).filter((name) => name.startsWith(`agentos-sandbox-${child.pid}-`))).toEqual(
+      [],
+    );
   });
 });
