@@ -227,6 +227,8 @@ export class Sandbox {
   }
 
   async close(): Promise<void> {
+    // A probe under way finishes first: it holds a run group (and the /etc copy) until it is done.
+    await this.probing;
     statuses.delete(this.dataDir);
     await this.egress.close();
     this.shipped.close();

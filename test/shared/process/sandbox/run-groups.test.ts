@@ -227,3 +227,20 @@ describe("a process that exits without closing its sandbox", () => {
     );
   });
 });
+
+describe("a sandbox closed while its start probe runs", () => {
+  it("leaves none of its groups behind", async (context) => {
+    if (status.mode !== "on" || status.limits !== "run")
+      context.skip(`no run groups here: ${JSON.stringify(status)}`);
+    const before = new Set(serviceGroups());
+    const quick = new Sandbox({
+      env: {},
+      dataDir: dir,
+      policy: { allowPrivateNetwork: false, resolve: async () => [] },
+    });
+    const probed = quick.ready();
+    await quick.close();
+    expect(await probed).toMatchObject({ mode: "on" });
+    expect(serviceGroups().filter((group) => !before.has(group))).toEqual([]);
+  });
+});
