@@ -12,7 +12,7 @@ import type { TextIndex } from "./engine/search/types.ts";
 import { stateClient } from "./engine/state/client.ts";
 import { registerStateFunctions } from "./engine/state/functions.ts";
 import { openStateStore } from "./engine/state/open.ts";
-import { poolSizes } from "./engine/state/postgres.ts";
+import { poolSizes } from "./engine/state/pg-pool.ts";
 import type { StateStore } from "./engine/state/types.ts";
 import { logTelemetry } from "./engine/telemetry.ts";
 import { LocalBus, type PubSubBus } from "./engine/trigger-types/subscribe.ts";

@@ -6,7 +6,7 @@ import {
   DEFAULT_DATABASE_TIMEOUTS,
   DEFAULT_POOL_TOTAL,
   MIN_POOL_TOTAL,
-} from "../engine/state/postgres.ts";
+} from "../engine/state/pg-pool.ts";
 import { describeZodError } from "../shared/errors.ts";
 import { DEFAULT_MEMORY_MAX_ENTRIES_PER_AGENT } from "../shared/limits.ts";
 import { sandboxEnvSchema } from "../shared/process/sandbox/settings.ts";

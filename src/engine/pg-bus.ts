@@ -3,14 +3,8 @@ import { Client, escapeIdentifier, type Notification, type Pool } from "pg";
 import { nowMs } from "../shared/clock.ts";
 import { type Logger, silentLogger } from "../shared/logger.ts";
 import { unavailableWhenUnreachable } from "./state/pg-errors.ts";
-import {
-  connectionTimeouts,
-  createPool,
-  type DatabaseTimeouts,
-  migrate,
-  prepared,
-  qualifiedTable,
-} from "./state/postgres.ts";
+import { connectionTimeouts, createPool, type DatabaseTimeouts } from "./state/pg-pool.ts";
+import { migrate, prepared, qualifiedTable } from "./state/postgres.ts";
 import type { PubSubBus } from "./trigger-types/subscribe.ts";
 
 export interface PgBusOptions {

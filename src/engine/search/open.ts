@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { DatabaseTimeouts } from "../state/postgres.ts";
+import type { DatabaseTimeouts } from "../state/pg-pool.ts";
 import { PostgresTextIndex } from "./postgres.ts";
 import { SqliteTextIndex } from "./sqlite.ts";
 import type { TextIndex } from "./types.ts";

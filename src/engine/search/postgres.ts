@@ -2,15 +2,8 @@ import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { nowMs } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
-import {
-  createPool,
-  type DatabaseTimeouts,
-  DELETE_CHUNK_ROWS,
-  migrate,
-  namedQuery,
-  prepared,
-  qualifiedTable,
-} from "../state/postgres.ts";
+import { createPool, type DatabaseTimeouts, DELETE_CHUNK_ROWS } from "../state/pg-pool.ts";
+import { migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
 import { isStorableText } from "../state/schema.ts";
 import { COMMON_TERM_WINDOW, informativeTerms } from "./common-terms.ts";
 import { queryTerms } from "./query.ts";

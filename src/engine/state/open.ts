@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { DatabaseTimeouts } from "./postgres.ts";
+import type { DatabaseTimeouts } from "./pg-pool.ts";
 import { PostgresStateStore } from "./postgres.ts";
 import { SqliteStateStore } from "./sqlite.ts";
 import type { StateStore } from "./types.ts";

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { DatabaseTimeouts } from "../state/postgres.ts";
+import type { DatabaseTimeouts } from "../state/pg-pool.ts";
 import type { CodeUpgradeNotice } from "./code-upgrade.ts";
 import { PostgresVectorIndex } from "./postgres.ts";
 import { SqliteVectorIndex } from "./sqlite.ts";

@@ -1,14 +1,7 @@
 import type { Pool } from "pg";
 import { badRequest } from "../../shared/errors.ts";
-import {
-  createPool,
-  type DatabaseTimeouts,
-  DELETE_CHUNK_ROWS,
-  migrate,
-  namedQuery,
-  prepared,
-  qualifiedTable,
-} from "../state/postgres.ts";
+import { createPool, type DatabaseTimeouts, DELETE_CHUNK_ROWS } from "../state/pg-pool.ts";
+import { migrate, namedQuery, prepared, qualifiedTable } from "../state/postgres.ts";
 import {
   type CodeUpgradeNotice,
   type PostgresTables,

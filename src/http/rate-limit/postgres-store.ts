@@ -1,12 +1,6 @@
 import type { Pool } from "pg";
-import {
-  createPool,
-  type DatabaseTimeouts,
-  migrate,
-  namedQuery,
-  prepared,
-  qualifiedTable,
-} from "../../engine/state/postgres.ts";
+import { createPool, type DatabaseTimeouts } from "../../engine/state/pg-pool.ts";
+import { migrate, namedQuery, prepared, qualifiedTable } from "../../engine/state/postgres.ts";
 import { AppError } from "../../shared/errors.ts";
 import { type GcraDecision, gcraParameters, remainingAfter } from "./gcra.ts";
 import type { RateLimitStore } from "./store.ts";

@@ -4,9 +4,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   type DatabaseTimeouts,
   DEFAULT_DATABASE_TIMEOUTS,
-  PostgresStateStore,
   poolSizes,
-} from "../../../src/engine/state/postgres.ts";
+} from "../../../src/engine/state/pg-pool.ts";
+import { PostgresStateStore } from "../../../src/engine/state/postgres.ts";
 import { AppError } from "../../../src/shared/errors.ts";
 import { freezableProxy } from "../../helpers/pg-proxy.ts";
 import { dropSchema, findTestPostgres, uniqueSchema } from "./contract.ts";
