@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, spentBudget } from "../../../helpers/control-plane.ts";
+import { spentBudget } from "../../../helpers/control-plane.ts";
 import { toolsServer } from "../setup.ts";
 import { rootAndChild, spentByAgent } from "../trees.ts";
 
