@@ -2,11 +2,11 @@
  * HTTP(S) requests under the SSRF guard, for every part of the service that fetches a URL someone else
  * named: the web tools, bridge runtimes, channel callbacks.
  */
-import { lookup as dnsLookup } from "node:dns/promises";
 import { type ClientRequest, request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import { AppError, badRequest } from "../errors.ts";
+import { createDnsResolver, type ResolvedAddress, type Resolver } from "./dns-resolver.ts";
 import { type AddressPolicy, assertAddressAllowed, bareHostname, checkWebUrl, isIpLiteral } from "./ssrf.ts";
 
 /** The spec's fixed User-Agent: the service with version 0.0.1 (not the package version). */
@@ -15,15 +15,14 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
+export type { ResolvedAddress, Resolver };
 
-/** Hostname → addresses. The default is the system resolver (`dns.lookup(host, {all: true})`). */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
-
-export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true });
+/**
+ * The resolver for names someone else chose: the system's DNS servers through c-ares, never
+ * `dns.lookup` (whose getaddrinfo calls a hostile name could keep on libuv's threadpool), with a
+ * deadline and a bound on lookups at once shared by the whole process (see ./dns-resolver.ts).
+ */
+export const systemResolver: Resolver = createDnsResolver();
 
 export interface NetworkPolicy extends AddressPolicy {
   resolve: Resolver;

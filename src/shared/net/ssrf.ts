@@ -4,7 +4,7 @@ import { type AppError, badRequest } from "../../shared/errors.ts";
 
 /**
  * SSRF guard: which addresses a web tool may connect to, and which URLs it may ask for.
- * The address check runs on the address the socket actually connects to (see ./fetch.ts), never on a
+ * The address check runs on the address the socket actually connects to (see ./guarded-request.ts), never on a
  * separate earlier resolution, so DNS rebinding cannot slip a private address past it.
  */
 
@@ -190,7 +190,7 @@ export function parseWebUrl(raw: string | URL): URL {
 
 /**
  * The check every web tool (and callback URL) applies before connecting: http(s) only, and a literal IP
- * host must not be blocked. Hostnames are checked at connect time by the guarded lookup (./fetch.ts).
+ * host must not be blocked. Hostnames are checked at connect time by the guarded lookup (./guarded-request.ts).
  */
 export function checkWebUrl(raw: string | URL, policy: AddressPolicy): URL {
   const url = parseWebUrl(raw);

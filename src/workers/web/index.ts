@@ -18,7 +18,7 @@ export interface WebToolsOptions {
   env: NodeJS.ProcessEnv;
   /** Turns every address check off (AGENTOS_ALLOW_PRIVATE_NETWORK=1). The scheme check stays. */
   allowPrivateNetwork?: boolean;
-  /** Tests: the name resolver (default: dns.lookup with all: true). Its answers are still checked. */
+  /** Tests: the name resolver (default: systemResolver, DNS through c-ares). Its answers are still checked. */
   lookup?: Resolver;
   /** Tests: exact IP addresses exempt from the address block. */
   allowedAddresses?: readonly string[];
