@@ -41,9 +41,20 @@ export interface Platform<Name extends string = string> {
   /**
    * Where the platform does not say which senders are bots (Matrix): at most `turns` messages of one
    * channel reach its agent per `windowMs`, the others are acknowledged and dropped. Two bots answering
-   * each other stop at the first message dropped, having cost at most `turns` turns.
+   * each other stop at the first message dropped, having cost at most `turns` turns. One sender gets at
+   * most `perSender` of a window's turns, so a single member cannot spend the room's and silence the
+   * agent for everyone else.
    */
-  turnLimit?: { turns: number; windowMs: number };
+  turnLimit?: { turns: number; windowMs: number; perSender?: number };
+  /**
+   * Where each channel has a credential of its own (a Facebook Page's access token): its vault name for
+   * a channel, and the channel a queued reply goes out from (read from its `replyTo`). It is read before
+   * `vault.token`, which then serves a service with one such channel.
+   */
+  channelToken?: {
+    name(channelId: string): string;
+    channelOf(replyTo: Record<string, unknown>): string | undefined;
+  };
   /**
    * Where an agent's unprompted message to a bound channel goes, from the channel id alone; absent
    * where a platform only lets a bot answer (an interaction's token, the number a message came to).

@@ -4,16 +4,33 @@ import { whatsapp } from "../../src/channels/whatsapp/index.ts";
 import { fixture } from "./fixtures.ts";
 
 describe("Messenger parse", () => {
-  it("maps a Page message to its sender's PSID", () => {
+  it("maps a message to the Page it came to, the sender's PSID being the conversation", () => {
     expect(messenger.parse(fixture("messenger", "text-message").envelope).messages).toEqual([
       {
-        channelId: "<PSID>",
+        channelId: "<PAGE_ID>",
+        conversationId: "<PSID>",
         userId: "<PSID>",
         text: "hello, world!",
         eventId: "mid.1457764197618:41d102a3e1ae206a38",
-        replyTo: { recipient: "<PSID>" },
+        replyTo: { page: "<PAGE_ID>", recipient: "<PSID>" },
       },
     ]);
+  });
+
+  it("maps each entry of a batched delivery to its own Page", () => {
+    const { envelope } = fixture("messenger", "text-message");
+    const body = envelope.body as { entry: Array<Record<string, unknown>> };
+    const [entry] = body.entry;
+    const other = JSON.parse(JSON.stringify(entry).replaceAll("<PAGE_ID>", "<OTHER_PAGE_ID>"));
+    const batched = { ...envelope, body: { ...body, entry: [entry, other] } };
+    expect(messenger.parse(batched).messages.map(({ channelId, replyTo }) => [channelId, replyTo])).toEqual([
+      ["<PAGE_ID>", { page: "<PAGE_ID>", recipient: "<PSID>" }],
+      ["<OTHER_PAGE_ID>", { page: "<OTHER_PAGE_ID>", recipient: "<PSID>" }],
+    ]);
+  });
+
+  it("has no reply target: a Page alone does not say which customer a message is for", () => {
+    expect(messenger.replyTarget).toBeUndefined();
   });
 
   it("skips the Page's own echoes", () => {

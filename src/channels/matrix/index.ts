@@ -13,6 +13,8 @@ export const matrix: Platform<"matrix"> = {
   // Matrix does not say which senders are bots, and a bot that answers m.text (as this service does)
   // would answer another such bot forever: a room gets at most 30 turns in 10 minutes. Loops faster than
   // one exchange in 20 s stop within the window; people rarely write that much to a bot in one room.
-  turnLimit: { turns: 30, windowMs: 10 * 60_000 },
+  // Any member can write to the room, so one member gets at most a third of its turns: the others
+  // still have 20 (a member with more accounts has more shares; the room's moderators can remove them).
+  turnLimit: { turns: 30, windowMs: 10 * 60_000, perSender: 10 },
   replyTarget: (channelId) => ({ room: channelId }),
 };

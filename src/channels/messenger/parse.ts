@@ -6,10 +6,12 @@ const payload = z.looseObject({
   entry: z
     .array(
       z.looseObject({
+        id: z.string().nullish(),
         messaging: z
           .array(
             z.looseObject({
               sender: z.looseObject({ id: z.string().nullish() }).nullish(),
+              recipient: z.looseObject({ id: z.string().nullish() }).nullish(),
               message: z
                 .looseObject({
                   mid: z.string().nullish(),
@@ -25,21 +27,28 @@ const payload = z.looseObject({
     .nullish(),
 });
 
-/** Messages sent to a Page (the Page's own echoes are skipped). */
+/**
+ * Messages sent to a Page (the Page's own echoes are skipped). The channel is the Page a message came to
+ * (its entry's `id`, the event's `recipient`): one app's webhook serves every Page subscribed to it, and
+ * each Page is bound on its own. The customer (`sender`, a Page-scoped id) is the conversation, so each
+ * has a session of their own.
+ */
 export function parseMessenger(envelope: Envelope) {
   const { object, entry } = readEvent("messenger", payload, envelope.body);
   if (object !== "page") return { messages: [] };
   const messages: Inbound[] = [];
-  for (const { messaging } of entry ?? []) {
+  for (const { id, messaging } of entry ?? []) {
     for (const event of messaging ?? []) {
       const sender = event.sender?.id;
-      if (!sender || !event.message?.text?.trim() || event.message.is_echo) continue;
+      const page = id ?? event.recipient?.id;
+      if (!sender || !page || !event.message?.text?.trim() || event.message.is_echo) continue;
       messages.push({
-        channelId: sender,
+        channelId: page,
+        conversationId: sender,
         userId: sender,
         text: event.message.text,
         eventId: event.message.mid ?? undefined,
-        replyTo: { recipient: sender },
+        replyTo: { page, recipient: sender },
       });
     }
   }

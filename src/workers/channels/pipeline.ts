@@ -3,7 +3,6 @@ import { genericVaultName } from "../../channels/generic.ts";
 import { splitReply } from "../../channels/split-reply.ts";
 import { call } from "../../engine/call.ts";
 import { DEFAULT_TIMEOUT_MS } from "../../engine/engine.ts";
-import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { report } from "../../engine/telemetry.ts";
 import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/types.ts";
@@ -16,11 +15,10 @@ import { bindingAt } from "./bindings.ts";
 import { enqueue, replaceQueued } from "./queue.ts";
 import type { Binding, ChannelJob } from "./schema.ts";
 import type { Adapter } from "./sender.ts";
+import { overTurnLimit, TURN_COUNTS_SCOPE } from "./turn-limit.ts";
 
 /** Events already taken (platforms retry): keys `<platform>:<event id>`. */
 export const SEEN_SCOPE = "channel_seen";
-/** Messages let through in a channel's current window (platforms with a `turnLimit`): keys `<platform>:<channel>`. */
-export const TURN_COUNTS_SCOPE = "channel_turn_counts";
 /** The agent a channel without a binding reaches (spec: `default`). */
 export const DEFAULT_AGENT = "default";
 
@@ -46,22 +44,43 @@ export async function missingVaultEntries(
   adapter: Adapter | undefined,
   channelId: string,
 ): Promise<string[]> {
-  const needed: Array<[string | undefined, string]> = adapter
-    ? [
-        [adapter.vault.secret, `${adapter.platform} webhooks are refused`],
-        [
-          adapter.vault.token,
-          adapter.respond
-            ? "replies that take longer than the platform waits cannot be sent"
-            : "replies cannot be sent",
-        ],
-      ]
-    : [[genericVaultName(channelId), "only callers with an API key can post to this webhook"]];
+  if (!adapter) {
+    const name = genericVaultName(channelId);
+    return (await vaultSecret(trigger, name))
+      ? []
+      : [`${name} is not in the vault: only callers with an API key can post to this webhook`];
+  }
   const warnings: string[] = [];
-  for (const [name, consequence] of needed)
-    if (name && !(await vaultSecret(trigger, name)))
-      warnings.push(`${name} is not in the vault: ${consequence}`);
+  if (!(await vaultSecret(trigger, adapter.vault.secret)))
+    warnings.push(`${adapter.vault.secret} is not in the vault: ${adapter.platform} webhooks are refused`);
+  const { names, token } = await replyToken(trigger, adapter, channelId);
+  if (names.length > 0 && !token) {
+    const consequence = adapter.respond
+      ? "replies that take longer than the platform waits cannot be sent"
+      : "replies cannot be sent";
+    const or = names.length > 1 ? ` (nor ${names.slice(1).join(", ")})` : "";
+    warnings.push(`${names[0]} is not in the vault${or}: ${consequence}`);
+  }
   return warnings;
+}
+
+/**
+ * The credential a channel's replies go out with: the channel's own where the platform has one per
+ * channel (a Page's token), else the platform's; `names` are the vault names read, in that order.
+ */
+async function replyToken(
+  trigger: TriggerFn,
+  adapter: Adapter,
+  channelId: string | undefined,
+): Promise<{ names: string[]; token?: string }> {
+  const own =
+    adapter.channelToken && channelId !== undefined ? adapter.channelToken.name(channelId) : undefined;
+  const names = [own, adapter.vault.token].filter((name): name is string => name !== undefined);
+  for (const name of names) {
+    const token = await vaultSecret(trigger, name);
+    if (token) return { names, token };
+  }
+  return { names };
 }
 
 /** The agent a platform channel reaches, with its realm (the turn runs as that realm). */
@@ -106,7 +125,7 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   for (const message of messages) {
     if (message.eventId && !(await firstTime(deps.state, `${platform}:${message.eventId}`))) continue;
     const { agentId, realmId } = await bindingOf(deps, platform, message.channelId);
-    const limited = !(await withinTurnLimit(deps.state, adapter, message.channelId, Date.now()));
+    const limited = await overTurnLimit(deps.state, adapter, message, Date.now());
     auditMessage(deps.trigger, platform, agentId, message, limited);
     if (limited) continue;
     const job: ChannelJob = {
@@ -129,13 +148,13 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   return reply ?? ok();
 }
 
-/** Every message taken is recorded, with whether the channel's turn limit dropped it. */
+/** Every message taken is recorded, with why it was dropped when a turn limit dropped it. */
 function auditMessage(
   trigger: TriggerFn,
   platform: string,
   agentId: string,
   message: Inbound,
-  dropped: boolean,
+  dropped: string | null,
 ): void {
   void trigger({
     function_id: "security::audit",
@@ -147,37 +166,12 @@ function auditMessage(
         channelId: message.channelId,
         userId: message.userId ?? null,
         eventId: message.eventId ?? null,
-        ...(dropped ? { dropped: "the channel's turn limit" } : {}),
+        ...(dropped ? { dropped } : {}),
       },
     },
     auth: systemPrincipal,
     action: { type: "void" },
   });
-}
-
-/**
- * Counts one more message of the channel in its platform's current window (on every node: state),
- * false when the window's turns are spent. Platforms without a turn limit pass everything.
- */
-export async function withinTurnLimit(
-  state: StateClient,
-  adapter: Pick<Adapter, "platform" | "turnLimit">,
-  channelId: string,
-  nowMs: number,
-): Promise<boolean> {
-  const limit = adapter.turnLimit;
-  if (!limit) return true;
-  const until = (Math.floor(nowMs / limit.windowMs) + 1) * limit.windowMs;
-  const counted = await casUpdate<{ until: number; count: number }>(
-    state,
-    TURN_COUNTS_SCOPE,
-    `${adapter.platform}:${channelId}`,
-    ({ value }) => {
-      const count = value?.until === until ? value.count : 0;
-      return count < limit.turns ? { until, count: count + 1 } : undefined;
-    },
-  );
-  return counted.changed;
 }
 
 /**
@@ -318,10 +312,13 @@ export async function work(
     const reply = answer.content.trim();
     return reply ? { ...job, phase: "deliver", reply, delivered: 0, lastError: undefined } : null;
   }
-  const tokenName = adapter.vault.token;
-  const token = tokenName ? await vaultSecret(deps.trigger, tokenName) : undefined;
-  if (tokenName && !token) {
-    const reason = `store ${tokenName} in the vault to reply on ${adapter.platform}`;
+  const { names, token } = await replyToken(
+    deps.trigger,
+    adapter,
+    adapter.channelToken?.channelOf(job.replyTo),
+  );
+  if (names.length > 0 && !token) {
+    const reason = `store ${names[0]} in the vault to reply on ${adapter.platform}`;
     deliveryFailed(deps.trigger, job, reason);
     throw new Error(reason);
   }

@@ -37,6 +37,21 @@ describe("POST /api/channels says which vault entries the channel lacks", () => 
   });
 });
 
+describe("POST /api/channels for a Messenger Page", () => {
+  it("names the Page's own token, which is read before the bare page_token", async () => {
+    await env.secret("channel:messenger:app_secret", "s");
+    const realmId = await newRealm(env.server);
+    const agentId = await createAgent(env.server, realmId, { name: "page agent" });
+    const bind = () =>
+      call(env.server, "POST", "/api/channels", { platform: "messenger", channelId: "1029384756", agentId });
+    expect((await bind()).body.warnings).toEqual([
+      "channel:messenger:page_token:1029384756 is not in the vault (nor channel:messenger:page_token): replies cannot be sent",
+    ]);
+    await env.secret("channel:messenger:page_token:1029384756", "t");
+    expect((await bind()).body.warnings).toEqual([]);
+  });
+});
+
 describe("POST /api/channels and the channel's session", () => {
   it("refuses a channel id whose session <platform>:<channelId> would be longer than a session id may be (400)", async () => {
     const realmId = await newRealm(env.server);

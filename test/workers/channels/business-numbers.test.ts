@@ -108,3 +108,70 @@ describe("WhatsApp and Twilio bindings are by the business number a message came
     });
   });
 });
+
+/** A Messenger `messages` webhook (the reference's text message example): a customer's PSID to a Page. */
+function messengerText(pageId: string, psid: string, mid: string, text: string) {
+  return JSON.stringify({
+    object: "page",
+    entry: [
+      {
+        id: pageId,
+        time: 1458692752478,
+        messaging: [
+          {
+            sender: { id: psid },
+            recipient: { id: pageId },
+            timestamp: 1458692752478,
+            message: { mid, text },
+          },
+        ],
+      },
+    ],
+  });
+}
+
+const metaSigned = (raw: string) => ({
+  "content-type": "application/json",
+  "x-hub-signature-256": `sha256=${createHmac("sha256", "ms-secret").update(raw).digest("hex")}`,
+});
+
+describe("Messenger bindings are by the Page a message came to", () => {
+  const PAGE_A = "104298705432101";
+  const PAGE_B = "104298705432202";
+  const PSID = "6943521570983142";
+
+  it("routes a message to the binding of its Page, one session per customer, answered with that Page's token", async () => {
+    await env.secret("channel:messenger:app_secret", "ms-secret");
+    await env.secret(`channel:messenger:page_token:${PAGE_A}`, "token-a");
+    await env.secret(`channel:messenger:page_token:${PAGE_B}`, "token-b");
+    const realmA = await env.boundAgent("messenger", PAGE_A);
+    const realmB = await env.boundAgent("messenger", PAGE_B);
+    // A third realm binds the customer's PSID, as if it were a channel: it must not capture the
+    // customer's conversation with realm A's Page.
+    const realmC = await env.boundAgent("messenger", PSID);
+    env.fake.reply({ content: "from page a" }, { content: "from page b" });
+    const start = env.platform.length;
+
+    const toA = messengerText(PAGE_A, PSID, "m_A1", "opening hours?");
+    expect((await env.webhook("/webhook/messenger", toA, metaSigned(toA))).status).toBe(200);
+    await env.platformCalls(start + 1);
+    const toB = messengerText(PAGE_B, PSID, "m_B1", "delivery?");
+    expect((await env.webhook("/webhook/messenger", toB, metaSigned(toB))).status).toBe(200);
+    const sent = (await env.platformCalls(start + 2)).slice(start);
+
+    expect(await sessionsOf(realmA.agentId)).toEqual([`messenger:${PAGE_A}:${PSID}`]);
+    expect(await sessionsOf(realmB.agentId)).toEqual([`messenger:${PAGE_B}:${PSID}`]);
+    expect(await sessionsOf(realmC.agentId)).toEqual([]);
+    // Each answer goes from its Page, with that Page's token, to the customer.
+    expect(
+      sent.map((request) => [
+        request.path,
+        request.headers.authorization,
+        JSON.parse(request.body).recipient,
+      ]),
+    ).toEqual([
+      [`/${PAGE_A}/messages`, "Bearer token-a", { id: PSID }],
+      [`/${PAGE_B}/messages`, "Bearer token-b", { id: PSID }],
+    ]);
+  });
+});

@@ -60,26 +60,35 @@ describe("WhatsApp Cloud and Messenger", () => {
     expect((await env.webhook("/webhook/whatsapp", raw, hub(raw, "other"))).status).toBe(401);
   });
 
-  it("takes a signed Messenger message, skips the Page's echoes, and replies to the sender", async () => {
+  it("takes a signed Messenger message, skips the Page's echoes, and replies from the Page to the sender", async () => {
     await env.secret("channel:messenger:app_secret", "ms-secret");
+    // A service with one Page may keep its token under the bare name.
     await env.secret("channel:messenger:page_token", "page-token");
-    await env.boundAgent("messenger", "PSID1");
+    await env.boundAgent("messenger", "1234567890");
     env.fake.reply({ content: "messenger reply" });
     const start = env.platform.length;
     const raw = JSON.stringify({
       object: "page",
       entry: [
         {
+          id: "1234567890",
           messaging: [
-            { sender: { id: "PSID1" }, message: { mid: "m1", text: "hi" } },
-            { sender: { id: "PAGE" }, message: { mid: "m2", text: "echo", is_echo: true } },
+            { sender: { id: "PSID1" }, recipient: { id: "1234567890" }, message: { mid: "m1", text: "hi" } },
+            {
+              sender: { id: "1234567890" },
+              recipient: { id: "PSID1" },
+              message: { mid: "m2", text: "echo", is_echo: true },
+            },
           ],
         },
       ],
     });
     expect((await env.webhook("/webhook/messenger", raw, hub(raw, "ms-secret"))).status).toBe(200);
     const sent = (await env.platformCalls(start + 1))[start];
-    expect(sent?.path).toBe("/me/messages");
+    expect(sent).toMatchObject({
+      path: "/1234567890/messages",
+      headers: { authorization: "Bearer page-token" },
+    });
     expect(JSON.parse(sent?.body ?? "")).toMatchObject({
       recipient: { id: "PSID1" },
       message: { text: "messenger reply" },

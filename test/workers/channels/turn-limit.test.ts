@@ -2,14 +2,10 @@ import { describe, expect, it } from "vitest";
 import type { TriggerRequest } from "../../../src/engine/types.ts";
 import { DEFAULT_REALM_ID } from "../../../src/shared/access.ts";
 import { ADAPTERS } from "../../../src/workers/channels/adapters.ts";
-import {
-  type ChannelDeps,
-  pruneSeen,
-  receive,
-  TURN_COUNTS_SCOPE,
-} from "../../../src/workers/channels/pipeline.ts";
+import { type ChannelDeps, pruneSeen, receive } from "../../../src/workers/channels/pipeline.ts";
 import { queueScope } from "../../../src/workers/channels/queue.ts";
 import type { ChannelJob } from "../../../src/workers/channels/schema.ts";
+import { TURN_COUNTS_SCOPE } from "../../../src/workers/channels/turn-limit.ts";
 import { fixture } from "../../channels/fixtures.ts";
 import { stateEachTest } from "../../helpers/engine.ts";
 
@@ -38,13 +34,16 @@ function pipeline() {
   return { deps, audited };
 }
 
-/** A transaction of `count` m.text messages of another bot (each its own event), in `room`. */
-function botMessages(first: number, count: number, room = ROOM) {
+/**
+ * A transaction of `count` m.text messages (each its own event) in `room`, sent in turn by `senders`
+ * members (by default enough that no one of them reaches their own share of the room's turns).
+ */
+function botMessages(first: number, count: number, room = ROOM, senders = 5) {
   const events = Array.from({ length: count }, (_, i) => ({
     ...example,
     event_id: `$bot-${first + i}:example.org`,
     room_id: room,
-    sender: "@otherbot:example.org",
+    sender: `@bot${(first + i) % senders}:example.org`,
     content: { msgtype: "m.text", body: `answer ${first + i}` },
   }));
   const rawBody = JSON.stringify({ events });
@@ -82,6 +81,30 @@ describe("the turn limit of a Matrix room", () => {
       const left: string[] = [];
       for await (const { key } of state.scan(TURN_COUNTS_SCOPE)) left.push(key);
       expect(left).toEqual([`matrix:${ROOM}`]);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+});
+
+describe("a member's share of a Matrix room's turns", () => {
+  it("keeps one member from spending the room's turns: the others are still answered", async () => {
+    if (!matrix?.turnLimit?.perSender) throw new Error("Matrix has no per-sender turn limit");
+    const { turns, perSender, windowMs } = matrix.turnLimit;
+    const { deps, audited } = pipeline();
+    const start = Math.floor(Date.now() / windowMs) * windowMs + windowMs / 2;
+    const realNow = Date.now;
+    Date.now = () => start;
+    try {
+      // One member floods the room with more messages than the room's whole allowance.
+      await receive(deps, matrix, botMessages(0, turns + 5, ROOM, 1));
+      expect(await queuedTexts()).toHaveLength(perSender);
+      expect(audited.filter((record) => (record.detail as { dropped?: string }).dropped)).toHaveLength(
+        turns + 5 - perSender,
+      );
+      // Another member of the room is still answered, in the same window.
+      await receive(deps, matrix, botMessages(1000, 1, ROOM, 1001));
+      expect(await queuedTexts()).toContain("answer 1000");
     } finally {
       Date.now = realNow;
     }
