@@ -54,6 +54,12 @@ export interface Platform<Name extends string = string> {
   channelToken?: {
     name(channelId: string): string;
     channelOf(replyTo: Record<string, unknown>): string | undefined;
+    /**
+     * An agent's unprompted message (`tool::channel_send`) goes only with the channel's own credential:
+     * the platform's one leads to one fixed place (a Teams incoming webhook posts into the channel it
+     * was made in), which another channel's binding must not reach.
+     */
+    ownForUnprompted?: boolean;
   };
   /**
    * Where an agent's unprompted message to a bound channel goes, from the channel id alone; absent

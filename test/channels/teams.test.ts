@@ -11,7 +11,7 @@ describe("Teams", () => {
         userId: "29:1XJKJMvc5GBtc2JwZq0oj8tHZmzrQgFmB39ATiQWA85gQtHieVkKilBZ9XHoq9j7Zaqt7CZ-NJWi7me2kHTL3Bw",
         text: "Hi",
         eventId: "1485983408511",
-        replyTo: {},
+        replyTo: { conversation: "19:253b1f341670408fb6fe51050b6e5ceb@thread.skype" },
       },
     ]);
   });

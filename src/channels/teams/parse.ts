@@ -21,11 +21,16 @@ export function parseTeams(envelope: Envelope) {
   const message: Inbound = {
     // A channel's conversation id names the thread too (`19:…@thread.tacv2;messageid=<root>`): the
     // binding is the channel's, so every thread reaches its agent.
-    channelId: conversation.id.split(";")[0] as string,
+    channelId: channelOf(conversation.id),
     userId: from?.id ?? undefined,
     text,
     eventId: id ?? undefined,
-    replyTo: {},
+    replyTo: { conversation: channelOf(conversation.id) },
   };
   return { messages: [message] };
+}
+
+/** A channel's conversation id without the thread it names (`;messageid=<root>`). */
+function channelOf(conversationId: string): string {
+  return conversationId.split(";")[0] as string;
 }

@@ -974,6 +974,7 @@ export interface Functions {
         phase: "turn" | "deliver";
         text: string;
         replyTo: Record<string, unknown>;
+        unprompted?: boolean;
         reply?: string;
         delivered?: number;
         attempts: number;

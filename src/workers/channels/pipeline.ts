@@ -68,14 +68,16 @@ export async function missingVaultEntries(
  * The credential a channel's replies go out with: the channel's own where the platform has one per
  * channel (a Page's token), else the platform's; `names` are the vault names read, in that order.
  */
-async function replyToken(
+export async function replyToken(
   trigger: TriggerFn,
   adapter: Adapter,
   channelId: string | undefined,
+  unprompted = false,
 ): Promise<{ names: string[]; token?: string }> {
   const own =
     adapter.channelToken && channelId !== undefined ? adapter.channelToken.name(channelId) : undefined;
-  const names = [own, adapter.vault.token].filter((name): name is string => name !== undefined);
+  const shared = unprompted && adapter.channelToken?.ownForUnprompted ? undefined : adapter.vault.token;
+  const names = [own, shared].filter((name): name is string => name !== undefined);
   for (const name of names) {
     const token = await vaultSecret(trigger, name);
     if (token) return { names, token };
@@ -316,6 +318,7 @@ export async function work(
     deps.trigger,
     adapter,
     adapter.channelToken?.channelOf(job.replyTo),
+    job.unprompted === true,
   );
   if (names.length > 0 && !token) {
     const reason = `store ${names[0]} in the vault to reply on ${adapter.platform}`;

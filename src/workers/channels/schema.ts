@@ -76,6 +76,8 @@ export const channelJob = z.object({
   phase: z.enum(["turn", "deliver"]),
   text: z.string(),
   replyTo: z.record(z.string(), z.unknown()),
+  /** An agent's own message (`channel::send`), not a reply: some platforms deliver it only with the channel's own credential. */
+  unprompted: z.boolean().optional(),
   reply: z.string().optional(),
   delivered: z.number().optional(),
   attempts: z.number(),

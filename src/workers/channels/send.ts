@@ -4,7 +4,7 @@ import { nowIso } from "../../shared/clock.ts";
 import { badRequest, forbidden, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { bindingAt } from "./bindings.ts";
-import type { ChannelDeps } from "./pipeline.ts";
+import { type ChannelDeps, replyToken } from "./pipeline.ts";
 import { enqueue } from "./queue.ts";
 import type { ChannelJob } from "./schema.ts";
 import type { Adapter } from "./sender.ts";
@@ -38,6 +38,11 @@ export async function sendToChannel(
   }
   if (!adapter.replyTarget)
     throw badRequest(`On ${platform} an agent can only answer messages; it cannot start a conversation`);
+  const channel = rest.join(":");
+  if (adapter.channelToken?.ownForUnprompted) {
+    const { names, token } = await replyToken(deps.trigger, adapter, channel, true);
+    if (!token) throw badRequest(`${names[0]} is not in the vault: an agent cannot send to ${channelId}`);
+  }
   const job: ChannelJob = {
     id: newId("chj"),
     platform,
@@ -48,7 +53,8 @@ export async function sendToChannel(
     text: "",
     reply: text,
     delivered: 0,
-    replyTo: adapter.replyTarget(rest.join(":")),
+    replyTo: adapter.replyTarget(channel),
+    unprompted: true,
     attempts: 0,
     createdAt: nowIso(),
   };

@@ -71,14 +71,19 @@ describe("Teams channels", () => {
 });
 
 describe("Teams turns slower than the webhook waits", () => {
-  it("run once: the turn goes on after the webhook's answer, and its reply goes to the incoming webhook", async () => {
+  it("run once: the turn goes on after the webhook's answer, and its reply goes to the channel's own incoming webhook", async () => {
     let probes = 0;
     env.server.service.engine.worker("test").registerFunction({ id: "test::teams_probe" }, () => {
       probes++;
       return { ok: true };
     });
     await env.secret("channel:teams:hmac_secret", SECRET);
-    await env.secret("channel:teams:incoming_webhook_url", `${env.platformUrl}/incoming`);
+    // The team's bare URL leads to another channel: the slow answer must not go there.
+    await env.secret("channel:teams:incoming_webhook_url", `${env.platformUrl}/incoming-general`);
+    await env.secret(
+      "channel:teams:incoming_webhook_url:19:slow@thread.tacv2",
+      `${env.platformUrl}/incoming-slow`,
+    );
     const realmId = await newRealm(env.server);
     const agentId = await createAgent(env.server, realmId, { tools: ["test::teams_probe"] });
     const channel = { platform: "teams", channelId: "19:slow@thread.tacv2", agentId };
@@ -102,7 +107,7 @@ describe("Teams turns slower than the webhook waits", () => {
     });
     expect(answer.body).toEqual({ type: "message", text: "Working on it: the answer will be posted here." });
     const [posted] = (await env.platformCalls(start + 1)).slice(start);
-    expect(posted?.path).toBe("/incoming");
+    expect(posted?.path).toBe("/incoming-slow");
     expect(JSON.parse(posted?.body ?? "")).toEqual({ text: "the slow answer" });
     expect(probes).toBe(1);
   });
@@ -128,5 +133,34 @@ describe("a Teams turn that fails while the webhook waits", () => {
     // An unbound channel reaches the agent `default`, which this service does not have: a 404 of the request.
     const refused = await ask("19:nobody", "f2");
     expect(refused.body).toMatchObject({ text: expect.stringMatching(/^Sorry, that failed: .*not found/) });
+  });
+});
+
+describe("An agent's own message to a Teams channel", () => {
+  it("goes only to that channel's own incoming webhook, never to the team's bare one another channel's URL is", async () => {
+    await env.secret("channel:teams:incoming_webhook_url", `${env.platformUrl}/incoming-general`);
+    const start = env.platform.length;
+    const send = (channelId: string, agentId: string) =>
+      env.server.service.engine.trigger({
+        function_id: "channel::send",
+        payload: { channelId: `teams:${channelId}`, text: "unprompted", agentId },
+      });
+    // A realm binding a made-up conversation id must not reach the channel behind the bare URL.
+    const stranger = await env.boundAgent("teams", "19:made-up@thread.tacv2");
+    await expect(send("19:made-up@thread.tacv2", stranger.agentId)).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("channel:teams:incoming_webhook_url:19:made-up@thread.tacv2"),
+    });
+    const owner = await env.boundAgent("teams", "19:ops@thread.tacv2");
+    await env.secret(
+      "channel:teams:incoming_webhook_url:19:ops@thread.tacv2",
+      `${env.platformUrl}/incoming-ops`,
+    );
+    await send("19:ops@thread.tacv2", owner.agentId);
+    const [posted] = (await env.platformCalls(start + 1)).slice(start);
+    expect(posted?.path).toBe("/incoming-ops");
+    expect(JSON.parse(posted?.body ?? "")).toEqual({ text: "unprompted" });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(env.platform.slice(start).map((each) => each.path)).toEqual(["/incoming-ops"]);
   });
 });

@@ -462,6 +462,7 @@ export interface Answers {
       phase: "turn" | "deliver";
       text: string;
       replyTo: Record<string, unknown>;
+      unprompted?: boolean;
       reply?: string;
       delivered?: number;
       attempts: number;
