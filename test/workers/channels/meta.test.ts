@@ -33,7 +33,7 @@ describe("WhatsApp Cloud and Messenger", () => {
   it("takes a signed WhatsApp text and replies through the Cloud API", async () => {
     await env.secret("channel:whatsapp:app_secret", "wa-secret");
     await env.secret("channel:whatsapp:access_token", "wa-token");
-    await env.boundAgent("whatsapp", "PN1");
+    await env.boundAgent("whatsapp", "106540352242922");
     env.fake.reply({ content: "whatsapp reply" });
     const raw = JSON.stringify({
       object: "whatsapp_business_account",
@@ -42,7 +42,7 @@ describe("WhatsApp Cloud and Messenger", () => {
           changes: [
             {
               value: {
-                metadata: { phone_number_id: "PN1" },
+                metadata: { phone_number_id: "106540352242922" },
                 messages: [{ from: "4915100000000", id: "wamid.1", type: "text", text: { body: "hallo" } }],
               },
             },
@@ -52,7 +52,10 @@ describe("WhatsApp Cloud and Messenger", () => {
     });
     expect((await env.webhook("/webhook/whatsapp", raw, hub(raw, "wa-secret"))).status).toBe(200);
     const [sent] = await env.platformCalls(1);
-    expect(sent).toMatchObject({ path: "/PN1/messages", headers: { authorization: "Bearer wa-token" } });
+    expect(sent).toMatchObject({
+      path: "/106540352242922/messages",
+      headers: { authorization: "Bearer wa-token" },
+    });
     expect(JSON.parse(sent?.body ?? "")).toMatchObject({
       to: "4915100000000",
       text: { body: "whatsapp reply" },
