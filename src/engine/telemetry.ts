@@ -63,6 +63,8 @@ export const telemetryEvent = z.discriminatedUnion("type", [
     embedded: z.number().int().min(0),
     failed: z.number().int().min(0),
     refused: z.number().int().min(0),
+    /** Entries the provider refused on their own (left without a vector for good). */
+    rejected: z.number().int().min(0).default(0),
     /** Entries this process knows are waiting for a vector, after the flush. */
     pending: z.number().int().min(0),
   }),

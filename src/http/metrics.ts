@@ -86,7 +86,7 @@ export class HttpMetrics {
   });
   private readonly memoryEmbeddingFailures = new Counter({
     name: "agentos_memory_embedding_failures_total",
-    help: "Failed memory embedding batches by reason (error: retried with backoff; refused: budget or realm)",
+    help: "Failed memory embedding batches by reason (error: retried with backoff; refused: budget or realm); rejected: entries the provider refused on their own (never retried)",
     labelNames: ["reason"],
     registers: [this.registry],
   });
@@ -123,6 +123,7 @@ export class HttpMetrics {
         if (event.embedded > 0) this.memoryEmbedded.inc(event.embedded);
         if (event.failed > 0) this.memoryEmbeddingFailures.labels("error").inc(event.failed);
         if (event.refused > 0) this.memoryEmbeddingFailures.labels("refused").inc(event.refused);
+        if (event.rejected > 0) this.memoryEmbeddingFailures.labels("rejected").inc(event.rejected);
         this.memoryEmbeddingPending.set(event.pending);
         break;
       case "workflow":

@@ -12,6 +12,12 @@ export const embeddingStatus = z.object({
     .describe("The vectors' model, <provider>/<model>; null: the agent has no embedding model"),
   entries: z.number().int().describe("Memories the agent has"),
   embedded: z.number().int().describe("Of them, those with a vector of the model"),
+  refused: z
+    .number()
+    .int()
+    .describe(
+      "Of them, those the provider refused to embed (their content): never sent again, found by words only",
+    ),
   pending: z.number().int().describe("Of them, those still waiting for one"),
   lastError: z
     .string()

@@ -34,6 +34,11 @@ export function vectorClient(trigger: TriggerFn) {
       call(trigger, "vector::count", { index, scope, ...(model ? { model } : {}) }).then(
         ({ count }) => count,
       ),
+    /** Vectors of the model and ids refused for it (see vector::refuse). */
+    counts: (index: string, scope: string, model: string) =>
+      call(trigger, "vector::count", { index, scope, model }),
+    refuse: (index: string, scope: string, model: string, ids: readonly string[]) =>
+      call(trigger, "vector::refuse", { index, scope, model, ids: [...ids] }),
     missing: (index: string, scope: string, model: string, ids: readonly string[]) =>
       call(trigger, "vector::missing", { index, scope, model, ids: [...ids] }).then((answer) => answer.ids),
   };

@@ -12,13 +12,15 @@ import {
   vectorMissingInput,
   vectorPutManyInput,
   vectorQueryInput,
+  vectorRefused,
+  vectorRefuseInput,
   vectorScopeDeleted,
   vectorStored,
 } from "./schema.ts";
 import type { VectorIndex } from "./types.ts";
 
 /**
- * Registers vector::put_many|delete|delete_scope|delete_other_models|query|count|missing over one vector index (see
+ * Registers vector::put_many|delete|delete_scope|delete_other_models|query|count|missing|refuse over one vector index (see
  * README.md); workers reach it only through them (`vectorClient`). Vectors travel as arrays of numbers.
  */
 export function registerVectorFunctions(engine: Engine, index: VectorIndex): void {
@@ -86,11 +88,27 @@ export function registerVectorFunctions(engine: Engine, index: VectorIndex): voi
   worker.registerFunction(
     {
       id: "vector::count",
-      description: "How many vectors a scope holds, of one model or of all: {count}",
+      description:
+        "How many vectors a scope holds, of one model or of all, and how many ids were refused: {count, refused}",
       input: vectorCountInput,
       output: vectorCount,
     },
-    ({ index: name, scope, model }) => andThen(index.count(name, scope, model), (count) => ({ count })),
+    ({ index: name, scope, model }) =>
+      andThen(index.count(name, scope, model), (count) =>
+        andThen(index.refused(name, scope, model), (refused) => ({ count, refused })),
+      ),
+  );
+
+  worker.registerFunction(
+    {
+      id: "vector::refuse",
+      description:
+        "Record that the provider refused to embed these ids for the model (their content): vector::missing leaves them out until they are deleted {index, scope, model, ids}: {refused: count}",
+      input: vectorRefuseInput,
+      output: vectorRefused,
+    },
+    ({ index: name, scope, model, ids }) =>
+      andThen(index.refuse(name, scope, model, ids), () => ({ refused: ids.length })),
   );
 
   worker.registerFunction(

@@ -35,7 +35,7 @@ export interface PostgresVectorIndexOptions {
   onCodeUpgrade?: CodeUpgradeNotice;
 }
 
-function sqlFor({ scopes, entries, meta }: PostgresTables, models: string) {
+function sqlFor({ scopes, entries, meta }: PostgresTables, models: string, refusals: string) {
   // Locks the scope row before anything else, as every write does: writers of a scope queue on it, so
   // versions (and seqs) are taken in commit order and a reader's "seq > version" misses nothing.
   const lockScope = `SELECT num FROM ${scopes} WHERE idx = $1 AND scope = $2 FOR UPDATE`;
@@ -79,6 +79,14 @@ function sqlFor({ scopes, entries, meta }: PostgresTables, models: string) {
       // Index names take the table's schema: they must not be qualified.
       `CREATE INDEX IF NOT EXISTS vector_entries_seq ON ${entries} (scope_num, model_num, seq)`,
       postgresMeta(meta),
+      // Keyed by name, not by scope number: refusing makes no scope row (nor moves its counters).
+      `CREATE TABLE IF NOT EXISTS ${refusals} (
+        idx text COLLATE "C" NOT NULL,
+        scope text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        model text COLLATE "C" NOT NULL,
+        PRIMARY KEY (idx, scope, id, model)
+      )`,
     ],
     scope: `SELECT num, version, deletes FROM ${scopes} WHERE idx = $1 AND scope = $2`,
     model: `SELECT num, dims FROM ${models} WHERE idx = $1 AND model = $2`,
@@ -108,6 +116,14 @@ function sqlFor({ scopes, entries, meta }: PostgresTables, models: string) {
     vecs: `SELECT id, vec FROM ${entries} WHERE scope_num = $1 AND id = ANY($3::text[]) AND model_num = $2`,
     countAll: `SELECT count(*) AS n FROM ${entries}
       WHERE scope_num = (SELECT num FROM ${scopes} WHERE idx = $1 AND scope = $2)`,
+    refuse: `INSERT INTO ${refusals} (idx, scope, id, model) SELECT $1, $2, u.id, $3
+      FROM unnest($4::text[]) AS u(id) ON CONFLICT DO NOTHING`,
+    refusedOf: `SELECT id FROM ${refusals} WHERE idx = $1 AND scope = $2 AND model = $3 AND id = ANY($4::text[])`,
+    refusedCount: `SELECT count(*) AS n FROM ${refusals}
+      WHERE idx = $1 AND scope = $2 AND ($3::text IS NULL OR model = $3)`,
+    unrefuseId: `DELETE FROM ${refusals} WHERE idx = $1 AND scope = $2 AND id = $3`,
+    unrefuseScope: `DELETE FROM ${refusals} WHERE idx = $1 AND scope = $2`,
+    unrefuseOthers: `DELETE FROM ${refusals} WHERE idx = $1 AND scope = $2 AND model <> $3`,
   };
 }
 
@@ -152,7 +168,11 @@ export class PostgresVectorIndex implements VectorIndex {
       entries: qualifiedTable(options.schema, "vector_entries"),
       meta: qualifiedTable(options.schema, "vector_meta"),
     };
-    this.sql = sqlFor(this.tables, qualifiedTable(options.schema, "vector_models"));
+    this.sql = sqlFor(
+      this.tables,
+      qualifiedTable(options.schema, "vector_models"),
+      qualifiedTable(options.schema, "vector_refusals"),
+    );
   }
 
   static async open(options: PostgresVectorIndexOptions): Promise<PostgresVectorIndex> {
@@ -189,6 +209,7 @@ export class PostgresVectorIndex implements VectorIndex {
   async delete(index: string, scope: string, id: string): Promise<boolean> {
     checkScope(index, scope);
     checkName("id", id);
+    await this.run("unrefuseId", [index, scope, id]);
     const [row] = await this.run<ScopeRow & { n: string }>("delete", [index, scope, id]);
     if (Number(row.n) === 0) return false;
     followWrite(this.cache.ofScope(index, scope), version(row), true, (set) => set.remove(id));
@@ -197,6 +218,7 @@ export class PostgresVectorIndex implements VectorIndex {
 
   async deleteScope(index: string, scope: string): Promise<number> {
     checkScope(index, scope);
+    await this.run("unrefuseScope", [index, scope]);
     let total = 0;
     for (;;) {
       const [row] = await this.run<{ n: string }>("deleteScope", [index, scope, this.deleteChunk]);
@@ -211,6 +233,7 @@ export class PostgresVectorIndex implements VectorIndex {
   async deleteOtherModels(index: string, scope: string, model: string): Promise<number> {
     checkScope(index, scope, model);
     const keep = (await this.model(index, model))?.num ?? -1;
+    await this.run("unrefuseOthers", [index, scope, model]);
     const [row] = await this.run<{ n: string }>("deleteOtherModels", [index, scope, keep]);
     this.cache.dropScope(index, scope);
     return Number(row.n);
@@ -248,7 +271,23 @@ export class PostgresVectorIndex implements VectorIndex {
     checkScope(index, scope, model);
     const found = await this.model(index, model);
     const current = found && (await this.current(index, scope, model, found));
-    return current ? ids.filter((id) => !current.set.has(id)) : [...ids];
+    const without = current ? ids.filter((id) => !current.set.has(id)) : [...ids];
+    if (without.length === 0) return without;
+    const refused = await this.run<{ id: string }>("refusedOf", [index, scope, model, without]);
+    if (refused.length === 0) return without;
+    const left = new Set(refused.map(({ id }) => id));
+    return without.filter((id) => !left.has(id));
+  }
+
+  async refuse(index: string, scope: string, model: string, ids: readonly string[]): Promise<void> {
+    checkScope(index, scope, model);
+    for (const id of ids) checkName("id", id);
+    if (ids.length > 0) await this.run("refuse", [index, scope, model, [...ids]]);
+  }
+
+  async refused(index: string, scope: string, model?: string): Promise<number> {
+    checkScope(index, scope, model);
+    return Number((await this.run<{ n: string }>("refusedCount", [index, scope, model ?? null]))[0].n);
   }
 
   async dimensions(index: string, model: string): Promise<number | null> {

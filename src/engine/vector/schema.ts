@@ -58,7 +58,18 @@ export const vectorMissingInput = z.strictObject({
   ids: z.array(idSchema).max(MAX_MISSING_IDS, `ids must hold at most ${MAX_MISSING_IDS} ids`),
 });
 
+export const vectorRefuseInput = z.strictObject({
+  index: indexSchema,
+  scope: scopeSchema,
+  model: modelSchema,
+  ids: z
+    .array(idSchema)
+    .min(1, "ids must hold at least one id")
+    .max(MAX_VECTOR_PUT_MANY, `ids must hold at most ${MAX_VECTOR_PUT_MANY} ids`),
+});
+
 export const vectorStored = z.object({ stored: z.number().int() });
+export const vectorRefused = z.object({ refused: z.number().int() });
 export const vectorDeleted = z.object({ deleted: z.boolean() });
 export const vectorScopeDeleted = z.object({ deleted: z.number().int() });
 export const vectorHits = z.object({
@@ -69,5 +80,11 @@ export const vectorHits = z.object({
     }),
   ),
 });
-export const vectorCount = z.object({ count: z.number().int() });
+export const vectorCount = z.object({
+  count: z.number().int(),
+  refused: z
+    .number()
+    .int()
+    .describe("Ids refused by the provider (see vector::refuse), of the model or of all"),
+});
 export const vectorMissing = z.object({ ids: z.array(z.string()) });

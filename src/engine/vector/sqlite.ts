@@ -50,6 +50,13 @@ const SCHEMA = `
   );
   CREATE INDEX IF NOT EXISTS vector_codes_seq ON vector_codes (scope_num, model_num, seq);
   CREATE TABLE IF NOT EXISTS vector_data (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+  CREATE TABLE IF NOT EXISTS vector_refusals (
+    idx TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    PRIMARY KEY (idx, scope, id, model)
+  ) WITHOUT ROWID;
 `;
 
 interface Model {
@@ -119,6 +126,19 @@ export class SqliteVectorIndex implements VectorIndex {
         "SELECT rowid AS ref, id, code FROM vector_codes WHERE scope_num = ? AND model_num = ? AND seq > ?",
       ),
       countAll: prepare("SELECT count(*) AS n FROM vector_codes WHERE scope_num = ?"),
+      // Refusals are keyed by name, not by scope number: refusing makes no scope row (nor moves its counters).
+      refuse: prepare(
+        "INSERT INTO vector_refusals (idx, scope, id, model) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+      ),
+      refusedOf: prepare(
+        "SELECT id FROM vector_refusals WHERE idx = ? AND scope = ? AND model = ? AND id IN (SELECT value FROM json_each(?))",
+      ),
+      refusedCount: prepare(
+        "SELECT count(*) AS n FROM vector_refusals WHERE idx = ? AND scope = ? AND (? IS NULL OR model = ?)",
+      ),
+      unrefuseId: prepare("DELETE FROM vector_refusals WHERE idx = ? AND scope = ? AND id = ?"),
+      unrefuseScope: prepare("DELETE FROM vector_refusals WHERE idx = ? AND scope = ?"),
+      unrefuseOthers: prepare("DELETE FROM vector_refusals WHERE idx = ? AND scope = ? AND model <> ?"),
     };
     // Rows as arrays, not objects: no property names to set on each.
     this.statements.vecs.setReturnArrays(true);
@@ -165,6 +185,7 @@ export class SqliteVectorIndex implements VectorIndex {
     }
     return this.written(
       this.connection.write(() => {
+        this.statements.unrefuseId.run(index, scope, id);
         const found = this.statements.scope.get(index, scope) as Scope | undefined;
         if (!found) return false;
         const gone = this.statements.deleteId.all(found.num, id) as Array<{ rowid: number }>;
@@ -186,6 +207,7 @@ export class SqliteVectorIndex implements VectorIndex {
     return this.written(
       this.connection.write(() => {
         this.cache.dropScope(index, scope);
+        this.statements.unrefuseScope.run(index, scope);
         const found = this.statements.scope.get(index, scope) as Scope | undefined;
         if (!found) return 0;
         this.statements.deleteScopeData.run(found.num);
@@ -204,6 +226,7 @@ export class SqliteVectorIndex implements VectorIndex {
     }
     return this.written(
       this.connection.write(() => {
+        this.statements.unrefuseOthers.run(index, scope, model);
         const found = this.statements.scope.get(index, scope) as Scope | undefined;
         if (!found) return 0;
         const keep = this.model(index, model)?.num ?? -1;
@@ -262,7 +285,35 @@ export class SqliteVectorIndex implements VectorIndex {
   missing(index: string, scope: string, model: string, ids: readonly string[]): MaybePromise<string[]> {
     return settle(() => {
       const set = this.current(index, scope, model);
-      return set ? ids.filter((id) => !set.has(id)) : [...ids];
+      const without = set ? ids.filter((id) => !set.has(id)) : [...ids];
+      if (without.length === 0) return without;
+      const refused = this.statements.refusedOf.all(index, scope, model, JSON.stringify(without)) as Array<{
+        id: string;
+      }>;
+      if (refused.length === 0) return without;
+      const left = new Set(refused.map(({ id }) => id));
+      return without.filter((id) => !left.has(id));
+    });
+  }
+
+  refuse(index: string, scope: string, model: string, ids: readonly string[]): MaybePromise<void> {
+    try {
+      checkScope(index, scope, model);
+      for (const id of ids) checkName("id", id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (ids.length === 0) return;
+    return this.connection.write(() => {
+      for (const id of ids) this.statements.refuse.run(index, scope, id, model);
+    });
+  }
+
+  refused(index: string, scope: string, model?: string): MaybePromise<number> {
+    return settle(() => {
+      checkScope(index, scope, model);
+      const only = model ?? null;
+      return Number((this.statements.refusedCount.get(index, scope, only, only) as { n: number }).n);
     });
   }
 

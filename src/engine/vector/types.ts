@@ -57,8 +57,20 @@ export interface VectorIndex {
   ): MaybePromise<VectorHit[]>;
   /** Vectors in the scope: of `model`, or of every model when unset. */
   count(index: string, scope: string, model?: string): MaybePromise<number>;
-  /** Those of `ids` that have no vector for `model` in the scope, in the order given (the embedding queue's work). */
+  /**
+   * Those of `ids` that have no vector for `model` in the scope and were not refused for it, in the order
+   * given (the embedding queue's work).
+   */
   missing(index: string, scope: string, model: string, ids: readonly string[]): MaybePromise<string[]>;
+  /**
+   * Records that the provider refused to embed these ids for `model` (their content: a policy, a
+   * character it rejects), so that `missing` leaves them out: without it the embedding queue would send
+   * them again with every batch. A refusal lasts until the id's vectors are deleted (`delete`,
+   * `deleteScope`, `deleteOtherModels` for other models); putting a vector does not lift it.
+   */
+  refuse(index: string, scope: string, model: string, ids: readonly string[]): MaybePromise<void>;
+  /** Refused ids in the scope: of `model`, or of every model when unset. */
+  refused(index: string, scope: string, model?: string): MaybePromise<number>;
   /** The model's dimension in the index, or null before its first vector. */
   dimensions(index: string, model: string): MaybePromise<number | null>;
   close(): Promise<void>;

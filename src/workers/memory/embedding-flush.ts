@@ -6,6 +6,7 @@ import { embed } from "../../llm/embeddings/embed.ts";
 import { nowMs } from "../../shared/clock.ts";
 import type { AgentEmbeddings, EmbeddingTarget } from "./agent-embedding.ts";
 import { claimScan, clearDirty, dropMark, markDirty, readMark } from "./embedding-marks.ts";
+import { embedSettling } from "./embedding-refusals.ts";
 import { scanMissing } from "./embedding-scan.ts";
 import { MEMORY_INDEX } from "./schema.ts";
 
@@ -45,7 +46,13 @@ export interface FlushDeps {
  * `more`: work is left, go on at once; `done`: the agent has nothing missing (its mark is cleared);
  * `later`: another node is passing over its memory, look again at `at`.
  */
-export type FlushResult = { next: "more" | "done" | "later"; embedded: number; at?: number };
+export type FlushResult = {
+  next: "more" | "done" | "later";
+  embedded: number;
+  /** Entries the provider refused (marked: never sent again, see embedding-refusals.ts). */
+  refused?: { count: number; reason: string };
+  at?: number;
+};
 
 /** How long a node's pass keeps the others away without renewing it (each batch renews it). */
 export const SCAN_LEASE_MS = 60_000;
@@ -112,32 +119,45 @@ export async function flushAgent(deps: FlushDeps, agentId: string, work: AgentWo
     }
   }
   const batch = [...work.texts].slice(0, deps.batchSize).map(([id, content]) => ({ id, content }));
-  const embedded = batch.length > 0 ? await embedBatch(deps, target, batch) : 0;
-  for (const { id } of batch) work.texts.delete(id);
-  if (work.texts.size > 0 || work.scan) return { next: "more", embedded };
-  if (waitUntil !== undefined) return { next: "later", embedded, at: waitUntil };
+  const done: BatchDone =
+    batch.length > 0 ? await embedBatch(deps, target, batch) : { embedded: 0, left: new Set() };
+  const { embedded, refused } = done;
+  for (const { id } of batch) if (!done.left.has(id)) work.texts.delete(id);
+  if (work.texts.size > 0 || work.scan) return { next: "more", embedded, refused };
+  if (waitUntil !== undefined) return { next: "later", embedded, refused, at: waitUntil };
 
   const [entries, vectors] = await Promise.all([
     deps.search.count(MEMORY_INDEX, agentId),
-    deps.vectors.count(MEMORY_INDEX, agentId, target.key),
+    deps.vectors.counts(MEMORY_INDEX, agentId, target.key),
   ]);
-  if (vectors >= entries || passEmpty) {
+  // Refused entries will never have a vector: they count as covered, or the mark would stay for good.
+  if (vectors.count + vectors.refused >= entries || passEmpty) {
     // The model covers the memory after a whole pass: vectors of models it had before can go.
     if (work.swept) await deps.vectors.deleteOtherModels(MEMORY_INDEX, agentId, target.key);
     work.swept = false;
     await clearDirty(deps.state, agentId, target.key, mark.seq);
-    return { next: "done", embedded };
+    return { next: "done", embedded, refused };
   }
   setPass(work, true);
-  return { next: "more", embedded };
+  return { next: "more", embedded, refused };
 }
 
-/** Embeds the batch's entries still without a vector (another node may have done some) and stores them. */
+interface BatchDone {
+  embedded: number;
+  refused?: FlushResult["refused"];
+  /** Entries not settled (see embedSettling): they stay pending in this process. */
+  left: ReadonlySet<string>;
+}
+
+/**
+ * Embeds the batch's entries still without a vector (another node may have done some) and stores them;
+ * entries the provider refuses on their own are marked refused, and the rest go on without them.
+ */
 async function embedBatch(
   deps: FlushDeps,
   target: EmbeddingTarget,
   batch: Array<{ id: string; content: string }>,
-): Promise<number> {
+): Promise<BatchDone> {
   const missing = new Set(
     await deps.vectors.missing(
       MEMORY_INDEX,
@@ -147,27 +167,56 @@ async function embedBatch(
     ),
   );
   const todo = batch.filter(({ id }) => missing.has(id));
-  if (todo.length === 0) return 0;
-  const { vectors } = await embed({
-    choice: target.choice,
-    // embed() cuts each to the model's input.
-    texts: todo.map(({ content }) => content),
-    trigger: deps.trigger,
-    env: deps.env,
-    account: target.payer,
-    signal: deps.signal,
-    timeoutMs: EMBED_TIMEOUT_MS,
-    maxRetries: 1,
-  });
-  await deps.vectors.putMany(
-    MEMORY_INDEX,
-    target.agentId,
-    target.key,
-    todo.map(({ id }, i) => ({ id, vector: vectors[i] as Float32Array })),
+  if (todo.length === 0) return { embedded: 0, left: new Set() };
+  const settled = await embedSettling(
+    todo,
+    ({ content }) => content,
+    async (texts) =>
+      (
+        await embed({
+          choice: target.choice,
+          // embed() cuts each to the model's input.
+          texts,
+          trigger: deps.trigger,
+          env: deps.env,
+          account: target.payer,
+          signal: deps.signal,
+          timeoutMs: EMBED_TIMEOUT_MS,
+          maxRetries: 1,
+        })
+      ).vectors,
   );
-  await dropOrphans(deps, target.agentId, todo);
-  return todo.length;
+  const stored = settled.embedded.map(({ item }) => item);
+  if (stored.length > 0) {
+    await deps.vectors.putMany(
+      MEMORY_INDEX,
+      target.agentId,
+      target.key,
+      settled.embedded.map(({ item, vector }) => ({ id: item.id, vector })),
+    );
+  }
+  const refused = settled.refused;
+  if (refused.length > 0) {
+    await deps.vectors.refuse(
+      MEMORY_INDEX,
+      target.agentId,
+      target.key,
+      refused.map(({ id }) => id),
+    );
+  }
+  // A refusal is kept where the vectors are, and goes with the entry as they do.
+  await dropOrphans(deps, target.agentId, [...stored, ...refused]);
+  if (settled.failure !== undefined) throw settled.failure;
+  return {
+    embedded: stored.length,
+    ...(refused.length > 0
+      ? { refused: { count: refused.length, reason: messageOf(settled.rejection) } }
+      : {}),
+    left: new Set(settled.left.map(({ id }) => id)),
+  };
 }
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * Deletes the vectors just stored whose entries are gone. A delete (of the entry, or of the agent's whole
@@ -179,6 +228,7 @@ async function dropOrphans(
   agentId: string,
   stored: ReadonlyArray<{ id: string }>,
 ): Promise<void> {
+  if (stored.length === 0) return;
   const kept = new Set(
     (
       await deps.search.get(

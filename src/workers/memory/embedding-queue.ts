@@ -17,6 +17,8 @@ export interface QueueReport {
   embedded: number;
   failed: number;
   refused: number;
+  /** Entries the provider refused on their own (marked, never sent again; see embedding-refusals.ts). */
+  rejected: number;
   /** Entries known pending in this process after it. */
   pending: number;
 }
@@ -198,11 +200,11 @@ export class EmbeddingQueue {
 
   private async flush(agentId: string, slot: Slot): Promise<void> {
     await this.take();
-    const report: QueueReport = { embedded: 0, failed: 0, refused: 0, pending: 0 };
+    const report: QueueReport = { embedded: 0, failed: 0, refused: 0, rejected: 0, pending: 0 };
     try {
       if (this.stopping.signal.aborted) return;
       if (slot.scan && this.node) this.scanned.add(agentId);
-      const { next, embedded, at } = await flushAgent(
+      const { next, embedded, refused, at } = await flushAgent(
         {
           ...this.deps,
           batchSize: this.batchSize,
@@ -213,6 +215,13 @@ export class EmbeddingQueue {
         slot,
       );
       report.embedded = embedded;
+      if (refused) {
+        report.rejected = refused.count;
+        this.options.logger.warn(
+          { agentId, entries: refused.count, err: refused.reason },
+          "memory entries refused by the embedding provider: they stay without a vector (text recall only)",
+        );
+      }
       Object.assign(slot, { failures: 0, retryAt: 0, refused: false, lastError: null });
       if (next === "more") slot.again = true;
       // Another node's pass: look again when its lease runs out (it renews it while it works).

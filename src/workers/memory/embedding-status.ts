@@ -16,7 +16,7 @@ export interface StatusDeps {
 
 /**
  * How far an agent's memory is embedded with its model as the agent says now: entries, those with a
- * vector, those pending (the CLI's progress bar). A model other than the one the memory was embedded
+ * vector, those the provider refused, those pending (the CLI's progress bar). A model other than the one the memory was embedded
  * with starts its re-embedding, should no store or event have started it yet.
  */
 export async function embeddingStatusOf(deps: StatusDeps, agentId: string): Promise<EmbeddingStatus> {
@@ -25,19 +25,25 @@ export async function embeddingStatusOf(deps: StatusDeps, agentId: string): Prom
     deps.search.count(MEMORY_INDEX, agentId),
   ]);
   const { lastError } = deps.queue.state(agentId);
-  if (!target) return { agentId, model: null, entries, embedded: 0, pending: 0, lastError: null };
-  const embedded = Math.min(entries, await deps.vectors.count(MEMORY_INDEX, agentId, target.key));
-  if (embedded < entries) {
+  if (!target) {
+    return { agentId, model: null, entries, embedded: 0, refused: 0, pending: 0, lastError: null };
+  }
+  const counts = await deps.vectors.counts(MEMORY_INDEX, agentId, target.key);
+  const embedded = Math.min(entries, counts.count);
+  // A refusal may outlive its entry for a moment (deleted while it was marked): never more than are left.
+  const refused = Math.min(entries - embedded, counts.refused);
+  if (embedded + refused < entries) {
     const mark = await readMark(deps.state, agentId);
     if (mark && mark.model !== target.key) deps.queue.wake(agentId);
   }
-  const pending = entries - embedded;
+  const pending = entries - embedded - refused;
   // With nothing pending an earlier failure is history (the batch that caught up may not have said so yet).
   return {
     agentId,
     model: target.key,
     entries,
     embedded,
+    refused,
     pending,
     lastError: pending === 0 ? null : lastError,
   };

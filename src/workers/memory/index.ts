@@ -221,7 +221,7 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
     {
       id: "memory::embedding_status",
       description:
-        "How far an agent's memory is embedded with its model: {agentId, model, entries, embedded, pending, lastError}",
+        "How far an agent's memory is embedded with its model: {agentId, model, entries, embedded, refused, pending, lastError}",
       input: memoryAgentInput,
       output: embeddingStatus,
       metadata: ACTS_FOR_AGENT,

@@ -235,6 +235,37 @@ export function vectorIndexContract(
       expect(await index.deleteOtherModels(INDEX, `never-${randomUUID()}`, M8)).toBe(0);
     });
 
+    it("keeps refused ids out of missing, per model, until they are deleted", async () => {
+      const other = `${scope}-other`;
+      await index.put(INDEX, scope, "a", v(1, 0, 0, 0, 0, 0, 0, 1), M8);
+      // A model that has no vector yet (a first batch refused) can hold refusals too.
+      await index.refuse(INDEX, scope, M8, ["b", "c"]);
+      await index.refuse(INDEX, scope, M8, ["b"]);
+      await index.refuse(INDEX, scope, "model-new", ["c", "d"]);
+      expect(await index.missing(INDEX, scope, M8, ["a", "b", "c", "d"])).toEqual(["d"]);
+      expect(await index.missing(INDEX, scope, "model-new", ["a", "b", "c", "d"])).toEqual(["a", "b"]);
+      expect(await index.missing(INDEX, other, M8, ["b"])).toEqual(["b"]);
+      expect(await index.refused(INDEX, scope, M8)).toBe(2);
+      expect(await index.refused(INDEX, scope)).toBe(4);
+      expect(await index.refused(INDEX, other, M8)).toBe(0);
+      // Refusals are no vectors: queries and counts do not see them.
+      expect(await index.count(INDEX, scope, M8)).toBe(1);
+      expect(await index.count(INDEX, scope)).toBe(1);
+      expect(await ids(v(0, 1, 0, 0, 0, 0, 0, 1))).toEqual(["a"]);
+      // An id deleted (its entry gone) takes its refusals of every model with it, as it takes its vectors.
+      expect(await index.delete(INDEX, scope, "c")).toBe(false);
+      expect(await index.missing(INDEX, scope, M8, ["b", "c"])).toEqual(["c"]);
+      expect(await index.missing(INDEX, scope, "model-new", ["c", "d"])).toEqual(["c"]);
+      // A re-embedding done drops the other models' refusals; a scope deleted drops them all.
+      expect(await index.deleteOtherModels(INDEX, scope, M8)).toBe(0);
+      expect(await index.refused(INDEX, scope)).toBe(1);
+      expect(await index.deleteScope(INDEX, scope)).toBe(1);
+      expect(await index.refused(INDEX, scope)).toBe(0);
+      expect(await index.missing(INDEX, scope, M8, ["b"])).toEqual(["b"]);
+      await refused(() => index.refuse(INDEX, scope, M8, ["ok", ""]), /id: must be/);
+      expect(await index.refused(INDEX, scope)).toBe(0);
+    });
+
     it("replaces the vector of an id put again", async () => {
       await index.put(INDEX, scope, "x", v(1, 0, 0, 0, 0, 0, 0, 0), M8);
       await index.put(INDEX, scope, "y", v(0, 1, 0, 0, 0, 0, 0, 0), M8);

@@ -102,9 +102,9 @@ describe.each(backends)("memory embeddings ($name)", (backend) => {
         function_id: "vector::count",
         payload: { index: "memory", scope: id },
       }) as Promise<{ count: number }>;
-    expect(await vectors(agentId)).toEqual({ count: 1 });
+    expect(await vectors(agentId)).toEqual({ count: 1, refused: 0 });
     expect((await send(live(), "DELETE", `/api/agents/${agentId}/memory`)).status).toBe(200);
-    expect(await vectors(agentId)).toEqual({ count: 0 });
+    expect(await vectors(agentId)).toEqual({ count: 0, refused: 0 });
   });
 
   it("answers turns and recalls by text while the provider is down, and catches up once it is back", async () => {
