@@ -39,6 +39,14 @@ const databaseTimeout = (fallback: number) =>
     .refine((ms) => ms === 0 || (ms >= 100 && ms <= 3_600_000), "must be 0 (off) or 100 to 3600000")
     .default(fallback);
 
+/** Days finished work is kept (0: forever, the default): a whole number, at most a century. */
+const retentionDays = z.coerce
+  .number({ error: "must be a whole number of days (0: keep forever)" })
+  .int("must be a whole number of days (0: keep forever)")
+  .min(0, "must be 0 (keep forever) or a positive number of days")
+  .max(36_500, "must be at most 36500 days")
+  .default(0);
+
 const envSchema = z.object({
   AGENTOS_PORT: port.default(3111),
   AGENTOS_HOST: z.string().min(1).default("0.0.0.0"),
@@ -104,6 +112,9 @@ const envSchema = z.object({
   AGENTOS_WORKFLOW_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
   AGENTOS_CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
   AGENTOS_WORKFLOW_RESUME_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  AGENTOS_WORKFLOW_RUN_RETENTION_DAYS: retentionDays,
+  AGENTOS_SWARM_RETENTION_DAYS: retentionDays,
+  AGENTOS_KG_HISTORY_RETENTION_DAYS: retentionDays,
   /** Development and tests: every JSON answer is checked against its documented output schema. */
   AGENTOS_CHECK_OUTPUTS: z.enum(["0", "1", "false", "true"]).default("0"),
   AGENTOS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -175,6 +186,12 @@ export interface Config {
   channelConcurrency: number;
   /** Most entries one agent's memory holds, whoever stores them: another store is a 409 naming the cap. */
   memoryMaxEntriesPerAgent: number;
+  /** Days a finished workflow run (completed, failed, cancelled, interrupted) is kept; 0: forever. */
+  workflowRunRetentionDays: number;
+  /** Days an ended swarm (dissolved, expired) is kept with its messages; 0: forever. */
+  swarmRetentionDays: number;
+  /** Days a superseded knowledge-graph version is kept (current versions always are); 0: forever. */
+  kgHistoryRetentionDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -227,6 +244,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     channelConcurrency: vars.AGENTOS_CHANNEL_CONCURRENCY,
     workflowResumeGraceMs: vars.AGENTOS_WORKFLOW_RESUME_GRACE_MS,
     memoryMaxEntriesPerAgent: vars.AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT,
+    workflowRunRetentionDays: vars.AGENTOS_WORKFLOW_RUN_RETENTION_DAYS,
+    swarmRetentionDays: vars.AGENTOS_SWARM_RETENTION_DAYS,
+    kgHistoryRetentionDays: vars.AGENTOS_KG_HISTORY_RETENTION_DAYS,
     bodyLimitBytes: 1024 * 1024,
   };
 }

@@ -66,9 +66,16 @@ export async function registerWorkers(
     cluster: Boolean(config.databaseUrl),
     maxEntriesPerAgent: config.memoryMaxEntriesPerAgent,
   });
-  registerKg(engine.worker("kg", "Knowledge graph: each agent's temporal graph, versioned and indexed"));
+  const warn = (message: string) => engine.logger.warn(message);
+  registerKg(engine.worker("kg", "Knowledge graph: each agent's temporal graph, versioned and indexed"), {
+    background,
+    retentionDays: config.kgHistoryRetentionDays,
+    warn,
+  });
   registerSwarm(engine.worker("swarm", "Swarms: a realm's agents on one goal, deciding by vote"), {
     background,
+    retentionDays: config.swarmRetentionDays,
+    warn,
   });
   registerWebTools(engine.worker("web", "Web fetch and search tools (SSRF-guarded)"), {
     env: config.env,
@@ -94,6 +101,7 @@ export async function registerWorkers(
     resumeGraceMs: config.workflowResumeGraceMs,
     runsPerRealm: config.workflowRunsPerRealm,
     maxDepth: config.workflowMaxDepth,
+    retentionDays: config.workflowRunRetentionDays,
     startup: background,
     warn: (message) => engine.logger.warn(message),
   });

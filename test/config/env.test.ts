@@ -30,6 +30,32 @@ describe("configuration from the environment", () => {
     );
   });
 
+  it("keeps finished runs, swarms and graph history forever unless a retention in days is set", () => {
+    const defaults = loadConfig({});
+    expect([
+      defaults.workflowRunRetentionDays,
+      defaults.swarmRetentionDays,
+      defaults.kgHistoryRetentionDays,
+    ]).toEqual([0, 0, 0]);
+    const set = loadConfig({
+      AGENTOS_WORKFLOW_RUN_RETENTION_DAYS: "30",
+      AGENTOS_SWARM_RETENTION_DAYS: "7",
+      AGENTOS_KG_HISTORY_RETENTION_DAYS: "365",
+    });
+    expect([set.workflowRunRetentionDays, set.swarmRetentionDays, set.kgHistoryRetentionDays]).toEqual([
+      30, 7, 365,
+    ]);
+    for (const name of [
+      "AGENTOS_WORKFLOW_RUN_RETENTION_DAYS",
+      "AGENTOS_SWARM_RETENTION_DAYS",
+      "AGENTOS_KG_HISTORY_RETENTION_DAYS",
+    ]) {
+      for (const bad of ["-1", "1.5", "7d", "forever", "40000"]) {
+        expect(() => loadConfig({ [name]: bad }), `${name}=${bad}`).toThrow(new RegExp(`${name}: must be`));
+      }
+    }
+  });
+
   it("caps each agent's memory entries, with room for the benchmark's million by default", () => {
     expect(loadConfig({}).memoryMaxEntriesPerAgent).toBe(2_000_000);
     expect(loadConfig({ AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: "500" }).memoryMaxEntriesPerAgent).toBe(500);

@@ -7,10 +7,12 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { requireAdmin } from "../../shared/access.ts";
 import { notFound } from "../../shared/errors.ts";
 import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { registerRetention } from "../../shared/retention.ts";
 import { addVersion } from "./add.ts";
 import { GraphStats } from "./aggregates.ts";
 import { diff, timeline } from "./history.ts";
 import { queryTemporal, traverse } from "./query.ts";
+import { sweepHistory } from "./retention.ts";
 import {
   addInput,
   diffAnswer,
@@ -30,11 +32,27 @@ import {
 import { purgeGraph, realmGraphsScope } from "./store.ts";
 import { mermaidOf } from "./visualize.ts";
 
+export interface KgOptions {
+  /** False in a process that does not serve the data (a CLI command): no retention sweep. */
+  background?: boolean;
+  /** Days a superseded version is kept (AGENTOS_KG_HISTORY_RETENTION_DAYS); 0 or unset: forever. */
+  retentionDays?: number;
+  warn?: (message: string) => void;
+}
+
 /** The temporal knowledge graph: one per agent, versioned, indexed for point-in-time questions. */
-export function registerKg(worker: WorkerClient): { ready?: Promise<void> } {
+export function registerKg(worker: WorkerClient, options: KgOptions = {}): { ready?: Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
   const graphs = new GraphStats(state);
+  registerRetention(worker, {
+    id: "kg::sweep_retention",
+    what: "knowledge-graph versions superseded",
+    days: options.retentionDays ?? 0,
+    background: options.background !== false,
+    sweep: (cutoff) => sweepHistory(trigger, state, cutoff),
+    warn: options.warn,
+  });
 
   /** The agent's realm, read as the caller: another realm's agent is refused by the agents worker. */
   const agentRealm = async (agentId: string, ctx: InvocationContext): Promise<string> => {

@@ -52,6 +52,10 @@ export async function versionsBetween(
 /**
  * The number of the last version whose validFrom passes `test` (0: none), by binary search over the
  * version numbers: validFrom strictly increases with the version, so this reads about log2(n) versions.
+ * A version missing below the latest was pruned by the retention (kg/retention.ts), which deletes an
+ * entity's oldest versions first: it counts as passing (it began before every version kept), so the
+ * search lands on the kept ones, and a time only pruned versions covered finds that pruned number
+ * (read as nothing) instead of a later version that was not valid then.
  */
 async function lastVersionWhere(
   state: StateClient,
@@ -65,7 +69,7 @@ async function lastVersionWhere(
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
     const version = await state.get<EntityVersion>(versionsScope(agentId), versionKey(entity, middle));
-    if (version && test(version.validFrom)) low = middle;
+    if (version ? test(version.validFrom) : middle < latest) low = middle;
     else high = middle - 1;
   }
   return low;

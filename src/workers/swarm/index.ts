@@ -10,6 +10,7 @@ import { type AppError, forbidden, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { assertAgentRef, recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
+import { registerRetention } from "../../shared/retention.ts";
 import { runSwarm } from "./run.ts";
 import {
   broadcastAck,
@@ -42,6 +43,7 @@ import {
   realmSwarmIds,
   SWARMS_SCOPE,
   storeNewSwarm,
+  sweepSwarms,
 } from "./store.ts";
 import { collected, consensusOf } from "./tally.ts";
 
@@ -51,8 +53,11 @@ const SWEEP_PAGE = 100;
 /** Swarms: a realm's agents working on one goal, exchanging observations and deciding by vote. */
 export function registerSwarm(
   worker: WorkerClient,
-  /** background false (a CLI command): no expiry sweep, which belongs to the serving process. */
-  options: { background?: boolean } = {},
+  /**
+   * background false (a CLI command): no expiry or retention sweep, which belong to the serving process.
+   * retentionDays: days an ended swarm is kept (AGENTOS_SWARM_RETENTION_DAYS; 0 or unset: forever).
+   */
+  options: { background?: boolean; retentionDays?: number; warn?: (message: string) => void } = {},
 ): { ready?: Promise<void> } {
   const trigger = worker.trigger.bind(worker);
   const state = stateClient(trigger);
@@ -317,6 +322,17 @@ export function registerSwarm(
     },
   );
 
+  registerRetention(worker, {
+    id: "swarm::sweep_retention",
+    what: "ended swarms (with their messages)",
+    days: options.retentionDays ?? 0,
+    background: options.background !== false,
+    sweep: async (cutoff, now) => {
+      await backfilled();
+      return sweepSwarms(state, cutoff, now);
+    },
+    warn: options.warn,
+  });
   if (options.background !== false) {
     worker.registerTrigger({
       type: "cron",

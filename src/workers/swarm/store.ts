@@ -3,6 +3,7 @@ import type { StateClient } from "../../engine/state/client.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { AppError, conflict } from "../../shared/errors.ts";
 import { onceUntilDone } from "../../shared/once.ts";
+import { endedBefore, mayBeOlderThan, yieldToOthers } from "../../shared/retention.ts";
 import { type BroadcastInput, MAX_MESSAGES, type Swarm, type SwarmMessage } from "./schema.ts";
 
 export const SWARMS_SCOPE = "swarms";
@@ -145,13 +146,53 @@ export async function purgeSwarm(state: StateClient, realmId: string, swarmId: s
   if (swarm) await state.delete(DUE_SCOPE, dueKey(swarm));
   await state.delete(ACTIVE_SCOPE, swarmId);
   // The record before its messages: a message is written only with the record's version (appendMessage),
-  // so a broadcast racing the purge cannot leave one behind. The realm's index entry goes last, so a
-  // purge cut short is found and finished by the next.
+  // so a broadcast racing the purge cannot leave one behind.
   await state.delete(SWARMS_SCOPE, swarmId);
+  await dropMessagesAndIndex(state, realmId, swarmId);
+}
+
+/** What is left of a swarm once its record is gone. The realm's index entry goes last, so a delete cut short is found and finished by a realm purge. */
+async function dropMessagesAndIndex(state: StateClient, realmId: string, swarmId: string): Promise<void> {
   const keys: string[] = [];
   for await (const { key } of state.scan(messagesScope(swarmId))) keys.push(key);
   for (const key of keys) await state.delete(messagesScope(swarmId), key);
   await state.delete(realmSwarmsScope(realmId), swarmId);
+}
+
+/** A swarm the retention may delete: ended (dissolved or expired) before the cutoff; an active one never. */
+export function isExpiredSwarm(swarm: Pick<Swarm, "status" | "endedAt">, cutoff: number): boolean {
+  return swarm.status !== "active" && endedBefore(swarm.endedAt, cutoff);
+}
+
+/**
+ * Deletes the swarms of every realm that ended before `cutoff` (each realm's by the same rule), with
+ * their messages and index entries; returns how many. Only the swarms made before the cutoff are read.
+ */
+export async function sweepSwarms(state: StateClient, cutoff: number, now: number): Promise<number> {
+  let deleted = 0;
+  for await (const { value: swarm, version } of mayBeOlderThan<Swarm>(
+    state,
+    SWARMS_SCOPE,
+    "swm",
+    cutoff,
+    now,
+  )) {
+    if (!isExpiredSwarm(swarm, cutoff)) continue;
+    try {
+      // Conditional on the version read: an ended swarm never changes, so a conflict is a purge under way.
+      await state.batch([
+        { type: "delete", scope: SWARMS_SCOPE, key: swarm.swarmId, expectedVersion: version },
+        { type: "delete", scope: DUE_SCOPE, key: dueKey(swarm) },
+      ]);
+    } catch (error) {
+      if (isConflict(error)) continue;
+      throw error;
+    }
+    await dropMessagesAndIndex(state, swarm.realmId, swarm.swarmId);
+    deleted++;
+    await yieldToOthers();
+  }
+  return deleted;
 }
 
 export function isDue(swarm: Swarm, now: number): boolean {

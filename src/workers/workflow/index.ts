@@ -5,6 +5,7 @@ import type { WorkerClient } from "../../engine/worker-client.ts";
 import { callerRealm, DEFAULT_REALM_ID, requireAdmin } from "../../shared/access.ts";
 import { pageOf } from "../../shared/pagination.ts";
 import { RealmRunShare } from "../../shared/realm-share.ts";
+import { registerRetention } from "../../shared/retention.ts";
 import { authorize } from "./authorize.ts";
 import { checkWorkflowFiles } from "./check-file.ts";
 import {
@@ -21,6 +22,7 @@ import { functionInfoCache } from "./function-info.ts";
 import { createLeases, type Leases, renewLeases, tickSeconds } from "./lease.ts";
 import { DEFAULT_MAX_WORKFLOW_DEPTH } from "./nesting.ts";
 import { resumeRuns } from "./resume.ts";
+import { sweepRuns } from "./retention.ts";
 import { cancelRun, type RunControl, retryRun, startWorkflowRun, visibleRun } from "./runs.ts";
 import {
   filesChecked,
@@ -71,6 +73,8 @@ export interface WorkflowOptions {
   runsPerRealm?: number;
   /** How deep workflows may nest: a step running a workflow is one level down (default 8). */
   maxDepth?: number;
+  /** Days a finished run is kept (AGENTOS_WORKFLOW_RUN_RETENTION_DAYS); 0 or unset: forever. */
+  retentionDays?: number;
   warn?: (message: string) => void;
 }
 
@@ -310,6 +314,14 @@ export function registerWorkflow(
   worker.registerRoute("workflow::get_run", "GET", "/api/workflows/runs/:runId");
 
   const warn = options.warn ?? (() => undefined);
+  registerRetention(worker, {
+    id: "workflow::sweep_retention",
+    what: "finished workflow runs (with their step results)",
+    days: options.retentionDays ?? 0,
+    background: options.startup !== false,
+    sweep: (cutoff, now) => sweepRuns(state, cutoff, now),
+    warn,
+  });
   const resumed = (async () => {
     if (options.startup === false) return 0;
     // The service's own files are loaded by config::reload (after the agents they name); a directory

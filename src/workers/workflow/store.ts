@@ -31,7 +31,7 @@ const indexScope = (realmId: string, workflowId: string) =>
 /** A run's realm: runs stored before realms existed belong to the default one. */
 export const runRealm = (run: Pick<Run, "realmId">) => run.realmId ?? DEFAULT_REALM_ID;
 /** Step results, one record each, so a checkpoint writes one result and not the whole history again. */
-const stepsScope = (runId: string) => `workflow_run_steps:${runId}`;
+export const stepsScope = (runId: string) => `workflow_run_steps:${runId}`;
 const stepKey = (index: number) => String(index).padStart(6, "0");
 
 /** The stored record: the run without its results (they are in the steps scope), plus how many there are. */
@@ -62,7 +62,18 @@ export function rememberVersion(run: Run, version: number): void {
 }
 
 /** Index keys sort newest first: the start time counted down, then the id. */
-const indexKey = (run: Run) => newestFirstKey(run.startedAt, run.runId);
+const indexKey = (run: Pick<Run, "startedAt" | "runId">) => newestFirstKey(run.startedAt, run.runId);
+
+/** Where a run is listed and counted (what deleting it one by one, as the retention does, updates). */
+export function runIndexEntry(run: Pick<Run, "realmId" | "workflowId" | "startedAt" | "runId">) {
+  const realmId = runRealm(run);
+  return {
+    scope: indexScope(realmId, run.workflowId),
+    key: indexKey(run),
+    countScope: COUNTS_SCOPE,
+    countKey: qualified(realmId, run.workflowId),
+  };
+}
 
 /**
  * A stored workflow with the fields records written before realms and versions lack: those belong to the
