@@ -51,5 +51,11 @@ export const chainVerifyResult = z.object({
 export const principalRecord = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("system") }),
   z.object({ kind: z.literal("admin"), keyId: z.string() }),
-  z.object({ kind: z.literal("realm"), keyId: z.string(), realmId: z.string() }),
+  // `agentId`: the agent whose own call (a tool of its turn) started the run or made the proposal.
+  z.object({
+    kind: z.literal("realm"),
+    keyId: z.string(),
+    realmId: z.string(),
+    agentId: z.string().optional(),
+  }),
 ]);

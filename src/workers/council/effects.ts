@@ -5,8 +5,10 @@ import { type Principal, systemPrincipal, type TriggerFn } from "../../engine/ty
 import { isPrivileged } from "../../shared/access.ts";
 import { nowIso } from "../../shared/clock.ts";
 import { badRequest, forbidden, isAppError } from "../../shared/errors.ts";
+import { isJsonObject } from "../../shared/json-object.ts";
 import { requireAgentInRealm, requireRealm } from "../../shared/realm-refs.ts";
 import { inputSchemaOf, payloadProblem } from "../../shared/schema-check.ts";
+import { HIRED_BY } from "./probe.ts";
 import type { Effect, Proposal, SubmitInput } from "./schema.ts";
 import type { EffectMark } from "./store.ts";
 
@@ -23,15 +25,23 @@ interface EffectCall {
  * by the service. `custom` proposals record a decision and do nothing.
  */
 export function effectCall(
-  proposal: Pick<Proposal, "kind" | "payload" | "realmId" | "submittedBy">,
+  proposal: Pick<Proposal, "kind" | "payload" | "realmId" | "submittedBy"> & { id?: string },
 ): EffectCall | null {
   const payload = proposal.payload ?? {};
   const { realmId, submittedBy: auth } = proposal;
   switch (proposal.kind) {
     case "budget_change":
       return { functionId: "ledger::set_budget", payload: { ...payload, realmId }, auth };
-    case "hire_agent":
-      return { functionId: "agent::create", payload: { ...payload, realmId }, auth };
+    case "hire_agent": {
+      // The agent carries the proposal's id, written with it: recovery finds the hire by it (probe.ts).
+      const metadata = isJsonObject(payload.metadata) ? payload.metadata : {};
+      const mark = proposal.id === undefined ? {} : { [HIRED_BY]: proposal.id };
+      return {
+        functionId: "agent::create",
+        payload: { ...payload, realmId, metadata: { ...metadata, ...mark } },
+        auth,
+      };
+    }
     case "strategy_change":
       return { functionId: "directive::create", payload: { ...payload, realmId }, auth };
     case "terminate_agent":

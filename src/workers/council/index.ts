@@ -12,7 +12,7 @@ import { newId } from "../../shared/ids.ts";
 import { chainVerifyResult } from "../../shared/outputs.ts";
 import { newestFirst, pageOf } from "../../shared/pagination.ts";
 import { recheckRealm, requireRealm } from "../../shared/realm-refs.ts";
-import { defaultQuorum, isExpired, withCancel, withVote } from "./decide.ts";
+import { defaultQuorum, isExpired, withCancel } from "./decide.ts";
 import { checkPayload } from "./effects.ts";
 import { effectRecovery } from "./recovery.ts";
 import {
@@ -32,16 +32,11 @@ import {
   realmInput,
   submitInput,
   sweepResult,
+  voteAnswer,
   voteInput,
 } from "./schema.ts";
-import {
-  activityChain,
-  entry,
-  markEffect,
-  matchingProposals,
-  proposalsScope,
-  purgeCouncil,
-} from "./store.ts";
+import { activityChain, entry, matchingProposals, proposalsScope, purgeCouncil } from "./store.ts";
+import { castVote } from "./vote.ts";
 
 const TOPIC = "council.proposal";
 
@@ -168,44 +163,16 @@ export function registerCouncil(
   worker.registerFunction(
     {
       id: "council::vote",
-      description: "A council member's vote (for, against, abstain; the latest counts); decides at quorum",
+      description:
+        "A council member's vote (for, against, abstain; the latest counts); decides at quorum. A notice says when it counted but what follows is left to recovery, or when it was already counted",
       input: voteInput,
-      output: proposalRecord,
+      output: voteAnswer,
     },
-    async ({ realmId, id, voterId, vote }, ctx) => {
-      assertRealmAccess(ctx, realmId);
-      await requireRealm(trigger, realmId, { write: true });
-      await proposalOf(realmId, id);
-      let before: Proposal | undefined;
-      const { value } = await casUpdate<Proposal>(
-        state,
-        proposalsScope(realmId),
-        id,
-        async ({ value: stored }) => {
-          if (!stored) throw notFound(`Proposal ${id} not found in realm ${realmId}`);
-          before = stored;
-          const next = withVote(stored, voterId, vote, isPrivileged(ctx.auth), nowIso());
-          // Marked before the approval is written: an approved effect is never where the sweep cannot find it.
-          if (next.effect?.status === "pending") await markEffect(state, next);
-          return next;
-        },
-      );
-      let proposal = value as Proposal;
-      const actorKind = ctx.auth.kind === "admin" && proposal.voters.length === 0 ? "human" : "agent";
-      // The voter id is a label any key of the realm may use: the entry also names the key that voted.
-      await record(
-        entry(proposal, actorKind, voterId, "vote_cast", {
-          vote,
-          tally: proposal.tally,
-          by: principalLabel(ctx.auth),
-        }),
-      );
-      // Only the vote that decided it sees the change; the effect is claimed before it is applied, so it
-      // runs at most once even with the sweep (which takes it up if this vote fails from here on).
-      if (before?.status === "pending" && proposal.status !== "pending") {
-        proposal = await decided(proposal);
-      }
-      return proposal;
+    async (input, ctx) => {
+      assertRealmAccess(ctx, input.realmId);
+      await requireRealm(trigger, input.realmId, { write: true });
+      await proposalOf(input.realmId, input.id);
+      return castVote({ state, record, decided: (proposal) => decided(proposal) }, input, ctx);
     },
   );
 

@@ -4,7 +4,8 @@ import type { TriggerFn } from "../../engine/types.ts";
 import { nowIso, nowMs } from "../../shared/clock.ts";
 import { onceUntilDone } from "../../shared/once.ts";
 import { applyEffect, claimedEffect, interruptedEffect, recoveryOf, withOutcome } from "./effects.ts";
-import type { ActivityFields, Proposal } from "./schema.ts";
+import { probeEffect } from "./probe.ts";
+import type { ActivityFields, Effect, Proposal } from "./schema.ts";
 import {
   EFFECTS_SCOPE,
   type EffectMark,
@@ -13,6 +14,8 @@ import {
   proposalsScope,
   unmarkEffect,
 } from "./store.ts";
+
+const keyOf = (proposal: Pick<Proposal, "realmId" | "id">) => `${proposal.realmId}\u0000${proposal.id}`;
 
 export interface RecoveryDeps {
   state: StateClient;
@@ -43,9 +46,36 @@ export function effectRecovery({ state, trigger, record, publish }: RecoveryDeps
     const claimed = claim.value as Proposal | null;
     if (!mine || !claimed) return claimed ?? proposal;
     const effect = await applyEffect(trigger, claimed);
-    const { value } = await casUpdate<Proposal>(state, scope, proposal.id, ({ value }) =>
-      value ? withOutcome(value, effect, nowIso()) : undefined,
-    );
+    // Kept until written: a failed write (the storage away a moment) is retried by the next sweep here,
+    // rather than the claim read as interrupted later, as though whether it ran were unknown.
+    unrecorded.set(keyOf(proposal), { proposal, effect, recovered });
+    return recordOutcome(proposal, effect, recovered, claimed);
+  };
+
+  /** Outcomes this process applied and has not yet written onto their proposal, by realm and id. */
+  const unrecorded = new Map<string, { proposal: Proposal; effect: Effect; recovered: boolean }>();
+
+  /**
+   * Writes the claimant's outcome onto the proposal (over `applying`, or `interrupted` if another
+   * sweep gave up on it meanwhile), logs it and drops its mark. Throws if the write fails: it stays in
+   * `unrecorded` for the next sweep.
+   */
+  const recordOutcome = async (
+    proposal: Proposal,
+    effect: Effect,
+    recovered: boolean,
+    claimed: Proposal,
+  ): Promise<Proposal> => {
+    const scope = proposalsScope(proposal.realmId);
+    let written = false;
+    const { value } = await casUpdate<Proposal>(state, scope, proposal.id, ({ value }) => {
+      const next = value ? withOutcome(value, effect, nowIso()) : undefined;
+      written = next !== undefined;
+      return next;
+    });
+    unrecorded.delete(keyOf(proposal));
+    // Gone with its realm, or written already: nothing more to tell.
+    if (!written) return (value as Proposal | null) ?? { ...claimed, effect };
     try {
       if (effect.status !== "none") {
         const outcome = effect.status === "applied" ? "effect_applied" : "effect_failed";
@@ -63,8 +93,16 @@ export function effectRecovery({ state, trigger, record, publish }: RecoveryDeps
     return (value as Proposal | null) ?? { ...claimed, effect };
   };
 
-  /** A claim whose process stopped mid-effect, reported `interrupted` (once) rather than run again. */
-  const interrupt = async (proposal: Proposal): Promise<boolean> => {
+  /**
+   * A claim whose process stopped mid-effect: `applied` if its target shows it took hold (probeEffect),
+   * else reported `interrupted` (once) rather than run again. Says which it recorded, if either.
+   */
+  const interrupt = async (proposal: Proposal): Promise<"applied" | "interrupted" | undefined> => {
+    const found = await probeEffect(trigger, proposal);
+    if (found) {
+      const recorded = await recordOutcome(proposal, found, true, proposal);
+      return recorded.effect?.status === "applied" ? "applied" : undefined;
+    }
     let mine = false;
     const { value } = await casUpdate<Proposal>(
       state,
@@ -77,7 +115,7 @@ export function effectRecovery({ state, trigger, record, publish }: RecoveryDeps
       },
     );
     const interrupted = value as Proposal | null;
-    if (!mine || !interrupted?.effect) return false;
+    if (!mine || !interrupted?.effect) return undefined;
     try {
       await record(
         entry(interrupted, "system", "council", "effect_interrupted", {
@@ -89,7 +127,7 @@ export function effectRecovery({ state, trigger, record, publish }: RecoveryDeps
     } finally {
       await unmarkEffect(state, proposal);
     }
-    return true;
+    return "interrupted";
   };
 
   const indexed = onceUntilDone(() => indexUnsettledEffects(state, () => state.groups()));
@@ -101,6 +139,9 @@ export function effectRecovery({ state, trigger, record, publish }: RecoveryDeps
    */
   const sweepEffects = async (all: boolean) => {
     await indexed();
+    for (const { proposal, effect, recovered } of [...unrecorded.values()]) {
+      await recordOutcome(proposal, effect, recovered, proposal).catch(() => undefined);
+    }
     const now = nowMs();
     const marks: Array<{ value: EffectMark; version: number }> = [];
     for await (const { value, version } of state.scan<EffectMark>(EFFECTS_SCOPE))
@@ -116,8 +157,10 @@ export function effectRecovery({ state, trigger, record, publish }: RecoveryDeps
         } else if (step === "settle" && proposal) {
           const settled = await settle(proposal, true);
           if (settled.effect?.status !== "pending" && settled.effect?.status !== "applying") swept.settled++;
-        } else if (step === "interrupt" && proposal && (await interrupt(proposal))) {
-          swept.interrupted++;
+        } else if (step === "interrupt" && proposal) {
+          const outcome = await interrupt(proposal);
+          if (outcome === "interrupted") swept.interrupted++;
+          if (outcome === "applied") swept.settled++;
         }
       } catch {
         // Left for the next sweep (see above).

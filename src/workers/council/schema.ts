@@ -83,6 +83,16 @@ export const proposalRecord = z.object({
 });
 export type Proposal = z.infer<typeof proposalRecord>;
 
+/** What a vote answers: the proposal, with a notice when the vote counted and something after it did not. */
+export const voteAnswer = proposalRecord.extend({
+  notice: z
+    .string()
+    .optional()
+    .describe(
+      "Set when the vote counted but recording what followed failed (its effect is then left to the recovery sweep), or when this same vote was already counted",
+    ),
+});
+
 export const proposalPage = z.object({
   proposals: z.array(proposalRecord),
   count: z.number().describe("How many proposals match, over all pages"),

@@ -5,7 +5,7 @@ import { nowIso, nowMs } from "../../shared/clock.ts";
 import { AppError, isAppError } from "../../shared/errors.ts";
 import { returnsSecret } from "../../shared/internal-functions.ts";
 import { asText, outputContains, renderArgs, renderTemplate } from "../../shared/templates.ts";
-import { chainMetadata } from "./nesting.ts";
+import { chainMetadata, inStepOf } from "./nesting.ts";
 import type { Run, Step, StepResult, Workflow } from "./schema.ts";
 
 export type RunEvent = "started" | "step_completed" | "completed" | "failed" | "cancelled";
@@ -269,15 +269,18 @@ async function runStep(call: StepCall, step: Step, extra: Record<string, unknown
     if (attempt > 0) await pause(deps.retryDelayMs(attempt - 1), signal);
     if (signal?.aborted) throw new RunCancelled();
     try {
-      const output = await deps.trigger({
-        function_id: step.functionId,
-        payload,
-        timeout_ms: step.timeoutMs,
-        auth: stepPrincipal(run, step),
-        // A workflow the step runs learns it is nested, and how deep.
-        ...(step.functionId === "workflow::run" ? { metadata: chainMetadata(run) } : {}),
-        signal,
-      });
+      // A workflow the step runs learns it is nested, and how deep: directly from the metadata, or
+      // through what the step calls (an agent turn whose tool runs one) from the step's context.
+      const output = await inStepOf(run, () =>
+        deps.trigger({
+          function_id: step.functionId,
+          payload,
+          timeout_ms: step.timeoutMs,
+          auth: stepPrincipal(run, step),
+          ...(step.functionId === "workflow::run" ? { metadata: chainMetadata(run) } : {}),
+          signal,
+        }),
+      );
       // A secret (a new key, a vault value) would be stored in the run: it never leaves the step.
       const kept = returnsSecret(step.functionId)
         ? `[redacted: ${step.functionId} returns a secret]`

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { InvocationContext } from "../../engine/types.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { Run } from "./schema.ts";
@@ -21,10 +22,28 @@ export function chainMetadata(run: Run): Record<string, unknown> {
   return { [CHAIN_METADATA]: [...(run.chain ?? []), run.workflowId] };
 }
 
-/** The workflows whose steps started this call, outermost first ([] for a direct call). */
+/**
+ * The chain of the step under way in this async context: what a step's call reaches through other
+ * functions that pass no metadata on (a step calling agent::chat, whose turn's tool runs workflow::run;
+ * an agent that asks another agent, whose tool does), as the agent-to-agent hops are counted. Without it
+ * a workflow looping through an agent turn nested as deep as the agents' own bounds allowed.
+ */
+const stepChain = new AsyncLocalStorage<string[]>();
+
+/** Runs a step of `run` (its calls, and everything they call in turn) as part of the run's chain. */
+export function inStepOf<T>(run: Run, step: () => T): T {
+  return stepChain.run([...(run.chain ?? []), run.workflowId], step);
+}
+
+/**
+ * The workflows whose steps started this call, outermost first ([] for a direct call): the call's
+ * metadata, else the chain of the step this call was made under (the longer, if both).
+ */
 export function chainOf(ctx: InvocationContext): string[] {
   const chain = ctx.metadata?.[CHAIN_METADATA];
-  return Array.isArray(chain) && chain.every((id) => typeof id === "string") ? chain : [];
+  const sent = Array.isArray(chain) && chain.every((id) => typeof id === "string") ? chain : [];
+  const under = stepChain.getStore() ?? [];
+  return under.length > sent.length ? under : sent;
 }
 
 /** A 422 naming the chain when running `workflowId` under `chain` would nest past `maxDepth`. */

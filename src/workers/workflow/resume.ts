@@ -73,15 +73,17 @@ async function resumeClaimed(options: ResumeOptions, run: Run): Promise<void> {
   const missing = await waitForFunctions(
     options,
     workflow.steps.slice(run.position).map((step) => step.functionId),
+    control.local.get(run.runId)?.controller.signal,
   );
-  if (missing.length > 0) {
-    return interrupt(options, run, stopped, `functions not available after restart: ${missing.join(", ")}`);
-  }
   // Cancelled here (recorded at once) or finished elsewhere while it waited: nothing to resume. Flagged
-  // from another node meanwhile (this node owns the run now): this node ends it.
+  // from another node meanwhile (this node owns the run now): this node ends it cancelled, as asked,
+  // whether or not its functions came back (it would not run them anyway).
   const stored = await options.state.get<StoredRun>(RUNS_SCOPE, run.runId);
   if (stored?.status !== "running") return;
   if (stored.cancelRequested) return stopCancelled(options, run, stopped);
+  if (missing.length > 0) {
+    return interrupt(options, run, stopped, `functions not available after restart: ${missing.join(", ")}`);
+  }
   control.deps.publish("started", run);
   await execute(control, workflow, run).catch(() => undefined);
 }
@@ -105,8 +107,15 @@ async function interrupt(options: ResumeOptions, run: Run, step: string, reason:
   options.control.deps.publish("failed", run);
 }
 
-/** The ids among `functionIds` still missing when the grace period ends (none: ready). */
-async function waitForFunctions(options: ResumeOptions, functionIds: string[]): Promise<string[]> {
+/**
+ * The ids among `functionIds` still missing when the grace period ends (none: ready), or at once when
+ * `cancelled` aborts (a cancel heard while waiting: the run will not run them).
+ */
+async function waitForFunctions(
+  options: ResumeOptions,
+  functionIds: string[],
+  cancelled?: AbortSignal,
+): Promise<string[]> {
   const deadline = nowMs() + options.graceMs;
   for (;;) {
     const listed = await call(options.control.deps.trigger, "engine::functions::list", {
@@ -114,7 +123,23 @@ async function waitForFunctions(options: ResumeOptions, functionIds: string[]): 
     });
     const present = new Set(listed.functions.map((fn) => fn.function_id));
     const missing = [...new Set(functionIds)].filter((id) => !present.has(id));
-    if (missing.length === 0 || nowMs() >= deadline) return missing;
-    await new Promise((resolve) => setTimeout(resolve, 250).unref());
+    if (missing.length === 0 || nowMs() >= deadline || cancelled?.aborted) return missing;
+    await pause(250, cancelled);
   }
+}
+
+/** Waits `ms`, or less if `signal` aborts meanwhile. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    timer.unref();
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

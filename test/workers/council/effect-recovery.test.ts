@@ -61,9 +61,15 @@ async function strandedProposal(
     payload,
   });
   failAppendAfterApproval(engine, realmId);
-  await expect(
-    trigger("council::vote", { realmId, id: submitted.id, voterId: "operator", vote: "for" }),
-  ).rejects.toThrow("the storage went away");
+  // The vote counted: it says so rather than fail, and leaves the effect to the recovery sweep.
+  const voted = await trigger("council::vote", {
+    realmId,
+    id: submitted.id,
+    voterId: "operator",
+    vote: "for",
+  });
+  expect(voted).toMatchObject({ status: "approved", effect: { status: "pending" } });
+  expect(voted.notice).toContain("the storage went away");
   const stored = await trigger("council::get", { realmId, id: submitted.id });
   expect(stored).toMatchObject({ status: "approved", effect: { status: "pending" } });
   return { realmId, id: submitted.id };
@@ -121,7 +127,12 @@ describe("an effect its deciding vote left pending", () => {
         });
         const check = await triggerOf(engine)("ledger::check", { realmId, agentId: "cto" });
         expect(check).toMatchObject({ allowed: true, limitCents: 5000 });
-        expect(await actions(engine, realmId)).toEqual(["proposal_submitted", "vote_cast", "effect_applied"]);
+        // The outcome is written on the proposal first, then appended to the log.
+        const logged = await eventually(async () => {
+          const all = await actions(engine, realmId);
+          return all.length === 3 && all;
+        });
+        expect(logged).toEqual(["proposal_submitted", "vote_cast", "effect_applied"]);
       } finally {
         await second.close();
       }
@@ -256,6 +267,86 @@ describe("an effect its deciding vote left pending", () => {
         "vote_cast",
         "effect_interrupted",
       ]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("an effect whose claimant stopped before writing its outcome", () => {
+  const claimedLongAgo = (functionId: string) => (proposal: Answer) => ({
+    ...proposal,
+    effect: { status: "applying", functionId, claimedBy: "gone-host:4242", claimedAt: longAgo() },
+  });
+
+  it("is reported applied when its target carries the proposal's id (a hire), and not run again", async () => {
+    const server = await startTestServer();
+    try {
+      const { engine } = server.service;
+      const trigger = triggerOf(engine);
+      const { realmId, id } = await strandedProposal(engine, "hire_agent", {
+        name: "hired-then-crashed",
+        model: "gpt-4o",
+      });
+      // The claimant's agent::create went through (as the effect makes it), then its process died.
+      await rewrite(engine, realmId, id, claimedLongAgo("agent::create"));
+      const { agents } = await trigger("agent::list", { realmId });
+      expect(agents).toEqual([]);
+      await trigger("agent::create", {
+        name: "hired-then-crashed",
+        model: "gpt-4o",
+        realmId,
+        metadata: { councilProposalId: id },
+      });
+      expect(await sweep(engine)).toMatchObject({ settled: 1, interrupted: 0 });
+      const { effect } = await proposalOf(engine, realmId, id);
+      expect(effect).toMatchObject({
+        status: "applied",
+        functionId: "agent::create",
+        claimedBy: "gone-host:4242",
+        result: { foundAtRecovery: expect.stringContaining("carries this proposal's id") },
+      });
+      await sweep(engine);
+      expect(await agentsNamed(engine, realmId, "hired-then-crashed")).toBe(1);
+      expect(await actions(engine, realmId)).toEqual(["proposal_submitted", "vote_cast", "effect_applied"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("is reported applied when the realm it suspends is paused", async () => {
+    const server = await startTestServer();
+    try {
+      const { engine } = server.service;
+      const { realmId, id } = await strandedProposal(engine, "realm_suspend", {});
+      await rewrite(engine, realmId, id, claimedLongAgo("realm::update"));
+      await triggerOf(engine)("realm::update", { id: realmId, status: "Paused" });
+      await sweep(engine);
+      expect((await proposalOf(engine, realmId, id)).effect).toMatchObject({
+        status: "applied",
+        result: { foundAtRecovery: `realm ${realmId} is paused` },
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("hires an agent that carries the proposal's id", async () => {
+    const server = await startTestServer();
+    try {
+      const { engine } = server.service;
+      const { realmId, id } = await strandedProposal(engine, "hire_agent", {
+        name: "marked",
+        model: "gpt-4o",
+        metadata: { team: "ops" },
+      });
+      await rewrite(engine, realmId, id, (proposal) => ({ ...proposal, decidedAt: longAgo() }));
+      await sweep(engine);
+      const { agents } = await triggerOf(engine)("agent::list", { realmId });
+      expect(agents.find((agent: Answer) => agent.name === "marked")?.metadata).toEqual({
+        team: "ops",
+        councilProposalId: id,
+      });
     } finally {
       await server.close();
     }

@@ -192,4 +192,61 @@ describe("cancelling a run another node owns, whatever the clocks say", () => {
     expect(await state.get<StoredRun>(RUNS_SCOPE, run.runId)).toMatchObject({ status: "cancelled" });
     expect(calls).toEqual([]);
   });
+
+  it("a run flagged while its taker waits for functions that never come ends cancelled, not interrupted", async () => {
+    const { state } = engineWithWaitingStep();
+    const dead = clusterNode(setup as NonNullable<typeof setup>);
+    const { workflow, run } = waitingWorkflowAndRun();
+    workflow.steps[0] = { ...(workflow.steps[0] as Workflow["steps"][number]), functionId: "test::never" };
+    await state.set(workflowsScope("realm-default"), workflow.id, workflow);
+    hold(dead.leases, run);
+    await startRun(state, run);
+
+    let monotonic = 0;
+    const taker = clusterNode(setup as NonNullable<typeof setup>, () => monotonic);
+    const resume = { state, control: taker.control, graceMs: 60_000, warn: () => undefined };
+    expect(await resumeRuns(resume)).toBe(0);
+    monotonic += LEASE_MS;
+    expect(await resumeRuns(resume)).toBe(1);
+
+    // Flagged from a third node; the taker's lease tick hears it. test::never is never registered.
+    const third = clusterNode(setup as NonNullable<typeof setup>);
+    expect(await cancelRun(third.control, run.runId, ADMIN)).toMatchObject({ cancelRequested: true });
+    await renewLeases(state, taker.leases, (runId) => taker.control.local.get(runId)?.controller.abort());
+
+    await eventually(() => taker.events.length > 0);
+    expect(taker.events).toEqual(["cancelled"]);
+    expect(await state.get<StoredRun>(RUNS_SCOPE, run.runId)).toMatchObject({
+      status: "cancelled",
+      stoppedAt: "wait",
+    });
+  });
+
+  it("a run flagged (unheard) while its taker waits ends cancelled when the grace period ends", async () => {
+    const { engine, state } = engineWithWaitingStep();
+    const dead = clusterNode(setup as NonNullable<typeof setup>);
+    const { workflow, run } = waitingWorkflowAndRun();
+    workflow.steps[0] = { ...(workflow.steps[0] as Workflow["steps"][number]), functionId: "test::never" };
+    await state.set(workflowsScope("realm-default"), workflow.id, workflow);
+    hold(dead.leases, run);
+    await startRun(state, run);
+
+    let monotonic = 0;
+    const taker = clusterNode(setup as NonNullable<typeof setup>, () => monotonic);
+    // Flagged from another node as the taker looks for the run's functions, with no lease tick after.
+    taker.control.deps.trigger = async (request) => {
+      if (request.function_id === "engine::functions::list") {
+        const current = await state.get<StoredRun>(RUNS_SCOPE, run.runId);
+        await state.set(RUNS_SCOPE, run.runId, { ...current, cancelRequested: true });
+      }
+      return engine.trigger(request);
+    };
+    const resume = { state, control: taker.control, graceMs: 0, warn: () => undefined };
+    expect(await resumeRuns(resume)).toBe(0);
+    monotonic += LEASE_MS;
+    expect(await resumeRuns(resume)).toBe(1);
+    await eventually(() => taker.events.length > 0);
+    expect(taker.events).toEqual(["cancelled"]);
+    expect(await state.get<StoredRun>(RUNS_SCOPE, run.runId)).toMatchObject({ status: "cancelled" });
+  });
 });
