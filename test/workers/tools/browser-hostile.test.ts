@@ -4,12 +4,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { systemResolver } from "../../../src/shared/net/guarded-request.ts";
 import { DEFAULT_BROWSER_PATH, sharedBrowser } from "../../../src/workers/tools/browser/chromium.ts";
-import {
-  openPage,
-  ScreenshotPages,
-  Sessions,
-  sessions,
-} from "../../../src/workers/tools/browser/sessions.ts";
+import { MAX_SCREENSHOT_PIXELS, ScreenshotPages } from "../../../src/workers/tools/browser/screenshots.ts";
+import { openPage, Sessions, sessions } from "../../../src/workers/tools/browser/sessions.ts";
 import { toolsServer } from "./setup.ts";
 
 /** Hostile pages the agent is steered to, against a service that allows only 127.0.0.1 (the test site). */
@@ -134,7 +130,11 @@ describe.skipIf(!available)("browser tools against hostile pages", () => {
     const few = new Sessions(2);
     const agents = ["agent-a", "agent-b", "agent-c"];
     // All at once: each call must hold its slot before it awaits its page, or every one finds room.
-    const calls = await Promise.allSettled(agents.map((agentId) => few.of(agentId, chromium, localOnly)));
+    // One realm's agents: the realm may replace its own sessions at the cap (another realm's: see browser-limits).
+    const owner = (agentId: string) => ({ agentId, realmId: "realm-a" });
+    const calls = await Promise.allSettled(
+      agents.map((agentId) => few.of(owner(agentId), chromium, localOnly)),
+    );
     try {
       expect(agents.filter((agentId) => few.has(agentId))).toHaveLength(2);
       expect(calls.filter((call) => call.status === "rejected").map((call) => call.reason)).toEqual([
@@ -144,7 +144,7 @@ describe.skipIf(!available)("browser tools against hostile pages", () => {
         }),
       ]);
       // With every slot open (none still opening), a new session takes an open one's place (the least recently used).
-      await few.of("agent-d", chromium, localOnly);
+      await few.of(owner("agent-d"), chromium, localOnly);
       expect([...agents, "agent-d"].filter((agentId) => few.has(agentId))).toHaveLength(2);
       expect(few.has("agent-d")).toBe(true);
     } finally {
@@ -199,14 +199,14 @@ describe.skipIf(!available)("browser tools against hostile pages", () => {
   });
 
   it("keeps a session to its one page: popups a page opens are closed", async () => {
-    const { agentId } = await env.agent();
+    const owner = await env.agent();
     await env.tool("tool::browser_navigate", { url: `${base}/popups` });
-    const session = await sessions.of(agentId, chromium, undefined as never);
+    const session = await sessions.of(owner, chromium, undefined as never);
     await session.page.waitForTimeout(500);
     expect(session.context.pages()).toEqual([session.page]);
   });
 
-  it("cuts a full-page screenshot of an endless page at the largest viewport's pixels", async () => {
+  it("cuts a full-page screenshot of an endless page at a screenshot's pixel limit", async () => {
     await env.agent();
     const shot = await env.tool<{ screenshot: string }>("tool::browser_screenshot", {
       url: `${base}/tall`,
@@ -215,7 +215,7 @@ describe.skipIf(!available)("browser tools against hostile pages", () => {
     const png = Buffer.from(shot.screenshot, "base64");
     const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
     expect(width).toBe(1280);
-    expect(height).toBe(Math.floor((4096 * 4096) / 1280));
+    expect(height).toBe(Math.floor(MAX_SCREENSHOT_PIXELS / 1280));
   });
 
   it("never hands a realm's next screenshot the page a spinning script left behind", async () => {

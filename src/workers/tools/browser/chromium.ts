@@ -18,6 +18,9 @@ async function launch(executablePath: string): Promise<Browser> {
       chromiumSandbox: how.chromiumSandbox,
       env: how.env,
       headless: true,
+      // Playwright turns Chromium's popup blocker off; on, a page's window.open without a user gesture
+      // answers null instead of starting a window (a page could otherwise open them without end).
+      ignoreDefaultArgs: ["--disable-popup-blocking"],
       args: [
         "--disable-dev-shm-usage",
         "--disable-gpu",

@@ -5,6 +5,14 @@ import { assertUrlAllowed, type NetworkPolicy } from "../../../shared/net/guarde
 const INERT = /^(data|blob|about):/;
 /** Refusals kept per context: the first explain a failure, and a page could otherwise grow the list without end. */
 const MAX_BLOCKED = 50;
+/**
+ * Requests (WebSockets included) a context's pages may make within REQUEST_WINDOW_MS; past it the context
+ * is closed. Each request passes the service's event loop (this route, the guarding proxy), which every
+ * realm shares: a page firing fetches in a loop kept a fifth of a core busy, so a few such pages would
+ * stall the node. A heavy page makes a few hundred while it loads.
+ */
+export const MAX_REQUESTS = 1000;
+const REQUEST_WINDOW_MS = 10_000;
 
 /**
  * Removes WebRTC from every realm of a page: RTCPeerConnection, webkitRTCPeerConnection, RTCDataChannel,
@@ -19,17 +27,46 @@ const NO_WEBRTC = `(() => {
 })();`;
 
 /**
+ * Makes alert, confirm and prompt answer at once in every frame, as a dismissed dialog does. Each dialog
+ * otherwise travels to the service, which dismisses it: a page looping over alert() would keep the
+ * service's event loop busy for as long as its session lasts.
+ */
+const NO_DIALOGS = `(() => {
+  const answers = { alert: undefined, confirm: false, prompt: null };
+  for (const [name, answer] of Object.entries(answers))
+    Object.defineProperty(globalThis, name, { value: () => answer, writable: true, configurable: true });
+})();`;
+
+/**
  * Every request the context's pages make (navigations, redirects, subresources, fetches, WebSockets)
  * passes the SSRF rule first; a blocked one is aborted and remembered, so the tool can name it with the
- * rule's own message. The pages get no WebRTC (NO_WEBRTC), whose UDP the proxy would never see.
+ * rule's own message. The pages get no WebRTC (NO_WEBRTC), whose UDP the proxy would never see, and no
+ * dialogs (NO_DIALOGS).
  */
 export async function guardContext(
   context: BrowserContext,
   policy: NetworkPolicy,
 ): Promise<{ blocked: string[] }> {
   const blocked: string[] = [];
-  await context.addInitScript(NO_WEBRTC);
+  await context.addInitScript(NO_WEBRTC + NO_DIALOGS);
+  let windowStart = Date.now();
+  let requests = 0;
+  let closed = false;
+  /** Counts a request; false once the context is over its budget (and then closes it, first in `blocked`). */
+  const withinBudget = (): boolean => {
+    if (closed) return false;
+    const now = Date.now();
+    if (now - windowStart > REQUEST_WINDOW_MS) [windowStart, requests] = [now, 0];
+    if (++requests <= MAX_REQUESTS) return true;
+    closed = true;
+    blocked.unshift(
+      `The page made more than ${MAX_REQUESTS} requests within ${REQUEST_WINDOW_MS / 1000} s: it was closed`,
+    );
+    void context.close().catch(() => undefined);
+    return false;
+  };
   const check = async (url: string): Promise<boolean> => {
+    if (!withinBudget()) return false;
     if (INERT.test(url)) return true;
     try {
       await assertUrlAllowed(url.replace(/^ws(s?):/, "http$1:"), policy);

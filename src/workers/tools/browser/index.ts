@@ -1,4 +1,3 @@
-import type { Page } from "playwright-core";
 import { z } from "zod";
 import { AppError, badRequest, isAppError } from "../../../shared/errors.ts";
 import { assertUrlAllowed } from "../../../shared/net/guarded-request.ts";
@@ -6,15 +5,11 @@ import { agentIdField } from "../fields.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
 import { DEFAULT_BROWSER_PATH } from "./chromium.ts";
 import { navigationError } from "./guard.ts";
-import { DEFAULT_VIEWPORT, type Session, screenshotPages, sessions } from "./sessions.ts";
+import { PAGE_BUSY, pageTitle, readPage } from "./read.ts";
+import { capture, MAX_SCREENSHOT_PIXELS, MAX_VIEWPORT, screenshotPages } from "./screenshots.ts";
+import { DEFAULT_VIEWPORT, type Session, sessions } from "./sessions.ts";
 
 const MAX_TIMEOUT_MS = 60_000;
-const MAX_VIEWPORT = 4096;
-/**
- * A full-page screenshot is cut at the pixels of the largest viewport: an endless page would otherwise
- * make a PNG of hundreds of MB (and its base64 twice over) in the service's memory.
- */
-const MAX_SCREENSHOT_PIXELS = MAX_VIEWPORT * MAX_VIEWPORT;
 const timeoutMs = z
   .number()
   .int()
@@ -39,8 +34,6 @@ function forgetRefusals(opened: Opened): void {
   opened.refused.length = 0;
 }
 
-const PAGE_BUSY = "page_busy";
-
 /** A session whose page stopped answering is closed: its script would keep a CPU busy until the session expires. */
 async function closingIfBusy<T>(agentId: string, work: () => Promise<T>): Promise<T> {
   try {
@@ -49,46 +42,6 @@ async function closingIfBusy<T>(agentId: string, work: () => Promise<T>): Promis
     if (!isAppError(error) || error.reason !== PAGE_BUSY) throw error;
     await sessions.close(agentId);
     throw new AppError("unprocessable", `${error.message}; your browser session was closed`);
-  }
-}
-
-/**
- * A read from the page, bounded in time: evaluate and title have no timeout of their own, and a page
- * whose script never yields would hold the call until the engine gives up on it.
- */
-async function fromPage<T>(read: Promise<T>, timeout: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new AppError(
-            "unprocessable",
-            `The page did not answer within ${timeout} ms: a script on it keeps it busy`,
-            { reason: PAGE_BUSY },
-          ),
-        ),
-      timeout,
-    );
-  });
-  try {
-    return await Promise.race([read, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** The page as PNG; a page Chromium cannot capture (too large, crashed) is the caller's problem, not a 500. */
-async function screenshot(page: Page, fullPage: boolean, timeout: number): Promise<Buffer> {
-  const width = page.viewportSize()?.width ?? DEFAULT_VIEWPORT.width;
-  const clip = { x: 0, y: 0, width, height: Math.floor(MAX_SCREENSHOT_PIXELS / width) };
-  try {
-    return await page.screenshot({ fullPage, timeout, type: "png", ...(fullPage ? { clip } : {}) });
-  } catch (error) {
-    const message = (error as Error).message ?? String(error);
-    if (/Timeout/i.test(message))
-      throw new AppError("unprocessable", `The page did not render within ${timeout} ms`);
-    throw new AppError("unprocessable", `Could not screenshot ${page.url()}: ${message.split("\n")[0]}`);
   }
 }
 
@@ -102,7 +55,7 @@ async function navigate(opened: Opened, target: string, ctx: ToolContext, timeou
   } catch (error) {
     throw navigationError(error, target, [...opened.blocked, ...opened.refused], timeout);
   }
-  return { url: page.url(), status, title: await fromPage(page.title(), timeout) };
+  return { url: page.url(), status, title: await pageTitle(page, timeout) };
 }
 
 /** A selector that never appears is an error the model can read, not a hang. */
@@ -117,16 +70,26 @@ async function onElement<T>(work: () => Promise<T>, what: string, timeout: numbe
   }
 }
 
+/** The agent's session, after the caller's access to the agent; it counts in the agent's realm's share. */
 async function session(ctx: ToolContext, agentId: string): Promise<Session> {
-  await ctx.agent(agentId);
-  return sessions.of(agentId, browserPath(ctx), ctx.policy);
+  const { realmId } = await ctx.agent(agentId);
+  return sessions.of({ agentId, realmId }, browserPath(ctx), ctx.policy);
 }
+
+/** The agent's open session, or a 400 saying what to do first (after the caller's access to the agent). */
+async function openSession(ctx: ToolContext, agentId: string, missing: string): Promise<Session> {
+  // The access first: whether another realm's agent has a page open is not the caller's business.
+  const { realmId } = await ctx.agent(agentId);
+  if (!sessions.has(agentId)) throw badRequest(missing);
+  return sessions.of({ agentId, realmId }, browserPath(ctx), ctx.policy);
+}
+
+const MEGAPIXELS = MAX_SCREENSHOT_PIXELS / 2 ** 20;
 
 const browserScreenshot = defineTool({
   id: "tool::browser_screenshot",
   actsFor: "agent",
-  description:
-    "Screenshot a web page in a real browser: {screenshot: base64 PNG, width, height, url}. viewport {width, height} (default 1280×720), fullPage for the whole page (cut at 4096×4096 pixels' worth of height). Without url, your open browser session's page.",
+  description: `Screenshot a web page in a real browser: {screenshot: base64 PNG, width, height, url}. viewport {width, height} (default 1280×720, at most ${MAX_SCREENSHOT_PIXELS} pixels, e.g. 2048×2048), fullPage for the whole page (cut at ${MEGAPIXELS} megapixels' worth of height). A PNG above 8 MB is refused. Without url, your open browser session's page.`,
   input: z.strictObject({
     url: url.optional(),
     agentId: agentIdField.optional(),
@@ -141,18 +104,20 @@ const browserScreenshot = defineTool({
   }),
   async run({ url: target, agentId, viewport, fullPage, timeoutMs: timeout }, ctx) {
     if (target === undefined) {
-      if (!agentId) throw badRequest("give url (or open a page with browser_navigate first)");
-      // The caller's access to the agent first: whether another realm's agent has a page open is not its business.
-      await ctx.agent(agentId);
-      if (!sessions.has(agentId)) throw badRequest("give url (or open a page with browser_navigate first)");
-      const { page } = await sessions.of(agentId, browserPath(ctx), ctx.policy);
-      const png = await screenshot(page, fullPage, timeout);
+      const missing = "give url (or open a page with browser_navigate first)";
+      if (!agentId) throw badRequest(missing);
+      const { page } = await openSession(ctx, agentId, missing);
+      const png = await screenshotPages.limit(() => capture(page, fullPage, timeout));
       return { screenshot: png.toString("base64"), url: page.url(), ...page.viewportSize() };
     }
+    if (viewport.width * viewport.height > MAX_SCREENSHOT_PIXELS)
+      throw badRequest(
+        `viewport ${viewport.width}×${viewport.height} is above the ${MAX_SCREENSHOT_PIXELS} pixels (${MEGAPIXELS} megapixels) a screenshot may have: make it smaller`,
+      );
     const realm = ctx.call.auth.kind === "realm" ? ctx.call.auth.realmId : "*";
     return screenshotPages.use(realm, browserPath(ctx), ctx.policy, viewport, async (opened) => {
       const loaded = await navigate(opened, target, ctx, timeout);
-      const png = await screenshot(opened.page, fullPage, timeout);
+      const png = await capture(opened.page, fullPage, timeout);
       return {
         screenshot: png.toString("base64"),
         url: loaded.url,
@@ -196,7 +161,7 @@ async function perform(
         action: "click",
         selector: target,
         url: page.url(),
-        title: await fromPage(page.title(), timeout),
+        title: await pageTitle(page, timeout),
       };
     }
     case "type": {
@@ -278,19 +243,10 @@ const browserReadPage = defineTool({
     timeoutMs,
   }),
   async run({ agentId, maxChars, timeoutMs: timeout }, ctx) {
-    await ctx.agent(agentId);
-    if (!sessions.has(agentId)) throw badRequest("No page is open: use browser_navigate first");
-    const { page } = await sessions.of(agentId, browserPath(ctx), ctx.policy);
+    const { page } = await openSession(ctx, agentId, "No page is open: use browser_navigate first");
     return closingIfBusy(agentId, async () => {
-      // Runs in the page, where `document` exists; written as a string so the service needs no DOM types.
-      const read = page.evaluate("document.body ? document.body.innerText : ''");
-      const text = (await fromPage(read, timeout)) as string;
-      return {
-        url: page.url(),
-        title: await fromPage(page.title(), timeout),
-        text: text.slice(0, maxChars),
-        truncated: text.length > maxChars,
-      };
+      const { title, text, length } = await readPage(page, maxChars, timeout);
+      return { url: page.url(), title, text, truncated: length > maxChars };
     });
   },
 });

@@ -8,8 +8,9 @@ import { guardContext } from "./guard.ts";
 /** A session ends after this long unused, or this long after it began, whichever comes first. */
 export const SESSION_IDLE_MS = 5 * 60_000;
 export const SESSION_LIFETIME_MS = 30 * 60_000;
-/** Sessions one process keeps at once; the least recently used goes first. */
+/** Sessions one process keeps at once, and of them one realm's (see Sessions for how they are shared). */
 const MAX_SESSIONS = 16;
+const MAX_SESSIONS_PER_REALM = 4;
 
 export interface Session {
   context: BrowserContext;
@@ -17,6 +18,7 @@ export interface Session {
   blocked: string[];
   /** The context's guarding proxy's refusals (redirect hops the routes never see). */
   refused: string[];
+  realmId: string;
   startedAt: number;
   usedAt: number;
   release: () => void;
@@ -57,64 +59,98 @@ export async function openPage(executablePath: string, policy: NetworkPolicy, vi
   return { context, page, blocked, refused: proxy.refused };
 }
 
-/** Each agent's browser session on this node: one context, one page, until closed or expired. */
+/** Whose session it is: the agent, and the realm whose share of the node it counts in. */
+export interface Owner {
+  agentId: string;
+  realmId: string;
+}
+
+/**
+ * Each agent's browser session on this node: one context, one page, until closed or expired.
+ *
+ * Fairness between realms: each realm is sure of `share` of the node's `max` sessions, and may hold
+ * more while the node has room. When the node is full, a new session replaces the least recently used
+ * session of its own realm if the realm holds its share or more, else that of a realm holding more
+ * than its share. So no realm can close another realm's sessions within that realm's share; when every
+ * session is within its realm's share (max/share realms busy at once), a realm below its share is
+ * answered 429 naming the cap until one is closed or expires (SESSION_IDLE_MS unused).
+ */
 export class Sessions {
-  /** `max`: sessions kept at once (tests use a few, not a Chromium's worth). */
+  /** `max`: sessions kept at once; `share`: a realm's at most (tests use a few, not a Chromium's worth). */
   private readonly max: number;
-  constructor(max = MAX_SESSIONS) {
+  private readonly share: number;
+  constructor(max = MAX_SESSIONS, share = MAX_SESSIONS_PER_REALM) {
     this.max = max;
+    this.share = share;
   }
 
   private readonly byAgent = new Map<string, Session>();
   /** Sessions being opened: an agent's calls at once share one, or the others' contexts stay open, unowned. */
-  private readonly opening = new Map<string, Promise<Session>>();
+  private readonly opening = new Map<string, { realmId: string; session: Promise<Session> }>();
   private sweeper: NodeJS.Timeout | undefined;
 
-  async of(agentId: string, executablePath: string, policy: NetworkPolicy): Promise<Session> {
+  async of(owner: Owner, executablePath: string, policy: NetworkPolicy): Promise<Session> {
+    const { agentId } = owner;
     const now = Date.now();
     const existing = this.byAgent.get(agentId);
     if (existing && !existing.page.isClosed() && now - existing.startedAt < SESSION_LIFETIME_MS) {
       existing.usedAt = now;
       return existing;
     }
-    let opening = this.opening.get(agentId);
+    let opening = this.opening.get(agentId)?.session;
     if (!opening) {
-      const closing = this.makeRoom(agentId);
-      opening = this.open(agentId, executablePath, policy, closing).finally(() =>
-        this.opening.delete(agentId),
-      );
-      this.opening.set(agentId, opening);
+      const closing = this.makeRoom(owner);
+      opening = this.open(owner, executablePath, policy, closing).finally(() => this.opening.delete(agentId));
+      this.opening.set(agentId, { realmId: owner.realmId, session: opening });
     }
     return opening;
   }
 
   /**
    * A slot for the agent's new session, taken before any await: sessions being opened count as open, or
-   * calls at once would all find room and open past the cap. The agent's old session and, at the
-   * cap, the least recently used one leave the map now; the closes returned finish before the new page opens.
+   * calls at once would all find room and open past the cap. The agent's old session and, when the node
+   * is full, the least recently used one the rule above picks leave the map now; the closes returned
+   * finish before the new page opens.
    */
-  private makeRoom(agentId: string): Promise<boolean>[] {
+  private makeRoom({ agentId, realmId }: Owner): Promise<boolean>[] {
     const closing = this.byAgent.has(agentId) ? [this.close(agentId)] : [];
     if (this.taken() < this.max) return closing;
-    const oldest = [...this.byAgent].sort(([, a], [, b]) => a.usedAt - b.usedAt)[0];
-    if (!oldest)
+    const open = [...this.byAgent].sort(([, a], [, b]) => a.usedAt - b.usedAt);
+    const own = open.filter(([, session]) => session.realmId === realmId);
+    // Below its share, a realm takes back room others hold past theirs; else (or if none do) its own.
+    const pastShare =
+      this.taken(realmId) < this.share
+        ? open.filter(
+            ([, session]) => session.realmId !== realmId && this.taken(session.realmId) > this.share,
+          )
+        : [];
+    const oldest = pastShare[0] ?? own[0];
+    if (!oldest) {
+      const why =
+        this.taken(realmId) > 0
+          ? `and your realm's ${this.taken(realmId)} are all being opened`
+          : "all held by other realms' agents within their shares";
       throw new AppError(
         "rate_limited",
-        `This node keeps at most ${this.max} browser sessions, and all of them are being opened: try again in a few seconds`,
-        { retryAfter: 5 },
+        `This node keeps at most ${this.max} browser sessions (${this.share} per realm), ${why}: close one with browser_close, or try again later`,
+        { retryAfter: 30 },
       );
+    }
     return [...closing, this.close(oldest[0])];
   }
 
-  /** Sessions open or being opened (one just opened is in both maps until its opening settles). */
-  private taken(): number {
-    let opening = 0;
-    for (const agentId of this.opening.keys()) if (!this.byAgent.has(agentId)) opening++;
-    return this.byAgent.size + opening;
+  /** Sessions open or being opened, the realm's or all (one just opened is in both maps until its opening settles). */
+  private taken(realmId?: string): number {
+    let count = 0;
+    for (const session of this.byAgent.values())
+      if (realmId === undefined || session.realmId === realmId) count++;
+    for (const [agentId, opening] of this.opening)
+      if (!this.byAgent.has(agentId) && (realmId === undefined || opening.realmId === realmId)) count++;
+    return count;
   }
 
   private async open(
-    agentId: string,
+    { agentId, realmId }: Owner,
     executablePath: string,
     policy: NetworkPolicy,
     closing: Promise<boolean>[],
@@ -124,7 +160,7 @@ export class Sessions {
     const release = sharedBrowser.hold();
     try {
       const opened = await openPage(executablePath, policy);
-      const session: Session = { ...opened, startedAt: now, usedAt: now, release };
+      const session: Session = { ...opened, realmId, startedAt: now, usedAt: now, release };
       this.byAgent.set(agentId, session);
       this.sweep();
       return session;
@@ -165,121 +201,3 @@ export class Sessions {
 }
 
 export const sessions = new Sessions();
-
-/** A screenshot context serves this many screenshots (then a fresh one starts), and idles this long at most. */
-const SCREENSHOT_USES = 20;
-const SCREENSHOT_IDLE_MS = 60_000;
-/** Screenshots one process takes at once, each on a page (a context) of its own while it runs. */
-const MAX_SCREENSHOTS = 16;
-/** How long a warm page may take to go back to about:blank before it is closed instead. */
-const BLANK_TIMEOUT_MS = 5_000;
-
-const blank = (page: Page): Promise<boolean> =>
-  page.goto("about:blank", { timeout: BLANK_TIMEOUT_MS }).then(
-    () => true,
-    () => false,
-  );
-
-interface Warm {
-  opened: Awaited<ReturnType<typeof openPage>>;
-  uses: number;
-  busy: boolean;
-  usedAt: number;
-  release: () => void;
-}
-
-/**
- * Screenshot pages kept warm per realm (a new page costs Chromium some 400 ms): a realm's screenshots
- * reuse one context, never another realm's, and it is replaced after SCREENSHOT_USES screenshots or
- * SCREENSHOT_IDLE_MS unused. A screenshot that finds it busy gets a page of its own, up to
- * MAX_SCREENSHOTS at once in the process (a realm's calls at once would otherwise open a context each).
- */
-export class ScreenshotPages {
-  /** `max`: screenshots taken at once (tests use a few, not a Chromium's worth). */
-  private readonly max: number;
-  constructor(max = MAX_SCREENSHOTS) {
-    this.max = max;
-  }
-
-  private readonly warm = new Map<string, Warm>();
-  /** Screenshots running now: counted before any await, or calls at once would all find room. */
-  private running = 0;
-
-  async use<T>(
-    realm: string,
-    executablePath: string,
-    policy: NetworkPolicy,
-    viewport: { width: number; height: number },
-    work: (opened: Warm["opened"]) => Promise<T>,
-  ): Promise<T> {
-    if (this.running >= this.max)
-      throw new AppError(
-        "rate_limited",
-        `This node takes at most ${this.max} screenshots at once: try again in a few seconds`,
-        { retryAfter: 5 },
-      );
-    this.running++;
-    try {
-      return await this.take(realm, executablePath, policy, viewport, work);
-    } finally {
-      this.running--;
-    }
-  }
-
-  private async take<T>(
-    realm: string,
-    executablePath: string,
-    policy: NetworkPolicy,
-    viewport: { width: number; height: number },
-    work: (opened: Warm["opened"]) => Promise<T>,
-  ): Promise<T> {
-    let entry = this.warm.get(realm);
-    if (entry && (entry.busy || entry.opened.page.isClosed())) entry = undefined;
-    if (!entry) {
-      const release = sharedBrowser.hold();
-      const opened = await openPage(executablePath, policy, viewport).catch((error) => {
-        release();
-        throw error;
-      });
-      entry = { opened, uses: 0, busy: false, usedAt: Date.now(), release };
-      if (!this.warm.has(realm)) this.warm.set(realm, entry);
-    }
-    const own = entry;
-    own.busy = true;
-    let succeeded = false;
-    try {
-      await own.opened.page.setViewportSize(viewport);
-      const result = await work(own.opened);
-      succeeded = true;
-      return result;
-    } finally {
-      own.uses++;
-      own.usedAt = Date.now();
-      // A page that failed or will not leave (a script spinning, a renderer hung) would fail the realm's
-      // next screenshots too: only one that is blank again stays warm.
-      const kept =
-        succeeded &&
-        this.warm.get(realm) === own &&
-        own.uses < SCREENSHOT_USES &&
-        (await blank(own.opened.page));
-      // Busy until blank: a screenshot taking it earlier would have its page navigated away under it.
-      own.busy = false;
-      if (kept) this.expireLater(realm, own);
-      else await this.close(realm, own);
-    }
-  }
-
-  private expireLater(realm: string, entry: Warm): void {
-    setTimeout(() => {
-      if (!entry.busy && Date.now() - entry.usedAt >= SCREENSHOT_IDLE_MS) void this.close(realm, entry);
-    }, SCREENSHOT_IDLE_MS + 100).unref();
-  }
-
-  private async close(realm: string, entry: Warm): Promise<void> {
-    if (this.warm.get(realm) === entry) this.warm.delete(realm);
-    await entry.opened.context.close().catch(() => undefined);
-    entry.release();
-  }
-}
-
-export const screenshotPages = new ScreenshotPages();
