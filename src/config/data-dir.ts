@@ -89,13 +89,15 @@ function makeDirs(dir: string): void {
 }
 
 /**
- * Every sandbox shows /usr, /lib… and the service's own Node read-only, and a service that is not root
- * runs its sandboxes as its own uid: a data dir in one of them would hand every agent's programs the
- * keys, the database and the other workspaces. Checked before anything is created there.
+ * Every sandbox shows /usr, /lib…, a few /etc entries (/etc/ssl…) and the service's own Node read-only,
+ * and a service that is not root runs its sandboxes as its own uid: a data dir in one of them would hand
+ * every agent's programs the keys, the database and the other workspaces. Checked before anything is
+ * created there.
  */
 function refuseSandboxVisible(dataDir: string): void {
   const real = realPathOf(dataDir);
-  const shown = [...systemLayout().dirs, ...shippedDirs().map((dir) => dir.host)];
+  const layout = systemLayout();
+  const shown = [...layout.dirs, ...layout.etc, ...shippedDirs().map((dir) => dir.host)];
   const inside = shown.find((dir) => real === dir || real.startsWith(dir + sep));
   if (inside === undefined) return;
   throw new ConfigError(

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { prepareDataDir } from "../../src/config/data-dir.ts";
 import { ConfigError } from "../../src/config/env.ts";
+import { systemLayout } from "../../src/shared/process/sandbox/layout.ts";
 import { makeDataDir, removeDir } from "../helpers/process.ts";
 
 const made: string[] = [];
@@ -37,6 +38,21 @@ describe("a data dir on a filesystem of the kernel's", () => {
       if (dataDir !== "/dev") expect(existsSync(dataDir)).toBe(false);
     },
   );
+
+  it("refuses one under an /etc entry every sandbox shows (/etc/ssl…), and makes nothing there", (context) => {
+    // A service that is not root runs its sandboxes as its own uid: its programs read the vault key and
+    // the database in the sandbox's copy of /etc/ssl as well as they would under /usr.
+    const entry = systemLayout().etc.find(
+      (path) => statSync(path).isDirectory() && path !== "/etc/ssl/private",
+    );
+    if (!entry) return context.skip("no /etc directory the sandbox shows here");
+    const base = `${entry}/agentos-data-test-${process.pid}`;
+    made.push(base);
+    expect(() => prepareDataDir(`${base}/data`, () => undefined)).toThrow(
+      new RegExp(`^AGENTOS_DATA_DIR ${base}/data is inside ${entry}, which every sandbox shows`),
+    );
+    expect(existsSync(base)).toBe(false);
+  });
 
   it("still makes a missing data dir and its parents, owner-only", () => {
     const base = makeDataDir();

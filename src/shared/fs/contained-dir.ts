@@ -1,4 +1,4 @@
-import { constants, existsSync } from "node:fs";
+import { constants, existsSync, type Stats } from "node:fs";
 import { lstat, open, readdir, readlink } from "node:fs/promises";
 import { sep } from "node:path";
 
@@ -45,21 +45,40 @@ export async function listContained(root: string, dir: string): Promise<Containe
 
 async function describe(readFrom: string, shownAs: string): Promise<ContainedEntry[]> {
   const names = await readdir(readFrom);
-  const entries = await Promise.all(
-    names.map(async (name) => {
-      const info = await lstat(`${readFrom}/${name}`).catch(() => null);
-      if (!info) return null;
-      return {
-        name,
-        path: `${shownAs}${sep}${name}`,
-        isDirectory: info.isDirectory(),
-        isFile: info.isFile(),
-        size: info.size,
-        allocated: info.blocks * 512,
-      };
-    }),
-  );
-  return entries.filter((entry): entry is ContainedEntry => entry !== null);
+  return lstatEach(readFrom, names, (name, info) => ({
+    name,
+    path: `${shownAs}${sep}${name}`,
+    isDirectory: info.isDirectory(),
+    isFile: info.isFile(),
+    size: info.size,
+    allocated: info.blocks * 512,
+  }));
+}
+
+/** lstat calls in flight at once for one listing. */
+export const LSTAT_BATCH = 32;
+
+/**
+ * What `describe` makes of the lstat of each of `names` in the directory `dir` (entries gone meanwhile
+ * left out), a batch at a time. A program may fill one directory of its workspace with hundreds of
+ * thousands of empty files (each is cheap against its quota); one lstat per name all at once held as
+ * many promises and Stats, took gigabytes of the service's memory and stalled its event loop for tens of
+ * seconds, for everyone.
+ */
+export async function lstatEach<T>(
+  dir: string,
+  names: readonly string[],
+  describe: (name: string, stats: Stats) => T,
+): Promise<T[]> {
+  const found: T[] = [];
+  for (let start = 0; start < names.length; start += LSTAT_BATCH) {
+    const batch = names.slice(start, start + LSTAT_BATCH);
+    const stats = await Promise.all(batch.map((name) => lstat(`${dir}/${name}`).catch(() => null)));
+    stats.forEach((info, index) => {
+      if (info) found.push(describe(batch[index] as string, info));
+    });
+  }
+  return found;
 }
 
 /** Without /proc (not Linux as we ship it): by path, as well as that can be done. */

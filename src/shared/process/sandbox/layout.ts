@@ -79,8 +79,8 @@ let copied: { key: string; dir: string } | undefined;
  * which is most of what starting a sandbox costs. Made once per process (copying takes a tenth of a
  * second; every service of the process shares it) in a private temporary directory (a 0700 parent; the
  * copy itself 0755, as /etc is), removed at exit. Links are copied as links (they point into /usr),
- * private key directories are left out, and passwd and group are placeholders each sandbox covers with
- * its own.
+ * private key directories and whatever not everyone may read are left out, and passwd and group are
+ * placeholders each sandbox covers with its own.
  */
 export function etcCopy(entries: readonly string[]): string {
   const key = entries.join("\0");
@@ -95,12 +95,30 @@ export function etcCopy(entries: readonly string[]): string {
     cpSync(entry, join(dir, basename(entry)), {
       recursive: true,
       verbatimSymlinks: true,
-      filter: (source) => basename(source) !== "private",
+      filter: (source) => basename(source) !== "private" && everyoneMayRead(source),
     });
   }
   for (const name of ["passwd", "group"]) writeFileSync(join(dir, name), "", { mode: 0o644 });
   copied = { key, dir };
   return dir;
+}
+
+/**
+ * Whether everyone may read `path` (enter it, for a directory): what a sandbox is meant to see of /etc.
+ * Anything else there is someone's secret (a key the operator put beside the certificates, a data dir
+ * under /etc/ssl), and a service that is not root runs its sandboxes as its own uid, which could read
+ * its own 0600 files in the copy. Links are kept as links (they point into /usr, or nowhere inside).
+ */
+function everyoneMayRead(path: string): boolean {
+  let info: ReturnType<typeof lstatSync>;
+  try {
+    info = lstatSync(path);
+  } catch {
+    return false;
+  }
+  if (info.isSymbolicLink()) return true;
+  const wanted = info.isDirectory() ? 0o005 : 0o004;
+  return (info.mode & wanted) === wanted;
 }
 
 /** Copies left by processes that died without exiting (kill -9): their pid is in the name. */

@@ -10,6 +10,14 @@ import type { Finished, Supervised } from "../supervise.ts";
 export const ENTRY_BYTES = 4096;
 
 /**
+ * The longest path of a directory the walk opens. A program can nest directories deeper than any path
+ * the service can open (PATH_MAX, 4096 bytes, from the host's root), and what it keeps there no walk
+ * would find: so such a directory counts as more than any quota (TOO_DEEP_BYTES) until it is removed.
+ */
+export const MAX_WALKED_PATH = 3072;
+export const TOO_DEEP_BYTES = 2 ** 50;
+
+/**
  * Bytes a directory tree takes on disk (allocated blocks, at least ENTRY_BYTES an entry, links not
  * followed), stopping early once past `stopAbove`: a size check, not a quota the file system enforces,
  * so each workspace's size is measured before a run and while it lasts.
@@ -20,8 +28,10 @@ export async function diskUsage(root: string, stopAbove = Number.POSITIVE_INFINI
   while (pending.length > 0 && total <= stopAbove) {
     const dir = pending.pop() as string;
     for (const entry of (await listContained(root, dir)) ?? []) {
-      if (entry.isDirectory) pending.push(entry.path);
       total += Math.max(entry.allocated, ENTRY_BYTES);
+      if (!entry.isDirectory) continue;
+      if (Buffer.byteLength(entry.path) > MAX_WALKED_PATH) total += TOO_DEEP_BYTES;
+      else pending.push(entry.path);
     }
   }
   return total;
@@ -85,6 +95,8 @@ const MiB = 1024 * 1024;
 const QUOTA_CHECK_MS = 500;
 
 export function overQuota(used: number, quota: number, held = 0): string {
+  if (used >= TOO_DEEP_BYTES)
+    return `the workspace holds directories nested too deep to measure (a path of over ${MAX_WALKED_PATH} bytes), which count as past its quota: delete them to make room`;
   const including =
     held > 0 ? `, ${Math.ceil(held / MiB)} MiB of them deleted files its programs kept open` : "";
   return `the workspace is over its quota (${Math.ceil(used / MiB)} MiB of ${Math.floor(quota / MiB)} MiB${including}): delete files to make room (AGENTOS_WORKSPACE_QUOTA_MB sets the quota)`;

@@ -16,6 +16,12 @@ type Message = {
  * service hold more than this for it.
  */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/**
+ * What the service may have written to a server that it has not read yet: past it, the server is stopped.
+ * A server that stops reading (the workspace's own may) would otherwise have every file opened for it
+ * held in the service's memory.
+ */
+export const MAX_UNREAD_BYTES = 64 * 1024 * 1024;
 /** The largest header (its fields up to the blank line): real ones are a few dozen bytes. */
 export const MAX_HEADER_BYTES = 8 * 1024;
 
@@ -219,6 +225,17 @@ export class LspClient {
 
   private send(message: Message): void {
     if (this.exited) return;
+    const unread = this.server.stdin.writableLength;
+    if (unread > MAX_UNREAD_BYTES) {
+      this.fail(
+        new AppError(
+          "unprocessable",
+          `language server does not read what it is sent (${Math.round(unread / 1024 / 1024)} MiB waiting): stopped`,
+        ),
+      );
+      this.server.cancel();
+      return;
+    }
     const json = this.uris.toServer(JSON.stringify({ jsonrpc: "2.0", ...message }));
     const body = Buffer.from(json);
     this.server.stdin.write(`Content-Length: ${body.length}\r\n\r\n`);

@@ -69,14 +69,20 @@ export async function withServer<T>(
     });
     // Without a project file the server knows only open files: open the workspace's others of the kind too.
     if (!(await hasProjectFile(root))) {
+      let opened = Buffer.byteLength(text);
       for (const other of await sourceFiles(root, MAX_OPENED)) {
+        if (opened >= MAX_OPENED_BYTES) break;
         const otherServer = other === file ? null : await languageServerFor(root, other).catch(() => null);
         if (otherServer?.name !== server.name) continue;
+        // One too large to send is left out, as the server would see it without a project file.
+        const otherText = await readText(root, other).catch(() => null);
+        if (otherText === null) continue;
+        opened += Buffer.byteLength(otherText);
         const document = {
           uri: pathToFileURL(other).href,
           languageId: otherServer.languageId,
           version: 1,
-          text: await readText(root, other),
+          text: otherText,
         };
         client.notify("textDocument/didOpen", { textDocument: document });
       }
@@ -89,7 +95,16 @@ export async function withServer<T>(
 }
 
 const MAX_OPENED = 300;
-export const readText = async (root: string, file: string) => (await readInside(root, file)).toString("utf8");
+const MiB = 1024 * 1024;
+/**
+ * The largest file sent to a language server (as JSON, control characters take six times as much), and
+ * all the workspace's other files opened for it together: what a call makes the service hold for a
+ * server, which may be the workspace's own program, stays bounded whatever the workspace holds.
+ */
+export const MAX_DOCUMENT_BYTES = 4 * MiB;
+const MAX_OPENED_BYTES = 32 * MiB;
+export const readText = async (root: string, file: string) =>
+  (await readInside(root, file, MAX_DOCUMENT_BYTES)).toString("utf8");
 const PROJECT_FILES = [
   "tsconfig.json",
   "jsconfig.json",

@@ -111,8 +111,10 @@ const fileList = defineTool({
     while (queue.length > 0 && !truncated) {
       const dir = queue.shift() as string;
       // A subdirectory swapped for a link since it was seen is skipped, not followed.
+      // One more than fits tells that the listing is truncated.
+      const room = maxEntries - entries.length + 1;
       const listed =
-        dir === start ? await listInside(root, dir) : await listInside(root, dir).catch(() => []);
+        dir === start ? await listInside(root, dir, room) : await listInside(root, dir, room).catch(() => []);
       for (const { name, stats } of listed.sort((a, b) => a.name.localeCompare(b.name))) {
         if (entries.length >= maxEntries) {
           truncated = true;
