@@ -223,6 +223,8 @@ export interface Functions {
       entries: number;
       /** Of them, those with a vector of the model */
       embedded: number;
+      /** Of them, those the provider refused to embed (their content): never sent again, found by words only */
+      refused: number;
       /** Of them, those still waiting for one */
       pending: number;
       /** Why this node's last attempt failed (retried with backoff), or null */
@@ -259,6 +261,8 @@ export interface Functions {
       entries: number;
       /** Of them, those with a vector of the model */
       embedded: number;
+      /** Of them, those the provider refused to embed (their content): never sent again, found by words only */
+      refused: number;
       /** Of them, those still waiting for one */
       pending: number;
       /** Why this node's last attempt failed (retried with backoff), or null */
@@ -1202,6 +1206,7 @@ export interface Functions {
         kind: "realm";
         keyId: string;
         realmId: string;
+        agentId?: string;
       };
       effect?: {
         status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
@@ -1254,6 +1259,7 @@ export interface Functions {
         kind: "realm";
         keyId: string;
         realmId: string;
+        agentId?: string;
       };
       effect?: {
         status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
@@ -1337,6 +1343,7 @@ export interface Functions {
           kind: "realm";
           keyId: string;
           realmId: string;
+          agentId?: string;
         };
         effect?: {
           status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
@@ -1406,6 +1413,7 @@ export interface Functions {
         kind: "realm";
         keyId: string;
         realmId: string;
+        agentId?: string;
       };
       effect?: {
         status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
@@ -1448,7 +1456,7 @@ export interface Functions {
       reason?: string;
     };
   };
-  /** A council member's vote (for, against, abstain; the latest counts); decides at quorum */
+  /** A council member's vote (for, against, abstain; the latest counts); decides at quorum. A notice says when it counted but what follows is left to recovery, or when it was already counted */
   "council::vote": {
     input: {
       realmId: string;
@@ -1484,6 +1492,7 @@ export interface Functions {
         kind: "realm";
         keyId: string;
         realmId: string;
+        agentId?: string;
       };
       effect?: {
         status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
@@ -1500,6 +1509,8 @@ export interface Functions {
       createdAt: string;
       updatedAt: string;
       version: number;
+      /** Set when the vote counted but recording what followed failed (its effect is then left to the recovery sweep), or when this same vote was already counted */
+      notice?: string;
     };
   };
   /** A directive and its parents up to the root: {ancestry: [{id, title, level}], depth} */
@@ -1709,6 +1720,7 @@ export interface Functions {
       embedded: number;
       failed: number;
       refused: number;
+      rejected?: number;
       pending: number;
     } | {
       type: "workflow";
@@ -1983,6 +1995,13 @@ export interface Functions {
       connectedComponents: number;
     };
   };
+  /** Delete knowledge-graph versions superseded older than the retention (cron, internal): {deleted} */
+  "kg::sweep_retention": {
+    input: Record<string, unknown>;
+    output: {
+      deleted: number;
+    };
+  };
   /** Every version of an entity, oldest first */
   "kg::timeline": {
     input: {
@@ -2174,6 +2193,8 @@ export interface Functions {
       entries: number;
       /** Of them, those with a vector of the model */
       embedded: number;
+      /** Of them, those the provider refused to embed (their content): never sent again, found by words only */
+      refused: number;
       /** Of them, those still waiting for one */
       pending: number;
       /** Why this node's last attempt failed (retried with backoff), or null */
@@ -2188,7 +2209,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** How far an agent's memory is embedded with its model: {agentId, model, entries, embedded, pending, lastError} */
+  /** How far an agent's memory is embedded with its model: {agentId, model, entries, embedded, refused, pending, lastError} */
   "memory::embedding_status": {
     input: {
       agentId: string;
@@ -2201,6 +2222,8 @@ export interface Functions {
       entries: number;
       /** Of them, those with a vector of the model */
       embedded: number;
+      /** Of them, those the provider refused to embed (their content): never sent again, found by words only */
+      refused: number;
       /** Of them, those still waiting for one */
       pending: number;
       /** Why this node's last attempt failed (retried with backoff), or null */
@@ -3775,6 +3798,13 @@ export interface Functions {
     input: unknown;
     output: unknown;
   };
+  /** Delete ended swarms (with their messages) older than the retention (cron, internal): {deleted} */
+  "swarm::sweep_retention": {
+    input: Record<string, unknown>;
+    output: {
+      deleted: number;
+    };
+  };
   /** Hand a task (with optional context) to another agent of your realm and get its result: {result}. */
   "tool::agent_delegate": {
     input: {
@@ -3914,7 +3944,7 @@ export interface Functions {
     };
     output: unknown;
   };
-  /** Screenshot a web page in a real browser: {screenshot: base64 PNG, width, height, url}. viewport {width, height} (default 1280×720), fullPage for the whole page (cut at 4096×4096 pixels' worth of height). Without url, your open browser session's page. */
+  /** Screenshot a web page in a real browser: {screenshot: base64 PNG, width, height, url}. viewport {width, height} (default 1280×720, at most 4194304 pixels, e.g. 2048×2048), fullPage for the whole page (cut at 4 megapixels' worth of height). A PNG above 8 MB is refused. Without url, your open browser session's page. */
   "tool::browser_screenshot": {
     input: {
       /** http(s) URL */
@@ -4853,7 +4883,7 @@ export interface Functions {
       updatedAt: string;
     };
   };
-  /** How many vectors a scope holds, of one model or of all: {count} */
+  /** How many vectors a scope holds, of one model or of all, and how many ids were refused: {count, refused} */
   "vector::count": {
     input: {
       index: string;
@@ -4862,6 +4892,8 @@ export interface Functions {
     };
     output: {
       count: number;
+      /** Ids refused by the provider (see vector::refuse), of the model or of all */
+      refused: number;
     };
   };
   /** Remove an id's vectors of every model: {deleted: true} when there was one */
@@ -4939,6 +4971,18 @@ export interface Functions {
         /** Cosine similarity with the query in [-1, 1] */
         score: number;
       }[];
+    };
+  };
+  /** Record that the provider refused to embed these ids for the model (their content): vector::missing leaves them out until they are deleted {index, scope, model, ids}: {refused: count} */
+  "vector::refuse": {
+    input: {
+      index: string;
+      scope: string;
+      model: string;
+      ids: string[];
+    };
+    output: {
+      refused: number;
     };
   };
   /** Cancel a running run: its running step is aborted and the run ends cancelled */
@@ -5054,6 +5098,7 @@ export interface Functions {
         kind: "realm";
         keyId: string;
         realmId: string;
+        agentId?: string;
       };
       createdAt: string;
       updatedAt: string;
@@ -5080,6 +5125,7 @@ export interface Functions {
         kind: "realm";
         keyId: string;
         realmId: string;
+        agentId?: string;
       };
       status: "running" | "completed" | "failed" | "interrupted" | "cancelled";
       input: unknown;
@@ -5146,6 +5192,7 @@ export interface Functions {
           kind: "realm";
           keyId: string;
           realmId: string;
+          agentId?: string;
         };
         createdAt: string;
         updatedAt: string;
@@ -5248,6 +5295,7 @@ export interface Functions {
           kind: "realm";
           keyId: string;
           realmId: string;
+          agentId?: string;
         };
         status: "running" | "completed" | "failed" | "interrupted" | "cancelled";
         input: unknown;
@@ -5277,6 +5325,13 @@ export interface Functions {
       total: number;
       limit: number;
       offset: number;
+    };
+  };
+  /** Delete finished workflow runs (with their step results) older than the retention (cron, internal): {deleted} */
+  "workflow::sweep_retention": {
+    input: Record<string, unknown>;
+    output: {
+      deleted: number;
     };
   };
   /** Change a workflow (name, description, steps); the version goes up by one */
@@ -5335,6 +5390,7 @@ export interface Functions {
         kind: "realm";
         keyId: string;
         realmId: string;
+        agentId?: string;
       };
       createdAt: string;
       updatedAt: string;

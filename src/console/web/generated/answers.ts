@@ -103,6 +103,8 @@ export interface Answers {
     entries: number;
     /** Of them, those with a vector of the model */
     embedded: number;
+    /** Of them, those the provider refused to embed (their content): never sent again, found by words only */
+    refused: number;
     /** Of them, those still waiting for one */
     pending: number;
     /** Why this node's last attempt failed (retried with backoff), or null */
@@ -564,6 +566,7 @@ export interface Answers {
       kind: "realm";
       keyId: string;
       realmId: string;
+      agentId?: string;
     };
     effect?: {
       status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
@@ -632,6 +635,7 @@ export interface Answers {
         kind: "realm";
         keyId: string;
         realmId: string;
+        agentId?: string;
       };
       effect?: {
         status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
@@ -663,8 +667,55 @@ export interface Answers {
     brokenAt: number | null;
     reason?: string;
   };
-  /** A council member's vote (for, against, abstain; the latest counts); decides at quorum */
-  "council::vote": Answers["council::cancel"];
+  /** A council member's vote (for, against, abstain; the latest counts); decides at quorum. A notice says when it counted but what follows is left to recovery, or when it was already counted */
+  "council::vote": {
+    id: string;
+    realmId: string;
+    kind: "hire_agent" | "terminate_agent" | "budget_change" | "strategy_change" | "realm_suspend" | "custom";
+    title: string;
+    requestedBy: string;
+    payload: Record<string, unknown> | null;
+    status: "pending" | "approved" | "rejected" | "cancelled" | "expired";
+    voters: string[];
+    quorum: number;
+    votes: Record<string, {
+        vote: "for" | "against" | "abstain";
+        at: string;
+      }>;
+    tally: {
+      for: number;
+      against: number;
+      abstain: number;
+    };
+    submittedBy: {
+      kind: "system";
+    } | {
+      kind: "admin";
+      keyId: string;
+    } | {
+      kind: "realm";
+      keyId: string;
+      realmId: string;
+      agentId?: string;
+    };
+    effect?: {
+      status: "pending" | "applying" | "applied" | "failed" | "interrupted" | "none";
+      functionId?: string;
+      result?: unknown;
+      error?: string;
+      claimedBy?: string;
+      claimedAt?: string;
+      at?: string;
+    };
+    reason?: string;
+    decidedAt?: string;
+    expiresAt: string;
+    createdAt: string;
+    updatedAt: string;
+    version: number;
+    /** Set when the vote counted but recording what followed failed (its effect is then left to the recovery sweep), or when this same vote was already counted */
+    notice?: string;
+  };
   /** A directive and its parents up to the root: {ancestry: [{id, title, level}], depth} */
   "directive::ancestry": {
     /** The directive first, then its parents up to the root */
@@ -1566,6 +1617,7 @@ export interface Answers {
       kind: "realm";
       keyId: string;
       realmId: string;
+      agentId?: string;
     };
     createdAt: string;
     updatedAt: string;
@@ -1587,6 +1639,7 @@ export interface Answers {
       kind: "realm";
       keyId: string;
       realmId: string;
+      agentId?: string;
     };
     status: "running" | "completed" | "failed" | "interrupted" | "cancelled";
     input: unknown;
@@ -1645,6 +1698,7 @@ export interface Answers {
       kind: "realm";
       keyId: string;
       realmId: string;
+      agentId?: string;
     };
     createdAt: string;
     updatedAt: string;
@@ -1685,6 +1739,7 @@ export interface Answers {
         kind: "realm";
         keyId: string;
         realmId: string;
+        agentId?: string;
       };
       status: "running" | "completed" | "failed" | "interrupted" | "cancelled";
       input: unknown;
@@ -1747,6 +1802,7 @@ export interface Answers {
       kind: "realm";
       keyId: string;
       realmId: string;
+      agentId?: string;
     };
     createdAt: string;
     updatedAt: string;
