@@ -8,7 +8,7 @@ import { guardContext } from "./guard.ts";
 /** A session ends after this long unused, or this long after it began, whichever comes first. */
 export const SESSION_IDLE_MS = 5 * 60_000;
 export const SESSION_LIFETIME_MS = 30 * 60_000;
-/** Sessions one process keeps at once, and of them one realm's (see Sessions for how they are shared). */
+/** Sessions one process keeps at once, and how many of them each realm is sure of (see Sessions). */
 const MAX_SESSIONS = 16;
 const MAX_SESSIONS_PER_REALM = 4;
 
@@ -76,7 +76,7 @@ export interface Owner {
  * answered 429 naming the cap until one is closed or expires (SESSION_IDLE_MS unused).
  */
 export class Sessions {
-  /** `max`: sessions kept at once; `share`: a realm's at most (tests use a few, not a Chromium's worth). */
+  /** `max`: sessions kept at once; `share`: what each realm is sure of (tests use a few, not a Chromium's worth). */
   private readonly max: number;
   private readonly share: number;
   constructor(max = MAX_SESSIONS, share = MAX_SESSIONS_PER_REALM) {
@@ -132,7 +132,7 @@ export class Sessions {
           : "all held by other realms' agents within their shares";
       throw new AppError(
         "rate_limited",
-        `This node keeps at most ${this.max} browser sessions (${this.share} per realm), ${why}: close one with browser_close, or try again later`,
+        `This node keeps at most ${this.max} browser sessions (each realm sure of ${this.share}), ${why}: close one with browser_close, or try again later`,
         { retryAfter: 30 },
       );
     }
