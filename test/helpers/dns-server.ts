@@ -1,8 +1,8 @@
 import { createSocket, type Socket } from "node:dgram";
 import { ipv6Groups } from "../../src/shared/net/ssrf.ts";
 
-/** What the server does for one name: answer these records, say NXDOMAIN, or never answer. */
-export type Zone = Record<string, { A?: string[]; AAAA?: string[] } | "nxdomain" | "blackhole">;
+/** What the server does for one name: answer these records (TTL 60 s unless said), say NXDOMAIN, or never answer. */
+export type Zone = Record<string, { A?: string[]; AAAA?: string[]; ttl?: number } | "nxdomain" | "blackhole">;
 
 export interface FakeDnsServer {
   /** `127.0.0.1:port`, for `servers`/`setServers`. */
@@ -32,7 +32,8 @@ export async function startDnsServer(zone: Zone): Promise<FakeDnsServer> {
     header.writeUInt16BE(entry === "nxdomain" ? 0x8183 : 0x8180, 2); // response, RD, RA, rcode
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(records.length, 6);
-    const answers = records.map((address) => answer(type, address));
+    const ttl = entry === "nxdomain" ? 60 : (entry.ttl ?? 60);
+    const answers = records.map((address) => answer(type, address, ttl));
     socket.send(Buffer.concat([header, query.subarray(12, end), ...answers]), from.port, from.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
@@ -54,13 +55,13 @@ function readQuestion(query: Buffer): { name: string; type: number; end: number 
   return { name: labels.join(".").toLowerCase(), type: query.readUInt16BE(at + 1), end: at + 5 };
 }
 
-function answer(type: number, address: string): Buffer {
+function answer(type: number, address: string, ttl: number): Buffer {
   const data = type === 1 ? Buffer.from(address.split(".").map(Number)) : ipv6Bytes(address);
   const head = Buffer.alloc(12);
   head.writeUInt16BE(0xc00c, 0); // the name: a pointer to the question's
   head.writeUInt16BE(type, 2);
   head.writeUInt16BE(1, 4); // IN
-  head.writeUInt32BE(60, 6);
+  head.writeUInt32BE(ttl, 6);
   head.writeUInt16BE(data.length, 10);
   return Buffer.concat([head, data]);
 }

@@ -6,7 +6,8 @@
  * names whose servers never answer held up to half the pool for the system resolver's whole timeout
  * (10 s here) per name, queueing every other getaddrinfo of the process behind them. Here names go to
  * the DNS servers through c-ares (`Resolver.resolve4/resolve6`: sockets on the event loop, no thread),
- * each lookup has a deadline, and only so many run at once (the rest wait in a bounded queue).
+ * each lookup has a deadline, and only so many run at once (the rest wait in a bounded queue), one
+ * realm at most its share of them (./dns-slots.ts). Answers are kept for their TTL (./dns-cache.ts).
  *
  * Outside DNS, as getaddrinfo would answer: IP literals are themselves; `localhost` and `*.localhost`
  * are loopback (RFC 6761), never asked of a DNS server, so the SSRF rule refuses them; a name in the
@@ -17,17 +18,23 @@
  * Kubernetes) still resolve. mDNS (`.local`) is not consulted.
  */
 import dns from "node:dns";
-import { Resolver as AresResolver } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import { isIPv4, isIPv6 } from "node:net";
+import { DnsCache } from "./dns-cache.ts";
+import { dnsError, type Slot, Slots } from "./dns-slots.ts";
 
 export interface ResolvedAddress {
   address: string;
   family: number;
 }
 
+/** Who asks for a name: its realm, or none for the service's own and the operator's configured names. */
+export interface DnsCaller {
+  realm?: string;
+}
+
 /** Hostname → addresses; errors carry a `code` (ENOTFOUND, ETIMEOUT, EBUSY, …). */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+export type Resolver = (hostname: string, caller?: DnsCaller) => Promise<ResolvedAddress[]>;
 
 export interface DnsResolverOptions {
   /** DNS servers (`ip` or `ip:port`). Default: node's, read at each lookup (resolv.conf or dns.setServers). */
@@ -38,6 +45,18 @@ export interface DnsResolverOptions {
   maxConcurrent?: number;
   /** Lookups waiting for a slot; more fail at once with EBUSY (default 256). */
   maxQueued?: number;
+  /** Lookups one realm (or the service) has sent at once; its others wait (default 8). */
+  maxConcurrentPerRealm?: number;
+  /** Lookups one realm (or the service) has waiting; more fail at once with EBUSY (default 64). */
+  maxQueuedPerRealm?: number;
+  /** Names whose answers are kept (default 1000, 0 for none). */
+  cacheSize?: number;
+  /** The longest an answer is kept, whatever its DNS TTL (default 60000 ms). */
+  maxTtlMs?: number;
+  /** How long "no such name" is kept (default 5000 ms). */
+  negativeTtlMs?: number;
+  /** Tests: the clock answers are kept by (default Date.now). */
+  now?: () => number;
   /** The hosts file; null for none (default /etc/hosts, read again after a minute). */
   hostsFile?: string | null;
   /** Where the search list and `ndots` come from; null for none (default /etc/resolv.conf, as above). */
@@ -46,10 +65,34 @@ export interface DnsResolverOptions {
 
 const FILE_TTL_MS = 60_000;
 
-/** A resolver for untrusted names: c-ares, a deadline, bounded concurrency. */
+interface Answer {
+  addresses: ResolvedAddress[];
+  /** The smallest TTL of the records, in seconds. */
+  ttl: number;
+}
+
+/**
+ * A resolver for untrusted names: c-ares, a deadline, bounded concurrency shared fairly between
+ * realms, identical lookups of one caller merged, answers kept for their TTL.
+ */
 export function createDnsResolver(options: DnsResolverOptions = {}): Resolver {
   const timeoutMs = options.timeoutMs ?? 5_000;
-  const slots = new Slots(options.maxConcurrent ?? 32, options.maxQueued ?? 256);
+  const maxQueued = options.maxQueued ?? 256;
+  const slots = new Slots({
+    size: options.maxConcurrent ?? 32,
+    maxQueued,
+    perCaller: options.maxConcurrentPerRealm ?? 8,
+    perCallerQueued: options.maxQueuedPerRealm ?? 64,
+  });
+  const cache = new DnsCache({
+    maxNames: options.cacheSize ?? 1000,
+    maxTtlMs: options.maxTtlMs ?? 60_000,
+    negativeTtlMs: options.negativeTtlMs ?? 5_000,
+    now: options.now ?? Date.now,
+  });
+  // Merged per caller, not across realms: joining another realm's lookup that still waits behind that
+  // realm's own flood would make this realm wait for it too. Their answers are shared through the cache.
+  const inFlight = new Map<string, Promise<Answer>>();
   const hosts =
     options.hostsFile === null ? undefined : new CachedFile(options.hostsFile ?? "/etc/hosts", parseHosts);
   const search =
@@ -58,7 +101,25 @@ export function createDnsResolver(options: DnsResolverOptions = {}): Resolver {
       : new CachedFile(options.resolvConf ?? "/etc/resolv.conf", parseSearch);
   // The module object, not a named import: dns.setServers replaces its functions, not the import's.
   const servers = () => options.servers ?? dns.getServers();
-  return async (hostname) => {
+
+  const lookup = async (
+    caller: string,
+    hostname: string,
+    candidates: readonly string[],
+    asked: readonly string[],
+  ): Promise<Answer> => {
+    const deadline = Date.now() + timeoutMs;
+    const slot = await slots.acquire(caller, deadline, hostname);
+    try {
+      // A slot freed in the very moment this lookup's time ran out: not worth a query.
+      if (Date.now() >= deadline) throw dnsError("ETIMEOUT", hostname);
+      return await queryFirst(slot, candidates, asked, deadline);
+    } finally {
+      slots.release(caller, slot);
+    }
+  };
+
+  return async (hostname, from) => {
     const name = hostname.toLowerCase().replace(/\.$/, "");
     if (isIPv4(name)) return [{ address: name, family: 4 }];
     if (isIPv6(name)) return [{ address: name, family: 6 }];
@@ -69,18 +130,40 @@ export function createDnsResolver(options: DnsResolverOptions = {}): Resolver {
       ];
     }
     const listed = (await hosts?.read())?.get(name);
-    if (listed && listed.length > 0) return listed;
+    if (listed && listed.length > 0) return listed.map(({ address, family }) => ({ address, family }));
     // A name ending in a dot is absolute: no search domain is tried.
-    const candidates = hostname.endsWith(".") ? [name] : searchCandidates(name, await search?.read());
-    const deadline = Date.now() + timeoutMs;
-    const slot = await slots.acquire(deadline, hostname);
-    try {
-      // A slot freed in the very moment this lookup's time ran out: not worth a query.
-      if (Date.now() >= deadline) throw dnsError("ETIMEOUT", hostname);
-      return await queryFirst(slot, candidates, servers(), deadline);
-    } finally {
-      slots.release(slot);
+    const absolute = hostname.endsWith(".");
+    const candidates = absolute ? [name] : searchCandidates(name, await search?.read());
+    const asked = servers();
+    const key = `${asked.join(",")} ${candidates.join(" ")}`;
+    const cached = cache.get(key);
+    if (cached === "notFound") throw dnsError("ENOTFOUND", hostname);
+    if (cached) return cached;
+    // As messages name it; no realm id can be taken for the service's own calls.
+    const caller = from?.realm === undefined ? "the service" : `realm ${from.realm}`;
+    const flightKey = `${caller}\u0000${key}`;
+    let flight = inFlight.get(flightKey);
+    if (!flight) {
+      flight = lookup(caller, hostname, candidates, asked).then(
+        (answer) => {
+          cache.found(key, answer.addresses, answer.ttl);
+          return answer;
+        },
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === "ENOTFOUND") cache.notFound(key);
+          throw error;
+        },
+      );
+      const made = flight;
+      inFlight.set(flightKey, made);
+      made.then(
+        () => inFlight.delete(flightKey),
+        () => inFlight.delete(flightKey),
+      );
     }
+    const { addresses } = await flight;
+    // Each caller its own copy: whoever changes its list changes no one else's.
+    return addresses.map(({ address, family }) => ({ address, family }));
   };
 }
 
@@ -93,7 +176,7 @@ async function queryFirst(
   candidates: readonly string[],
   servers: readonly string[],
   deadline: number,
-): Promise<ResolvedAddress[]> {
+): Promise<Answer> {
   let last: unknown;
   for (const name of candidates) {
     try {
@@ -112,7 +195,7 @@ async function query(
   name: string,
   servers: readonly string[],
   deadline: number,
-): Promise<ResolvedAddress[]> {
+): Promise<Answer> {
   if (slot.servers !== servers.join(",")) {
     slot.resolver.setServers([...servers]);
     slot.servers = servers.join(",");
@@ -125,13 +208,23 @@ async function query(
     },
     Math.max(0, deadline - Date.now()),
   );
-  const [v4, v6] = await Promise.allSettled([slot.resolver.resolve4(name), slot.resolver.resolve6(name)]);
+  const [v4, v6] = await Promise.allSettled([
+    slot.resolver.resolve4(name, { ttl: true }),
+    slot.resolver.resolve6(name, { ttl: true }),
+  ]);
   clearTimeout(timer);
-  const addresses = [
-    ...(v4.status === "fulfilled" ? v4.value.map((address) => ({ address, family: 4 })) : []),
-    ...(v6.status === "fulfilled" ? v6.value.map((address) => ({ address, family: 6 })) : []),
+  const records = [
+    ...(v4.status === "fulfilled" ? v4.value.map((record) => ({ ...record, family: 4 })) : []),
+    ...(v6.status === "fulfilled" ? v6.value.map((record) => ({ ...record, family: 6 })) : []),
   ];
-  if (addresses.length > 0) return addresses;
+  if (records.length > 0) {
+    // A family that failed (not merely absent) is not kept: the next lookup asks again.
+    const partial = [v4, v6].some((each) => each.status === "rejected" && !isAbsent(each.reason));
+    return {
+      addresses: records.map(({ address, family }) => ({ address, family })),
+      ttl: partial ? 0 : Math.min(...records.map((record) => record.ttl)),
+    };
+  }
   if (timedOut) throw dnsError("ETIMEOUT", name);
   const codes = [v4, v6].map((each) =>
     each.status === "rejected" ? String((each.reason as NodeJS.ErrnoException).code) : "ENODATA",
@@ -141,63 +234,9 @@ async function query(
   throw dnsError(failure ?? "ENOTFOUND", name);
 }
 
-function dnsError(code: string, hostname: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`${code} ${hostname}`), { code, hostname });
-}
-
-interface Slot {
-  resolver: AresResolver;
-  servers: string;
-}
-
-/**
- * At most `size` lookups in flight, each on a c-ares channel of its own (so that cancelling one lookup
- * at its deadline cancels nothing else); waiting lookups in order, each failing at its deadline.
- */
-class Slots {
-  private readonly idle: Slot[] = [];
-  private busy = 0;
-  private readonly waiting: Array<{ grant: (slot: Slot) => void; timer: NodeJS.Timeout }> = [];
-  private readonly size: number;
-  private readonly maxQueued: number;
-
-  constructor(size: number, maxQueued: number) {
-    this.size = size;
-    this.maxQueued = maxQueued;
-  }
-
-  acquire(deadline: number, hostname: string): Promise<Slot> {
-    if (this.busy < this.size) {
-      this.busy++;
-      return Promise.resolve(this.idle.pop() ?? newSlot());
-    }
-    if (this.waiting.length >= this.maxQueued) return Promise.reject(dnsError("EBUSY", hostname));
-    return new Promise((resolve, reject) => {
-      const entry = {
-        grant: (slot: Slot) => {
-          clearTimeout(entry.timer);
-          resolve(slot);
-        },
-        timer: setTimeout(
-          () => {
-            this.waiting.splice(this.waiting.indexOf(entry), 1);
-            reject(dnsError("ETIMEOUT", hostname));
-          },
-          Math.max(0, deadline - Date.now()),
-        ),
-      };
-      this.waiting.push(entry);
-    });
-  }
-
-  release(slot: Slot): void {
-    const next = this.waiting.shift();
-    if (next) next.grant(slot);
-    else {
-      this.busy--;
-      this.idle.push(slot);
-    }
-  }
+function isAbsent(reason: unknown): boolean {
+  const code = (reason as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOTFOUND" || code === "ENODATA";
 }
 
 /** A configuration file, parsed, read again after a minute; one that cannot be read counts as empty. */
@@ -267,9 +306,4 @@ export function parseHosts(text: string): Map<string, ResolvedAddress[]> {
     }
   }
   return names;
-}
-
-/** Per attempt 1.5 s, 3 attempts: c-ares gives up near the default deadline on its own, too. */
-function newSlot(): Slot {
-  return { resolver: new AresResolver({ timeout: 1500, tries: 3 }), servers: "" };
 }

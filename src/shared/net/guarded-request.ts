@@ -5,6 +5,7 @@
 import { type ClientRequest, request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
+import type { Principal } from "../../engine/types.ts";
 import { AppError, badRequest } from "../errors.ts";
 import { createDnsResolver, type ResolvedAddress, type Resolver } from "./dns-resolver.ts";
 import { type AddressPolicy, assertAddressAllowed, bareHostname, checkWebUrl, isIpLiteral } from "./ssrf.ts";
@@ -20,12 +21,26 @@ export type { ResolvedAddress, Resolver };
 /**
  * The resolver for names someone else chose: the system's DNS servers through c-ares, never
  * `dns.lookup` (whose getaddrinfo calls a hostile name could keep on libuv's threadpool), with a
- * deadline and a bound on lookups at once shared by the whole process (see ./dns-resolver.ts).
+ * deadline, a bound on lookups at once shared by the whole process and fairly between realms (a
+ * policy's `realm`), and answers kept for their TTL (see ./dns-resolver.ts).
  */
 export const systemResolver: Resolver = createDnsResolver();
 
 export interface NetworkPolicy extends AddressPolicy {
   resolve: Resolver;
+  /**
+   * The realm the requests are for (its agents' fetches, its sandbox programs): its name lookups count
+   * against its own share of the resolver. Absent: the service's own (operator-configured) requests.
+   */
+  realm?: string;
+}
+
+/**
+ * The policy for requests made for this caller: a realm key's or agent's calls count against that
+ * realm's share of name lookups; an admin's and the service's against the service's.
+ */
+export function policyForCaller(policy: NetworkPolicy, auth: Principal): NetworkPolicy {
+  return auth.kind === "realm" ? { ...policy, realm: auth.realmId } : policy;
 }
 
 /**
@@ -64,9 +79,16 @@ async function resolveChecked(
 ): Promise<ResolvedAddress[]> {
   let addresses: ResolvedAddress[];
   try {
-    addresses = await policy.resolve(hostname);
+    addresses = await policy.resolve(hostname, { realm: policy.realm });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException | undefined)?.code ?? "resolution failed";
+    const failure = error as (NodeJS.ErrnoException & { overShare?: string }) | undefined;
+    if (failure?.overShare) {
+      // The realm's own lookups are too many: its doing, said as such (the message names its share).
+      throw new AppError("rate_limited", `Could not resolve host ${hostname}: EBUSY, ${failure.overShare}`, {
+        cause: error,
+      });
+    }
+    const code = failure?.code ?? "resolution failed";
     throw new AppError("unavailable", `Could not resolve host ${hostname}: ${code}`, { cause: error });
   }
   // Every answer must pass, not just the one a socket would pick first.

@@ -109,7 +109,8 @@ function postTo(runtime: Runtime, run: BridgeRun, context: string, policy: Netwo
     maxBytes: MAX_STDOUT_BYTES,
     timeoutMs: runtime.timeoutSecs * 1000,
     signal: controller.signal,
-    policy,
+    // The run's realm: its lookups count against that realm's share of the resolver.
+    policy: { ...policy, realm: run.realmId ?? undefined },
   }).then(
     (response): BridgeRun => {
       const output = jsonOrText(response.body.toString("utf8"));

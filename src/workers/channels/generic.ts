@@ -71,7 +71,7 @@ export async function inbound(
     throw error;
   }
   const callback = genericCallback(fields);
-  if (callback) void postBack(callback, content, deps.policy);
+  if (callback) void postBack(callback, content, { ...deps.policy, realm: realmId });
   return { status_code: 200, body: { response: content } };
 }
 

@@ -4,7 +4,7 @@ import type { InvocationContext } from "../../engine/types.ts";
 import type { WorkerClient } from "../../engine/worker-client.ts";
 import { isPrivileged } from "../../shared/access.ts";
 import { badRequest, forbidden, isAppError } from "../../shared/errors.ts";
-import type { NetworkPolicy } from "../../shared/net/guarded-request.ts";
+import { type NetworkPolicy, policyForCaller } from "../../shared/net/guarded-request.ts";
 import type { FileProblem } from "../../shared/toml-file.ts";
 import type { DeclaredIntegration } from "./files.ts";
 import { callHttpTool, httpToolSchema } from "./http-tool.ts";
@@ -155,7 +155,8 @@ export class IntegrationRegistry {
         httpToolSchema(tool),
         (args, ctx) => {
           guard(ctx);
-          return callHttpTool(tool, args, secrets, this.deps.policy, ctx.signal);
+          // A URL template may put an argument in the host: the caller's realm pays for its lookups.
+          return callHttpTool(tool, args, secrets, policyForCaller(this.deps.policy, ctx.auth), ctx.signal);
         },
       );
     }

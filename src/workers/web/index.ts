@@ -6,6 +6,7 @@ import {
   DEFAULT_TIMEOUT_MS,
   guardedRequest,
   type NetworkPolicy,
+  policyForCaller,
   type Resolver,
   systemResolver,
 } from "../../shared/net/guarded-request.ts";
@@ -45,7 +46,7 @@ export function registerWebTools(worker: WorkerClient, options: WebToolsOptions)
         "are returned, not errors. Loopback, private and link-local addresses are refused.",
       input: webFetchInput,
     },
-    (input, ctx) => webFetch(input, { policy, timeoutMs }, ctx.signal),
+    (input, ctx) => webFetch(input, { policy: policyForCaller(policy, ctx.auth), timeoutMs }, ctx.signal),
   );
 
   worker.registerFunction(
@@ -60,7 +61,13 @@ export function registerWebTools(worker: WorkerClient, options: WebToolsOptions)
     (input, ctx) =>
       webSearch(input, {
         env: options.env,
-        request: (url, init) => guardedRequest(url, { ...init, policy, timeoutMs, signal: ctx.signal }),
+        request: (url, init) =>
+          guardedRequest(url, {
+            ...init,
+            policy: policyForCaller(policy, ctx.auth),
+            timeoutMs,
+            signal: ctx.signal,
+          }),
         billing: searchBilling((request) => worker.trigger(request), ctx.auth),
       }),
   );

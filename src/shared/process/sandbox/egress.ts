@@ -74,7 +74,9 @@ export class EgressGate {
     const allow = JSON.stringify(allowDomains ? [...allowDomains].sort() : null);
     let gate = this.gates.get(key);
     if (gate?.allow !== allow) {
-      const made: Gate = { allow, proxy: this.start(dir, allowDomains, gate?.proxy) };
+      // The key is `<realm>/<agent>` (egressGrant): its programs' lookups count against the realm's share.
+      const policy = { ...this.policy, realm: key.split("/")[0] };
+      const made: Gate = { allow, proxy: this.start(policy, dir, allowDomains, gate?.proxy) };
       this.gates.set(key, made);
       // A proxy that failed to start is not kept: the next call tries again.
       made.proxy.catch(() => this.gates.get(key) === made && this.gates.delete(key));
@@ -99,6 +101,7 @@ export class EgressGate {
   }
 
   private async start(
+    policy: NetworkPolicy,
     dir: string,
     allowDomains: readonly string[] | null,
     previous: Promise<GuardProxy> | undefined,
@@ -111,7 +114,7 @@ export class EgressGate {
     // Others may pass through the gate's directory but not list which agents have a way out.
     await makeDir(this.dir, 0o711);
     await makeDir(dir, 0o755);
-    const proxy = new GuardProxy(this.policy, {
+    const proxy = new GuardProxy(policy, {
       allowDomains,
       explainRefusals: true,
       maxConnections: MAX_CONNECTIONS,
