@@ -1,10 +1,10 @@
-import { rm } from "node:fs/promises";
 import { call } from "../../engine/call.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { notFound } from "../../shared/errors.ts";
-import type { NetworkPolicy } from "../../shared/net/guarded-request.ts";
+import { type NetworkPolicy, policyForCaller } from "../../shared/net/guarded-request.ts";
 import type { Egress, Sandbox } from "../../shared/process/sandbox/index.ts";
+import { removeTree } from "./remove-tree.ts";
 import { ensureDir, snapshotsDir, workspaceDir } from "./sandbox.ts";
 import type { ToolAgent, ToolContext } from "./tool.ts";
 
@@ -53,7 +53,8 @@ export function toolContext(deps: ToolsDeps, call: InvocationContext): ToolConte
     trigger: deps.trigger,
     env: deps.env,
     dataDir: deps.dataDir,
-    policy: deps.policy,
+    // A realm's agents look names up within its share of the resolver (browser and network tools).
+    policy: policyForCaller(deps.policy, call.auth),
     agent,
     workspace: async (agentId) => {
       await agent(agentId);
@@ -64,11 +65,17 @@ export function toolContext(deps: ToolsDeps, call: InvocationContext): ToolConte
   };
 }
 
-/** An agent's workspace and snapshots go (agent or realm delete); the caller removes its records. */
+/**
+ * An agent's workspace and snapshots go (agent or realm delete), at any depth its programs nested them;
+ * the caller removes its records. Both are tried before a failure is reported.
+ */
 export async function removeFiles(deps: ToolsDeps, agentId: string): Promise<void> {
   const workspace = workspaceDir(deps.dataDir, agentId);
-  await deps.sandbox.withoutPrograms(workspace, () => rm(workspace, { recursive: true, force: true }));
-  await rm(snapshotsDir(deps.dataDir, agentId), { recursive: true, force: true });
+  const results = await Promise.allSettled([
+    deps.sandbox.withoutPrograms(workspace, () => removeTree(workspace, `agent ${agentId}'s workspace`)),
+    removeTree(snapshotsDir(deps.dataDir, agentId), `agent ${agentId}'s snapshots`),
+  ]);
+  for (const result of results) if (result.status === "rejected") throw result.reason;
 }
 
 /** Forgets that this process recorded the agent (its records are being purged). */

@@ -1,4 +1,4 @@
-import { chown, cp, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { chown, mkdir, readdir, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { stateClient } from "../../../engine/state/client.ts";
@@ -8,11 +8,13 @@ import { newId } from "../../../shared/ids.ts";
 import { workspaceOwner } from "../../../shared/process/sandbox/owner.ts";
 import { findExecutable, SAFE_PATH } from "../../../shared/process/supervise.ts";
 import { agentIdField } from "../fields.ts";
+import { removeTree } from "../remove-tree.ts";
 import { snapshotsDir } from "../sandbox.ts";
 import { todosScope } from "../schedule/todos.ts";
 import { directorySize } from "../system/inspect.ts";
 import { defineTool, type ToolContext } from "../tool.ts";
 import { chownTree } from "../workspace-fs.ts";
+import { checkTree, copyTree } from "./snapshot-tree.ts";
 
 export const snapshotsScope = (agentId: string) => `tool_snapshots:${agentId}`;
 const MAX_SNAPSHOTS = 20;
@@ -28,22 +30,23 @@ interface Snapshot {
   todos: unknown[];
 }
 
-/** Copies a directory's content (links copied as links, never followed), leaving out scratch space. */
-async function copyContent(from: string, to: string): Promise<void> {
-  await mkdir(to, { recursive: true });
-  for (const entry of await readdir(from)) {
-    if (entry === ".tmp") continue;
-    await cp(join(from, entry), join(to, entry), { recursive: true, verbatimSymlinks: true, force: true });
-  }
-}
-
 /**
  * Copies the workspace into a new snapshot directory. With the sandbox, the copy runs inside it, as the
  * workspace's uid: a program racing the copy (swapping a directory for a link mid-walk) can then only
  * lead it to what the sandbox sees, never to the service's files.
  */
 async function saveContent(ctx: ToolContext, root: string, to: string): Promise<void> {
-  if (!ctx.sandbox.settings.enabled) return copyContent(root, to);
+  try {
+    await copyOut(ctx, root, to);
+    await checkTree(to);
+  } catch (error) {
+    await removeTree(to, "a snapshot's partial copy");
+    throw error;
+  }
+}
+
+async function copyOut(ctx: ToolContext, root: string, to: string): Promise<void> {
+  if (!ctx.sandbox.settings.enabled) return copyTree(root, to);
   await mkdir(to, { recursive: true });
   const owner = workspaceOwner(root);
   if (owner) await chown(to, owner.uid, owner.gid);
@@ -60,11 +63,9 @@ async function saveContent(ctx: ToolContext, root: string, to: string): Promise<
     { timeoutMs: 120_000, killGraceMs: 0 },
   );
   const finished = await copy.done;
-  if (finished.exitCode !== 0) {
-    await rm(to, { recursive: true, force: true });
+  if (finished.exitCode !== 0)
     throw badRequest(`Your workspace could not be copied: ${finished.stderr.trim().slice(0, 2000)}`);
-  }
-  await rm(join(to, ".tmp"), { recursive: true, force: true });
+  await removeTree(join(to, ".tmp"), "a snapshot's scratch space");
 }
 
 /**
@@ -77,7 +78,7 @@ async function replaceContent(snapshot: string, root: string): Promise<void> {
   const staging = join(dirname(root), `.restore-${newId("tmp")}`);
   const [fresh, old] = [join(staging, "new"), join(staging, "old")];
   try {
-    await copyContent(snapshot, fresh);
+    await copyTree(snapshot, fresh);
     await chownTree(root, fresh);
     await mkdir(old);
     for (const entry of await readdir(root)) await rename(join(root, entry), join(old, entry));
@@ -89,7 +90,8 @@ async function replaceContent(snapshot: string, root: string): Promise<void> {
       });
     }
   } finally {
-    await rm(staging, { recursive: true, force: true });
+    // What the workspace held before (moved here) may be nested past PATH_MAX.
+    await removeTree(staging, "the workspace's replaced files");
   }
 }
 
@@ -120,7 +122,7 @@ const snapshotCreate = defineTool({
     const held = items.reduce((sum, item) => sum + item.value.bytes, 0);
     const quota = ctx.sandbox.settings.limits.workspaceQuotaBytes;
     if (!copied.complete || held + copied.bytes > quota) {
-      await rm(to, { recursive: true, force: true });
+      await removeTree(to, "a snapshot over the quota");
       throw badRequest(
         `Your snapshots would hold ${Math.ceil((held + copied.bytes) / MiB)} MiB, more than your workspace's quota (${Math.floor(quota / MiB)} MiB): delete one first (snapshot_delete)`,
       );
@@ -188,7 +190,7 @@ const snapshotDelete = defineTool({
     const snapshot = await state.get<Snapshot>(snapshotsScope(agentId), snapshotId);
     if (!snapshot) throw notFound(`You have no snapshot ${snapshotId}`);
     await state.delete(snapshotsScope(agentId), snapshot.id);
-    await rm(join(snapshotsDir(ctx.dataDir, agentId), snapshot.id), { recursive: true, force: true });
+    await removeTree(join(snapshotsDir(ctx.dataDir, agentId), snapshot.id), `snapshot ${snapshot.id}`);
     return { deleted: snapshot.id };
   },
 });

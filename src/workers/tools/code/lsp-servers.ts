@@ -1,10 +1,11 @@
 import { access, constants, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { dirname, extname, join } from "node:path";
+import { dirname, extname, join, relative } from "node:path";
 import { badRequest } from "../../../shared/errors.ts";
 import { findExecutable } from "../../../shared/process/supervise.ts";
 import { SAFE_PATH } from "../command.ts";
 import { readInside } from "../workspace-fs.ts";
+import { isExecutableWithin } from "./probe.ts";
 
 export interface LanguageServer {
   name: string;
@@ -54,6 +55,8 @@ async function nativeTsc(packageDir: string, root: string | null): Promise<strin
     const { version } = JSON.parse(text) as { version: string };
     if (Number(version.split(".")[0]) < 7) return null;
     const tsc = join(packageDir, "bin", "tsc");
+    // The workspace's is looked up inside it only (a planted link must not make this probe the host).
+    if (root) return (await isExecutableWithin(root, relative(root, tsc))) ? tsc : null;
     await access(tsc, constants.X_OK);
     return tsc;
   } catch {

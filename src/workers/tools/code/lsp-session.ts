@@ -1,11 +1,10 @@
-import { access } from "node:fs/promises";
-import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { existingInside } from "../sandbox.ts";
 import type { ToolContext } from "../tool.ts";
 import { readInside } from "../workspace-fs.ts";
 import { LspClient } from "./lsp-client.ts";
 import { languageServerFor } from "./lsp-servers.ts";
+import { isFileWithin } from "./probe.ts";
 import { sourceFiles } from "./sources.ts";
 
 /**
@@ -114,14 +113,8 @@ const PROJECT_FILES = [
   "Cargo.toml",
 ];
 
+/** Looked up inside the workspace only: a planted link must not make this probe the host. */
 async function hasProjectFile(root: string): Promise<boolean> {
-  const found = await Promise.all(
-    PROJECT_FILES.map((name) =>
-      access(join(root, name)).then(
-        () => true,
-        () => false,
-      ),
-    ),
-  );
+  const found = await Promise.all(PROJECT_FILES.map((name) => isFileWithin(root, name)));
   return found.includes(true);
 }

@@ -1,8 +1,8 @@
-import { access, constants } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { badRequest } from "../../../shared/errors.ts";
 import { findExecutable } from "../../../shared/process/supervise.ts";
 import { SAFE_PATH } from "../command.ts";
+import { isExecutableWithin } from "./probe.ts";
 
 /** A program (and its arguments for one file) that formats or lints a kind of file. */
 interface Runner {
@@ -51,13 +51,6 @@ const LINTERS: Array<{ exts: string[]; runners: Runner[] }> = [
   { exts: [".sh", ".bash"], runners: [{ name: "shellcheck", args: (file) => ["-f", "json", file] }] },
 ];
 
-async function executable(path: string): Promise<boolean> {
-  return access(path, constants.X_OK).then(
-    () => true,
-    () => false,
-  );
-}
-
 /**
  * The first runner for the file's kind that is installed: the workspace's own node_modules/.bin first
  * (the project's pinned version), then the system's directories. None: an error naming what to install.
@@ -67,8 +60,11 @@ async function find(kind: "formatter" | "linter", table: typeof FORMATTERS, root
   const entry = table.find((candidate) => candidate.exts.includes(ext));
   if (!entry) throw badRequest(`No ${kind} is known for ${ext || "files without an extension"}`);
   for (const runner of entry.runners) {
-    const local = join(root, "node_modules", ".bin", runner.name);
-    if (await executable(local)) return { name: runner.name, executable: local, args: runner.args(file) };
+    // Looked up inside the workspace only: a planted link must not make this probe the host.
+    const bin = join("node_modules", ".bin", runner.name);
+    const local = join(root, bin);
+    if (await isExecutableWithin(root, bin))
+      return { name: runner.name, executable: local, args: runner.args(file) };
     const system = findExecutable(runner.name, SAFE_PATH);
     if (system) return { name: runner.name, executable: system, args: runner.args(file) };
   }
