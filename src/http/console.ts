@@ -18,10 +18,16 @@ const TYPES: Record<string, string> = {
   ".svg": "image/svg+xml",
 };
 
-/** Only the console's own code runs: no inline script, no other origin (the API is this origin). */
+/**
+ * Only the console's own code runs: no inline script, no other origin (the API is this origin), nothing
+ * it does not use (plugins, frames, workers, fonts). Everything it shows may be hostile (a steered
+ * model's text, names a realm key chose), so markup parsed from a string is refused too: Trusted Types
+ * with no policy make innerHTML and its kin throw instead of letting a future slip run script.
+ */
 const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "frame-ancestors 'none'; base-uri 'none'; form-action 'none'; " +
+  "require-trusted-types-for 'script'; trusted-types 'none'";
 
 export function registerConsole(app: FastifyInstance): void {
   app.get("/", (_request, reply) => reply.redirect("/console/", 302));
@@ -60,11 +66,16 @@ async function sendFile(reply: FastifyReply, path: string): Promise<FastifyReply
     return reply.code(404).send({ error: `No console file ${path}` });
   }
   const html = file.endsWith(".html");
-  return reply
-    .header("Content-Type", TYPES[extname(file)] ?? "application/octet-stream")
-    .header("Cache-Control", html ? "no-cache" : "max-age=300")
-    .header("Content-Security-Policy", CSP)
-    .send(body);
+  return (
+    reply
+      .header("Content-Type", TYPES[extname(file)] ?? "application/octet-stream")
+      .header("Cache-Control", html ? "no-cache" : "max-age=300")
+      .header("Content-Security-Policy", CSP)
+      // The page holds the admin key: no other window keeps a handle on it, no address leaves with a link.
+      .header("Cross-Origin-Opener-Policy", "same-origin")
+      .header("Referrer-Policy", "no-referrer")
+      .send(body)
+  );
 }
 
 /**

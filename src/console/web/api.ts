@@ -37,9 +37,23 @@ async function failure(response: Response): Promise<ApiError> {
   }
 }
 
+/**
+ * A path the API is called at, as written. Ids go in as encodeURIComponent leaves them, which keeps
+ * `.` and `..` (and fetch resolves %2e like a dot): such a segment would send the admin's key and the
+ * method to another route. A realm key may name a workflow "."; a memory "." would make its Forget
+ * DELETE .../memory (all of them), a ".." DELETE the agent.
+ */
+function checked(path: string): string {
+  const [route = ""] = path.split("?");
+  if (route.split("/").some((segment) => /^(\.|%2e){1,2}$/i.test(segment))) {
+    throw new ApiError(400, `The console does not call ${route}: an id of "." or ".." names no single thing`);
+  }
+  return path;
+}
+
 /** One call of the HTTP API; the answer's JSON, null for 204; a refusal throws ApiError. */
 export async function api<T>(path: string, options: { method?: string; body?: unknown } = {}): Promise<T> {
-  const response = await fetch(path, {
+  const response = await fetch(checked(path), {
     method: options.method ?? (options.body === undefined ? "GET" : "POST"),
     headers: headers(options.body !== undefined),
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
@@ -51,7 +65,7 @@ export async function api<T>(path: string, options: { method?: string; body?: un
 
 /** The answer's text as it is (Prometheus metrics). */
 export async function apiText(path: string): Promise<string> {
-  const response = await fetch(path, { headers: headers(false) });
+  const response = await fetch(checked(path), { headers: headers(false) });
   if (!response.ok) throw await failure(response);
   return response.text();
 }
@@ -64,7 +78,7 @@ export async function* stream(
   path: string,
   options: { method?: string; body?: unknown; signal?: AbortSignal } = {},
 ): AsyncGenerator<ServerEvent> {
-  const response = await fetch(path, {
+  const response = await fetch(checked(path), {
     method: options.method ?? (options.body === undefined ? "GET" : "POST"),
     headers: { ...headers(options.body !== undefined), accept: "text/event-stream" },
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
