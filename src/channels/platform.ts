@@ -42,8 +42,10 @@ export interface Platform<Name extends string = string> {
    * Where the platform does not say which senders are bots (Matrix): at most `turns` messages of one
    * channel reach its agent per `windowMs`, the others are acknowledged and dropped. Two bots answering
    * each other stop at the first message dropped, having cost at most `turns` turns. One sender gets at
-   * most `perSender` of a window's turns, so a single member cannot spend the room's and silence the
-   * agent for everyone else.
+   * most `perSender` of a window's turns (or AGENTOS_CHANNEL_SENDER_TURNS, if less), so a single member
+   * cannot spend the room's and silence the agent for everyone else. Its senders are never told they
+   * were dropped (they may be bots, which would answer); on other platforms, which only bound each
+   * sender (AGENTOS_CHANNEL_SENDER_TURNS), a sender is told once a window.
    */
   turnLimit?: { turns: number; windowMs: number; perSender?: number };
   /**

@@ -111,6 +111,8 @@ const envSchema = z.object({
   AGENTOS_BRIDGE_RUNS_PER_REALM: z.coerce.number().int().min(1).max(100_000).default(16),
   AGENTOS_WORKFLOW_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
   AGENTOS_CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
+  /** Turns one sender may cause per chat channel in 10 minutes (0: no bound); DEFAULT_SENDER_TURNS of channels/turn-limit.ts. */
+  AGENTOS_CHANNEL_SENDER_TURNS: z.coerce.number().int().min(0).max(1_000_000).default(60),
   AGENTOS_WORKFLOW_RESUME_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   AGENTOS_WORKFLOW_RUN_RETENTION_DAYS: retentionDays,
   AGENTOS_SWARM_RETENTION_DAYS: retentionDays,
@@ -184,6 +186,8 @@ export interface Config {
   workflowResumeGraceMs: number;
   /** Channel jobs (agent turns and replies) one process works on at once, shared fairly among realms. */
   channelConcurrency: number;
+  /** Turns one sender may cause per chat channel and 10-minute window, on every platform; 0: no bound. */
+  channelSenderTurns: number;
   /** Most entries one agent's memory holds, whoever stores them: another store is a 409 naming the cap. */
   memoryMaxEntriesPerAgent: number;
   /** Days a finished workflow run (completed, failed, cancelled, interrupted) is kept; 0: forever. */
@@ -242,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bridgeRunsPerRealm: vars.AGENTOS_BRIDGE_RUNS_PER_REALM,
     workflowLeaseMs: vars.AGENTOS_WORKFLOW_LEASE_MS,
     channelConcurrency: vars.AGENTOS_CHANNEL_CONCURRENCY,
+    channelSenderTurns: vars.AGENTOS_CHANNEL_SENDER_TURNS,
     workflowResumeGraceMs: vars.AGENTOS_WORKFLOW_RESUME_GRACE_MS,
     memoryMaxEntriesPerAgent: vars.AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT,
     workflowRunRetentionDays: vars.AGENTOS_WORKFLOW_RUN_RETENTION_DAYS,

@@ -58,6 +58,15 @@ export const telemetryEvent = z.discriminatedUnion("type", [
     reason: z.string().max(1000),
   }),
   z.object({
+    /**
+     * A chat platform's message dropped by a turn limit (acknowledged, audited, no turn): past the
+     * channel's count, or past its sender's (AGENTOS_CHANNEL_SENDER_TURNS).
+     */
+    type: z.literal("channel_dropped"),
+    platform: name,
+    over: z.enum(["channel", "sender"]),
+  }),
+  z.object({
     /** One flush of the memory embedding queue (counts only: no agent ids, see /metrics). */
     type: z.literal("memory_embedding"),
     embedded: z.number().int().min(0),

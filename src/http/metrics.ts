@@ -67,6 +67,12 @@ export class HttpMetrics {
     labelNames: ["platform"],
     registers: [this.registry],
   });
+  private readonly channelDropped = new Counter({
+    name: "agentos_channel_messages_dropped_total",
+    help: "Chat platform messages dropped by a turn limit (no agent turn), by platform and whose count they ran past (channel, sender)",
+    labelNames: ["platform", "over"],
+    registers: [this.registry],
+  });
   private readonly workflowRuns = new Counter({
     name: "agentos_workflow_runs_total",
     help: "Workflow run lifecycle events by event (started, completed, failed, cancelled)",
@@ -118,6 +124,9 @@ export class HttpMetrics {
         break;
       case "channel_turn":
         this.channelTurnFailures.labels(event.platform).inc();
+        break;
+      case "channel_dropped":
+        this.channelDropped.labels(event.platform, event.over).inc();
         break;
       case "memory_embedding":
         if (event.embedded > 0) this.memoryEmbedded.inc(event.embedded);

@@ -63,7 +63,6 @@ export async function registerWorkers(
     background,
     onShutdown: (hook) => engine.onShutdown(hook),
     queue: { cluster: Boolean(config.databaseUrl) },
-    cluster: Boolean(config.databaseUrl),
     maxEntriesPerAgent: config.memoryMaxEntriesPerAgent,
   });
   const warn = (message: string) => engine.logger.warn(message);
@@ -113,6 +112,7 @@ export async function registerWorkers(
       background,
       cluster: Boolean(config.databaseUrl),
       concurrency: config.channelConcurrency,
+      senderTurns: config.channelSenderTurns,
     },
   );
   registerChatCompletions(engine.worker("chat-completions", "OpenAI-compatible /v1 endpoint"), {

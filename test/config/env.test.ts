@@ -56,6 +56,12 @@ describe("configuration from the environment", () => {
     }
   });
 
+  it("bounds one sender's turns per chat channel at 60 by default, 0 turning the bound off", () => {
+    expect(loadConfig({}).channelSenderTurns).toBe(60);
+    expect(loadConfig({ AGENTOS_CHANNEL_SENDER_TURNS: "0" }).channelSenderTurns).toBe(0);
+    expect(() => loadConfig({ AGENTOS_CHANNEL_SENDER_TURNS: "-1" })).toThrow(/AGENTOS_CHANNEL_SENDER_TURNS/);
+  });
+
   it("caps each agent's memory entries, with room for the benchmark's million by default", () => {
     expect(loadConfig({}).memoryMaxEntriesPerAgent).toBe(2_000_000);
     expect(loadConfig({ AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: "500" }).memoryMaxEntriesPerAgent).toBe(500);

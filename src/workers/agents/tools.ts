@@ -7,6 +7,7 @@ import { matchesPattern } from "../../shared/function-pattern.ts";
 import { isInternalFunction } from "../../shared/internal-functions.ts";
 import { isJsonObject } from "../../shared/json-object.ts";
 import { inSpan } from "../../shared/tracing.ts";
+import { chainMetadataHere } from "../../shared/workflow-chain.ts";
 import type { Agent } from "./schema.ts";
 
 export { matchesPattern };
@@ -126,7 +127,15 @@ export function buildToolSet(
                 auth: agentPrincipal(agent),
               });
             }
-            const result = await trigger({ function_id: id, payload, auth: agentPrincipal(agent) });
+            // A remote worker's function has no async context of ours: the workflow chain the turn
+            // runs under goes along as metadata (only that key), so a workflow it starts still nests.
+            const metadata = chainMetadataHere();
+            const result = await trigger({
+              function_id: id,
+              payload,
+              auth: agentPrincipal(agent),
+              ...(metadata ? { metadata } : {}),
+            });
             onRun({ functionId: id, input, ok: true });
             tell("ok");
             return withinContext(result ?? null);

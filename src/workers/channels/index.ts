@@ -41,6 +41,8 @@ export interface ChannelsOptions {
   cluster?: boolean;
   /** Jobs worked on at once by this process, all realms together (default DEFAULT_CONCURRENCY). */
   concurrency?: number;
+  /** Turns one sender may cause per channel and window (AGENTOS_CHANNEL_SENDER_TURNS; 0: no bound). */
+  senderTurns?: number;
 }
 
 const envelopeInput = z.object({}).passthrough();
@@ -63,6 +65,7 @@ export function registerChannels(worker: WorkerClient, options: ChannelsOptions)
     env: options.env,
     kick: () => void sweep(),
     unfinished: { count: 0, limit: runner.limit },
+    ...(options.senderTurns === undefined ? {} : { senderTurns: options.senderTurns }),
   };
   const policy = {
     allowPrivateNetwork: options.allowPrivateNetwork ?? false,

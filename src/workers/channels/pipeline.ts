@@ -15,7 +15,13 @@ import { bindingAt } from "./bindings.ts";
 import { enqueue, replaceQueued } from "./queue.ts";
 import type { Binding, ChannelJob } from "./schema.ts";
 import type { Adapter } from "./sender.ts";
-import { overTurnLimit, TURN_COUNTS_SCOPE } from "./turn-limit.ts";
+import {
+  DEFAULT_SENDER_TURNS,
+  type Dropped,
+  overTurnLimit,
+  SENDER_WINDOW_MS,
+  TURN_COUNTS_SCOPE,
+} from "./turn-limit.ts";
 
 /** Events already taken (platforms retry): keys `<platform>:<event id>`. */
 export const SEEN_SCOPE = "channel_seen";
@@ -33,6 +39,8 @@ export interface ChannelDeps {
    * no request slot and no queue place, so past the limit a slow turn is stopped and queued as before.
    */
   unfinished: { count: number; readonly limit: number };
+  /** Turns one sender may cause per channel and window (AGENTOS_CHANNEL_SENDER_TURNS; absent: its default). */
+  senderTurns?: number;
 }
 
 /**
@@ -124,12 +132,33 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
   const { messages, reply } = adapter.parse(envelope);
   if (reply && messages.length === 0) return reply;
   const jobs: ChannelJob[] = [];
+  const notices: ChannelJob[] = [];
   for (const message of messages) {
     if (message.eventId && !(await firstTime(deps.state, `${platform}:${message.eventId}`))) continue;
     const { agentId, realmId } = await bindingOf(deps, platform, message.channelId);
-    const limited = await overTurnLimit(deps.state, adapter, message, Date.now());
-    auditMessage(deps.trigger, platform, agentId, message, limited);
-    if (limited) continue;
+    const dropped = await overTurnLimit(deps.state, adapter, message, Date.now(), deps.senderTurns);
+    auditMessage(deps.trigger, platform, agentId, message, dropped?.reason ?? null);
+    if (dropped) {
+      droppedMessage(deps.trigger, platform, dropped);
+      // Told without a turn (no model call), once a window: the reply alone, through the queue.
+      if (dropped.tell) {
+        notices.push({
+          id: newId("chj"),
+          platform,
+          realmId,
+          agentId,
+          sessionId: sessionOf(platform, message),
+          phase: "deliver",
+          text: "",
+          replyTo: message.replyTo,
+          reply: senderNotice(deps.senderTurns),
+          delivered: 0,
+          attempts: 0,
+          createdAt: nowIso(),
+        });
+      }
+      continue;
+    }
     const job: ChannelJob = {
       id: newId("chj"),
       platform,
@@ -144,10 +173,22 @@ export async function receive(deps: ChannelDeps, adapter: Adapter, envelope: Env
     };
     jobs.push(job);
   }
-  if (adapter.respond && jobs.length === 1) return respondAtOnce(deps, adapter, jobs[0] as ChannelJob);
-  for (const job of jobs) await enqueue(deps.state, job);
-  if (jobs.length > 0) deps.kick();
+  if (adapter.respond && notices.length === 0 && jobs.length === 1)
+    return respondAtOnce(deps, adapter, jobs[0] as ChannelJob);
+  if (adapter.respond && notices.length === 1 && jobs.length === 0)
+    return adapter.respond(notices[0]?.reply as string);
+  for (const job of [...jobs, ...notices]) await enqueue(deps.state, job);
+  if (jobs.length + notices.length > 0) deps.kick();
   return reply ?? ok();
+}
+
+/** What a sender past their allowance is told (once a window), so they know why no answer comes. */
+export const senderNotice = (turns = DEFAULT_SENDER_TURNS): string =>
+  `You are sending messages faster than I can answer: I answer at most ${turns} of yours every ${SENDER_WINDOW_MS / 60_000} minutes, so I will not read the next ones you send for up to ${SENDER_WINDOW_MS / 60_000} minutes.`;
+
+/** A message a turn limit dropped, counted in /metrics by platform and by whose count it ran past. */
+function droppedMessage(trigger: TriggerFn, platform: string, dropped: Dropped): void {
+  report(trigger, { type: "channel_dropped", platform, over: dropped.over });
 }
 
 /** Every message taken is recorded, with why it was dropped when a turn limit dropped it. */

@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { InvocationContext } from "../../engine/types.ts";
 import { AppError } from "../../shared/errors.ts";
+import { CHAIN_METADATA, chainHere, inChain } from "../../shared/workflow-chain.ts";
 import type { Run } from "./schema.ts";
 
 /**
@@ -10,29 +10,14 @@ import type { Run } from "./schema.ts";
  */
 export const DEFAULT_MAX_WORKFLOW_DEPTH = 8;
 
-/**
- * The request metadata a workflow step's call carries: the workflows above the run it starts. The
- * engine gives it to the called function and HTTP callers cannot set it, so a nested run knows its
- * chain however it was started (sync or async) and on whichever node.
- */
-const CHAIN_METADATA = "workflowChain";
-
 /** What a step of `run` that calls workflow::run sends along: the run's chain, the run's workflow last. */
 export function chainMetadata(run: Run): Record<string, unknown> {
   return { [CHAIN_METADATA]: [...(run.chain ?? []), run.workflowId] };
 }
 
-/**
- * The chain of the step under way in this async context: what a step's call reaches through other
- * functions that pass no metadata on (a step calling agent::chat, whose turn's tool runs workflow::run;
- * an agent that asks another agent, whose tool does), as the agent-to-agent hops are counted. Without it
- * a workflow looping through an agent turn nested as deep as the agents' own bounds allowed.
- */
-const stepChain = new AsyncLocalStorage<string[]>();
-
 /** Runs a step of `run` (its calls, and everything they call in turn) as part of the run's chain. */
 export function inStepOf<T>(run: Run, step: () => T): T {
-  return stepChain.run([...(run.chain ?? []), run.workflowId], step);
+  return inChain([...(run.chain ?? []), run.workflowId], step);
 }
 
 /**
@@ -42,7 +27,7 @@ export function inStepOf<T>(run: Run, step: () => T): T {
 export function chainOf(ctx: InvocationContext): string[] {
   const chain = ctx.metadata?.[CHAIN_METADATA];
   const sent = Array.isArray(chain) && chain.every((id) => typeof id === "string") ? chain : [];
-  const under = stepChain.getStore() ?? [];
+  const under = chainHere();
   return under.length > sent.length ? under : sent;
 }
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect } from "vitest";
+import type { Config } from "../../../src/config/env.ts";
 import type { Logger } from "../../../src/shared/logger.ts";
 import { call, createAgent, newRealm } from "../../helpers/control-plane.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.ts";
@@ -34,7 +35,7 @@ export interface ChannelsEnv {
 }
 
 /** The real service with the scripted model and a fake platform API (every <PLATFORM>_API_BASE_URL). */
-export function channelsServer(options: { logger?: Logger } = {}): ChannelsEnv {
+export function channelsServer(options: { logger?: Logger; config?: Partial<Config> } = {}): ChannelsEnv {
   let server: TestServer | undefined;
   let fake: FakeOpenAI | undefined;
   let api: Server | undefined;
@@ -68,6 +69,7 @@ export function channelsServer(options: { logger?: Logger } = {}): ChannelsEnv {
     );
     server = await startTestServer(
       {
+        ...options.config,
         env: {
           ...process.env,
           OPENAI_API_KEY: "sk-test",
