@@ -18,6 +18,7 @@ import {
   SLOTS,
   scopeEnd,
 } from "./sqlite-rowids.ts";
+import { keepScopeCounts } from "./sqlite-scope-docs.ts";
 import type { TextDoc, TextHit, TextIndex, TextPage, TextSearchOptions } from "./types.ts";
 import { documentFields } from "./values.ts";
 
@@ -44,7 +45,8 @@ const PROBE = 65_536n;
 /**
  * `search_fts` is a contentless FTS5 table (the word index only, never the text; Porter-stemmed,
  * case and diacritics folded); `search_docs` holds each document's id, data and creation time under
- * the same rowid; `search_meta` counts the documents, the rows ever inserted into search_fts (at
+ * the same rowid; `search_scopes` numbers each scope and counts its documents (see
+ * sqlite-scope-docs.ts); `search_meta` counts the documents, the rows ever inserted into search_fts (at
  * least bm25's N, for the ranker's bound) and the deletions (which invalidate the ranker's cached
  * posting counts). A search is
  * `MATCH terms AND rowid BETWEEN` the scope's range, which FTS5 applies inside its posting lists:
@@ -55,6 +57,7 @@ const SCHEMA = `
     num INTEGER PRIMARY KEY AUTOINCREMENT,
     idx TEXT NOT NULL,
     scope TEXT NOT NULL,
+    docs INTEGER,
     UNIQUE (idx, scope)
   );
   CREATE TABLE IF NOT EXISTS search_docs (
@@ -109,6 +112,7 @@ export class SqliteTextIndex implements TextIndex {
     this.connection = openSqliteConnection(path);
     this.db = this.connection.db;
     this.db.exec(SCHEMA);
+    keepScopeCounts(this.db);
     const prepare = (sql: string) => {
       const statement = this.db.prepare(sql);
       statement.setReadBigInts(true);
@@ -116,7 +120,10 @@ export class SqliteTextIndex implements TextIndex {
     };
     this.statements = {
       scope: prepare("SELECT num FROM search_scopes WHERE idx = ? AND scope = ?"),
-      addScope: prepare("INSERT INTO search_scopes (idx, scope) VALUES (?, ?) RETURNING num"),
+      scopeDocs: prepare("SELECT num, docs FROM search_scopes WHERE idx = ? AND scope = ?"),
+      // A new scope is counted from the start (empty); every write keeps its count (sqlite-scope-docs.ts).
+      addScope: prepare("INSERT INTO search_scopes (idx, scope, docs) VALUES (?, ?, 0) RETURNING num"),
+      countScope: prepare("UPDATE search_scopes SET docs = docs + ? WHERE num = ?"),
       dropScope: prepare("DELETE FROM search_scopes WHERE num = ?"),
       // The lowest scope number not in use (a scan of the scopes: only once none is left above).
       freeScope: prepare(
@@ -143,6 +150,7 @@ export class SqliteTextIndex implements TextIndex {
       countInserts: prepare("UPDATE search_meta SET value = value + ? WHERE key IN ('docs', 'rows')"),
       // Any document gone (deleted or replaced): the ranker's cached posting counts may be too high.
       countDeletes: prepare("UPDATE search_meta SET value = value + 1 WHERE key = 'deletes'"),
+      // A scope not counted yet (made since this index opened, by a process of code from before the counts).
       count: prepare("SELECT count(*) AS n FROM search_docs WHERE rowid BETWEEN ? AND ?"),
       // A few ids at a time, each through the (idx, scope, id) index.
       get: prepare(
@@ -183,13 +191,15 @@ export class SqliteTextIndex implements TextIndex {
   putMany(index: string, scope: string, docs: Array<{ id: string; doc: TextDoc }>): MaybePromise<void> {
     return this.write(() => {
       const base = this.scopeBase(index, scope) ?? this.addScope(index, scope);
+      let added = 0;
       for (const { id, doc } of docs) {
         const { data, createdMs } = documentFields(doc);
         const rowid = this.freeRowid(base, createdMs);
         const row = [rowid, index, scope, id, data, doc.createdAt, createdMs] as const;
         // Ids are new far more often than not: insert, and look for the document to replace only when
         // the id turns out to be taken (one lookup fewer per document).
-        if (!this.insertNew(row)) {
+        if (this.insertNew(row)) added++;
+        else {
           const existing = this.statements.find.get(index, scope, id) as { rowid: bigint };
           this.remove(existing.rowid);
           this.statements.insertDoc.run(...row);
@@ -198,6 +208,7 @@ export class SqliteTextIndex implements TextIndex {
         this.wrote(base);
       }
       this.statements.countInserts.run(docs.length);
+      if (added > 0) this.statements.countScope.run(added, base >> SLOT_BITS);
     });
   }
 
@@ -207,7 +218,10 @@ export class SqliteTextIndex implements TextIndex {
       if (!existing) return false;
       this.remove(existing.rowid);
       const base = this.scopeBase(index, scope);
-      if (base !== null) this.wrote(base);
+      if (base !== null) {
+        this.statements.countScope.run(-1, base >> SLOT_BITS);
+        this.wrote(base);
+      }
       return true;
     });
   }
@@ -229,8 +243,12 @@ export class SqliteTextIndex implements TextIndex {
 
   count(index: string, scope: string): MaybePromise<number> {
     return settle(() => {
-      const base = this.scopeBase(index, scope);
-      if (base === null) return 0;
+      const row = this.statements.scopeDocs.get(index, scope) as
+        | { num: bigint; docs: bigint | null }
+        | undefined;
+      if (!row) return 0;
+      if (row.docs !== null) return Number(row.docs);
+      const base = row.num << SLOT_BITS;
       return countOf(this.statements.count, base, scopeEnd(base));
     });
   }

@@ -49,8 +49,6 @@ export interface MemoryOptions {
   queue?: Partial<QueueOptions>;
   /** AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT (see entry-cap.ts). */
   maxEntriesPerAgent?: number;
-  /** Cluster mode (PostgreSQL): other nodes store memory too. */
-  cluster?: boolean;
 }
 
 /**
@@ -71,7 +69,6 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
   const statusDeps = { state, search, vectors, targets, queue };
   const cap = new EntryCap(search, {
     max: options.maxEntriesPerAgent ?? DEFAULT_MEMORY_MAX_ENTRIES_PER_AGENT,
-    shared: options.cluster ?? false,
   });
   /** A handler run once the caller may use the named agent's memory (access.ts). */
   const checked =
@@ -94,7 +91,6 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
   };
   const takeBack = async (agentId: string) => {
     await search.deleteScope(MEMORY_INDEX, agentId);
-    cap.forgotten(agentId);
   };
 
   /**
@@ -194,7 +190,6 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
     },
     checked(async ({ agentId, id }) => {
       const { deleted } = await search.delete(MEMORY_INDEX, agentId, id);
-      if (deleted) cap.removed(agentId);
       await embeddings.removed(agentId, id);
       if (!deleted) throw notFound(`Memory ${id} not found for agent ${agentId}`);
       return null;
@@ -211,7 +206,6 @@ export function registerMemory(worker: WorkerClient, options: MemoryOptions = {}
     },
     checked(async ({ agentId }) => {
       const forgotten = await search.deleteScope(MEMORY_INDEX, agentId);
-      cap.forgotten(agentId);
       await embeddings.forgotten(agentId);
       return forgotten;
     }),

@@ -249,6 +249,51 @@ export function textIndexContract(
       expect(ids(await search("invoice"))).toEqual(["again"]);
     });
 
+    // Both backends keep a count per scope (no scan): it must stay the number of documents listed.
+    it("keeps each scope's count exact under batches at once, replacements, deletes and scope deletes", async () => {
+      const other = `${scope}-other`;
+      const listed = async (target: string) => {
+        let n = 0;
+        let cursor: string | undefined;
+        do {
+          const page = await index.list(INDEX, target, { limit: 200, ...(cursor ? { cursor } : {}) });
+          n += page.items.length;
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor);
+        return n;
+      };
+      const batch = (target: string, from: number, length: number) =>
+        index.putMany(
+          INDEX,
+          target,
+          Array.from({ length }, (_, i) => ({
+            id: `d${(from + i) % 60}`,
+            doc: { text: `entry ${from + i}`, data: null, createdAt: ago(HOUR - from - i) },
+          })),
+        );
+      await Promise.all(
+        Array.from({ length: 24 }, (_, i) => {
+          if (i % 6 === 5) return index.delete(INDEX, scope, `d${i}`);
+          if (i === 13) return index.deleteScope(INDEX, other);
+          return batch(i % 2 ? other : scope, i * 7, 20);
+        }),
+      );
+      for (const target of [scope, other])
+        expect(await index.count(INDEX, target)).toBe(await listed(target));
+      await expect(
+        index.putMany(INDEX, scope, [
+          { id: "new", doc: { text: "fine", data: null, createdAt: ago(HOUR) } },
+          { id: "bad", doc: { text: "nul \u0000", data: null, createdAt: ago(HOUR) } },
+        ]),
+      ).rejects.toThrow();
+      expect(await index.count(INDEX, scope)).toBe(await listed(scope));
+      const before = await index.count(INDEX, other);
+      expect(await index.deleteScope(INDEX, other)).toBe(before);
+      expect(await index.count(INDEX, other)).toBe(0);
+      await batch(other, 0, 3);
+      expect(await index.count(INDEX, other)).toBe(3);
+    });
+
     it("lists a scope's documents newest first, page by page, each once, and only that scope's", async () => {
       const other = `${scope}-other`;
       await index.put(INDEX, other, "x", { text: "elsewhere", data: null, createdAt: ago(HOUR) });

@@ -1,11 +1,33 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../../src/engine/types.ts";
 import { AppError } from "../../../src/shared/errors.ts";
 import type { FakeOpenAI } from "../../helpers/fake-openai.ts";
+import { NODE } from "../../helpers/process.ts";
 import type { TestServer } from "../../helpers/server.ts";
 import { backends, fakeEnv, newAgent, send, startFake, storedEntries } from "./embedding-env.ts";
 
 const CAP = 5;
+
+/**
+ * Another process (a CLI command) stores memory entries of the agent straight into the SQLite file,
+ * on its own connection.
+ */
+function storeElsewhere(dataDir: string, agentId: string, count: number): void {
+  const script = `
+    import { SqliteTextIndex } from ${JSON.stringify(new URL("../../../src/engine/search/sqlite.ts", import.meta.url).href)};
+    const index = new SqliteTextIndex(${JSON.stringify(join(dataDir, "agentos.db"))});
+    const agentId = ${JSON.stringify(agentId)};
+    const createdAt = new Date().toISOString();
+    await index.putMany("memory", agentId, Array.from({ length: ${count} }, (_, i) => {
+      const entry = { id: "elsewhere-" + i, agentId, sessionId: null, role: "note", content: "cli fact " + i, createdAt };
+      return { id: entry.id, doc: { text: entry.content, data: entry, createdAt } };
+    }));
+    await index.close();`;
+  const child = spawnSync(NODE, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  expect(child.status, child.stderr).toBe(0);
+}
 
 /**
  * AGENTOS_MEMORY_MAX_ENTRIES_PER_AGENT: each entry's size was bounded, their number was not, so a realm
@@ -85,8 +107,8 @@ describe.each(backends)("memory entries per agent ($name)", (backend) => {
     expect(await entries(agentId)).toBe(CAP);
   });
 
-  // On one node stores at once never pass the cap (in a cluster one may be refused a little early: a
-  // write that lands while another store counts is counted twice), and the room left is then taken.
+  // In one process stores at once never pass the cap (one may be refused a little early: a write that
+  // lands while another store counts is counted twice), and the room left is then taken.
   it("lets stores made at once fill the cap and no more", async () => {
     const agentId = await newAgent(live);
     const auth = await asAgent(agentId);
@@ -117,6 +139,24 @@ describe.each(backends)("memory entries per agent ($name)", (backend) => {
     expect(turn.status, JSON.stringify(turn.body)).toBe(200);
     expect(await entries(agentId)).toBe(CAP);
   });
+
+  // A count kept in the service's memory missed these until its next restart, and let the agent pass the cap.
+  it.runIf(backend.name === "SQLite")(
+    "counts what another process stores into the file meanwhile",
+    async () => {
+      const agentId = await newAgent(live);
+      expect(await storeMany(agentId, undefined, CAP - 2)).toBe("stored");
+      expect(await storeMany(agentId, undefined, 1)).toBe("stored");
+      storeElsewhere(live.dataDir, agentId, 1);
+      expect(await entries(agentId)).toBe(CAP);
+      expectFull(await storeMany(agentId, undefined, 1), agentId);
+      const { body } = await send(live, "GET", `/api/agents/${agentId}/memory`);
+      expect(body.memories.map((memory: { id: string }) => memory.id)).toContain("elsewhere-0");
+      expect((await send(live, "DELETE", `/api/agents/${agentId}/memory/elsewhere-0`)).status).toBe(204);
+      expect(await storeMany(agentId, undefined, 1)).toBe("stored");
+      expectFull(await storeMany(agentId, undefined, 1), agentId);
+    },
+  );
 
   it("counts what an earlier process stored", async () => {
     const agentId = await newAgent(live);
