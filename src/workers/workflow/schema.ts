@@ -72,6 +72,8 @@ const workflowId = z
   .string({ error: "id must be a string" })
   .min(1, "id is required")
   .regex(/^[A-Za-z0-9_.-]+$/, "id must use letters, digits, _ . -")
+  // `.` and `..` are path segments to every URL resolver: /api/workflows/.. would be another route.
+  .refine((id) => !/^\.+$/.test(id), "id must not be only dots")
   .max(200);
 const steps = z
   .array(stepSchema)

@@ -81,6 +81,16 @@ describe("workflow definitions", () => {
     expect((await json(response)).error).toContain(field);
   });
 
+  it.each([".", ".."])("refuses the id %j, a path segment every URL resolver would drop", async (id) => {
+    const steps = [{ name: "a", functionId: "test::echo" }];
+    const response = await server.request("/api/workflows", {
+      method: "POST",
+      json: { id, name: "dots", steps },
+    });
+    expect(response.status).toBe(400);
+    expect((await json(response)).error).toContain("id must not be only dots");
+  });
+
   it("stores and lists definitions", async () => {
     const id = await create([{ name: "a", functionId: "test::echo" }], "my-flow");
     expect(id).toBe("my-flow");
