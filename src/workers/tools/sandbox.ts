@@ -49,10 +49,14 @@ export async function resolveInside(root: string, userPath: string): Promise<str
   const full = join(root, rel);
   let probe = full;
   while (!(await exists(probe))) probe = dirname(probe);
+  // One answer for a link out of the workspace and a link to nothing: two would tell a program that
+  // plants links which host paths exist.
+  const refused = () =>
+    badRequest(`Path ${userPath} leads outside your workspace or to nothing (through a link)`);
   const real = await realpath(probe).catch(() => {
-    throw badRequest(`Path ${userPath} is a link whose target does not exist`);
+    throw refused();
   });
-  if (!within(root, real)) throw badRequest(`Path ${userPath} leads outside your workspace (through a link)`);
+  if (!within(root, real)) throw refused();
   return join(real, relative(probe, full));
 }
 

@@ -72,6 +72,14 @@ describe("file tools in the agent's workspace", () => {
     expect(
       (await env.failure("tool::file_write", { path: "etc-link/evil", content: "x" })).message,
     ).toContain("outside your workspace");
+    // A link planted to a host path answers the same whether that path exists or not: no existence oracle.
+    symlinkSync("/etc/no-such-file-here", join(root, "missing-link"));
+    for (const tool of ["tool::file_read", "tool::file_write"]) {
+      const [there, missing] = await Promise.all(
+        ["passwd-link", "missing-link"].map((path) => env.failure(tool, { path, content: "x" })),
+      );
+      expect(missing?.message.replace("missing-link", "passwd-link")).toBe(there?.message);
+    }
     // An absolute path inside the workspace is the same file as the relative one.
     await env.tool("tool::file_write", { path: "in.txt", content: "ok" });
     expect(await env.tool("tool::file_read", { path: join(root, "in.txt") })).toMatchObject({
