@@ -160,7 +160,12 @@ export async function createAgentOS(config: Config, options: AgentOSOptions = {}
     engine.onTelemetry(logTelemetry(logger));
     const keyCache = new KeyCache();
     registerHttpFunctions(engine, router, keyCache, config.dataDir);
-    await registerWorkers(engine, config, { background: options.background ?? true });
+    // Run first on close, with its deadline: workflows stop between steps and hand their runs over.
+    const stopping: Array<(deadline: number) => Promise<void>> = [];
+    await registerWorkers(engine, config, {
+      background: options.background ?? true,
+      onStopping: (hook) => stopping.push(hook),
+    });
     const iii = new IiiServer(engine, {
       host: config.engineHost,
       port: config.enginePort,
@@ -216,7 +221,10 @@ export async function createAgentOS(config: Config, options: AgentOSOptions = {}
         // One grace period for the whole drain: requests first, then fire-and-forget work.
         const deadline = nowMs() + SHUTDOWN_GRACE_MS;
         revocations?.stop();
+        // Alongside the requests (a synchronous run's request ends once it stops between steps).
+        const stopped = Promise.allSettled(stopping.map((hook) => hook(deadline)));
         await closeHttp(http, deadline);
+        await withDeadline(stopped, deadline);
         // Workers go next: their functions leave and calls still waiting on them fail at once.
         await iii.close();
         // Stop cron and subscriptions, let fire-and-forget work finish, then close storage.

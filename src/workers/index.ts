@@ -33,6 +33,8 @@ export interface WorkersOptions {
    * data would disturb it). Default true.
    */
   background?: boolean;
+  /** Registers work to do first on a clean shutdown, given its deadline (before workers and storage close). */
+  onStopping?: (hook: (deadline: number) => Promise<void>) => void;
 }
 
 /**
@@ -103,6 +105,7 @@ export async function registerWorkers(
     retentionDays: config.workflowRunRetentionDays,
     startup: background,
     warn: (message) => engine.logger.warn(message),
+    onStopping: options.onStopping,
   });
   registerChannels(
     engine.worker("channels", "Channels: verified platform webhooks, bindings, durable replies"),

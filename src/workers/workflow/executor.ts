@@ -19,6 +19,11 @@ export interface ExecutorDeps {
   retryDelayMs(attempt: number): number;
   /** The input fields a function accepts, when it declares them (strict functions refuse others). */
   inputFields(functionId: string): Promise<string[] | undefined>;
+  /**
+   * True once this process is shutting down: a run stops before its next step (its last one is
+   * checkpointed), so it can be handed to another node, and resolves still `running`.
+   */
+  handingOver?(): boolean;
 }
 
 /** The run was cancelled: by its signal here, or (cluster mode) by a flag its checkpoint found. */
@@ -28,6 +33,9 @@ export class RunCancelled extends Error {
     this.name = "RunCancelled";
   }
 }
+
+/** The process shuts down: the run stops between two steps, its record as its last checkpoint left it. */
+class RunHandedOver extends Error {}
 
 /** Thrown when a step fails the run (errorMode fail, or retry exhausted). */
 export class StepFailure extends Error {
@@ -42,7 +50,8 @@ export class StepFailure extends Error {
  * Runs the workflow from the run's checkpoint (`position`) to the end, per the specification's modes:
  * sequential, fanout batches (consecutive fanout steps in parallel), collect, conditional and loop. The
  * run is checkpointed after every step; a failing step marks it failed and rethrows. `signal` cancels
- * it: the running step's invocation is aborted and the run ends `cancelled` at that step.
+ * it: the running step's invocation is aborted and the run ends `cancelled` at that step. On shutdown
+ * (`handingOver`) it resolves still `running` before the next step, for another node to continue.
  */
 export async function executeRun(
   deps: ExecutorDeps,
@@ -55,6 +64,8 @@ export async function executeRun(
   try {
     while (run.position < steps.length) {
       if (signal?.aborted) throw new RunCancelled();
+      // Only here, between steps: a loop's passes or a step's retries are not checkpointed apart.
+      if (deps.handingOver?.()) throw new RunHandedOver();
       const step = steps[run.position] as Step;
       // The variables as stored: what a step whose output cannot be stored is undone to.
       const stored = { ...run.vars };
@@ -78,6 +89,7 @@ export async function executeRun(
     return run;
   } catch (error) {
     if (error instanceof RunCancelled) return stopCancelled(deps, workflow, run);
+    if (error instanceof RunHandedOver) return run;
     if (!(error instanceof StepFailure)) throw error;
     run.status = "failed";
     run.error = `Step "${error.step}" failed: ${error.message}`;

@@ -19,6 +19,7 @@ import { runEvents } from "./events.ts";
 import type { ExecutorDeps } from "./executor.ts";
 import { loadWorkflowFiles } from "./files.ts";
 import { functionInfoCache } from "./function-info.ts";
+import { createDrain, handOver } from "./handover.ts";
 import { createLeases, type Leases, renewLeases, tickSeconds } from "./lease.ts";
 import { DEFAULT_MAX_WORKFLOW_DEPTH } from "./nesting.ts";
 import { resumeRuns } from "./resume.ts";
@@ -75,10 +76,18 @@ export interface WorkflowOptions {
   maxDepth?: number;
   /** Days a finished run is kept (AGENTOS_WORKFLOW_RUN_RETENTION_DAYS); 0 or unset: forever. */
   retentionDays?: number;
+  /**
+   * Registers the clean-shutdown hook, called with the shutdown's deadline (this process's clock)
+   * before workers and storage close: runs stop between steps and (cluster mode) are released to the
+   * other nodes (handover.ts).
+   */
+  onStopping?: (hook: (deadline: number) => Promise<void>) => void;
   warn?: (message: string) => void;
 }
 
 const DEFAULT_RUNS_PER_REALM = 32;
+/** Of the shutdown's grace, what the wait for steps in flight leaves for the releases and the rest. */
+const RELEASE_MARGIN_MS = 2_000;
 
 /** Durable workflows: definitions, runs checkpointed after every step, resumed after a crash. */
 export function registerWorkflow(
@@ -89,6 +98,8 @@ export function registerWorkflow(
   const state = stateClient(trigger);
   const functionInfo = functionInfoCache(trigger);
   const leases = options.cluster ? createLeases(options.leaseMs) : undefined;
+  const drain = createDrain();
+  const warn = options.warn ?? (() => undefined);
   const deps: ExecutorDeps = {
     trigger,
     checkpoint: (run) => (leases ? saveOwnedRun(state, run, leases.leaseMs) : saveRun(state, run)),
@@ -104,6 +115,7 @@ export function registerWorkflow(
     },
     retryDelayMs: (attempt) => Math.min((options.retryBaseMs ?? 200) * 2 ** attempt, 30_000),
     inputFields: async (functionId) => (await functionInfo(functionId)).fields,
+    handingOver: () => drain.active,
   };
 
   const defs = { state, trigger, functionInfo };
@@ -117,7 +129,16 @@ export function registerWorkflow(
     authorize: (workflow, agentId, principal) => authorize(worker, workflow, agentId, principal),
     functionInfo,
     maxDepth: options.maxDepth ?? DEFAULT_MAX_WORKFLOW_DEPTH,
+    drain,
   };
+  options.onStopping?.(async (deadline) => {
+    const { inFlight } = await handOver(control, deadline - RELEASE_MARGIN_MS);
+    if (inFlight > 0 && leases) {
+      warn(
+        `${inFlight} workflow run(s) still had a step in flight at shutdown: another node takes them over once their lease lapses`,
+      );
+    }
+  });
 
   worker.registerFunction(
     {
@@ -313,7 +334,6 @@ export function registerWorkflow(
   worker.registerRoute("workflow::runs", "GET", "/api/workflows/:id/runs");
   worker.registerRoute("workflow::get_run", "GET", "/api/workflows/runs/:runId");
 
-  const warn = options.warn ?? (() => undefined);
   registerRetention(worker, {
     id: "workflow::sweep_retention",
     what: "finished workflow runs (with their step results)",
@@ -354,6 +374,8 @@ function watchLeases(
     async () => {
       // A run cancelled on another node stops here at once, not only at its next checkpoint.
       await renewLeases(state, leases, (runId) => control.local.get(runId)?.controller.abort());
+      // Shutting down: it would run none of them (and might take back what it just released).
+      if (control.drain.active) return { takenOver: 0 };
       return { takenOver: await takeOver() };
     },
   );

@@ -150,10 +150,10 @@ function lapsed(leases: Leases, runId: string, current: { value: StoredRun; vers
 }
 
 /**
- * Takes over the running runs whose lease lapsed (their node died), each with a compare-and-swap on the
- * run's record, so of several live nodes exactly one gets it. `resume` continues each from its
- * checkpoint. Returns how many were taken. A run is first watched for a full lease (see `lapsed`), so
- * a node takes nothing over on its first look.
+ * Takes over the running runs whose lease lapsed (their node died) or that their node released (it shut
+ * down cleanly), each with a compare-and-swap on the run's record, so of several live nodes exactly one
+ * gets it. `resume` continues each from its checkpoint. Returns how many were taken. A run not released
+ * is first watched for a full lease (see `lapsed`), so a node takes no such run over on its first look.
  */
 export async function takeOverLapsed(
   state: StateClient,
@@ -168,9 +168,11 @@ export async function takeOverLapsed(
     const current = await state.getVersioned<StoredRun>(RUNS_SCOPE, record.key);
     if (current?.value.status !== "running") continue;
     running.add(record.key);
-    if (!lapsed(leases, record.key, current, now)) continue;
+    // Released by its node on a clean shutdown (no step in flight there): taken at once.
+    if (!current.value.released && !lapsed(leases, record.key, current, now)) continue;
+    const { released: _released, ...value } = current.value;
     const claimed: StoredRun = {
-      ...current.value,
+      ...value,
       owner: leases.nodeId,
       leaseMs: leases.leaseMs,
       leaseUntil: new Date(nowMs() + leases.leaseMs).toISOString(),

@@ -10,6 +10,7 @@ import type { RealmRunShare } from "../../shared/realm-share.ts";
 import { assertStepsAllowed, runPrincipal } from "./access.ts";
 import { type ExecutorDeps, executeRun } from "./executor.ts";
 import type { FunctionInfo } from "./function-info.ts";
+import { type Drain, shuttingDown } from "./handover.ts";
 import { hold, type Leases } from "./lease.ts";
 import { assertNestable, chainOf } from "./nesting.ts";
 import type { Run, RunPrincipal, RunStatus, Workflow } from "./schema.ts";
@@ -41,6 +42,8 @@ export interface RunControl {
   functionInfo: FunctionInfo;
   /** How deep workflows may nest, a run started by a step of a run counting one level more. */
   maxDepth: number;
+  /** Set on shutdown: runs stop between steps, to be handed over (handover.ts). */
+  drain: Drain;
 }
 
 /** The cancel handle of a run about to execute here (a resumed run holds it while it waits). */
@@ -50,13 +53,24 @@ export function claimLocal(control: RunControl, runId: string): AbortSignal {
   return entry.controller.signal;
 }
 
-/** Executes a run here, cancellable by its id; its lease (cluster mode) is let go when it ends. */
-export function execute(control: RunControl, workflow: Workflow, run: Run): Promise<Run> {
+/**
+ * Executes a run here, cancellable by its id; its lease (cluster mode) is let go when it ends. An
+ * `awaited` run (a synchronous caller waits for its outcome: a request, or a step of another run) runs
+ * on through a shutdown: stopped between steps, it would hand its caller a run still running as if done.
+ */
+export function execute(control: RunControl, workflow: Workflow, run: Run, awaited = false): Promise<Run> {
   const signal = claimLocal(control, run.runId);
-  const done = executeRun(control.deps, workflow, run, signal).finally(() => {
-    control.local.delete(run.runId);
-    control.leases?.local.delete(run.runId);
-  });
+  const deps = awaited ? { ...control.deps, handingOver: undefined } : control.deps;
+  const done = executeRun(deps, workflow, run, signal)
+    .then((ended) => {
+      // Still running: it stopped between two steps because this process shuts down.
+      if (ended.status === "running") control.drain.parked.set(ended.runId, ended);
+      return ended;
+    })
+    .finally(() => {
+      control.local.delete(run.runId);
+      control.leases?.local.delete(run.runId);
+    });
   const entry = control.local.get(run.runId);
   if (entry) entry.done = done.catch(() => undefined);
   return done;
@@ -74,6 +88,7 @@ export interface StartRequest {
 export async function startWorkflowRun(control: RunControl, request: StartRequest, ctx: InvocationContext) {
   const { workflowId, input, agentId } = request;
   const realmId = callerRealm(ctx, request.realmId);
+  if (control.drain.active) throw shuttingDown();
   const chain = chainOf(ctx);
   assertNestable(chain, workflowId, control.maxDepth);
   // A cluster node must see another node's update at once; a single process sees its own writes anyway.
@@ -115,7 +130,7 @@ export async function startWorkflowRun(control: RunControl, request: StartReques
     throw error;
   }
   control.deps.publish("started", run);
-  const done = execute(control, workflow, run);
+  const done = execute(control, workflow, run, !request.async);
   if (request.async) {
     done.catch(() => undefined).finally(leave);
     return { runId: run.runId, status: run.status, workflowId, realmId };
@@ -194,6 +209,7 @@ export async function retryRun(control: RunControl, runId: string, ctx: Invocati
   const run = await visibleRun(control.state, runId, ctx);
   const realmId = runRealm(run);
   if (!RETRYABLE.includes(run.status)) throw notRunning(run, "retried");
+  if (control.drain.active) throw shuttingDown();
   const workflow = await loadWorkflow(control.state, realmId, run.workflowId);
   if (!workflow) throw conflict(`Run ${runId} cannot be retried: workflow ${run.workflowId} was deleted`);
   if (run.workflowVersion !== undefined && run.workflowVersion !== workflow.version) {

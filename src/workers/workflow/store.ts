@@ -34,8 +34,12 @@ export const runRealm = (run: Pick<Run, "realmId">) => run.realmId ?? DEFAULT_RE
 export const stepsScope = (runId: string) => `workflow_run_steps:${runId}`;
 const stepKey = (index: number) => String(index).padStart(6, "0");
 
-/** The stored record: the run without its results (they are in the steps scope), plus how many there are. */
-export type StoredRun = Omit<Run, "results"> & { resultCount: number };
+/**
+ * The stored record: the run without its results (they are in the steps scope), plus how many there are.
+ * `released` (cluster mode, no owner then): its node shut down between two steps and let it go, so any
+ * live node takes it over at once instead of after a lapsed lease (see handover.ts).
+ */
+export type StoredRun = Omit<Run, "results"> & { resultCount: number; released?: true };
 
 /** How many of a live run's results are already stored (runs are checkpointed by the process running them). */
 const storedResults = new WeakMap<Run, number>();
@@ -269,7 +273,7 @@ function stored(run: Run): StoredRun {
 export async function loadRun(state: StateClient, runId: string): Promise<Run | null> {
   const record = await state.get<StoredRun>(RUNS_SCOPE, runId);
   if (!record) return null;
-  const { resultCount, ...rest } = record;
+  const { resultCount, released: _released, ...rest } = record;
   const results: Run["results"] = [];
   for await (const item of state.scan<Run["results"][number]>(stepsScope(runId))) {
     if (results.length < resultCount) results.push(item.value);

@@ -1,22 +1,20 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { InvocationContext } from "../../../src/engine/types.ts";
 import { setClock } from "../../../src/shared/clock.ts";
-import type { RealmRunShare } from "../../../src/shared/realm-share.ts";
-import type { FunctionInfo } from "../../../src/workers/workflow/function-info.ts";
-import { createLeases, hold, renewLeases } from "../../../src/workers/workflow/lease.ts";
+import { hold, renewLeases } from "../../../src/workers/workflow/lease.ts";
 import { resumeRuns } from "../../../src/workers/workflow/resume.ts";
-import { cancelRun, execute, type RunControl } from "../../../src/workers/workflow/runs.ts";
+import { cancelRun, execute } from "../../../src/workers/workflow/runs.ts";
 import type { Run, Workflow } from "../../../src/workers/workflow/schema.ts";
 import {
   ACTIVE_SCOPE,
   RUNS_SCOPE,
   type StoredRun,
-  saveOwnedRun,
   startRun,
   workflowsScope,
 } from "../../../src/workers/workflow/store.ts";
 import { createStateEngine } from "../../helpers/engine.ts";
 import { eventually } from "../../helpers/iii.ts";
+import { clusterNode } from "./cluster-node.ts";
 
 const LEASE_MS = 1_000;
 const ADMIN: InvocationContext = {
@@ -47,33 +45,6 @@ function engineWithWaitingStep() {
     return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve("aborted")));
   });
   return { engine, state, calls, stepEntered };
-}
-
-/** A cluster node: its leases (on a monotonic clock the test moves) and its run control. */
-function clusterNode(
-  { engine, state }: ReturnType<typeof createStateEngine>,
-  monotonic: () => number = () => 0,
-) {
-  const leases = createLeases(LEASE_MS, monotonic);
-  const events: string[] = [];
-  const control: RunControl = {
-    deps: {
-      trigger: (request) => engine.trigger(request),
-      checkpoint: (run) => saveOwnedRun(state, run, LEASE_MS),
-      publish: (event) => events.push(event),
-      retryDelayMs: () => 0,
-      inputFields: async () => undefined,
-    },
-    state,
-    trigger: (request) => engine.trigger(request),
-    leases,
-    local: new Map(),
-    asyncRuns: undefined as unknown as RealmRunShare,
-    authorize: async () => undefined,
-    functionInfo: undefined as unknown as FunctionInfo,
-    maxDepth: 5,
-  };
-  return { leases, control, events };
 }
 
 function waitingWorkflowAndRun(): { workflow: Workflow; run: Run } {
@@ -107,7 +78,7 @@ function waitingWorkflowAndRun(): { workflow: Workflow; run: Run } {
 describe("cancelling a run another node owns, whatever the clocks say", () => {
   it("a node whose wall clock runs a minute ahead only flags a live node's run: its owner stops it", async () => {
     const { state, stepEntered } = engineWithWaitingStep();
-    const owner = clusterNode(setup as NonNullable<typeof setup>);
+    const owner = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS);
     const { workflow, run } = waitingWorkflowAndRun();
     hold(owner.leases, run);
     await startRun(state, run);
@@ -116,7 +87,7 @@ describe("cancelling a run another node owns, whatever the clocks say", () => {
 
     // The cancelling node's wall clock is a minute ahead: the owner's leaseUntil is long past for it.
     setClock({ now: () => Date.now() + 60_000 });
-    const observer = clusterNode(setup as NonNullable<typeof setup>);
+    const observer = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS);
     const answer = await cancelRun(observer.control, run.runId, ADMIN);
     expect(answer).toMatchObject({ runId: run.runId, status: "running", cancelRequested: true });
     expect(observer.events).toEqual([]);
@@ -134,14 +105,14 @@ describe("cancelling a run another node owns, whatever the clocks say", () => {
 
   it("a dead owner's flagged run is cancelled by the node that takes it over, its step never run again", async () => {
     const { state, calls } = engineWithWaitingStep();
-    const dead = clusterNode(setup as NonNullable<typeof setup>);
+    const dead = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS);
     const { workflow, run } = waitingWorkflowAndRun();
     await state.set(workflowsScope(workflow.realmId ?? "realm-default"), workflow.id, workflow);
     hold(dead.leases, run);
     await startRun(state, run);
 
     let monotonic = 0;
-    const taker = clusterNode(setup as NonNullable<typeof setup>, () => monotonic);
+    const taker = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS, () => monotonic);
     const answer = await cancelRun(taker.control, run.runId, ADMIN);
     expect(answer).toMatchObject({ status: "running", cancelRequested: true });
 
@@ -163,7 +134,7 @@ describe("cancelling a run another node owns, whatever the clocks say", () => {
 
   it("a run flagged while its taker waits for the run's functions ends cancelled there, never left running", async () => {
     const { engine, state } = engineWithWaitingStep();
-    const dead = clusterNode(setup as NonNullable<typeof setup>);
+    const dead = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS);
     const { workflow, run } = waitingWorkflowAndRun();
     workflow.steps[0] = { ...(workflow.steps[0] as Workflow["steps"][number]), functionId: "test::later" };
     await state.set(workflowsScope("realm-default"), workflow.id, workflow);
@@ -171,14 +142,14 @@ describe("cancelling a run another node owns, whatever the clocks say", () => {
     await startRun(state, run);
 
     let monotonic = 0;
-    const taker = clusterNode(setup as NonNullable<typeof setup>, () => monotonic);
+    const taker = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS, () => monotonic);
     const resume = { state, control: taker.control, graceMs: 60_000, warn: () => undefined };
     expect(await resumeRuns(resume)).toBe(0);
     monotonic += LEASE_MS;
     expect(await resumeRuns(resume)).toBe(1);
 
     // Cancelled from a third node while the taker waits for test::later; the taker's lease tick hears it.
-    const third = clusterNode(setup as NonNullable<typeof setup>);
+    const third = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS);
     expect(await cancelRun(third.control, run.runId, ADMIN)).toMatchObject({ cancelRequested: true });
     await renewLeases(state, taker.leases, (runId) => taker.control.local.get(runId)?.controller.abort());
     const calls: string[] = [];
@@ -195,7 +166,7 @@ describe("cancelling a run another node owns, whatever the clocks say", () => {
 
   it("a run flagged while its taker waits for functions that never come ends cancelled, not interrupted", async () => {
     const { state } = engineWithWaitingStep();
-    const dead = clusterNode(setup as NonNullable<typeof setup>);
+    const dead = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS);
     const { workflow, run } = waitingWorkflowAndRun();
     workflow.steps[0] = { ...(workflow.steps[0] as Workflow["steps"][number]), functionId: "test::never" };
     await state.set(workflowsScope("realm-default"), workflow.id, workflow);
@@ -203,14 +174,14 @@ describe("cancelling a run another node owns, whatever the clocks say", () => {
     await startRun(state, run);
 
     let monotonic = 0;
-    const taker = clusterNode(setup as NonNullable<typeof setup>, () => monotonic);
+    const taker = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS, () => monotonic);
     const resume = { state, control: taker.control, graceMs: 60_000, warn: () => undefined };
     expect(await resumeRuns(resume)).toBe(0);
     monotonic += LEASE_MS;
     expect(await resumeRuns(resume)).toBe(1);
 
     // Flagged from a third node; the taker's lease tick hears it. test::never is never registered.
-    const third = clusterNode(setup as NonNullable<typeof setup>);
+    const third = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS);
     expect(await cancelRun(third.control, run.runId, ADMIN)).toMatchObject({ cancelRequested: true });
     await renewLeases(state, taker.leases, (runId) => taker.control.local.get(runId)?.controller.abort());
 
@@ -224,7 +195,7 @@ describe("cancelling a run another node owns, whatever the clocks say", () => {
 
   it("a run flagged (unheard) while its taker waits ends cancelled when the grace period ends", async () => {
     const { engine, state } = engineWithWaitingStep();
-    const dead = clusterNode(setup as NonNullable<typeof setup>);
+    const dead = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS);
     const { workflow, run } = waitingWorkflowAndRun();
     workflow.steps[0] = { ...(workflow.steps[0] as Workflow["steps"][number]), functionId: "test::never" };
     await state.set(workflowsScope("realm-default"), workflow.id, workflow);
@@ -232,7 +203,7 @@ describe("cancelling a run another node owns, whatever the clocks say", () => {
     await startRun(state, run);
 
     let monotonic = 0;
-    const taker = clusterNode(setup as NonNullable<typeof setup>, () => monotonic);
+    const taker = clusterNode(setup as NonNullable<typeof setup>, LEASE_MS, () => monotonic);
     // Flagged from another node as the taker looks for the run's functions, with no lease tick after.
     taker.control.deps.trigger = async (request) => {
       if (request.function_id === "engine::functions::list") {
