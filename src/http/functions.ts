@@ -33,6 +33,13 @@ const healthAnswer = z.object({
           "When on: whether memory and process limits hold for all of a run's processes together (a control group per run) or for each process only",
         ),
       limitsReason: z.string().optional().describe("Why limits hold per process only"),
+      cpu: z
+        .enum(["weighted", "unweighted"])
+        .optional()
+        .describe(
+          "When on: whether all runs together weigh less than the service on the CPU (a cpu control group of the runs, AGENTOS_SANDBOX_CPU_WEIGHT) or each run as much as the service",
+        ),
+      cpuReason: z.string().optional().describe("Why runs' CPU is not weighted"),
     })
     .describe(
       "Whether agents' programs run confined: on; off (the operator's AGENTOS_SANDBOX=off); unavailable (programs are refused, reason says what to install); starting (not probed yet)",

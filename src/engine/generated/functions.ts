@@ -471,6 +471,10 @@ export interface Functions {
         limits?: "run" | "process";
         /** Why limits hold per process only */
         limitsReason?: string;
+        /** When on: whether all runs together weigh less than the service on the CPU (a cpu control group of the runs, AGENTOS_SANDBOX_CPU_WEIGHT) or each run as much as the service */
+        cpu?: "weighted" | "unweighted";
+        /** Why runs' CPU is not weighted */
+        cpuReason?: string;
       };
     };
   };
@@ -1715,6 +1719,10 @@ export interface Functions {
       attempt: number;
       outcome: "failed";
       reason: string;
+    } | {
+      type: "channel_dropped";
+      platform: string;
+      over: "channel" | "sender";
     } | {
       type: "memory_embedding";
       embedded: number;

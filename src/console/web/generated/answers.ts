@@ -241,6 +241,10 @@ export interface Answers {
       limits?: "run" | "process";
       /** Why limits hold per process only */
       limitsReason?: string;
+      /** When on: whether all runs together weigh less than the service on the CPU (a cpu control group of the runs, AGENTOS_SANDBOX_CPU_WEIGHT) or each run as much as the service */
+      cpu?: "weighted" | "unweighted";
+      /** Why runs' CPU is not weighted */
+      cpuReason?: string;
     };
   };
   /** OpenAPI 3.1 document of every HTTP route */

@@ -1,12 +1,13 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
  * Where this process may make control groups for its runs: with cgroup v2, one directory (its own
- * group); with v1, the memory hierarchy's directory and, where mounted, the pids hierarchy's.
+ * group); with v1, the memory hierarchy's directory and, where mounted, the pids and cpu hierarchies'.
  */
 export type CgroupLayout =
   | { version: 2; dir: string }
-  | { version: 1; memory: string; pids: string | null }
+  | { version: 1; memory: string; pids: string | null; cpu: string | null }
   | { version: null; reason: string };
 
 interface Mount {
@@ -15,6 +16,15 @@ interface Mount {
   point: string;
   fstype: string;
   options: string[];
+}
+
+/** A control file's text (or /proc's), null where it cannot be read. */
+export function read(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
 }
 
 /** Mounts of cgroup file systems, from /proc/self/mountinfo. */
@@ -78,7 +88,7 @@ export function cgroupLayout(
     return mount && group ? directoryOf(mount, group.path) : null;
   };
   const memory = v1Dir("memory");
-  if (memory) return { version: 1, memory, pids: v1Dir("pids") };
+  if (memory) return { version: 1, memory, pids: v1Dir("pids"), cpu: v1Dir("cpu") };
   const unified = mounts.find((entry) => entry.fstype === "cgroup2");
   const group = groups.find((entry) => entry.controllers.length === 0);
   if (!unified || !group)

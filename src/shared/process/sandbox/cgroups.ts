@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { AppError } from "../../errors.ts";
-import { type CgroupLayout, cgroupLayout } from "./cgroup-layout.ts";
+import { type CpuLimits, openCpuGroup } from "./cgroup-cpu.ts";
+import { type CgroupLayout, cgroupLayout, read } from "./cgroup-layout.ts";
 
 /** What a run's group and all the service's runs together may use. */
 export interface RunGroupLimits {
@@ -13,6 +14,8 @@ export interface RunGroupLimits {
   totalMemoryBytes: number;
   /** Processes and threads of one run at once (where the pids controller is available). */
   runProcesses: number;
+  /** All runs of this service together, against the service (where the cpu controller is available). */
+  cpu: CpuLimits;
 }
 
 /** One run's control group: the launcher joins it before it starts the program, so every child is in it. */
@@ -39,7 +42,8 @@ let instances = 0;
  * `totalMemoryBytes`) under the service's own group, and one per run under it (`runMemoryBytes` for
  * all the run's processes together, `runProcesses` of them). Where the kernel's memory controller is
  * not available to this process (not root, cgroup v2 without delegation), `open` says why and limits
- * stay per process.
+ * stay per process. Where the cpu controller is available too, all runs together weigh `cpu` against
+ * the service, each run in a group of its own under it (runs share fairly among themselves).
  */
 export class RunGroups {
   private runs = 0;
@@ -53,6 +57,8 @@ export class RunGroups {
   private readonly layout: Exclude<CgroupLayout, { version: null }>;
   /** The service's group in each hierarchy, the memory one first. */
   private readonly roots: string[];
+  /** Why runs' CPU is not weighted against the service (null: it is). */
+  cpuReason: string | null = null;
   private readonly limits: RunGroupLimits;
 
   private constructor(
@@ -80,13 +86,50 @@ export class RunGroups {
       const roots = parents.map((parent) => join(parent, name));
       for (const root of roots) mkdirSync(root);
       const groups = new RunGroups(layout, roots, limits);
+      removeAtExit(groups);
       groups.limitMemory(roots[0] as string, limits.totalMemoryBytes);
       if (layout.version === 2) enableControllers(roots[0] as string, ["memory", "pids"]);
-      removeAtExit(groups);
+      await groups.weighCpu(name);
       return groups;
     } catch (error) {
       return { reason: `control groups cannot be made here (${(error as Error).message})` };
     }
+  }
+
+  /** Runs' CPU weighted, v1 in a group of the cpu hierarchy (a root more), or `cpuReason` says why not. */
+  private async weighCpu(name: string): Promise<void> {
+    if (this.layout.version === 1 && this.layout.cpu) {
+      // A failed sweep leaves the stale groups; the group is still made (its name is this process's).
+      await removeStale(this.layout.cpu).catch(() => undefined);
+    }
+    const cpu = openCpuGroup(this.layout, name, this.roots[0] as string, this.limits.cpu);
+    if ("reason" in cpu) this.cpuReason = cpu.reason;
+    else if (cpu.dir) {
+      this.roots.push(cpu.dir);
+      this.cpuRoot = cpu.dir;
+    }
+  }
+
+  /** The cpu hierarchy's group of the runs, where it is a hierarchy of its own (v1). */
+  private cpuRoot: string | null = null;
+
+  /**
+   * Runs stop joining the cpu hierarchy (v1), for `reason`: a host that lets the service make cpu groups
+   * but not move processes into them keeps the memory and process limits of run groups. False where
+   * there is no separate cpu group to leave out.
+   */
+  dropCpu(reason: string): boolean {
+    const root = this.cpuRoot;
+    if (root === null) return false;
+    this.cpuRoot = null;
+    this.cpuReason = reason;
+    this.roots.splice(this.roots.indexOf(root), 1);
+    for (const dirs of this.idle) {
+      const at = dirs.findIndex((dir) => dir.startsWith(root + sep));
+      if (at >= 0) removeGroup(dirs.splice(at, 1)[0] as string);
+    }
+    removeGroup(root);
+    return true;
   }
 
   get version(): 1 | 2 {
@@ -186,14 +229,6 @@ function removeAtExit(groups: RunGroups): void {
   });
 }
 
-function read(path: string): string | null {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return null;
-  }
-}
-
 function enableControllers(dir: string, wanted: string[]): void {
   const available = (read(join(dir, "cgroup.controllers")) ?? "").split(/\s+/);
   const enabled = (read(join(dir, "cgroup.subtree_control")) ?? "").split(/\s+/);
@@ -206,7 +241,8 @@ async function admitTree(dirs: readonly string[], root: number): Promise<void> {
   const pending = [root];
   for (let pid = pending.shift(); pid !== undefined; pid = pending.shift()) {
     try {
-      for (const dir of dirs) await writeFile(join(dir, "cgroup.procs"), String(pid));
+      // Each write waits for a grace period of its own: overlapped, the hierarchies cost about one.
+      await Promise.all(dirs.map((dir) => writeFile(join(dir, "cgroup.procs"), String(pid))));
     } catch (error) {
       // Exited meanwhile: nothing of it is left to confine.
       if ((error as NodeJS.ErrnoException).code === "ESRCH") continue;

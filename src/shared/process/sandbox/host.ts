@@ -8,6 +8,10 @@ export type SandboxStatus =
       limits: "run" | "process";
       /** Why limits hold per process only. */
       limitsReason?: string;
+      /** Whether all runs together weigh less than the service on the CPU (AGENTOS_SANDBOX_CPU_WEIGHT). */
+      cpu: "weighted" | "unweighted";
+      /** Why runs' CPU is not weighted (each run then weighs as much as the service). */
+      cpuReason?: string;
     }
   | { mode: "off" }
   | { mode: "unavailable"; reason: string };

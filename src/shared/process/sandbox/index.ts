@@ -348,19 +348,24 @@ export class Sandbox {
     };
   }
 
-  /** Control groups for runs where the host gives them; otherwise why limits hold per process only. */
-  private async openGroups(): Promise<{ limits: "run" | "process"; limitsReason?: string }> {
-    if (!this.settings.runGroups)
-      return { limits: "process", limitsReason: "AGENTOS_SANDBOX_RUN_GROUPS=off" };
+  /**
+   * Control groups for runs where the host gives them; otherwise why limits hold per process only (and
+   * why runs' CPU is not weighted against the service's).
+   */
+  private async openGroups(): Promise<GroupsScope> {
+    if (!this.settings.runGroups) return perProcess("AGENTOS_SANDBOX_RUN_GROUPS=off");
     const limits = this.settings.limits;
     const groups = await RunGroups.open({
       runMemoryBytes: limits.memoryBytes,
       totalMemoryBytes: limits.totalMemoryBytes,
       runProcesses: limits.processes,
+      cpu: { weightPercent: limits.cpuWeightPercent, cores: limits.cpuCores },
     });
-    if ("reason" in groups) return { limits: "process", limitsReason: groups.reason };
+    if ("reason" in groups) return perProcess(groups.reason);
     this.groups = groups;
-    return { limits: "run" };
+    return groups.cpuReason === null
+      ? { limits: "run", cpu: "weighted" }
+      : { limits: "run", cpu: "unweighted", cpuReason: groups.cpuReason };
   }
 
   private async probe(): Promise<SandboxStatus> {
@@ -378,6 +383,17 @@ export class Sandbox {
       const failed = await this.tryConfined(workspace);
       if (!failed) return { mode: "on", ...limitsScope };
       if (!this.groups) return unavailable(failed);
+      // The cpu hierarchy alone refusing the move keeps the memory and process groups.
+      if (this.groups.dropCpu(`a run could not join the runs' cpu group (${failed})`)) {
+        const again = await this.tryConfined(workspace);
+        if (!again)
+          return {
+            ...limitsScope,
+            mode: "on",
+            cpu: "unweighted",
+            cpuReason: this.groups.cpuReason ?? failed,
+          };
+      }
       // Groups made, but a launcher could not join one (a delegation that allows mkdir, not the move):
       // limits then hold per process, as where no group can be made.
       await this.groups.close();
@@ -385,11 +401,7 @@ export class Sandbox {
       const again = await this.tryConfined(workspace);
       return again
         ? unavailable(again)
-        : {
-            mode: "on",
-            limits: "process",
-            limitsReason: `a run could not join its control group (${failed})`,
-          };
+        : { mode: "on", ...perProcess(`a run could not join its control group (${failed})`) };
     } finally {
       await rm(workspace, { recursive: true, force: true });
     }
@@ -425,6 +437,13 @@ export class Sandbox {
       return `a confined test program could not start: ${(error as Error).message}`;
     }
   }
+}
+
+type GroupsScope = Omit<Extract<SandboxStatus, { mode: "on" }>, "mode">;
+
+/** No run groups: limits per process, runs' CPU as heavy as the service's, for `why`. */
+function perProcess(why: string): GroupsScope {
+  return { limits: "process", limitsReason: why, cpu: "unweighted", cpuReason: why };
 }
 
 /** The workspace directory belongs to its sandbox uid, which must be able to write in it. */

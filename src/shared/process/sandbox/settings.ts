@@ -20,6 +20,14 @@ export const sandboxEnvSchema = z.object({
     .max(1024 * 1024 * 1024)
     .optional(),
   AGENTOS_SANDBOX_CPU_SECONDS: count(1, 86_400, 600),
+  /** All runs together weigh this percentage of the service's own CPU weight (where groups have a cpu controller). */
+  AGENTOS_SANDBOX_CPU_WEIGHT: count(1, 100, 25),
+  /** Unset: no ceiling. At most this many cores' worth of CPU for all runs together, e.g. 1.5. */
+  AGENTOS_SANDBOX_CPU_CORES: z.coerce
+    .number()
+    .min(0.01, "AGENTOS_SANDBOX_CPU_CORES must be at least 0.01 (cores, e.g. 1.5)")
+    .max(4096)
+    .optional(),
   AGENTOS_SANDBOX_PROCESSES: count(8, 100_000, 512),
   AGENTOS_SANDBOX_FILE_MB: count(1, 1024 * 1024, 1024),
   AGENTOS_SANDBOX_OPEN_FILES: count(64, 1_048_576, 4096),
@@ -38,6 +46,13 @@ export interface SandboxLimits {
   totalMemoryBytes: number;
   /** CPU seconds of each process (RLIMIT_CPU). */
   cpuSeconds: number;
+  /**
+   * All runs together, in one control group, weigh this percentage of the service (cgroup v1
+   * `cpu.shares` of 1024 × it / 100, v2 `cpu.weight` of it): busy runs cannot starve the service.
+   */
+  cpuWeightPercent: number;
+  /** The most CPU all runs together may use, in cores (null: no ceiling beyond the weight). */
+  cpuCores: number | null;
   /** Processes and threads of the workspace's uid at once (RLIMIT_NPROC). */
   processes: number;
   /** Largest file a program may write (RLIMIT_FSIZE), further capped by what the quota leaves. */
@@ -71,6 +86,8 @@ export function sandboxSettings(env: NodeJS.ProcessEnv): SandboxSettings {
       memoryBytes: parsed.AGENTOS_SANDBOX_MEMORY_MB * MiB,
       totalMemoryBytes: (parsed.AGENTOS_SANDBOX_TOTAL_MEMORY_MB ?? Math.floor(totalmem() / 2 / MiB)) * MiB,
       cpuSeconds: parsed.AGENTOS_SANDBOX_CPU_SECONDS,
+      cpuWeightPercent: parsed.AGENTOS_SANDBOX_CPU_WEIGHT,
+      cpuCores: parsed.AGENTOS_SANDBOX_CPU_CORES ?? null,
       processes: parsed.AGENTOS_SANDBOX_PROCESSES,
       fileBytes: parsed.AGENTOS_SANDBOX_FILE_MB * MiB,
       openFiles: parsed.AGENTOS_SANDBOX_OPEN_FILES,

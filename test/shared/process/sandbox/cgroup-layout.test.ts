@@ -8,18 +8,20 @@ const HYBRID_MOUNTS = [
   mount(31, "/", "/sys/fs/cgroup", "tmpfs", "rw,mode=755"),
   mount(35, "/", "/sys/fs/cgroup/memory", "cgroup", "rw,memory"),
   mount(39, "/", "/sys/fs/cgroup/pids", "cgroup", "rw,pids"),
+  mount(40, "/", "/sys/fs/cgroup/cpu,cpuacct", "cgroup", "rw,cpu,cpuacct"),
   mount(41, "/", "/sys/fs/cgroup/unified", "cgroup2", "rw"),
 ].join("\n");
-const HYBRID_GROUPS = "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/abc\n0::/\n";
+const HYBRID_GROUPS = "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/abc\n2:cpu,cpuacct:/agentos\n0::/\n";
 const V2_MOUNTS = mount(30, "/", "/sys/fs/cgroup", "cgroup2", "rw,nsdelegate,memory_recursiveprot");
 const V2_GROUPS = "0::/system.slice/agentos.service\n";
 
 describe("where a process may make control groups", () => {
-  it("uses the v1 memory and pids hierarchies on a hybrid machine, at the process's own groups", () => {
+  it("uses the v1 memory, pids and cpu hierarchies on a hybrid machine, at the process's own groups", () => {
     expect(cgroupLayout(HYBRID_GROUPS, HYBRID_MOUNTS, () => "hugetlb")).toEqual({
       version: 1,
       memory: "/sys/fs/cgroup/memory/process_api/abc",
       pids: "/sys/fs/cgroup/pids",
+      cpu: "/sys/fs/cgroup/cpu,cpuacct/agentos",
     });
   });
 
@@ -47,6 +49,7 @@ describe("where a process may make control groups", () => {
       version: 1,
       memory: "/sys/fs/cgroup/memory/inner",
       pids: null,
+      cpu: null,
     });
     expect(cgroupLayout("4:memory:/elsewhere\n", mounts, () => null)).toMatchObject({ version: null });
   });

@@ -14,6 +14,8 @@ const DEFAULTS = {
     memoryBytes: 2048 * MiB,
     totalMemoryBytes: Math.floor(totalmem() / 2 / MiB) * MiB,
     cpuSeconds: 600,
+    cpuWeightPercent: 25,
+    cpuCores: null,
     processes: 512,
     fileBytes: 1024 * MiB,
     openFiles: 4096,
@@ -28,6 +30,7 @@ const VARIABLES = [
   ["AGENTOS_SANDBOX_MEMORY_MB", "memoryBytes", 64, 1024 * 1024, MiB],
   ["AGENTOS_SANDBOX_TOTAL_MEMORY_MB", "totalMemoryBytes", 64, 1024 * 1024 * 1024, MiB],
   ["AGENTOS_SANDBOX_CPU_SECONDS", "cpuSeconds", 1, 86_400, 1],
+  ["AGENTOS_SANDBOX_CPU_WEIGHT", "cpuWeightPercent", 1, 100, 1],
   ["AGENTOS_SANDBOX_PROCESSES", "processes", 8, 100_000, 1],
   ["AGENTOS_SANDBOX_FILE_MB", "fileBytes", 1, 1024 * 1024, MiB],
   ["AGENTOS_SANDBOX_OPEN_FILES", "openFiles", 64, 1_048_576, 1],
@@ -107,6 +110,16 @@ describe("sandboxSettings", () => {
     }
   });
 
+  it("reads AGENTOS_SANDBOX_CPU_CORES as cores, fractions too, and refuses what is not a positive number", () => {
+    expect(sandboxSettings({ AGENTOS_SANDBOX_CPU_CORES: "1.5" }).limits.cpuCores).toBe(1.5);
+    expect(sandboxSettings({ AGENTOS_SANDBOX_CPU_CORES: " 3 " }).limits.cpuCores).toBe(3);
+    for (const bad of ["abc", "0", "-1", "0.001", "5000", "1,5"]) {
+      const error = zodErrorOf(() => sandboxSettings({ AGENTOS_SANDBOX_CPU_CORES: bad }));
+      expect(error.issues.map(({ path }) => path.join("."))).toEqual(["AGENTOS_SANDBOX_CPU_CORES"]);
+      expect(error.message).toContain("AGENTOS_SANDBOX_CPU_CORES");
+    }
+  });
+
   it("refuses AGENTOS_SANDBOX_PROCESSES=abc", () => {
     expect(() => sandboxSettings({ AGENTOS_SANDBOX_PROCESSES: "abc" })).toThrow(/AGENTOS_SANDBOX_PROCESSES/);
   });
@@ -118,6 +131,11 @@ describe("loadConfig and the sandbox's variables", () => {
       expect(() => loadConfig({ AGENTOS_SANDBOX_MEMORY_MB: bad })).toThrow(ConfigError);
       expect(() => loadConfig({ AGENTOS_SANDBOX_MEMORY_MB: bad })).toThrow(/AGENTOS_SANDBOX_MEMORY_MB/);
     }
+  });
+
+  it("refuses a CPU weight above the service's (over 100 %) at start, naming it", () => {
+    expect(() => loadConfig({ AGENTOS_SANDBOX_CPU_WEIGHT: "150" })).toThrow(/AGENTOS_SANDBOX_CPU_WEIGHT/);
+    expect(() => loadConfig({ AGENTOS_SANDBOX_CPU_CORES: "none" })).toThrow(/AGENTOS_SANDBOX_CPU_CORES/);
   });
 
   it("refuses AGENTOS_SANDBOX=maybe with a ConfigError naming it", () => {
