@@ -5,7 +5,7 @@
  * applied by the caller to every answer it hands a socket, cached or not, and the socket connects to
  * exactly the addresses checked (DNS rebinding stays shut as before).
  */
-import type { ResolvedAddress } from "./dns-resolver.ts";
+import type { ResolvedAddress } from "./dns-answer.ts";
 
 type Entry = { addresses: ResolvedAddress[]; expires: number } | { notFound: true; expires: number };
 

@@ -20,21 +20,11 @@
 import dns from "node:dns";
 import { readFile } from "node:fs/promises";
 import { isIPv4, isIPv6 } from "node:net";
+import type { DnsCaller, ResolvedAddress, Resolver } from "./dns-answer.ts";
 import { DnsCache } from "./dns-cache.ts";
 import { dnsError, type Slot, Slots } from "./dns-slots.ts";
 
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
-/** Who asks for a name: its realm, or none for the service's own and the operator's configured names. */
-export interface DnsCaller {
-  realm?: string;
-}
-
-/** Hostname → addresses; errors carry a `code` (ENOTFOUND, ETIMEOUT, EBUSY, …). */
-export type Resolver = (hostname: string, caller?: DnsCaller) => Promise<ResolvedAddress[]>;
+export type { DnsCaller, ResolvedAddress, Resolver };
 
 export interface DnsResolverOptions {
   /** DNS servers (`ip` or `ip:port`). Default: node's, read at each lookup (resolv.conf or dns.setServers). */

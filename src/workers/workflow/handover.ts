@@ -1,23 +1,10 @@
 import { casUpdate } from "../../engine/state/cas.ts";
 import type { StateClient } from "../../engine/state/client.ts";
 import { nowMs } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
 import type { Leases } from "./lease.ts";
 import type { RunControl } from "./runs.ts";
 import type { Run } from "./schema.ts";
 import { RUNS_SCOPE, type StoredRun } from "./store.ts";
-
-/** A process shutting down: its runs stop between steps, those stopped so are handed over. */
-export interface Drain {
-  /** Set once on shutdown: no run here starts another step, none starts or is taken over here. */
-  active: boolean;
-  /** Runs that stopped between two steps on shutdown (their last step checkpointed), by id. */
-  parked: Map<string, Run>;
-}
-
-export function createDrain(): Drain {
-  return { active: false, parked: new Map() };
-}
 
 /** Releases at once (each a read and a compare-and-swap). */
 const RELEASES_IN_PARALLEL = 8;
@@ -81,12 +68,4 @@ async function release(state: StateClient, leases: Leases, run: Run): Promise<bo
     return { ...rest, released: true };
   }).catch(() => undefined);
   return written?.changed === true;
-}
-
-/** What starting or retrying a run answers while this process shuts down. */
-export function shuttingDown(): AppError {
-  return new AppError(
-    "unavailable",
-    "This node is shutting down: start the run on another node, or again once the service is back",
-  );
 }

@@ -15,11 +15,12 @@ import {
   loadFileWorkflows,
   updateWorkflow,
 } from "./definitions.ts";
+import { createDrain } from "./drain.ts";
 import { runEvents } from "./events.ts";
 import type { ExecutorDeps } from "./executor.ts";
 import { loadWorkflowFiles } from "./files.ts";
 import { functionInfoCache } from "./function-info.ts";
-import { createDrain, handOver } from "./handover.ts";
+import { handOver } from "./handover.ts";
 import { createLeases, type Leases, renewLeases, tickSeconds } from "./lease.ts";
 import { DEFAULT_MAX_WORKFLOW_DEPTH } from "./nesting.ts";
 import { resumeRuns } from "./resume.ts";

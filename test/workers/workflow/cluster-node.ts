@@ -1,6 +1,6 @@
 import type { RealmRunShare } from "../../../src/shared/realm-share.ts";
+import { createDrain } from "../../../src/workers/workflow/drain.ts";
 import type { FunctionInfo } from "../../../src/workers/workflow/function-info.ts";
-import { createDrain } from "../../../src/workers/workflow/handover.ts";
 import { createLeases } from "../../../src/workers/workflow/lease.ts";
 import type { RunControl } from "../../../src/workers/workflow/runs.ts";
 import { saveOwnedRun } from "../../../src/workers/workflow/store.ts";
