@@ -169,23 +169,15 @@ describe("the console with hostile content", () => {
     await page.close();
   }, 60_000);
 
-  it('opens a workflow a realm key named "." without sending the admin\'s key to another route', async () => {
+  it('opens a link to a workflow named "." without sending the admin\'s key to another route', async () => {
+    // The service refuses such ids now (400), but a link is anyone's to write, and older stores may hold one.
     const realm = await json(
       await env.server.request("/api/realms", { method: "POST", json: { name: "dot-realm", owner: "ops" } }),
     );
-    const key = await json(
-      await env.server.request("/api/keys", { method: "POST", json: { name: "dot-key", realmId: realm.id } }),
-    );
-    const created = await env.server.request("/api/workflows", {
-      method: "POST",
-      key: key.key,
-      json: { id: ".", name: "dot-flow", steps: [{ name: "a", functionId: "tool::web_fetch" }] },
-    });
-    expect(created.status, JSON.stringify(await json(created.clone()))).toBe(201);
     const { page } = await openConsole();
     const sent: string[] = [];
     page.on("request", (request) => sent.push(new URL(request.url()).pathname));
-    // The link its row in the realm's own list is, or one sent to the admin.
+    // A link sent to the admin.
     await page.goto(`${env.server.url}/console/#/workflows/./${encodeURIComponent(realm.id)}`);
     // Resolved, /api/workflows/. is the list of workflows: the page said so instead of asking for it.
     await page.getByRole("alert").filter({ hasText: 'an id of "." or ".."' }).first().waitFor();

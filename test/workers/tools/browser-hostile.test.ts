@@ -17,6 +17,8 @@ let site: Server;
 let base = "";
 let port = 0;
 const held: ServerResponse[] = [];
+let spinGo = false;
+let spinAsked = false;
 const localOnly = {
   allowPrivateNetwork: false,
   allowedAddresses: new Set(["127.0.0.1"]),
@@ -39,11 +41,16 @@ function route(req: IncomingMessage, res: ServerResponse): void {
       res,
       "<title>Popups</title><script>for (let i = 0; i < 40; i++) window.open('/?' + i)</script>",
     );
+  // Spins once the test says so (a timer would start it before the navigation's title is read under load).
   if (req.url === "/spin")
     return void html(
       res,
-      "<title>Spin</title><p>spinning</p><script>addEventListener('load', () => setTimeout(() => { for (;;) {} }, 300))</script>",
+      "<title>Spin</title><p>spinning</p><script>setInterval(() => fetch('/spin-go').then((r) => r.text()).then((go) => { if (go === 'go') for (;;) {} }), 50)</script>",
     );
+  if (req.url === "/spin-go") {
+    if (spinGo) spinAsked = true;
+    return void res.writeHead(200, { "content-type": "text/plain" }).end(spinGo ? "go" : "wait");
+  }
   if (req.url === "/spin-now")
     return void html(
       res,
@@ -237,8 +244,10 @@ describe.skipIf(!available)("browser tools against hostile pages", () => {
   it("answers read_page on a page whose script never yields with an error, not a hang, and closes the session", async () => {
     const { agentId } = await env.agent();
     await env.tool("tool::browser_navigate", { url: `${base}/spin` });
-    // Past the page's 300 ms: its script is spinning by now.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    spinGo = true;
+    // The page has been told: its script is spinning by now.
+    while (!spinAsked) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const failed = await env.failure("tool::browser_read_page", {});
     expect(failed).toMatchObject({
       status: 422,
