@@ -7,8 +7,9 @@ import { systemResolver } from "../../shared/net/guarded-request.ts";
 import { noContent } from "../../shared/outputs.ts";
 import { ADAPTERS } from "./adapters.ts";
 import { bind, listBindings, unbind } from "./bindings.ts";
+import { missingVaultEntries } from "./credentials.ts";
 import { inbound } from "./generic.ts";
-import { type ChannelDeps, missingVaultEntries, pruneSeen, receive, work } from "./pipeline.ts";
+import { type ChannelDeps, pruneSeen, receive, work } from "./pipeline.ts";
 import {
   FAILED_SCOPE,
   failedJobs,
