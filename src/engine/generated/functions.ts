@@ -3801,7 +3801,7 @@ export interface Functions {
       endedAt?: string;
     };
   };
-  /** Expire the swarms whose time is up (each second, on one node) */
+  /** Expire the swarms whose time is up (each second, on one node; internal) */
   "swarm::sweep": {
     input: unknown;
     output: unknown;

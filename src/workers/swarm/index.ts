@@ -251,7 +251,12 @@ export function registerSwarm(
   );
 
   worker.registerFunction(
-    { id: "swarm::sweep", description: "Expire the swarms whose time is up (each second, on one node)" },
+    {
+      id: "swarm::sweep",
+      description: "Expire the swarms whose time is up (each second, on one node; internal)",
+      // Every realm's swarms: the service's plumbing, never an agent's tool nor a realm's workflow step.
+      metadata: { internal: true },
+    },
     async () => {
       await backfilled();
       const now = nowMs();

@@ -378,6 +378,8 @@ describe("agent isolation", () => {
     // Provider-safe names map `::` to `__`; none of them may come back to an internal function.
     for (const name of offered) expect(isInternalFunction(name.replaceAll("__", "::")), name).toBe(false);
     expect(offered).not.toContain("state__set");
+    // The service's own sweeps are its plumbing too, whatever their group.
+    expect(offered.filter((name) => /__sweep/.test(name))).toEqual([]);
     expect(
       await server.service.engine.trigger({
         function_id: "state::get",
