@@ -183,7 +183,7 @@ export class PostgresTextIndex implements TextIndex {
 
   async put(index: string, scope: string, id: string, doc: TextDoc): Promise<void> {
     const { data, createdMs } = documentFields(doc);
-    await this.query("put", [
+    await this.write("put", [
       index,
       scope,
       id,
@@ -211,7 +211,9 @@ export class PostgresTextIndex implements TextIndex {
       ms: [] as number[],
       texts: [] as string[],
     };
-    for (const [id, doc] of byId) {
+    // In one order for every writer (code point order), so batches sharing ids lock them alike.
+    const ordered = [...byId].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    for (const [id, doc] of ordered) {
       const { data, createdMs } = documentFields(doc);
       columns.ids.push(id);
       columns.data.push(data);
@@ -219,7 +221,7 @@ export class PostgresTextIndex implements TextIndex {
       columns.ms.push(createdMs);
       columns.texts.push(doc.text);
     }
-    await this.query("putMany", [
+    await this.write("putMany", [
       index,
       scope,
       scopeToken(index, scope),
@@ -232,14 +234,14 @@ export class PostgresTextIndex implements TextIndex {
   }
 
   async delete(index: string, scope: string, id: string): Promise<boolean> {
-    return (await this.number("delete", [index, scope, id])) > 0;
+    return (await this.number("delete", [index, scope, id], true)) > 0;
   }
 
   /** Every document of the scope, DELETE_CHUNK_ROWS a statement (so none passes the statement timeout). */
   async deleteScope(index: string, scope: string): Promise<number> {
     let total = 0;
     for (;;) {
-      const gone = await this.number("deleteScope", [index, scope, this.deleteChunk]);
+      const gone = await this.number("deleteScope", [index, scope, this.deleteChunk], true);
       total += gone;
       if (gone < this.deleteChunk) return total;
     }
@@ -318,15 +320,35 @@ export class PostgresTextIndex implements TextIndex {
   }
 
   /** The `n` of a statement's one row (pg returns bigint as a string); 0 without a row. */
-  private async number(statement: Statement, values: unknown[]): Promise<number> {
-    const rows = await this.query<{ n: string }>(statement, values);
+  private async number(statement: Statement, values: unknown[], writes = false): Promise<number> {
+    const rows = await (writes
+      ? this.write<{ n: string }>(statement, values)
+      : this.query<{ n: string }>(statement, values));
     return rows.length === 0 ? 0 : Number(rows[0].n);
+  }
+
+  /**
+   * A write statement, run again when PostgreSQL ended it for a deadlock (a scope's delete meeting a
+   * batch over the same documents in another order): each is one statement, rolled back whole, so
+   * running it again is what it would have done.
+   */
+  private async write<T extends object>(statement: Statement, values: unknown[]): Promise<T[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.query<T>(statement, values);
+      } catch (error) {
+        if ((error as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_ATTEMPTS) throw error;
+      }
+    }
   }
 
   private query<T extends object>(statement: Statement, values: unknown[]): Promise<T[]> {
     return namedQuery<T>(this.pool, `agentos_search_${statement}`, this.sql[statement], values);
   }
 }
+
+const DEADLOCK = "40P01";
+const DEADLOCK_ATTEMPTS = 5;
 
 function pageCursor(cursor: string): { ms: number; id: string } {
   try {
