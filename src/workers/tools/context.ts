@@ -3,8 +3,8 @@ import type { StateClient } from "../../engine/state/client.ts";
 import type { InvocationContext, TriggerFn } from "../../engine/types.ts";
 import { notFound } from "../../shared/errors.ts";
 import { type NetworkPolicy, policyForCaller } from "../../shared/net/guarded-request.ts";
+import { removeTree } from "../../shared/process/remove-tree.ts";
 import type { Egress, Sandbox } from "../../shared/process/sandbox/index.ts";
-import { removeTree } from "./remove-tree.ts";
 import { ensureDir, snapshotsDir, workspaceDir } from "./sandbox.ts";
 import type { ToolAgent, ToolContext } from "./tool.ts";
 

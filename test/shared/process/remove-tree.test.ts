@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { removeTree } from "../../../src/workers/tools/remove-tree.ts";
+import { removeTree } from "../../../src/shared/process/remove-tree.ts";
 
 let dir: string;
 beforeAll(() => {

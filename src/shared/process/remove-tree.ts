@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { lstat, rm } from "node:fs/promises";
-import { AppError } from "../../shared/errors.ts";
-import { findExecutable, SAFE_PATH } from "../../shared/process/supervise.ts";
+import { AppError } from "../errors.ts";
+import { findExecutable, SAFE_PATH } from "./supervise.ts";
 
 /**
  * Removes a tree the service owns or whose programs are stopped (a workspace, a snapshot, a staging
